@@ -1,0 +1,82 @@
+"""The one exception hierarchy of pcmem.
+
+Every error the library raises on purpose derives from :class:`PcmemError`. Driver errors (DuckDB, fastembed,
+llama.cpp) are translated at the adapter boundary, so callers never need to import a driver to catch a failure.
+The library raises; only the CLI and the TUI render errors for people.
+"""
+
+from __future__ import annotations
+
+
+class PcmemError(Exception):
+    """Root of every error pcmem raises on purpose."""
+
+    #: Process exit status the CLI uses for this failure domain.
+    exit_code: int = 1
+
+
+class InputError(PcmemError, ValueError):
+    """A caller passed a value pcmem refuses (empty text, bad id, oversize metadata, ...). Nothing was written."""
+
+    exit_code = 2
+
+
+class NotFoundError(PcmemError, LookupError):
+    """A scope, entry, revision or citation does not exist."""
+
+    exit_code = 4
+
+
+class ScopeNotFoundError(NotFoundError):
+    """The scope has no memory yet (nothing was ever remembered in it)."""
+
+
+class EntryNotFoundError(NotFoundError):
+    """The entry or entry version does not exist in this scope."""
+
+
+class RevisionNotFoundError(NotFoundError):
+    """The revision number is outside 1..head of the scope."""
+
+
+class RevisionConflictError(PcmemError):
+    """A compare-and-swap write cited a revision that is no longer the head, or the entry is in the wrong state."""
+
+    exit_code = 3
+
+    def __init__(self, message: str, *, expected: int | None = None, actual: int | None = None) -> None:
+        super().__init__(message)
+        self.expected = expected
+        self.actual = actual
+
+
+class CapabilityNotSupportedError(PcmemError):
+    """An explicitly requested search mode is not available for this store; pcmem never silently downgrades."""
+
+    exit_code = 6
+
+
+class ConfigurationError(PcmemError):
+    """The runtime was composed with settings that cannot work (missing model, bad environment value, ...)."""
+
+    exit_code = 7
+
+
+class StoreError(PcmemError):
+    """The store file could not be read or written."""
+
+    exit_code = 5
+
+
+class StoreFormatError(StoreError):
+    """The file is not a pcmem store (not DuckDB at all, or a DuckDB file that belongs to something else)."""
+
+
+class StoreVersionError(StoreError):
+    """The store was written by a newer pcmem whose schema this version does not know."""
+
+
+class EmbeddingError(PcmemError):
+    """The embedding model could not be loaded or failed on an input."""
+
+    exit_code = 8

@@ -1,0 +1,268 @@
+"""Request and response models of the Memory API (SPEC §1), as immutable pydantic models.
+
+Requests validate and normalise their own fields, so a request that exists is a request pcmem accepts; building one
+from bad input raises :class:`~pcmem.errors.InputError`.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from pcmem import validation
+from pcmem.errors import InputError
+
+EntryState = Literal["active", "retired"]
+Operation = Literal["remember", "revise", "retire", "reactivate"]
+
+MAX_ENTRIES_PER_WRITE = 100_000
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class _Request(_Frozen):
+    """Requests turn pydantic's ValidationError into pcmem's InputError, so callers catch one error type."""
+
+    def __init__(self, /, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as error:
+            raise InputError(_describe(error)) from None
+
+
+def _describe(error: ValidationError) -> str:
+    first = error.errors()[0]
+    where = ".".join(str(part) for part in first["loc"]) or "request"
+    message = str(first["msg"]).removeprefix("Value error, ")
+    return f"{where}: {message}"
+
+
+# --- identity ---------------------------------------------------------------------------------------------------
+
+
+class Citation(_Frozen):
+    """The exact identity of one entry version as read from one revision of one Memory."""
+
+    artifact_id: str
+    revision: int
+    entry_id: str
+    entry_version_id: str
+
+    def __str__(self) -> str:
+        return f"{self.artifact_id}@{self.revision}/{self.entry_id}/{self.entry_version_id}"
+
+    @classmethod
+    def parse(cls, text: str) -> Citation:
+        """Parse the ``artifact@revision/entry/version`` form that ``str(citation)`` prints."""
+        try:
+            head, entry_id, version_id = text.strip().split("/")
+            artifact_id, revision = head.split("@")
+            return cls(artifact_id=artifact_id, revision=int(revision), entry_id=entry_id, entry_version_id=version_id)
+        except (ValueError, ValidationError):
+            raise InputError(f"not a citation: {text!r} (expected artifact@revision/entry_id/entry_version_id)") from None
+
+
+class MemoryRef(_Frozen):
+    """One Memory (the artifact a scope owns) at one revision."""
+
+    scope: str
+    artifact_id: str
+    revision: int
+
+
+class EntryVersion(_Frozen):
+    """One immutable version of an entry."""
+
+    entry_id: str
+    entry_version_id: str
+    version: int
+    kind: str
+    text: str
+    content_hash: str
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    created_in_revision: int
+    created_at: datetime
+
+
+class MemoryEntry(_Frozen):
+    """An entry as it stands in one revision: its version there, its state, and the citation to read it back."""
+
+    citation: Citation
+    state: EntryState
+    entry: EntryVersion
+
+
+class RevisionInfo(_Frozen):
+    revision: int
+    operation: Operation
+    created_at: datetime
+    change_count: int
+
+
+class ScopeSummary(_Frozen):
+    scope: str
+    artifact_id: str
+    head_revision: int
+    active_count: int
+    retired_count: int
+    updated_at: datetime
+
+
+# --- writes -----------------------------------------------------------------------------------------------------
+
+
+class NewEntry(_Request):
+    """One entry to remember. ``entry_id`` is generated when omitted."""
+
+    text: str
+    kind: str = "fact"
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    entry_id: str | None = None
+
+    @field_validator("text", mode="before")
+    @classmethod
+    def _text(cls, value: object) -> str:
+        return validation.normalize_text(value)
+
+    @field_validator("kind", mode="before")
+    @classmethod
+    def _kind(cls, value: object) -> str:
+        return validation.validate_kind(value)
+
+    @field_validator("metadata", mode="before")
+    @classmethod
+    def _metadata(cls, value: object) -> dict[str, Any]:
+        return validation.validate_metadata(value)
+
+    @field_validator("entry_id", mode="before")
+    @classmethod
+    def _entry_id(cls, value: object) -> str | None:
+        return None if value is None else validation.validate_id(value)
+
+
+class RememberRequest(_Request):
+    """Add entries in one new revision. ``expected_revision`` (0 for a new scope) makes the write compare-and-swap."""
+
+    entries: tuple[NewEntry, ...] = Field(min_length=1, max_length=MAX_ENTRIES_PER_WRITE)
+    expected_revision: int | None = None
+
+    @field_validator("expected_revision", mode="before")
+    @classmethod
+    def _expected(cls, value: object) -> int | None:
+        return None if value is None else validation.validate_revision(value, "expected_revision")
+
+    @model_validator(mode="after")
+    def _unique_ids(self) -> RememberRequest:
+        ids = [entry.entry_id for entry in self.entries if entry.entry_id is not None]
+        if len(ids) != len(set(ids)):
+            raise ValueError("entry_id values must be unique within one request")
+        return self
+
+
+class _HeadWrite(_Request):
+    """A write that changes one existing entry; it must cite the head revision it was decided on."""
+
+    entry_id: str
+    expected_revision: int
+
+    @field_validator("entry_id", mode="before")
+    @classmethod
+    def _entry_id(cls, value: object) -> str:
+        return validation.validate_id(value)
+
+    @field_validator("expected_revision", mode="before")
+    @classmethod
+    def _expected(cls, value: object) -> int:
+        return validation.validate_revision(value, "expected_revision")
+
+
+class ReviseRequest(_HeadWrite):
+    """A new version of an active entry. ``kind``/``metadata`` left as ``None`` keep the current values."""
+
+    text: str
+    kind: str | None = None
+    metadata: dict[str, Any] | None = None
+
+    @field_validator("text", mode="before")
+    @classmethod
+    def _text(cls, value: object) -> str:
+        return validation.normalize_text(value)
+
+    @field_validator("kind", mode="before")
+    @classmethod
+    def _kind(cls, value: object) -> str | None:
+        return None if value is None else validation.validate_kind(value)
+
+    @field_validator("metadata", mode="before")
+    @classmethod
+    def _metadata(cls, value: object) -> dict[str, Any] | None:
+        return None if value is None else validation.validate_metadata(value)
+
+
+class RetireRequest(_HeadWrite):
+    """Deactivate an entry. Nothing is deleted: past revisions still list it."""
+
+
+class ReactivateRequest(_HeadWrite):
+    """Make a retired entry active again, at the version it had when retired."""
+
+
+class WriteResult(_Frozen):
+    """The revision a write created and the citations of the entry versions it touched, in request order."""
+
+    memory: MemoryRef
+    citations: tuple[Citation, ...]
+
+
+# --- reads ------------------------------------------------------------------------------------------------------
+
+
+class ListRequest(_Request):
+    """List a revision's manifest: the head unless ``revision`` is given; ``state="all"`` includes retired entries."""
+
+    state: Literal["active", "all"] = "active"
+    revision: int | None = None
+
+    @field_validator("revision", mode="before")
+    @classmethod
+    def _revision(cls, value: object) -> int | None:
+        return None if value is None else validation.validate_revision(value)
+
+
+class EntryPage(_Frozen):
+    memory: MemoryRef
+    entries: tuple[MemoryEntry, ...]
+
+
+class Change(_Frozen):
+    """One entry changed in one revision."""
+
+    revision: int
+    operation: Operation
+    entry_id: str
+    entry_version_id: str
+    state: EntryState
+
+
+class ChangesPage(_Frozen):
+    memory: MemoryRef
+    since_revision: int
+    changes: tuple[Change, ...]
+
+
+class HistoryEvent(_Frozen):
+    revision: int
+    operation: Operation
+    state: EntryState
+    entry: EntryVersion
+    created_at: datetime
+
+
+class EntryHistory(_Frozen):
+    memory: MemoryRef
+    entry_id: str
+    events: tuple[HistoryEvent, ...]

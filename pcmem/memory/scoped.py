@@ -1,0 +1,256 @@
+"""The semantics of one scope's Memory (SPEC §1), synchronous.
+
+This is where remember/revise/retire/reactivate decide what a revision contains, where compare-and-swap is checked
+and where the per-scope mutation lock is held. Storage is delegated to a :class:`~pcmem.store.port.StorageBackend`.
+The async API (:class:`pcmem.memory.service.ScopedMemory`) runs these methods in a worker thread.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+from pcmem.errors import EntryNotFoundError, InputError, RevisionConflictError, RevisionNotFoundError, ScopeNotFoundError
+from pcmem.ids import content_hash, new_id
+from pcmem.memory.models import (
+    ChangesPage,
+    Citation,
+    EntryHistory,
+    EntryPage,
+    EntryState,
+    EntryVersion,
+    ListRequest,
+    MemoryEntry,
+    MemoryRef,
+    NewEntry,
+    Operation,
+    ReactivateRequest,
+    RememberRequest,
+    RetireRequest,
+    ReviseRequest,
+    RevisionInfo,
+    WriteResult,
+)
+from pcmem.store.port import EntryEvent, HeadEntry, StorageBackend, WriteTransaction
+from pcmem.validation import validate_id, validate_revision, validate_scope
+
+Clock = Callable[[], datetime]
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+class ScopeLocks:
+    """One mutation lock per scope, shared by every handle on the same store."""
+
+    def __init__(self) -> None:
+        self._locks: dict[str, threading.Lock] = {}
+        self._guard = threading.Lock()
+
+    def __call__(self, scope: str) -> threading.Lock:
+        with self._guard:
+            return self._locks.setdefault(scope, threading.Lock())
+
+
+def _citation(memory: MemoryRef, version: EntryVersion) -> Citation:
+    return Citation(
+        artifact_id=memory.artifact_id,
+        revision=memory.revision,
+        entry_id=version.entry_id,
+        entry_version_id=version.entry_version_id,
+    )
+
+
+def _check_expected(tx: WriteTransaction, expected: int | None) -> None:
+    head = 0 if tx.memory is None else tx.memory.revision
+    if expected is not None and expected != head:
+        raise RevisionConflictError(
+            f"expected revision {expected} but the head of scope is {head}", expected=expected, actual=head
+        )
+
+
+class SyncScopedMemory:
+    """Blocking operations on one scope. Obtain it from ``SyncRuntime.memory.for_scope(scope)``."""
+
+    def __init__(self, backend: StorageBackend, scope: str, locks: ScopeLocks, clock: Clock = utc_now) -> None:
+        self.scope = validate_scope(scope)
+        self._backend = backend
+        self._lock = locks(self.scope)
+        self._clock = clock
+
+    # --- reads ------------------------------------------------------------------------------------------------
+
+    def head(self) -> MemoryRef | None:
+        """The scope's head revision, or ``None`` when nothing was remembered in it yet."""
+        return self._backend.find_memory(self.scope)
+
+    def _memory(self) -> MemoryRef:
+        memory = self._backend.find_memory(self.scope)
+        if memory is None:
+            raise ScopeNotFoundError(f"scope {self.scope!r} has no memory (nothing was remembered in it)")
+        return memory
+
+    def _at(self, revision: int | None) -> MemoryRef:
+        memory = self._memory()
+        if revision is None:
+            return memory
+        if not 1 <= revision <= memory.revision:
+            raise RevisionNotFoundError(
+                f"scope {self.scope!r} has revisions 1..{memory.revision}; revision {revision} does not exist"
+            )
+        return memory.model_copy(update={"revision": revision})
+
+    def list(self, request: ListRequest | None = None) -> EntryPage:
+        """The exact manifest of the head (or of ``request.revision``), ordered by entry id."""
+        request = request or ListRequest()
+        memory = self._at(request.revision)
+        entries = self._backend.manifest(memory, include_retired=request.state == "all")
+        return EntryPage(memory=memory, entries=tuple(entries))
+
+    def get(self, citation: Citation) -> MemoryEntry:
+        """Read back exactly the entry version a citation names, as it stood in the cited revision."""
+        memory = self._at(citation.revision)
+        if citation.artifact_id != memory.artifact_id:
+            raise EntryNotFoundError(f"citation {citation} belongs to another memory than scope {self.scope!r}")
+        entry = self._backend.entry_in_revision(memory, citation.entry_id)
+        if entry is None or entry.entry.entry_version_id != citation.entry_version_id:
+            raise EntryNotFoundError(f"citation {citation} does not name an entry version of revision {memory.revision}")
+        return entry
+
+    def get_entry(self, entry_id: str, revision: int | None = None) -> MemoryEntry:
+        """An entry as it stands at the head (or at ``revision``), active or retired."""
+        entry_id = validate_id(entry_id)
+        memory = self._at(revision)
+        entry = self._backend.entry_in_revision(memory, entry_id)
+        if entry is None:
+            raise EntryNotFoundError(f"no entry {entry_id!r} in scope {self.scope!r} at revision {memory.revision}")
+        return entry
+
+    def changes(self, since_revision: int = 0) -> ChangesPage:
+        """Every entry changed after ``since_revision``, up to the head."""
+        since = validate_revision(since_revision, "since_revision")
+        memory = self._memory()
+        if since > memory.revision:
+            raise RevisionNotFoundError(f"since_revision {since} is past the head revision {memory.revision}")
+        return ChangesPage(memory=memory, since_revision=since, changes=tuple(self._backend.changes(memory, since)))
+
+    def history(self, entry_id: str) -> EntryHistory:
+        """Every revision that changed this entry, with the version it pointed at, oldest first."""
+        entry_id = validate_id(entry_id)
+        memory = self._memory()
+        events = self._backend.history(memory, entry_id)
+        if not events:
+            raise EntryNotFoundError(f"no entry {entry_id!r} in scope {self.scope!r}")
+        return EntryHistory(memory=memory, entry_id=entry_id, events=tuple(events))
+
+    def revisions(self) -> list[RevisionInfo]:
+        """Every revision of this scope, oldest first."""
+        return self._backend.revisions(self._memory())
+
+    # --- writes -----------------------------------------------------------------------------------------------
+
+    def remember(self, request: RememberRequest | NewEntry | str) -> WriteResult:
+        """Add entries in one new revision (creating the scope's memory on first use)."""
+        request = _as_remember(request)
+        now = self._clock()
+        with self._lock, self._backend.write(self.scope) as tx:
+            _check_expected(tx, request.expected_revision)
+            wanted = [entry.entry_id for entry in request.entries if entry.entry_id is not None]
+            taken = tx.existing_entry_ids(wanted)
+            if taken:
+                raise InputError(f"entry ids already exist in scope {self.scope!r}: {sorted(taken)[:5]}; use revise")
+            revision = _next_revision(tx)
+            versions = [_first_version(entry, revision, now) for entry in request.entries]
+            events = [EntryEvent(v.entry_id, v.entry_version_id, "active") for v in versions]
+            memory = tx.commit("remember", versions, events, now)
+        return WriteResult(memory=memory, citations=tuple(_citation(memory, v) for v in versions))
+
+    def revise(self, request: ReviseRequest) -> WriteResult:
+        """Write a new version of an active entry. An unchanged text/kind/metadata writes nothing."""
+        now = self._clock()
+        with self._lock, self._backend.write(self.scope) as tx:
+            current = self._head_entry(tx, request)
+            if current.state != "active":
+                raise RevisionConflictError(f"entry {request.entry_id!r} is retired; reactivate it before revising")
+            old = current.version
+            kind = request.kind if request.kind is not None else old.kind
+            metadata = request.metadata if request.metadata is not None else old.metadata
+            if (request.text, kind, metadata) == (old.text, old.kind, old.metadata):
+                return WriteResult(memory=tx.memory, citations=(_citation(tx.memory, old),))
+            version = EntryVersion(
+                entry_id=old.entry_id,
+                entry_version_id=new_id("ver"),
+                version=old.version + 1,
+                kind=kind,
+                text=request.text,
+                content_hash=content_hash(request.text),
+                metadata=metadata,
+                created_in_revision=_next_revision(tx),
+                created_at=now,
+            )
+            memory = tx.commit("revise", [version], [EntryEvent(old.entry_id, version.entry_version_id, "active")], now)
+        return WriteResult(memory=memory, citations=(_citation(memory, version),))
+
+    def retire(self, request: RetireRequest) -> WriteResult:
+        """Deactivate an entry; it stays readable in past revisions and in its history."""
+        return self._set_state(request, "retire", from_state="active", to_state="retired")
+
+    def reactivate(self, request: ReactivateRequest) -> WriteResult:
+        """Make a retired entry active again at the version it had."""
+        return self._set_state(request, "reactivate", from_state="retired", to_state="active")
+
+    def _set_state(
+        self,
+        request: RetireRequest | ReactivateRequest,
+        operation: Operation,
+        *,
+        from_state: EntryState,
+        to_state: EntryState,
+    ) -> WriteResult:
+        now = self._clock()
+        with self._lock, self._backend.write(self.scope) as tx:
+            current = self._head_entry(tx, request)
+            if current.state != from_state:
+                raise RevisionConflictError(f"cannot {operation} entry {request.entry_id!r}: it is {current.state}")
+            version = current.version
+            memory = tx.commit(operation, [], [EntryEvent(version.entry_id, version.entry_version_id, to_state)], now)
+        return WriteResult(memory=memory, citations=(_citation(memory, version),))
+
+    def _head_entry(self, tx: WriteTransaction, request: ReviseRequest | RetireRequest | ReactivateRequest) -> HeadEntry:
+        if tx.memory is None:
+            raise ScopeNotFoundError(f"scope {self.scope!r} has no memory (nothing was remembered in it)")
+        _check_expected(tx, request.expected_revision)
+        current = tx.head_entry(request.entry_id)
+        if current is None:
+            raise EntryNotFoundError(f"no entry {request.entry_id!r} in scope {self.scope!r}")
+        return current
+
+
+def _as_remember(request: RememberRequest | NewEntry | str) -> RememberRequest:
+    if isinstance(request, RememberRequest):
+        return request
+    if isinstance(request, str):
+        return RememberRequest(entries=(NewEntry(text=request),))
+    if isinstance(request, NewEntry):
+        return RememberRequest(entries=(request,))
+    raise InputError(f"remember takes a RememberRequest, a NewEntry or a str, not {type(request).__name__}")
+
+
+def _next_revision(tx: WriteTransaction) -> int:
+    return 1 if tx.memory is None else tx.memory.revision + 1
+
+
+def _first_version(entry: NewEntry, revision: int, now: datetime) -> EntryVersion:
+    return EntryVersion(
+        entry_id=entry.entry_id or new_id("ent"),
+        entry_version_id=new_id("ver"),
+        version=1,
+        kind=entry.kind,
+        text=entry.text,
+        content_hash=content_hash(entry.text),
+        metadata=entry.metadata,
+        created_in_revision=revision,
+        created_at=now,
+    )

@@ -1,0 +1,93 @@
+"""Composition: open a store file and hand out the Memory services.
+
+>>> import pcmem
+>>> with pcmem.open_sync("/tmp/example.duckdb") as runtime:            # doctest: +SKIP
+...     runtime.memory.for_scope("project").remember("We deploy on Fridays.")
+
+>>> async with pcmem.open_runtime("/tmp/example.duckdb") as runtime:   # doctest: +SKIP
+...     page = await runtime.memory.for_scope("project").list()
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from types import TracebackType
+
+from pcmem.memory.scoped import Clock, utc_now
+from pcmem.memory.service import MemoryService, SyncMemoryService
+from pcmem.store.duckdb import DuckDBBackend
+from pcmem.store.port import StorageBackend
+
+
+class SyncRuntime:
+    """A store opened for blocking use (scripts, the CLI). Close it, or use it as a context manager."""
+
+    def __init__(self, backend: StorageBackend, *, clock: Clock = utc_now) -> None:
+        self.backend = backend
+        self.memory = SyncMemoryService(backend, clock)
+
+    @classmethod
+    def open(cls, path: str | Path, *, clock: Clock = utc_now) -> SyncRuntime:
+        return cls(DuckDBBackend(path), clock=clock)
+
+    def close(self) -> None:
+        self.backend.close()
+
+    def __enter__(self) -> SyncRuntime:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        self.close()
+
+
+class Runtime:
+    """A store opened for async use: ``runtime.memory.for_scope(scope)`` gives the async Memory API."""
+
+    def __init__(self, sync: SyncRuntime) -> None:
+        self.sync = sync
+        self.memory = MemoryService(sync.memory)
+
+    @classmethod
+    async def open(cls, path: str | Path, *, clock: Clock = utc_now) -> Runtime:
+        return cls(await asyncio.to_thread(SyncRuntime.open, path, clock=clock))
+
+    async def close(self) -> None:
+        await asyncio.to_thread(self.sync.close)
+
+    async def __aenter__(self) -> Runtime:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.close()
+
+
+def open_sync(path: str | Path, *, clock: Clock = utc_now) -> SyncRuntime:
+    """Open (creating if needed) the store file at ``path`` for blocking use."""
+    return SyncRuntime.open(path, clock=clock)
+
+
+class _OpenRuntime:
+    """``await open_runtime(p)`` or ``async with open_runtime(p) as runtime``."""
+
+    def __init__(self, path: str | Path, clock: Clock) -> None:
+        self._path, self._clock = path, clock
+        self._runtime: Runtime | None = None
+
+    def __await__(self):  # noqa: ANN204 - generator protocol
+        return Runtime.open(self._path, clock=self._clock).__await__()
+
+    async def __aenter__(self) -> Runtime:
+        self._runtime = await Runtime.open(self._path, clock=self._clock)
+        return self._runtime
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        if self._runtime is not None:
+            await self._runtime.close()
+
+
+def open_runtime(path: str | Path, *, clock: Clock = utc_now) -> _OpenRuntime:
+    """Open (creating if needed) the store file at ``path`` for async use."""
+    return _OpenRuntime(path, clock)

@@ -1,0 +1,1 @@
+"""Storage: the backend port and its engines."""

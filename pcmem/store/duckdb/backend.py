@@ -1,0 +1,377 @@
+"""The default storage backend: one DuckDB file.
+
+Threading: DuckDB connections are not safe to share between threads, so each thread gets its own cursor on the one
+database instance (cheap; they share the buffer pool and catalog). Writes are serialised by one lock per backend
+(DuckDB allows a single writer per file anyway); reads run concurrently under DuckDB's MVCC and never wait for a
+write to finish.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+
+from pcmem.errors import StoreError
+from pcmem.ids import new_id
+from pcmem.memory.models import (
+    Change,
+    Citation,
+    EntryVersion,
+    HistoryEvent,
+    MemoryEntry,
+    MemoryRef,
+    Operation,
+    RevisionInfo,
+    ScopeSummary,
+)
+from pcmem.store.duckdb import connection, migrations
+from pcmem.store.port import EntryEvent, HeadEntry
+from pcmem.validation import canonical_json
+
+_VERSION_FIELDS = (
+    "entry_version_id", "entry_id", "version", "kind", "text", "content_hash", "metadata", "created_in_revision",
+    "created_at",
+)
+_VERSION_COLUMNS = ", ".join(_VERSION_FIELDS)
+# The same columns read through the alias ``v`` of entry_versions in joins.
+_V_COLUMNS = ", ".join(f"v.{name}" for name in _VERSION_FIELDS)
+
+
+def _utc(value: datetime) -> datetime:
+    return value.replace(tzinfo=UTC)
+
+
+def _naive_utc(value: datetime) -> datetime:
+    return value.astimezone(UTC).replace(tzinfo=None)
+
+
+def _version_from_row(row: Sequence[Any]) -> EntryVersion:
+    return EntryVersion(
+        entry_version_id=row[0],
+        entry_id=row[1],
+        version=row[2],
+        kind=row[3],
+        text=row[4],
+        content_hash=row[5],
+        metadata=json.loads(row[6]),
+        created_in_revision=row[7],
+        created_at=_utc(row[8]),
+    )
+
+
+def _entry(memory: MemoryRef, state: str, version: EntryVersion) -> MemoryEntry:
+    citation = Citation(
+        artifact_id=memory.artifact_id,
+        revision=memory.revision,
+        entry_id=version.entry_id,
+        entry_version_id=version.entry_version_id,
+    )
+    return MemoryEntry(citation=citation, state=state, entry=version)
+
+
+class DuckDBBackend:
+    """A :class:`~pcmem.store.port.StorageBackend` on one DuckDB file."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path).expanduser()
+        if self.path.is_dir():
+            raise StoreError(f"{self.path} is a directory, not a store file")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = connection.connect(self.path)
+        self._write_lock = threading.Lock()
+        self._local = threading.local()
+        self._cursors: list[duckdb.DuckDBPyConnection] = []
+        self._cursors_lock = threading.Lock()
+        self._closed = False
+        try:
+            migrations.migrate(self._db)
+        except BaseException:
+            self._db.close()
+            raise
+
+    # --- connection plumbing ----------------------------------------------------------------------------------
+
+    def _cursor(self) -> duckdb.DuckDBPyConnection:
+        if self._closed:
+            raise StoreError("the store is closed")
+        cursor = getattr(self._local, "cursor", None)
+        if cursor is None:
+            cursor = self._db.cursor()
+            self._local.cursor = cursor
+            with self._cursors_lock:
+                self._cursors.append(cursor)
+        return cursor
+
+    @contextmanager
+    def _transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """One DuckDB transaction on this thread's cursor; driver errors become StoreError."""
+        cursor = self._cursor()
+        cursor.execute("BEGIN TRANSACTION")
+        try:
+            yield cursor
+        except duckdb.Error as error:
+            cursor.execute("ROLLBACK")
+            raise StoreError(f"store operation failed: {error}") from error
+        except BaseException:
+            cursor.execute("ROLLBACK")
+            raise
+        else:
+            try:
+                cursor.execute("COMMIT")
+            except duckdb.Error as error:
+                raise StoreError(f"store commit failed: {error}") from error
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        with self._cursors_lock:
+            for cursor in self._cursors:
+                cursor.close()
+            self._cursors.clear()
+        self._db.close()
+
+    # --- writes -----------------------------------------------------------------------------------------------
+
+    @contextmanager
+    def write(self, scope: str) -> Iterator[_DuckDBWrite]:
+        with self._write_lock, self._transaction() as cursor:
+            yield _DuckDBWrite(cursor, scope, _find_memory(cursor, scope))
+
+    # --- reads ------------------------------------------------------------------------------------------------
+
+    def find_memory(self, scope: str) -> MemoryRef | None:
+        with self._transaction() as cursor:
+            return _find_memory(cursor, scope)
+
+    def scope_summaries(self) -> list[ScopeSummary]:
+        with self._transaction() as cursor:
+            rows = cursor.execute(
+                """
+                SELECT m.scope, m.artifact_id, m.head_revision, m.updated_at,
+                       count(h.entry_id) FILTER (WHERE h.state = 'active'),
+                       count(h.entry_id) FILTER (WHERE h.state = 'retired')
+                FROM memories m LEFT JOIN head_entries h USING (artifact_id)
+                GROUP BY ALL ORDER BY m.scope
+                """
+            ).fetchall()
+        return [
+            ScopeSummary(
+                scope=scope,
+                artifact_id=artifact_id,
+                head_revision=head,
+                updated_at=_utc(updated),
+                active_count=active,
+                retired_count=retired,
+            )
+            for scope, artifact_id, head, updated, active, retired in rows
+        ]
+
+    def revisions(self, memory: MemoryRef) -> list[RevisionInfo]:
+        with self._transaction() as cursor:
+            rows = cursor.execute(
+                "SELECT revision, operation, created_at, change_count FROM revisions "
+                "WHERE artifact_id = ? AND revision <= ? ORDER BY revision",
+                [memory.artifact_id, memory.revision],
+            ).fetchall()
+        return [
+            RevisionInfo(revision=rev, operation=op, created_at=_utc(at), change_count=count)
+            for rev, op, at, count in rows
+        ]
+
+    def manifest(self, memory: MemoryRef, *, include_retired: bool) -> list[MemoryEntry]:
+        states = ("active", "retired") if include_retired else ("active",)
+        with self._transaction() as cursor:
+            rows = cursor.execute(
+                f"""
+                WITH standing AS (
+                    SELECT entry_id, arg_max(entry_version_id, revision) AS entry_version_id,
+                           arg_max(state, revision) AS state
+                    FROM entry_events WHERE artifact_id = $artifact AND revision <= $revision
+                    GROUP BY entry_id
+                )
+                SELECT s.state, {_V_COLUMNS}
+                FROM standing s JOIN entry_versions v USING (entry_version_id)
+                WHERE s.state IN $states ORDER BY v.entry_id
+                """,
+                {"artifact": memory.artifact_id, "revision": memory.revision, "states": list(states)},
+            ).fetchall()
+        return [_entry(memory, row[0], _version_from_row(row[1:])) for row in rows]
+
+    def entry_in_revision(self, memory: MemoryRef, entry_id: str) -> MemoryEntry | None:
+        with self._transaction() as cursor:
+            row = cursor.execute(
+                f"""
+                SELECT e.state, {_V_COLUMNS}
+                FROM entry_events e JOIN entry_versions v USING (entry_version_id)
+                WHERE e.artifact_id = ? AND e.entry_id = ? AND e.revision <= ?
+                ORDER BY e.revision DESC LIMIT 1
+                """,
+                [memory.artifact_id, entry_id, memory.revision],
+            ).fetchone()
+        return None if row is None else _entry(memory, row[0], _version_from_row(row[1:]))
+
+    def entry_version(self, artifact_id: str, entry_version_id: str) -> EntryVersion | None:
+        with self._transaction() as cursor:
+            row = cursor.execute(
+                f"SELECT {_VERSION_COLUMNS} FROM entry_versions WHERE artifact_id = ? AND entry_version_id = ?",
+                [artifact_id, entry_version_id],
+            ).fetchone()
+        return None if row is None else _version_from_row(row)
+
+    def changes(self, memory: MemoryRef, since_revision: int) -> list[Change]:
+        with self._transaction() as cursor:
+            rows = cursor.execute(
+                """
+                SELECT e.revision, r.operation, e.entry_id, e.entry_version_id, e.state
+                FROM entry_events e JOIN revisions r USING (artifact_id, revision)
+                WHERE e.artifact_id = ? AND e.revision > ? AND e.revision <= ?
+                ORDER BY e.revision, e.entry_id
+                """,
+                [memory.artifact_id, since_revision, memory.revision],
+            ).fetchall()
+        return [
+            Change(revision=rev, operation=op, entry_id=entry_id, entry_version_id=version_id, state=state)
+            for rev, op, entry_id, version_id, state in rows
+        ]
+
+    def history(self, memory: MemoryRef, entry_id: str) -> list[HistoryEvent]:
+        with self._transaction() as cursor:
+            rows = cursor.execute(
+                f"""
+                SELECT e.revision, r.operation, e.state, r.created_at,
+                       {_V_COLUMNS}
+                FROM entry_events e
+                JOIN revisions r USING (artifact_id, revision)
+                JOIN entry_versions v USING (entry_version_id)
+                WHERE e.artifact_id = ? AND e.entry_id = ? AND e.revision <= ?
+                ORDER BY e.revision
+                """,
+                [memory.artifact_id, entry_id, memory.revision],
+            ).fetchall()
+        return [
+            HistoryEvent(revision=row[0], operation=row[1], state=row[2], created_at=_utc(row[3]),
+                         entry=_version_from_row(row[4:]))
+            for row in rows
+        ]
+
+
+def _find_memory(cursor: duckdb.DuckDBPyConnection, scope: str) -> MemoryRef | None:
+    row = cursor.execute("SELECT artifact_id, head_revision FROM memories WHERE scope = ?", [scope]).fetchone()
+    return None if row is None else MemoryRef(scope=scope, artifact_id=row[0], revision=row[1])
+
+
+class _DuckDBWrite:
+    """A :class:`~pcmem.store.port.WriteTransaction` inside an open DuckDB transaction (see DuckDBBackend.write)."""
+
+    def __init__(self, cursor: duckdb.DuckDBPyConnection, scope: str, memory: MemoryRef | None) -> None:
+        self._cursor = cursor
+        self._scope = scope
+        self.memory = memory
+        self._committed = False
+
+    def head_entry(self, entry_id: str) -> HeadEntry | None:
+        if self.memory is None:
+            return None
+        row = self._cursor.execute(
+            f"""
+            SELECT h.state, {_V_COLUMNS}
+            FROM head_entries h JOIN entry_versions v USING (entry_version_id)
+            WHERE h.artifact_id = ? AND h.entry_id = ?
+            """,
+            [self.memory.artifact_id, entry_id],
+        ).fetchone()
+        return None if row is None else HeadEntry(version=_version_from_row(row[1:]), state=row[0])
+
+    def existing_entry_ids(self, entry_ids: Sequence[str]) -> set[str]:
+        if self.memory is None or not entry_ids:
+            return set()
+        wanted = pa.table({"entry_id": pa.array(list(entry_ids), pa.string())})
+        rows = self._cursor.execute(
+            "SELECT h.entry_id FROM head_entries h JOIN wanted w USING (entry_id) WHERE h.artifact_id = ?",
+            [self.memory.artifact_id],
+        ).fetchall()
+        del wanted
+        return {entry_id for (entry_id,) in rows}
+
+    def commit(
+        self,
+        operation: Operation,
+        new_versions: Sequence[EntryVersion],
+        events: Sequence[EntryEvent],
+        now: datetime,
+    ) -> MemoryRef:
+        if self._committed:
+            raise StoreError("a write transaction commits at most once")
+        self._committed = True
+        cursor = self._cursor
+        stamp = _naive_utc(now)
+        if self.memory is None:
+            artifact_id = new_id("mem")
+            revision = 1
+            cursor.execute(
+                "INSERT INTO memories VALUES (?, ?, ?, ?, ?)", [artifact_id, self._scope, revision, stamp, stamp]
+            )
+        else:
+            artifact_id = self.memory.artifact_id
+            revision = self.memory.revision + 1
+            cursor.execute(
+                "UPDATE memories SET head_revision = ?, updated_at = ? WHERE artifact_id = ?",
+                [revision, stamp, artifact_id],
+            )
+        cursor.execute(
+            "INSERT INTO revisions VALUES (?, ?, ?, ?, ?)", [artifact_id, revision, operation, len(events), stamp]
+        )
+        if new_versions:
+            versions = pa.table(
+                {
+                    "entry_version_id": [v.entry_version_id for v in new_versions],
+                    "artifact_id": pa.array([artifact_id] * len(new_versions), pa.string()),
+                    "entry_id": [v.entry_id for v in new_versions],
+                    "version": pa.array([v.version for v in new_versions], pa.int64()),
+                    "kind": [v.kind for v in new_versions],
+                    "text": [v.text for v in new_versions],
+                    "content_hash": [v.content_hash for v in new_versions],
+                    "metadata": [canonical_json(v.metadata) for v in new_versions],
+                    "created_in_revision": pa.array([revision] * len(new_versions), pa.int64()),
+                    "created_at": pa.array([stamp] * len(new_versions), pa.timestamp("us")),
+                }
+            )
+            cursor.execute("INSERT INTO entry_versions SELECT * FROM versions")
+            del versions
+        changed = pa.table(
+            {
+                "artifact_id": pa.array([artifact_id] * len(events), pa.string()),
+                "revision": pa.array([revision] * len(events), pa.int64()),
+                "entry_id": pa.array([e.entry_id for e in events], pa.string()),
+                "entry_version_id": pa.array([e.entry_version_id for e in events], pa.string()),
+                "state": pa.array([e.state for e in events], pa.string()),
+            }
+        )
+        cursor.execute("INSERT INTO entry_events SELECT * FROM changed")
+        # O(change): only the head rows of the entries this revision touched are updated or added.
+        cursor.execute(
+            """
+            UPDATE head_entries h SET entry_version_id = c.entry_version_id, state = c.state
+            FROM changed c WHERE h.artifact_id = c.artifact_id AND h.entry_id = c.entry_id
+            """
+        )
+        cursor.execute(
+            """
+            INSERT INTO head_entries
+            SELECT c.artifact_id, c.entry_id, c.entry_version_id, c.state FROM changed c
+            WHERE NOT EXISTS (SELECT 1 FROM head_entries h
+                              WHERE h.artifact_id = c.artifact_id AND h.entry_id = c.entry_id)
+            """
+        )
+        del changed
+        self.memory = MemoryRef(scope=self._scope, artifact_id=artifact_id, revision=revision)
+        return self.memory

@@ -1,0 +1,131 @@
+"""Named, ordered schema migrations, recorded in the store file itself.
+
+A file records the names of the migrations applied to it, in order. Opening a file applies the missing tail of
+:data:`MIGRATIONS`; a file whose recorded names are not a prefix of this list was written by a newer (or different)
+pcmem and is refused rather than guessed at. Migrations only ever add: revisions are insert-only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import duckdb
+
+from pcmem.errors import StoreFormatError, StoreVersionError
+
+FORMAT_MARKER = "pcmem-store"
+
+
+@dataclass(frozen=True)
+class Migration:
+    name: str
+    apply: Callable[[duckdb.DuckDBPyConnection], None]
+
+
+def _core_schema(db: duckdb.DuckDBPyConnection) -> None:
+    # The truth is insert-only: entry_versions (immutable texts) and entry_events (what each revision did to each
+    # entry). head_entries is a projection of the latest event per entry, kept so head reads and writes cost
+    # O(change) instead of replaying the event log.
+    db.execute(
+        """
+        CREATE TABLE memories (
+            artifact_id VARCHAR PRIMARY KEY,
+            scope VARCHAR NOT NULL UNIQUE,
+            head_revision BIGINT NOT NULL,
+            created_at TIMESTAMP NOT NULL,
+            updated_at TIMESTAMP NOT NULL
+        );
+        CREATE TABLE revisions (
+            artifact_id VARCHAR NOT NULL,
+            revision BIGINT NOT NULL,
+            operation VARCHAR NOT NULL,
+            change_count BIGINT NOT NULL,
+            created_at TIMESTAMP NOT NULL,
+            PRIMARY KEY (artifact_id, revision)
+        );
+        CREATE TABLE entry_versions (
+            entry_version_id VARCHAR PRIMARY KEY,
+            artifact_id VARCHAR NOT NULL,
+            entry_id VARCHAR NOT NULL,
+            version BIGINT NOT NULL,
+            kind VARCHAR NOT NULL,
+            text VARCHAR NOT NULL,
+            content_hash VARCHAR NOT NULL,
+            metadata VARCHAR NOT NULL,
+            created_in_revision BIGINT NOT NULL,
+            created_at TIMESTAMP NOT NULL
+        );
+        CREATE TABLE entry_events (
+            artifact_id VARCHAR NOT NULL,
+            revision BIGINT NOT NULL,
+            entry_id VARCHAR NOT NULL,
+            entry_version_id VARCHAR NOT NULL,
+            state VARCHAR NOT NULL,
+            PRIMARY KEY (artifact_id, entry_id, revision)
+        );
+        CREATE TABLE head_entries (
+            artifact_id VARCHAR NOT NULL,
+            entry_id VARCHAR NOT NULL,
+            entry_version_id VARCHAR NOT NULL,
+            state VARCHAR NOT NULL,
+            PRIMARY KEY (artifact_id, entry_id)
+        );
+        CREATE INDEX entry_events_by_revision ON entry_events (artifact_id, revision);
+        """
+    )
+
+
+MIGRATIONS: tuple[Migration, ...] = (Migration("0001_core_schema", _core_schema),)
+
+
+def _table_names(db: duckdb.DuckDBPyConnection) -> set[str]:
+    rows = db.execute("SELECT table_name FROM duckdb_tables() WHERE database_name = current_database()").fetchall()
+    return {name for (name,) in rows}
+
+
+def applied_migrations(db: duckdb.DuckDBPyConnection) -> list[str]:
+    """Names of the migrations recorded in the file, in order; raises StoreFormatError for a foreign file."""
+    tables = _table_names(db)
+    if "pcmem_meta" not in tables:
+        if tables:
+            raise StoreFormatError(
+                f"this DuckDB file belongs to something else (it has tables {sorted(tables)[:5]} but no pcmem marker)"
+            )
+        return []
+    marker = db.execute("SELECT value FROM pcmem_meta WHERE key = 'format'").fetchone()
+    if marker is None or marker[0] != FORMAT_MARKER:
+        raise StoreFormatError("this DuckDB file has a pcmem_meta table but no pcmem format marker")
+    return [name for (name,) in db.execute("SELECT name FROM pcmem_migrations ORDER BY seq").fetchall()]
+
+
+def migrate(db: duckdb.DuckDBPyConnection) -> list[str]:
+    """Bring the file up to date; return the names of the migrations applied now."""
+    applied = applied_migrations(db)
+    known = [migration.name for migration in MIGRATIONS]
+    if applied != known[: len(applied)]:
+        unknown = [name for name in applied if name not in known]
+        raise StoreVersionError(
+            f"this store was written by a newer pcmem (unknown migrations {unknown or applied}); upgrade pcmem to open it"
+        )
+    pending = MIGRATIONS[len(applied) :]
+    if not pending:
+        return []
+    db.execute("BEGIN TRANSACTION")
+    try:
+        if not applied:
+            db.execute("CREATE TABLE pcmem_meta (key VARCHAR PRIMARY KEY, value VARCHAR NOT NULL)")
+            db.execute(
+                "CREATE TABLE pcmem_migrations (seq INTEGER PRIMARY KEY, name VARCHAR NOT NULL, applied_at TIMESTAMP NOT NULL)"
+            )
+            db.execute("INSERT INTO pcmem_meta VALUES ('format', ?)", [FORMAT_MARKER])
+        for seq, migration in enumerate(pending, start=len(applied) + 1):
+            migration.apply(db)
+            now = datetime.now(UTC).replace(tzinfo=None)
+            db.execute("INSERT INTO pcmem_migrations VALUES (?, ?, ?)", [seq, migration.name, now])
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    return [migration.name for migration in pending]

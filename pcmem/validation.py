@@ -1,0 +1,143 @@
+"""Normalisation and limits for every value that enters the store (SPEC §1).
+
+All functions raise :class:`~pcmem.errors.InputError` with a message that names the offending field, and return the
+normalised value. They are pure, so every public entry point can call them before touching the store.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import unicodedata
+from typing import Any
+
+from pcmem.errors import InputError
+
+MAX_TEXT_BYTES = 8192  # SPEC §1: entry text and queries are 1..8192 UTF-8 bytes after normalisation.
+MAX_ID_CHARS = 128  # SPEC §1: entry ids are printable ASCII, at most 128 characters.
+MAX_SCOPE_CHARS = 256  # SPEC §1: scope ids are 1..256 characters, not blank.
+MAX_KIND_CHARS = 64
+MAX_METADATA_BYTES = 4096  # metadata is a small annotation (a source turn id, a timestamp), not a second payload.
+MAX_METADATA_DEPTH = 8
+
+# Tab, newline and carriage return are ordinary text; every other C0/C1 control character is refused.
+_ALLOWED_CONTROLS = frozenset("\t\n\r")
+_ID_PATTERN = re.compile(r"[\x21-\x7e]+")
+
+
+def _reject_unencodable(value: str, field: str) -> None:
+    for index, char in enumerate(value):
+        category = unicodedata.category(char)
+        if category == "Cs":
+            raise InputError(f"{field} contains a lone surrogate (U+{ord(char):04X}) at position {index}")
+        if category == "Cc" and char not in _ALLOWED_CONTROLS:
+            raise InputError(f"{field} contains control character U+{ord(char):04X} at position {index}")
+
+
+def _require_str(value: object, field: str) -> str:
+    if not isinstance(value, str):
+        raise InputError(f"{field} must be a string, got {type(value).__name__}")
+    return value
+
+
+def normalize_text(value: object, field: str = "text") -> str:
+    """NFC-normalise and strip ``value``; it must then be 1..8192 UTF-8 bytes without control characters."""
+    text = _require_str(value, field)
+    _reject_unencodable(text, field)
+    text = unicodedata.normalize("NFC", text).strip()
+    if not text:
+        raise InputError(f"{field} is empty after stripping whitespace")
+    size = len(text.encode("utf-8"))
+    if size > MAX_TEXT_BYTES:
+        raise InputError(f"{field} is {size} UTF-8 bytes; the limit is {MAX_TEXT_BYTES}")
+    return text
+
+
+def validate_scope(value: object) -> str:
+    """A scope id: 1..256 characters, not blank, no control characters. Returned NFC-normalised, not stripped."""
+    scope = _require_str(value, "scope")
+    _reject_unencodable(scope, "scope")
+    scope = unicodedata.normalize("NFC", scope)
+    if not scope.strip():
+        raise InputError("scope must not be empty or blank")
+    if len(scope) > MAX_SCOPE_CHARS:
+        raise InputError(f"scope is {len(scope)} characters; the limit is {MAX_SCOPE_CHARS}")
+    return scope
+
+
+def validate_id(value: object, field: str = "entry_id") -> str:
+    """An id: 1..128 printable ASCII characters without spaces."""
+    ident = _require_str(value, field)
+    if not ident or len(ident) > MAX_ID_CHARS or not _ID_PATTERN.fullmatch(ident):
+        raise InputError(f"{field} must be 1..{MAX_ID_CHARS} printable ASCII characters without spaces, got {ident!r}")
+    return ident
+
+
+def validate_kind(value: object) -> str:
+    """An entry kind: an open label such as "fact" or "preference", 1..64 characters."""
+    kind = _require_str(value, "kind")
+    _reject_unencodable(kind, "kind")
+    kind = unicodedata.normalize("NFC", kind).strip()
+    if not kind or len(kind) > MAX_KIND_CHARS:
+        raise InputError(f"kind must be 1..{MAX_KIND_CHARS} characters, got {kind!r}")
+    return kind
+
+
+def validate_revision(value: object, field: str = "revision") -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise InputError(f"{field} must be a non-negative integer, got {value!r}")
+    return value
+
+
+def _check_json_value(value: Any, path: str, depth: int) -> None:
+    if depth > MAX_METADATA_DEPTH:
+        raise InputError(f"metadata nests deeper than {MAX_METADATA_DEPTH} levels at {path}")
+    if value is None or isinstance(value, (bool, int)):
+        return
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise InputError(f"metadata value at {path} is not a finite number")
+        return
+    if isinstance(value, str):
+        _reject_unencodable(value, f"metadata value at {path}")
+        return
+    if isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            _check_json_value(item, f"{path}[{index}]", depth + 1)
+        return
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise InputError(f"metadata key {key!r} at {path} must be a string")
+            _reject_unencodable(key, f"metadata key at {path}")
+            _check_json_value(item, f"{path}.{key}", depth + 1)
+        return
+    raise InputError(f"metadata value at {path} has type {type(value).__name__}, which is not JSON")
+
+
+def validate_metadata(value: object) -> dict[str, Any]:
+    """A JSON object of at most 4096 bytes (serialised); ``None`` means no metadata."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise InputError(f"metadata must be a JSON object, got {type(value).__name__}")
+    _check_json_value(value, "$", 0)
+    size = len(canonical_json(value).encode("utf-8"))
+    if size > MAX_METADATA_BYTES:
+        raise InputError(f"metadata is {size} bytes as JSON; the limit is {MAX_METADATA_BYTES}")
+    return json.loads(canonical_json(value))
+
+
+def parse_metadata_json(raw: str) -> dict[str, Any]:
+    """Parse a metadata argument given as JSON text (CLI, import files)."""
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as error:
+        raise InputError(f"metadata is not valid JSON: {error.msg} at position {error.pos}") from None
+    return validate_metadata(value)
+
+
+def canonical_json(value: Any) -> str:
+    """Stable JSON text: sorted keys, no spaces, UTF-8 kept as is."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
