@@ -38,7 +38,9 @@ def _describe(error: ValidationError) -> str:
     first = error.errors()[0]
     where = ".".join(str(part) for part in first["loc"]) or "request"
     message = str(first["msg"]).removeprefix("Value error, ")
-    return f"{where}: {message}"
+    field = str(first["loc"][-1]) if first["loc"] else ""
+    # pcmem's own validators already name the field; pydantic's generic messages ("Field required") do not.
+    return message if field and message.startswith(field) else f"{where}: {message}"
 
 
 # --- identity ---------------------------------------------------------------------------------------------------

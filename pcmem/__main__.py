@@ -1,0 +1,3 @@
+from pcmem.cli import main
+
+main()

@@ -1,0 +1,78 @@
+"""The ``pcmem`` command line: a thin shell over the library. Every command takes ``--json``.
+
+Errors raised by pcmem are printed as one line on stderr with a non-zero exit status (see
+:attr:`pcmem.errors.PcmemError.exit_code`), never as a traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from pcmem import __version__
+from pcmem.errors import PcmemError
+from pcmem.runtime import SyncRuntime, open_sync
+from pcmem.settings import DB_ENV, resolve_db_path
+
+
+class _Group(click.Group):
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except PcmemError as error:
+            click.echo(f"pcmem: error: {error}", err=True)
+            sys.exit(error.exit_code)
+        except KeyboardInterrupt:
+            click.echo("pcmem: interrupted", err=True)
+            sys.exit(130)
+
+
+class StoreContext:
+    """Opens the store lazily, so ``pcmem --help`` never touches a file."""
+
+    def __init__(self, db: str | None) -> None:
+        self.path = resolve_db_path(db)
+        self._runtime: SyncRuntime | None = None
+
+    @property
+    def runtime(self) -> SyncRuntime:
+        if self._runtime is None:
+            self._runtime = open_sync(self.path)
+        return self._runtime
+
+    def close(self) -> None:
+        if self._runtime is not None:
+            self._runtime.close()
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "--db",
+    metavar="PATH",
+    envvar=DB_ENV,
+    help=f"Store file. Default: ${DB_ENV}, else a per-user file (see `pcmem where`).",
+)
+@click.version_option(__version__, prog_name="pcmem")
+@click.pass_context
+def main(ctx: click.Context, db: str | None) -> None:
+    """pcmem — an offline, single-file store of agent memory.
+
+    \b
+    Quick start:
+      pcmem demo                                  # seed a sample scope
+      pcmem list --scope pcmem-demo
+      pcmem remember --scope project "We deploy on Fridays."
+    """
+    store = StoreContext(db)
+    ctx.obj = store
+    ctx.call_on_close(store.close)
+
+
+from pcmem.cli import demo_command, memory_commands  # noqa: E402  (commands register on import)
+
+memory_commands.register(main)
+demo_command.register(main)
+
+__all__ = ["StoreContext", "main"]

@@ -1,0 +1,291 @@
+"""Commands that read and write one scope's memory."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from pcmem.cli import render
+from pcmem.cli.jsonl import read_entries
+from pcmem.errors import InputError
+from pcmem.memory.models import (
+    Citation,
+    EntryPage,
+    ListRequest,
+    MemoryEntry,
+    NewEntry,
+    ReactivateRequest,
+    RememberRequest,
+    RetireRequest,
+    ReviseRequest,
+    WriteResult,
+)
+from pcmem.memory.scoped import SyncScopedMemory
+from pcmem.validation import parse_metadata_json
+
+scope_option = click.option("--scope", "-s", required=True, help="The scope (one Memory per scope).")
+expected_option = click.option(
+    "--expected-revision",
+    type=int,
+    default=None,
+    help="Compare-and-swap: fail unless this is the scope's head revision. Default: the current head.",
+)
+
+
+def _scope(scope: str) -> SyncScopedMemory:
+    return click.get_current_context().obj.runtime.memory.for_scope(scope)
+
+
+def _head_revision(memory: SyncScopedMemory, expected: int | None) -> int:
+    if expected is not None:
+        return expected
+    head = memory.head()
+    return 0 if head is None else head.revision
+
+
+def _print_write(result: WriteResult, verb: str, as_json: bool) -> None:
+    if as_json:
+        render.emit_json(result)
+        return
+    count = len(result.citations)
+    noun = "entry" if count == 1 else "entries"
+    render.console.print(f"{verb} {count} {noun} in {result.memory.scope!r} → revision {result.memory.revision}")
+    for citation in result.citations[:20]:
+        render.console.print(f"  {citation}")
+    if count > 20:
+        render.console.print(f"  … and {count - 20} more")
+
+
+def _print_entries(page: EntryPage, as_json: bool) -> None:
+    if as_json:
+        render.emit_json(page)
+        return
+    rows = [
+        (e.entry.entry_id, e.entry.kind, f"v{e.entry.version}", e.state, render.preview(e.entry.text, 60))
+        for e in page.entries
+    ]
+    title = f"{page.memory.scope} @ revision {page.memory.revision} — {len(rows)} entries"
+    render.table(title, ("entry", "kind", "ver", "state", "text"), rows)
+
+
+@click.command()
+@scope_option
+@click.option("--kind", "-k", default="fact", show_default=True, help="An open label: fact, preference, event, …")
+@click.option("--metadata", "-m", default=None, help='A small JSON object, e.g. \'{"turn": "D1:3"}\'.')
+@click.option("--id", "entry_id", default=None, help="Choose the entry id (printable ASCII, ≤128). Default: generated.")
+@expected_option
+@click.argument("text")
+@render.json_option
+def remember(scope: str, kind: str, metadata: str | None, entry_id: str | None, expected_revision: int | None,
+             text: str, as_json: bool) -> None:
+    """Remember TEXT in a scope (one new revision).
+
+    \b
+    Example:
+      pcmem remember --scope project --kind decision "Releases go out on Fridays."
+    """
+    entry = NewEntry(text=text, kind=kind, entry_id=entry_id,
+                     metadata=parse_metadata_json(metadata) if metadata else None)
+    result = _scope(scope).remember(RememberRequest(entries=(entry,), expected_revision=expected_revision))
+    _print_write(result, "remembered", as_json)
+
+
+@click.command("import")
+@scope_option
+@expected_option
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@render.json_option
+def import_(scope: str, expected_revision: int | None, file: Path, as_json: bool) -> None:
+    """Import a JSONL FILE: one {"text": …, "kind"?: …, "metadata"?: {…}, "entry_id"?: …} per line.
+
+    Every line is checked first; one bad line aborts the import and nothing from the file is written.
+    All entries land in one revision.
+
+    \b
+    Example:
+      pcmem import --scope notes notes.jsonl
+    """
+    entries = read_entries(file, show_progress=not as_json)
+    if not entries:
+        raise InputError(f"{file} has no entries")
+    result = _scope(scope).remember(RememberRequest(entries=entries, expected_revision=expected_revision))
+    _print_write(result, "imported", as_json)
+
+
+@click.command("list")
+@scope_option
+@click.option("--all", "include_retired", is_flag=True, help="Include retired entries.")
+@click.option("--revision", "-r", type=int, default=None, help="List the exact manifest of a past revision.")
+@render.json_option
+def list_(scope: str, include_retired: bool, revision: int | None, as_json: bool) -> None:
+    """List a scope's entries at the head or at a past revision.
+
+    \b
+    Example:
+      pcmem list --scope project --all --revision 3
+    """
+    request = ListRequest(state="all" if include_retired else "active", revision=revision)
+    _print_entries(_scope(scope).list(request), as_json)
+
+
+def _lookup(memory: SyncScopedMemory, ref: str, revision: int | None) -> MemoryEntry:
+    if "@" in ref and "/" in ref:
+        return memory.get(Citation.parse(ref))
+    return memory.get_entry(ref, revision)
+
+
+@click.command()
+@scope_option
+@click.option("--revision", "-r", type=int, default=None, help="Show the entry as it stood in this revision.")
+@click.argument("ref")
+@render.json_option
+def show(scope: str, revision: int | None, ref: str, as_json: bool) -> None:
+    """Show one entry by entry id, or exactly by citation (artifact@revision/entry/version).
+
+    \b
+    Example:
+      pcmem show --scope project ent_01jd5f2m3x…
+    """
+    entry = _lookup(_scope(scope), ref, revision)
+    if as_json:
+        render.emit_json(entry)
+        return
+    version = entry.entry
+    render.console.print(f"[bold]{version.entry_id}[/] v{version.version} ({version.kind}, {entry.state})")
+    render.console.print(f"citation: {entry.citation}")
+    render.console.print(f"sha256:   {version.content_hash}")
+    if version.metadata:
+        render.console.print(f"metadata: {render.to_jsonable(version.metadata)}")
+    render.console.print()
+    render.console.print(version.text, markup=False)
+
+
+@click.command()
+@scope_option
+@click.argument("entry_id")
+@render.json_option
+def history(scope: str, entry_id: str, as_json: bool) -> None:
+    """Show every revision that changed ENTRY_ID.
+
+    \b
+    Example:
+      pcmem history --scope project alice-tea
+    """
+    result = _scope(scope).history(entry_id)
+    if as_json:
+        render.emit_json(result)
+        return
+    rows = [
+        (e.revision, e.operation, e.state, f"v{e.entry.version}", e.created_at.strftime("%Y-%m-%d %H:%M:%S"),
+         render.preview(e.entry.text, 50))
+        for e in result.events
+    ]
+    render.table(f"history of {entry_id} in {scope}", ("rev", "operation", "state", "ver", "at (UTC)", "text"), rows)
+
+
+@click.command()
+@scope_option
+@click.option("--since", type=int, default=0, show_default=True, help="Changes after this revision.")
+@render.json_option
+def changes(scope: str, since: int, as_json: bool) -> None:
+    """List entry changes made after revision --since.
+
+    \b
+    Example:
+      pcmem changes --scope project --since 12
+    """
+    page = _scope(scope).changes(since)
+    if as_json:
+        render.emit_json(page)
+        return
+    rows = [(c.revision, c.operation, c.entry_id, c.entry_version_id, c.state) for c in page.changes]
+    render.table(f"{scope}: changes after revision {since}", ("rev", "operation", "entry", "version", "state"), rows)
+
+
+@click.command()
+@scope_option
+@click.option("--kind", "-k", default=None, help="New kind (default: keep).")
+@click.option("--metadata", "-m", default=None, help="New metadata JSON object (default: keep).")
+@expected_option
+@click.argument("entry_id")
+@click.argument("text")
+@render.json_option
+def revise(scope: str, kind: str | None, metadata: str | None, expected_revision: int | None, entry_id: str,
+           text: str, as_json: bool) -> None:
+    """Write a new version of ENTRY_ID with TEXT.
+
+    \b
+    Example:
+      pcmem revise --scope project --expected-revision 4 alice-tea "Alice prefers green tea."
+    """
+    memory = _scope(scope)
+    request = ReviseRequest(
+        entry_id=entry_id,
+        text=text,
+        kind=kind,
+        metadata=parse_metadata_json(metadata) if metadata else None,
+        expected_revision=_head_revision(memory, expected_revision),
+    )
+    _print_write(memory.revise(request), "revised", as_json)
+
+
+def _state_command(name: str, request_type: type[RetireRequest] | type[ReactivateRequest], doc: str) -> click.Command:
+    @click.command(name, help=doc)
+    @scope_option
+    @expected_option
+    @click.argument("entry_id")
+    @render.json_option
+    def command(scope: str, expected_revision: int | None, entry_id: str, as_json: bool) -> None:
+        memory = _scope(scope)
+        request = request_type(entry_id=entry_id, expected_revision=_head_revision(memory, expected_revision))
+        method = memory.retire if request_type is RetireRequest else memory.reactivate
+        _print_write(method(request), f"{name}d", as_json)
+
+    return command
+
+
+retire = _state_command(
+    "retire", RetireRequest,
+    "Retire ENTRY_ID (it stays in history and past revisions).\n\n\b\nExample:\n  pcmem retire --scope project alice-tea",
+)
+reactivate = _state_command(
+    "reactivate", ReactivateRequest,
+    "Make a retired ENTRY_ID active again.\n\n\b\nExample:\n  pcmem reactivate --scope project alice-tea",
+)
+
+
+@click.command()
+@render.json_option
+def scopes(as_json: bool) -> None:
+    """List every scope with entry counts and head revision.
+
+    \b
+    Example:
+      pcmem scopes --json
+    """
+    summaries = click.get_current_context().obj.runtime.memory.scopes()
+    if as_json:
+        render.emit_json(summaries)
+        return
+    rows = [
+        (s.scope, s.active_count, s.retired_count, s.head_revision, s.updated_at.strftime("%Y-%m-%d %H:%M:%S"))
+        for s in summaries
+    ]
+    render.table(None, ("scope", "active", "retired", "head", "updated (UTC)"), rows)
+
+
+@click.command()
+@render.json_option
+def where(as_json: bool) -> None:
+    """Print the store file pcmem uses (from --db, $PCMEM_DB or the per-user default)."""
+    path = click.get_current_context().obj.path
+    if as_json:
+        render.emit_json({"db": str(path), "exists": path.exists()})
+    else:
+        click.echo(str(path))
+
+
+def register(group: click.Group) -> None:
+    for command in (remember, import_, list_, show, history, changes, revise, retire, reactivate, scopes, where):
+        group.add_command(command)

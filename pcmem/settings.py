@@ -1,0 +1,25 @@
+"""Where the store lives. Precedence: an explicit argument (``--db``) > ``PCMEM_DB`` > the per-user default."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import platformdirs
+
+DB_ENV = "PCMEM_DB"
+DEFAULT_DB_NAME = "memory.duckdb"
+
+
+def default_db_path() -> Path:
+    """The per-user store file, e.g. ``~/.local/share/pcmem/memory.duckdb`` on Linux."""
+    return Path(platformdirs.user_data_dir("pcmem", appauthor=False)) / DEFAULT_DB_NAME
+
+
+def resolve_db_path(explicit: str | os.PathLike[str] | None = None) -> Path:
+    if explicit:
+        return Path(explicit).expanduser()
+    from_env = os.environ.get(DB_ENV)
+    if from_env:
+        return Path(from_env).expanduser()
+    return default_db_path()
