@@ -1,0 +1,54 @@
+"""The public API: async in the RFC's shape, a short root namespace, and no heavy imports."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pcmem
+from pcmem import ListRequest, NewEntry, RememberRequest, RetireRequest
+
+
+async def test_async_api_in_the_rfc_shape(db_path):
+    async with pcmem.open_runtime(db_path) as runtime:
+        project = runtime.memory.for_scope("project")
+        written = await project.remember(RememberRequest(entries=(NewEntry(text="async hello", kind="note"),)))
+        await project.retire(RetireRequest(entry_id=written.citations[0].entry_id, expected_revision=1))
+        page = await project.list(ListRequest(state="all"))
+        assert [(e.entry.text, e.state) for e in page.entries] == [("async hello", "retired")]
+        assert (await project.get(written.citations[0])).entry.kind == "note"
+        assert [s.scope for s in await runtime.memory.scopes()] == ["project"]
+        assert len((await project.history(written.citations[0].entry_id)).events) == 2
+
+
+async def test_open_runtime_can_be_awaited(db_path):
+    runtime = await pcmem.open_runtime(db_path)
+    try:
+        assert await runtime.memory.for_scope("x").head() is None
+    finally:
+        await runtime.close()
+
+
+def test_root_namespace_is_sorted_and_complete():
+    assert pcmem.__all__ == sorted(pcmem.__all__)
+    for name in pcmem.__all__:
+        assert hasattr(pcmem, name), name
+
+
+def test_import_pcmem_loads_no_ui_or_llm_code():
+    probe = (
+        "import sys, pcmem, pcmem.cli\n"
+        "heavy = [m for m in ('textual', 'llama_cpp', 'tui') if m in sys.modules]\n"
+        "print(','.join(heavy))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == ""
+
+
+def test_python_dash_m_pcmem_runs(tmp_path):
+    result = subprocess.run(
+        [sys.executable, "-m", "pcmem", "--db", str(tmp_path / "m.duckdb"), "scopes", "--json"],
+        capture_output=True, text=True,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"

@@ -1,0 +1,95 @@
+"""The store file itself: migrations, foreign and newer files, and the O(change) cost of writes."""
+
+from __future__ import annotations
+
+import duckdb
+import pytest
+
+import pcmem
+from pcmem import NewEntry, RememberRequest, ReviseRequest, StoreFormatError, StoreVersionError
+from pcmem.store.duckdb.migrations import MIGRATIONS
+
+
+def test_new_file_records_every_migration_in_order(db_path):
+    pcmem.open_sync(db_path).close()
+    with duckdb.connect(str(db_path)) as db:
+        rows = db.execute("SELECT seq, name FROM pcmem_migrations ORDER BY seq").fetchall()
+        marker = db.execute("SELECT value FROM pcmem_meta WHERE key = 'format'").fetchone()
+    assert rows == [(i, m.name) for i, m in enumerate(MIGRATIONS, start=1)]
+    assert marker == ("pcmem-store",)
+
+
+def test_reopening_applies_nothing_twice(db_path):
+    pcmem.open_sync(db_path).close()
+    pcmem.open_sync(db_path).close()
+    with duckdb.connect(str(db_path)) as db:
+        assert db.execute("SELECT count(*) FROM pcmem_migrations").fetchone() == (len(MIGRATIONS),)
+
+
+def test_file_from_a_newer_pcmem_is_refused_untouched(db_path):
+    pcmem.open_sync(db_path).close()
+    with duckdb.connect(str(db_path)) as db:
+        db.execute("INSERT INTO pcmem_migrations VALUES (999, '9999_from_the_future', now()::TIMESTAMP)")
+    with pytest.raises(StoreVersionError, match="newer pcmem"):
+        pcmem.open_sync(db_path)
+    with duckdb.connect(str(db_path)) as db:
+        assert db.execute("SELECT max(seq) FROM pcmem_migrations").fetchone() == (999,)
+
+
+def test_foreign_duckdb_file_is_refused_untouched(db_path):
+    with duckdb.connect(str(db_path)) as db:
+        db.execute("CREATE TABLE invoices (id INTEGER)")
+    with pytest.raises(StoreFormatError, match="belongs to something else"):
+        pcmem.open_sync(db_path)
+    with duckdb.connect(str(db_path)) as db:
+        tables = {name for (name,) in db.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+    assert tables == {"invoices"}
+
+
+def test_non_duckdb_file_is_a_format_error(db_path):
+    db_path.write_text("this is not a database\n" * 100)
+    with pytest.raises(StoreFormatError, match="not a DuckDB database"):
+        pcmem.open_sync(db_path)
+    assert db_path.read_text().startswith("this is not a database")
+
+
+def test_directory_is_refused(tmp_path):
+    with pytest.raises(pcmem.StoreError, match="directory"):
+        pcmem.open_sync(tmp_path)
+
+
+def _all_rows(db_path) -> dict[str, set[tuple]]:
+    """Every row of every pcmem table, with DuckDB's rowid, so an update in place shows up as a changed row."""
+    with duckdb.connect(str(db_path)) as db:
+        tables = [name for (name,) in db.execute(
+            "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main'").fetchall()]
+        return {table: set(db.execute(f"SELECT rowid, * FROM {table}").fetchall()) for table in tables}
+
+
+def _rows_touched_by_one_revise(db_path, size: int) -> tuple[int, set[str]]:
+    with pcmem.open_sync(db_path) as runtime:
+        memory = runtime.memory.for_scope("big")
+        entries = tuple(NewEntry(text=f"entry number {i} about topic {i % 7}") for i in range(size))
+        written = memory.remember(RememberRequest(entries=entries))
+        target = written.citations[size // 2]
+    before = _all_rows(db_path)
+    with pcmem.open_sync(db_path) as runtime:
+        runtime.memory.for_scope("big").revise(
+            ReviseRequest(entry_id=target.entry_id, text="a revised entry", expected_revision=1))
+    after = _all_rows(db_path)
+    touched = 0
+    touched_entries: set[str] = set()
+    for table in after:
+        changed = after[table] ^ before[table]
+        touched += len(changed)
+        for row in changed:
+            touched_entries.update(value for value in row if isinstance(value, str) and value.startswith("ent_"))
+    return touched, touched_entries - {target.entry_id}
+
+
+def test_a_write_costs_o_change_not_o_scope(tmp_path):
+    small, small_others = _rows_touched_by_one_revise(tmp_path / "small.duckdb", 20)
+    large, large_others = _rows_touched_by_one_revise(tmp_path / "large.duckdb", 2000)
+    assert small == large, "rows touched by one revise must not grow with the scope"
+    assert small_others == large_others == set(), "no other entry's rows may change"
+    assert 0 < small < 20

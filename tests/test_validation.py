@@ -1,0 +1,89 @@
+"""Input limits and normalisation: every bad value is a typed InputError, and nothing reaches the store."""
+
+from __future__ import annotations
+
+import unicodedata
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pcmem import InputError, NewEntry, RememberRequest, ReviseRequest
+from pcmem.validation import (
+    MAX_METADATA_BYTES,
+    MAX_TEXT_BYTES,
+    normalize_text,
+    validate_id,
+    validate_metadata,
+    validate_scope,
+)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    ["", "   \n\t ", "x" * (MAX_TEXT_BYTES + 1), "é" * (MAX_TEXT_BYTES // 2 + 1), "bell\x07", "nul\x00byte",
+     "lone \ud800 surrogate", "esc\x1b[31m", 42, None],
+)
+def test_bad_texts_are_input_errors(bad):
+    with pytest.raises(InputError):
+        normalize_text(bad)
+
+
+def test_text_limit_counts_utf8_bytes_after_stripping():
+    assert normalize_text("  " + "x" * MAX_TEXT_BYTES + "  ") == "x" * MAX_TEXT_BYTES
+    assert normalize_text("line one\nline\ttwo\r\n") == "line one\nline\ttwo"
+    assert normalize_text("rtl \u200f mark") == "rtl \u200f mark"
+
+
+@pytest.mark.parametrize("bad", ["", "   ", "s" * 257, "tab\x01", 7])
+def test_bad_scopes(bad):
+    with pytest.raises(InputError):
+        validate_scope(bad)
+
+
+@pytest.mark.parametrize("bad", ["", "has space", "é", "x" * 129, "new\nline"])
+def test_bad_ids(bad):
+    with pytest.raises(InputError):
+        validate_id(bad)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [[1, 2], "text", {"n": float("nan")}, {"big": "x" * MAX_METADATA_BYTES}, {1: "int key"},
+     {"deep": {"a": {"b": {"c": {"d": {"e": {"f": {"g": {"h": {"i": 1}}}}}}}}}}, {"obj": object()}],
+)
+def test_bad_metadata(bad):
+    with pytest.raises(InputError):
+        validate_metadata(bad)
+
+
+def test_request_models_raise_input_errors_not_pydantic_errors():
+    with pytest.raises(InputError, match="expected_revision"):
+        ReviseRequest(entry_id="a", text="b", expected_revision=-1)
+    with pytest.raises(InputError, match="entries"):
+        RememberRequest(entries=())
+    with pytest.raises(InputError, match="colour: Extra inputs"):
+        NewEntry(text="ok", colour="blue")
+
+
+@given(st.text(max_size=300))
+def test_normalize_text_is_idempotent_or_refuses(raw):
+    try:
+        once = normalize_text(raw)
+    except InputError:
+        return
+    assert normalize_text(once) == once
+    assert unicodedata.is_normalized("NFC", once)
+    assert 1 <= len(once.encode("utf-8")) <= MAX_TEXT_BYTES
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(raw=st.text(alphabet=st.characters(codec=None, categories=("Cc", "Cs", "Zs", "Lo", "Cf")), max_size=20))
+def test_hostile_text_either_round_trips_or_leaves_store_unchanged(project, raw):
+    head_before = project.head()
+    try:
+        result = project.remember(raw)
+    except InputError:
+        assert project.head() == head_before
+        return
+    assert project.get(result.citations[0]).entry.text == unicodedata.normalize("NFC", raw).strip()

@@ -1,0 +1,1 @@
+"""The pcmem terminal UI (Textual). Imports only pcmem's public API; pcmem never imports this package."""
