@@ -1,0 +1,5 @@
+"""Embeddings: the embedder port and its local adapters."""
+
+from pcmem.embedding.port import Embedder, EmbeddingProfile
+
+__all__ = ["Embedder", "EmbeddingProfile"]

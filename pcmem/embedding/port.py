@@ -1,0 +1,42 @@
+"""The embedder port: text in, unit vectors out, with a profile that names the vector space."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+#: Called with (done, total) while a batch is embedded.
+ProgressCallback = Callable[[int, int], None]
+
+
+@dataclass(frozen=True, slots=True)
+class EmbeddingProfile:
+    """Identifies a vector space. Vectors are only comparable when two profiles are equal (SPEC §2)."""
+
+    model_id: str
+    dimension: int
+    normalized: bool
+
+    def describe(self) -> str:
+        return f"{self.model_id} ({self.dimension}d{', normalised' if self.normalized else ''})"
+
+
+class Embedder(Protocol):
+    """Turns texts into float32 vectors of ``profile.dimension``.
+
+    Implementations load their model lazily (the first embed call), never download anything, and raise
+    :class:`~pcmem.errors.EmbeddingError` when the model cannot be loaded or fails.
+    """
+
+    @property
+    def profile(self) -> EmbeddingProfile:
+        """The vector space this embedder produces; available without loading the model."""
+
+    def embed_documents(self, texts: Sequence[str], progress: ProgressCallback | None = None) -> np.ndarray:
+        """Embed stored texts: shape (len(texts), dimension), float32, unit length when profile.normalized."""
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """Embed one search query: shape (dimension,), float32."""
