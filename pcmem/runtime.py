@@ -13,23 +13,44 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 from types import TracebackType
+from typing import Literal
 
-from pcmem.memory.scoped import Clock, utc_now
+from pcmem.embedding.port import Embedder
+from pcmem.memory.scoped import Clock, MemoryParts, utc_now
 from pcmem.memory.service import MemoryService, SyncMemoryService
 from pcmem.store.duckdb import DuckDBBackend
 from pcmem.store.port import StorageBackend
+
+#: ``"default"``: the bundled all-MiniLM-L6-v2 int8 model (loaded on first use); ``None``: full-text search only.
+EmbedderChoice = Embedder | Literal["default"] | None
+
+
+def _resolve_embedder(choice: EmbedderChoice) -> Embedder | None:
+    if choice == "default":
+        from pcmem.embedding.fastembed_minilm import default_embedder
+
+        return default_embedder()
+    return choice  # type: ignore[return-value]
 
 
 class SyncRuntime:
     """A store opened for blocking use (scripts, the CLI). Close it, or use it as a context manager."""
 
-    def __init__(self, backend: StorageBackend, *, clock: Clock = utc_now) -> None:
+    def __init__(self, backend: StorageBackend, *, embedder: Embedder | None = None, clock: Clock = utc_now) -> None:
         self.backend = backend
-        self.memory = SyncMemoryService(backend, clock)
+        self.embedder = embedder
+        if embedder is not None and backend.embedding_profile() is None:
+            backend.set_embedding_profile(embedder.profile)  # a new store adopts the configured vector space
+        self.memory = SyncMemoryService(MemoryParts(backend=backend, embedder=embedder, clock=clock))
 
     @classmethod
-    def open(cls, path: str | Path, *, clock: Clock = utc_now) -> SyncRuntime:
-        return cls(DuckDBBackend(path), clock=clock)
+    def open(cls, path: str | Path, *, embedder: EmbedderChoice = "default", clock: Clock = utc_now) -> SyncRuntime:
+        backend = DuckDBBackend(path)
+        try:
+            return cls(backend, embedder=_resolve_embedder(embedder), clock=clock)
+        except BaseException:
+            backend.close()
+            raise
 
     def close(self) -> None:
         self.backend.close()
@@ -49,8 +70,8 @@ class Runtime:
         self.memory = MemoryService(sync.memory)
 
     @classmethod
-    async def open(cls, path: str | Path, *, clock: Clock = utc_now) -> Runtime:
-        return cls(await asyncio.to_thread(SyncRuntime.open, path, clock=clock))
+    async def open(cls, path: str | Path, *, embedder: EmbedderChoice = "default", clock: Clock = utc_now) -> Runtime:
+        return cls(await asyncio.to_thread(SyncRuntime.open, path, embedder=embedder, clock=clock))
 
     async def close(self) -> None:
         await asyncio.to_thread(self.sync.close)
@@ -64,23 +85,23 @@ class Runtime:
         await self.close()
 
 
-def open_sync(path: str | Path, *, clock: Clock = utc_now) -> SyncRuntime:
+def open_sync(path: str | Path, *, embedder: EmbedderChoice = "default", clock: Clock = utc_now) -> SyncRuntime:
     """Open (creating if needed) the store file at ``path`` for blocking use."""
-    return SyncRuntime.open(path, clock=clock)
+    return SyncRuntime.open(path, embedder=embedder, clock=clock)
 
 
 class _OpenRuntime:
     """``await open_runtime(p)`` or ``async with open_runtime(p) as runtime``."""
 
-    def __init__(self, path: str | Path, clock: Clock) -> None:
-        self._path, self._clock = path, clock
+    def __init__(self, path: str | Path, embedder: EmbedderChoice, clock: Clock) -> None:
+        self._path, self._embedder, self._clock = path, embedder, clock
         self._runtime: Runtime | None = None
 
     def __await__(self):  # noqa: ANN204 - generator protocol
-        return Runtime.open(self._path, clock=self._clock).__await__()
+        return Runtime.open(self._path, embedder=self._embedder, clock=self._clock).__await__()
 
     async def __aenter__(self) -> Runtime:
-        self._runtime = await Runtime.open(self._path, clock=self._clock)
+        self._runtime = await self
         return self._runtime
 
     async def __aexit__(self, *exc_info: object) -> None:
@@ -88,6 +109,6 @@ class _OpenRuntime:
             await self._runtime.close()
 
 
-def open_runtime(path: str | Path, *, clock: Clock = utc_now) -> _OpenRuntime:
+def open_runtime(path: str | Path, *, embedder: EmbedderChoice = "default", clock: Clock = utc_now) -> _OpenRuntime:
     """Open (creating if needed) the store file at ``path`` for async use."""
-    return _OpenRuntime(path, clock)
+    return _OpenRuntime(path, embedder, clock)

@@ -7,7 +7,9 @@ assertion is about data, and through stderr/exit status wherever it is about fai
 from __future__ import annotations
 
 import json
+import shutil
 import unicodedata
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +26,7 @@ from pcmem.validation import MAX_SCOPE_CHARS, MAX_TEXT_BYTES
 # --- helpers ------------------------------------------------------------------------------------------------------
 
 
-def db_path(tmp_path: Path) -> Path:
+def store_path(tmp_path: Path) -> Path:
     return tmp_path / "m.duckdb"
 
 
@@ -37,7 +39,7 @@ def invoke(args: list[str], env: dict[str, str | None] | None = None) -> Result:
 
 def run(tmp_path: Path, *args: str) -> Result:
     """Run ``pcmem --db <tmp_path>/m.duckdb ARGS``."""
-    return invoke(["--db", str(db_path(tmp_path)), *args])
+    return invoke(["--db", str(store_path(tmp_path)), *args])
 
 
 def ok(result: Result) -> Result:
@@ -95,6 +97,78 @@ def jsonl(record: Any) -> str:
     return json.dumps(record, ensure_ascii=False)
 
 
+def error_lines(result: Result) -> list[str]:
+    """The non-blank stderr lines of a failed run."""
+    return [line for line in result.stderr.splitlines() if line.strip()]
+
+
+# --- seeded stores ------------------------------------------------------------------------------------------------
+# Opening a store costs ~0.1 s (the FTS extension is loaded each time), so stores that many tests start from are built
+# once per session through the CLI and copied into each test's tmp_path.
+
+SCOPE = "p"
+
+
+def _build_two(directory: Path) -> None:
+    """Scope "p": e1 "First." (revision 1) and e2 "Second." (revision 2)."""
+    remember(directory, SCOPE, "First.", "--id", "e1")
+    remember(directory, SCOPE, "Second.", "--id", "e2", "--kind", "event")
+
+
+def _build_lifecycle(directory: Path) -> None:
+    """Scope "p": remember (r1) → revise (r2) → retire (r3) → reactivate (r4) of alice-tea, beside bob-coffee (r1)."""
+    source = write_jsonl(directory / "seed.jsonl", [
+        jsonl({"entry_id": "alice-tea", "text": "Alice likes tea.", "kind": "preference", "metadata": {"v": 1}}),
+        jsonl({"entry_id": "bob-coffee", "text": "Bob likes coffee."}),
+    ])
+    results = [
+        run_json(directory, "import", "--scope", SCOPE, str(source)),
+        run_json(directory, "revise", "--scope", SCOPE, "--expected-revision", "1", "--metadata", '{"v": 2}',
+                 "alice-tea", "Alice likes green tea."),
+        run_json(directory, "retire", "--scope", SCOPE, "alice-tea"),
+        run_json(directory, "reactivate", "--scope", SCOPE, "--expected-revision", "3", "alice-tea"),
+    ]
+    (directory / "results.json").write_text(json.dumps(results), encoding="utf-8")
+
+
+def _build_demo(directory: Path) -> None:
+    run_json(directory, "demo")
+
+
+_TEMPLATES: dict[str, Callable[[Path], None]] = {"two": _build_two, "lifecycle": _build_lifecycle, "demo": _build_demo}
+
+
+@pytest.fixture(scope="session")
+def _template_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("cli-templates")
+
+
+@pytest.fixture
+def seed(_template_root: Path, tmp_path: Path) -> Callable[[str], Path]:
+    """``seed(name)`` puts a copy of the named template store at this test's store path; returns the template dir."""
+
+    def copy(name: str) -> Path:
+        directory = _template_root / name
+        if not store_path(directory).exists():
+            directory.mkdir(exist_ok=True)
+            _TEMPLATES[name](directory)
+        shutil.copyfile(store_path(directory), store_path(tmp_path))
+        return directory
+
+    return copy
+
+
+@pytest.fixture
+def two(seed: Callable[[str], Path]) -> None:
+    seed("two")
+
+
+@pytest.fixture
+def lifecycle(seed: Callable[[str], Path]) -> list[dict[str, Any]]:
+    """The lifecycle store; returns the --json results of its four writes."""
+    return json.loads((seed("lifecycle") / "results.json").read_text(encoding="utf-8"))
+
+
 # --- 1. remember / list / show round trip ---------------------------------------------------------------------------
 
 
@@ -144,10 +218,31 @@ def test_show_by_entry_id_and_by_citation(tmp_path: Path) -> None:
     by_citation = run_json(tmp_path, "show", "--scope", "project", citation_str(citation))
     assert by_citation == by_id
 
-    # The human form prints the same citation string.
+    # The human form prints the same citation string (rich may wrap it; see the xfail test below).
     text_out = ok(run(tmp_path, "show", "--scope", "project", "alice-tea")).stdout
-    assert f"citation: {citation_str(citation)}" in text_out
+    assert f"citation:{citation_str(citation)}" in "".join(text_out.split())
     assert "Alice likes tea." in text_out
+
+
+@pytest.mark.xfail(strict=True, reason="pcmem bug: rich folds long citations at 80 columns when stdout is not a tty")
+def test_human_output_keeps_citations_on_one_line(tmp_path: Path) -> None:
+    written = remember(tmp_path, "project", "Alice likes tea.")
+    citation = citation_str(written["citations"][0])
+    assert len(citation) > 80
+    remembered = ok(run(tmp_path, "remember", "--scope", "project", "Bob likes coffee.")).stdout
+    shown = ok(run(tmp_path, "show", "--scope", "project", written["citations"][0]["entry_id"])).stdout
+    assert citation in shown.splitlines()[1]
+    assert any(line.strip().startswith(written["memory"]["artifact_id"] + "@2/") and line.strip().count("/") == 2
+               for line in remembered.splitlines())
+
+
+@pytest.mark.xfail(strict=True, reason="pcmem bug: `show` treats any ref containing '@' and '/' as a citation")
+def test_show_by_entry_id_that_contains_at_and_slash(tmp_path: Path) -> None:
+    # validate_id accepts any printable ASCII without spaces, so "user@host/notes" is a legal entry id ...
+    remember(tmp_path, "project", "Odd id.", "--id", "user@host/notes")
+    assert run_json(tmp_path, "history", "--scope", "project", "user@host/notes")["events"]
+    # ... but `show` cannot read it back by id.
+    assert run_json(tmp_path, "show", "--scope", "project", "user@host/notes")["entry"]["text"] == "Odd id."
 
 
 def test_show_by_old_citation_reads_the_exact_old_version(tmp_path: Path) -> None:
@@ -174,36 +269,21 @@ def test_show_citation_of_another_scope_is_not_found(tmp_path: Path) -> None:
 # --- 2. revise / retire / reactivate / history / changes / past revisions -------------------------------------------
 
 
-def _edit_lifecycle(tmp_path: Path) -> list[dict[str, Any]]:
-    """remember (r1) → revise (r2) → retire (r3) → reactivate (r4) of alice-tea, beside an untouched entry (r1)."""
-    results = [
-        run_json(tmp_path, "import", "--scope", "p", str(write_jsonl(tmp_path / "seed.jsonl", [
-            jsonl({"entry_id": "alice-tea", "text": "Alice likes tea.", "kind": "preference", "metadata": {"v": 1}}),
-            jsonl({"entry_id": "bob-coffee", "text": "Bob likes coffee."}),
-        ]))),
-        run_json(tmp_path, "revise", "--scope", "p", "--expected-revision", "1", "--metadata", '{"v": 2}',
-                 "alice-tea", "Alice likes green tea."),
-        run_json(tmp_path, "retire", "--scope", "p", "alice-tea"),
-        run_json(tmp_path, "reactivate", "--scope", "p", "--expected-revision", "3", "alice-tea"),
-    ]
-    return results
-
-
-def test_write_commands_each_create_one_revision(tmp_path: Path) -> None:
-    results = _edit_lifecycle(tmp_path)
-    assert [r["memory"]["revision"] for r in results] == [1, 2, 3, 4]
-    assert len({r["memory"]["artifact_id"] for r in results}) == 1
+def test_write_commands_each_create_one_revision(tmp_path: Path, lifecycle: list[dict[str, Any]]) -> None:
+    assert [r["memory"]["revision"] for r in lifecycle] == [1, 2, 3, 4]
+    assert len({r["memory"]["artifact_id"] for r in lifecycle}) == 1
+    assert [len(r["citations"]) for r in lifecycle] == [2, 1, 1, 1]
     # retire/reactivate cite the version that stays current (v2, written by revise).
-    revised_version = results[1]["citations"][0]["entry_version_id"]
-    assert results[2]["citations"][0]["entry_version_id"] == revised_version
-    assert results[3]["citations"][0]["entry_version_id"] == revised_version
-    assert [r["citations"][0]["revision"] for r in results[1:]] == [2, 3, 4]
-    assert head(tmp_path, "p") == 4
+    revised_version = lifecycle[1]["citations"][0]["entry_version_id"]
+    assert lifecycle[2]["citations"][0]["entry_version_id"] == revised_version
+    assert lifecycle[3]["citations"][0]["entry_version_id"] == revised_version
+    assert [r["citations"][0]["revision"] for r in lifecycle] == [1, 2, 3, 4]
+    summary = scopes(tmp_path)[SCOPE]
+    assert (summary["head_revision"], summary["active_count"], summary["retired_count"]) == (4, 2, 0)
 
 
-def test_history_lists_every_change_of_an_entry(tmp_path: Path) -> None:
-    _edit_lifecycle(tmp_path)
-    history = run_json(tmp_path, "history", "--scope", "p", "alice-tea")
+def test_history_lists_every_change_of_an_entry(tmp_path: Path, lifecycle: list[dict[str, Any]]) -> None:
+    history = run_json(tmp_path, "history", "--scope", SCOPE, "alice-tea")
     assert history["entry_id"] == "alice-tea"
     assert history["memory"]["revision"] == 4
     events = history["events"]
@@ -212,81 +292,94 @@ def test_history_lists_every_change_of_an_entry(tmp_path: Path) -> None:
     assert [e["state"] for e in events] == ["active", "active", "retired", "active"]
     assert [e["entry"]["version"] for e in events] == [1, 2, 2, 2]
     assert [e["entry"]["text"] for e in events] == ["Alice likes tea."] + ["Alice likes green tea."] * 3
-    assert events[1]["entry"]["metadata"] == {"v": 2}
+    assert [e["entry"]["metadata"] for e in events] == [{"v": 1}] + [{"v": 2}] * 3
     assert events[1]["entry"]["kind"] == "preference"  # kept by revise when --kind is absent
 
-    untouched = run_json(tmp_path, "history", "--scope", "p", "bob-coffee")["events"]
+    untouched = run_json(tmp_path, "history", "--scope", SCOPE, "bob-coffee")["events"]
     assert [(e["revision"], e["operation"]) for e in untouched] == [(1, "remember")]
 
 
-def test_changes_since_lists_only_later_revisions(tmp_path: Path) -> None:
-    _edit_lifecycle(tmp_path)
-    everything = run_json(tmp_path, "changes", "--scope", "p")
+def test_changes_since_lists_only_later_revisions(tmp_path: Path, lifecycle: list[dict[str, Any]]) -> None:
+    everything = run_json(tmp_path, "changes", "--scope", SCOPE)
     assert everything["since_revision"] == 0
     assert sorted((c["revision"], c["operation"], c["entry_id"]) for c in everything["changes"]) == [
         (1, "remember", "alice-tea"), (1, "remember", "bob-coffee"),
         (2, "revise", "alice-tea"), (3, "retire", "alice-tea"), (4, "reactivate", "alice-tea"),
     ]
 
-    later = run_json(tmp_path, "changes", "--scope", "p", "--since", "2")
+    later = run_json(tmp_path, "changes", "--scope", SCOPE, "--since", "2")
     assert later["since_revision"] == 2
     assert [(c["revision"], c["operation"], c["state"]) for c in later["changes"]] == [
         (3, "retire", "retired"), (4, "reactivate", "active"),
     ]
-    assert run_json(tmp_path, "changes", "--scope", "p", "--since", "4")["changes"] == []
+    assert run_json(tmp_path, "changes", "--scope", SCOPE, "--since", "4")["changes"] == []
 
 
-def test_list_past_revisions_shows_the_manifest_as_it_stood(tmp_path: Path) -> None:
-    _edit_lifecycle(tmp_path)
-
-    def state_and_text(revision: int, *flags: str) -> dict[str, tuple[str, str, int]]:
-        page = run_json(tmp_path, "list", "--scope", "p", "--revision", str(revision), *flags)
-        assert page["memory"]["revision"] == revision
-        return {eid: (e["state"], e["entry"]["text"], e["entry"]["version"]) for eid, e in entries_by_id(page).items()}
-
-    bob = ("active", "Bob likes coffee.", 1)
-    assert state_and_text(1, "--all") == {"alice-tea": ("active", "Alice likes tea.", 1), "bob-coffee": bob}
-    assert state_and_text(2, "--all") == {"alice-tea": ("active", "Alice likes green tea.", 2), "bob-coffee": bob}
-    assert state_and_text(3, "--all") == {"alice-tea": ("retired", "Alice likes green tea.", 2), "bob-coffee": bob}
-    assert state_and_text(3) == {"bob-coffee": bob}  # without --all retired entries are hidden
-    assert state_and_text(4) == {"alice-tea": ("active", "Alice likes green tea.", 2), "bob-coffee": bob}
-    # The head listing equals the last revision's.
-    assert entries_by_id(run_json(tmp_path, "list", "--scope", "p", "--all")).keys() == {"alice-tea", "bob-coffee"}
-
-    # show --revision reads one entry as it stood then.
-    old = run_json(tmp_path, "show", "--scope", "p", "--revision", "1", "alice-tea")
-    assert (old["entry"]["text"], old["citation"]["revision"]) == ("Alice likes tea.", 1)
-
-
-def test_list_of_a_revision_past_the_head_is_not_found(tmp_path: Path) -> None:
-    remember(tmp_path, "p", "One.")
-    message = assert_error(run(tmp_path, "list", "--scope", "p", "--revision", "2"), NotFoundError.exit_code)
-    assert "revision 2" in message
+@pytest.mark.parametrize(
+    ("revision", "flags", "expected"),
+    [
+        (1, ["--all"], {"alice-tea": ("active", "Alice likes tea.", 1)}),
+        (2, ["--all"], {"alice-tea": ("active", "Alice likes green tea.", 2)}),
+        (3, ["--all"], {"alice-tea": ("retired", "Alice likes green tea.", 2)}),
+        (3, [], {}),  # without --all, retired entries are hidden
+        (4, [], {"alice-tea": ("active", "Alice likes green tea.", 2)}),
+    ],
+    ids=["r1", "r2", "r3-all", "r3-active", "r4"],
+)
+def test_list_at_a_past_revision_shows_the_manifest_as_it_stood(
+    tmp_path: Path, lifecycle: list[dict[str, Any]], revision: int, flags: list[str], expected: dict[str, Any]
+) -> None:
+    page = run_json(tmp_path, "list", "--scope", SCOPE, "--revision", str(revision), *flags)
+    assert page["memory"]["revision"] == revision
+    got = {eid: (e["state"], e["entry"]["text"], e["entry"]["version"]) for eid, e in entries_by_id(page).items()}
+    assert got == {**expected, "bob-coffee": ("active", "Bob likes coffee.", 1)}
+    assert {e["citation"]["revision"] for e in page["entries"]} == {revision}
 
 
-def test_revise_with_unchanged_content_writes_no_revision(tmp_path: Path) -> None:
-    remember(tmp_path, "p", "Same text.", "--id", "same")
-    result = run_json(tmp_path, "revise", "--scope", "p", "same", "  Same text.  ")
-    assert result["memory"]["revision"] == 1
-    assert head(tmp_path, "p") == 1
+def test_show_at_a_past_revision(tmp_path: Path, lifecycle: list[dict[str, Any]]) -> None:
+    old = run_json(tmp_path, "show", "--scope", SCOPE, "--revision", "1", "alice-tea")
+    assert (old["entry"]["text"], old["entry"]["version"], old["citation"]["revision"]) == ("Alice likes tea.", 1, 1)
+    retired = run_json(tmp_path, "show", "--scope", SCOPE, "--revision", "3", "alice-tea")
+    assert (retired["state"], retired["entry"]["version"]) == ("retired", 2)
+
+
+def test_list_of_a_revision_past_the_head_is_not_found(tmp_path: Path, two: None) -> None:
+    message = assert_error(run(tmp_path, "list", "--scope", SCOPE, "--revision", "3"), NotFoundError.exit_code)
+    assert "revision 3" in message
+
+
+def test_revise_with_unchanged_content_writes_no_revision(tmp_path: Path, two: None) -> None:
+    result = run_json(tmp_path, "revise", "--scope", SCOPE, "e1", "  First.  ")
+    assert result["memory"]["revision"] == 2
+    assert head(tmp_path, SCOPE) == 2
+
+
+def test_revise_can_change_kind_and_metadata(tmp_path: Path, two: None) -> None:
+    result = run_json(tmp_path, "revise", "--scope", SCOPE, "--kind", "decision", "--metadata", '{"by": "me"}',
+                      "e1", "First, revised.")
+    assert result["memory"]["revision"] == 3
+    shown = run_json(tmp_path, "show", "--scope", SCOPE, "e1")["entry"]
+    assert (shown["kind"], shown["metadata"], shown["text"], shown["version"]) == (
+        "decision", {"by": "me"}, "First, revised.", 2,
+    )
 
 
 @pytest.mark.parametrize(
     ("args", "fragment"),
     [
-        (["retire", "--scope", "p", "gone"], "it is retired"),
-        (["revise", "--scope", "p", "gone", "New text."], "is retired"),
-        (["reactivate", "--scope", "p", "here"], "it is active"),
+        (["retire", "--scope", SCOPE, "alice-tea"], "it is retired"),
+        (["revise", "--scope", SCOPE, "alice-tea", "New text."], "is retired"),
+        (["reactivate", "--scope", SCOPE, "bob-coffee"], "it is active"),
     ],
+    ids=["retire-twice", "revise-retired", "reactivate-active"],
 )
-def test_state_conflicts_exit_3_and_write_nothing(tmp_path: Path, args: list[str], fragment: str) -> None:
-    run_json(tmp_path, "import", "--scope", "p", str(write_jsonl(tmp_path / "s.jsonl", [
-        jsonl({"entry_id": "gone", "text": "Gone."}), jsonl({"entry_id": "here", "text": "Here."}),
-    ])))
-    run_json(tmp_path, "retire", "--scope", "p", "gone")
+def test_state_conflicts_exit_3_and_write_nothing(
+    tmp_path: Path, lifecycle: list[dict[str, Any]], args: list[str], fragment: str
+) -> None:
+    run_json(tmp_path, "retire", "--scope", SCOPE, "--expected-revision", "4", "alice-tea")
     message = assert_error(run(tmp_path, *args), RevisionConflictError.exit_code)
     assert fragment in message
-    assert head(tmp_path, "p") == 2
+    assert head(tmp_path, SCOPE) == 5
 
 
 # --- 3. compare-and-swap conflicts ---------------------------------------------------------------------------------
@@ -295,42 +388,49 @@ def test_state_conflicts_exit_3_and_write_nothing(tmp_path: Path, args: list[str
 @pytest.mark.parametrize(
     "args",
     [
-        ["remember", "--scope", "p", "--expected-revision", "1", "Another."],
-        ["remember", "--scope", "p", "--expected-revision", "0", "Another."],
-        ["revise", "--scope", "p", "--expected-revision", "1", "e1", "Changed."],
-        ["retire", "--scope", "p", "--expected-revision", "1", "e1"],
-        ["reactivate", "--scope", "p", "--expected-revision", "3", "e1"],
-        ["import", "--scope", "p", "--expected-revision", "1", "{jsonl}"],
+        ["remember", "--scope", SCOPE, "--expected-revision", "1", "Another."],
+        ["remember", "--scope", SCOPE, "--expected-revision", "0", "Another."],
+        ["revise", "--scope", SCOPE, "--expected-revision", "1", "e1", "Changed."],
+        ["retire", "--scope", SCOPE, "--expected-revision", "3", "e1"],
+        ["import", "--scope", SCOPE, "--expected-revision", "1", "{jsonl}"],
     ],
-    ids=["remember-stale", "remember-zero", "revise", "retire", "reactivate", "import"],
+    ids=["remember-stale", "remember-zero", "revise", "retire", "import"],
 )
-def test_expected_revision_mismatch_exits_3_and_leaves_store_unchanged(tmp_path: Path, args: list[str]) -> None:
-    remember(tmp_path, "p", "First.", "--id", "e1")
-    remember(tmp_path, "p", "Second.", "--id", "e2")
-    before_head = head(tmp_path, "p")
-    before_page = run_json(tmp_path, "list", "--scope", "p", "--all")
-    assert before_head == 2
+def test_expected_revision_mismatch_exits_3_and_leaves_store_unchanged(
+    tmp_path: Path, two: None, args: list[str]
+) -> None:
+    before = run_json(tmp_path, "list", "--scope", SCOPE, "--all")
+    assert before["memory"]["revision"] == 2
     source = write_jsonl(tmp_path / "in.jsonl", [jsonl({"text": "Imported."})])
     args = [str(source) if arg == "{jsonl}" else arg for arg in args]
 
     message = assert_error(run(tmp_path, *args), RevisionConflictError.exit_code)
     assert "expected revision" in message
-    assert "head" in message
+    assert "head of scope is 2" in message
 
-    assert head(tmp_path, "p") == before_head
-    assert run_json(tmp_path, "list", "--scope", "p", "--all") == before_page
+    assert run_json(tmp_path, "list", "--scope", SCOPE, "--all") == before  # includes the head revision
+
+
+def test_reactivate_with_stale_expected_revision_exits_3(tmp_path: Path, lifecycle: list[dict[str, Any]]) -> None:
+    run_json(tmp_path, "retire", "--scope", SCOPE, "bob-coffee")
+    assert_error(run(tmp_path, "reactivate", "--scope", SCOPE, "--expected-revision", "4", "bob-coffee"),
+                 RevisionConflictError.exit_code)
+    summary = scopes(tmp_path)[SCOPE]
+    assert (summary["head_revision"], summary["retired_count"]) == (5, 1)
 
 
 def test_matching_expected_revision_succeeds(tmp_path: Path) -> None:
-    assert remember(tmp_path, "p", "First.", "--expected-revision", "0")["memory"]["revision"] == 1
-    assert remember(tmp_path, "p", "Second.", "--expected-revision", "1")["memory"]["revision"] == 2
+    assert remember(tmp_path, SCOPE, "First.", "--expected-revision", "0")["memory"]["revision"] == 1
+    assert remember(tmp_path, SCOPE, "Second.", "--expected-revision", "1")["memory"]["revision"] == 2
+    assert run_json(tmp_path, "retire", "--scope", SCOPE, "--expected-revision", "2",
+                    run_json(tmp_path, "list", "--scope", SCOPE)["entries"][0]["entry"]["entry_id"],
+                    )["memory"]["revision"] == 3
 
 
 # --- 4. import ------------------------------------------------------------------------------------------------------
 
 
-def test_import_writes_every_line_in_one_revision_and_skips_blank_lines(tmp_path: Path) -> None:
-    remember(tmp_path, "notes", "Already here.", "--id", "old")
+def test_import_writes_every_line_in_one_revision_and_skips_blank_lines(tmp_path: Path, two: None) -> None:
     source = tmp_path / "notes.jsonl"
     source.write_text(
         "\n".join([
@@ -344,31 +444,31 @@ def test_import_writes_every_line_in_one_revision_and_skips_blank_lines(tmp_path
         encoding="utf-8",
     )
 
-    result = run_json(tmp_path, "import", "--scope", "notes", str(source))
-    assert result["memory"]["revision"] == 2
+    result = run_json(tmp_path, "import", "--scope", SCOPE, str(source))
+    assert result["memory"]["revision"] == 3
     assert len(result["citations"]) == 3
-    assert {c["revision"] for c in result["citations"]} == {2}
+    assert {c["revision"] for c in result["citations"]} == {3}
     assert result["citations"][2]["entry_id"] == "cafe"
-    assert head(tmp_path, "notes") == 2
 
-    changes = run_json(tmp_path, "changes", "--scope", "notes", "--since", "1")["changes"]
-    assert len(changes) == 3
-    assert {(c["revision"], c["operation"]) for c in changes} == {(2, "remember")}
+    changes = run_json(tmp_path, "changes", "--scope", SCOPE, "--since", "2")
+    assert changes["memory"]["revision"] == 3  # the head: one revision for the whole file
+    assert len(changes["changes"]) == 3
+    assert {(c["revision"], c["operation"]) for c in changes["changes"]} == {(3, "remember")}
 
-    page = run_json(tmp_path, "list", "--scope", "notes")
+    page = run_json(tmp_path, "list", "--scope", SCOPE)
     texts = {item["entry"]["text"]: item["entry"] for item in page["entries"]}
-    assert set(texts) == {"Already here.", "First note.", "Second note.", "Caf\u00e9 note."}
-    assert texts["Second note."]["kind"] == "event"
-    assert texts["Second note."]["metadata"] == {"turn": "D1:3"}
-    assert texts["First note."]["kind"] == "fact"
+    assert set(texts) == {"First.", "Second.", "First note.", "Second note.", "Caf\u00e9 note."}
+    assert (texts["Second note."]["kind"], texts["Second note."]["metadata"]) == ("event", {"turn": "D1:3"})
+    assert (texts["First note."]["kind"], texts["First note."]["metadata"]) == ("fact", {})
     assert texts["Caf\u00e9 note."]["entry_id"] == "cafe"
 
 
-def test_import_without_json_prints_a_summary(tmp_path: Path) -> None:
+def test_import_into_a_new_scope_without_json_prints_a_summary(tmp_path: Path) -> None:
     source = write_jsonl(tmp_path / "n.jsonl", [jsonl({"text": "One."}), jsonl({"text": "Two."})])
     result = ok(run(tmp_path, "import", "--scope", "notes", str(source)))
     assert "imported 2 entries in 'notes' → revision 1" in result.stdout
-    assert head(tmp_path, "notes") == 1
+    summary = scopes(tmp_path)["notes"]
+    assert (summary["head_revision"], summary["active_count"]) == (1, 2)
 
 
 GOOD = jsonl({"text": "A fine line."})
@@ -398,50 +498,48 @@ GOOD = jsonl({"text": "A fine line."})
     ],
 )
 def test_import_with_a_bad_line_writes_nothing_and_names_the_line(
-    tmp_path: Path, lines: list[str], line_number: int, fragment: str
+    tmp_path: Path, two: None, lines: list[str], line_number: int, fragment: str
 ) -> None:
     source = write_jsonl(tmp_path / "bad.jsonl", lines)
-    for extra in ([], ["--json"]):  # the progress display must not add to stderr either way
-        message = assert_error(run(tmp_path, "import", "--scope", "fresh", str(source), *extra), InputError.exit_code)
-        assert f"bad.jsonl:{line_number}:" in message
+    for scope in ("fresh", SCOPE):
+        message = assert_error(run(tmp_path, "import", "--scope", scope, str(source), "--json"), InputError.exit_code)
+        assert f"bad.jsonl:{line_number}: " in message
         assert fragment in message
-    assert "fresh" not in scopes(tmp_path)
-    assert assert_error(run(tmp_path, "list", "--scope", "fresh"), NotFoundError.exit_code)
+        # Without --json the progress display is on; the error is still the only message (see the xfail below).
+        assert error_lines(run(tmp_path, "import", "--scope", scope, str(source))) == [message]
+    summary = scopes(tmp_path)
+    assert list(summary) == [SCOPE]  # "fresh" was never created
+    assert (summary[SCOPE]["head_revision"], summary[SCOPE]["active_count"]) == (2, 2)
 
 
-def test_failed_import_into_an_existing_scope_leaves_it_unchanged(tmp_path: Path) -> None:
-    remember(tmp_path, "notes", "Keep me.", "--id", "keep")
-    before = run_json(tmp_path, "list", "--scope", "notes", "--all")
-    source = write_jsonl(tmp_path / "bad.jsonl", [GOOD, GOOD, "{oops"])
-    message = assert_error(run(tmp_path, "import", "--scope", "notes", str(source)), InputError.exit_code)
-    assert ":3:" in message
-    assert head(tmp_path, "notes") == 1
-    assert run_json(tmp_path, "list", "--scope", "notes", "--all") == before
+@pytest.mark.xfail(strict=True, reason="pcmem bug: import's transient progress bar writes a blank line to non-tty stderr")
+def test_import_error_without_json_is_exactly_one_stderr_line(tmp_path: Path) -> None:
+    source = write_jsonl(tmp_path / "bad.jsonl", [GOOD, "{oops"])
+    assert_error(run(tmp_path, "import", "--scope", "notes", str(source)), InputError.exit_code)
 
 
 @pytest.mark.parametrize(
     ("lines", "fragment"),
     [
         ([jsonl({"text": "a", "entry_id": "dup"}), jsonl({"text": "b", "entry_id": "dup"})], "unique"),
-        ([jsonl({"text": "a", "entry_id": "keep"})], "already exist"),
+        ([jsonl({"text": "a", "entry_id": "new"}), jsonl({"text": "b", "entry_id": "e1"})], "already exist"),
         (["", "   "], "has no entries"),
     ],
     ids=["duplicate-ids-in-file", "id-already-in-scope", "only-blank-lines"],
 )
-def test_import_rejects_whole_file_problems(tmp_path: Path, lines: list[str], fragment: str) -> None:
-    remember(tmp_path, "notes", "Keep me.", "--id", "keep")
+def test_import_rejects_whole_file_problems(tmp_path: Path, two: None, lines: list[str], fragment: str) -> None:
     source = write_jsonl(tmp_path / "in.jsonl", lines)
-    message = assert_error(run(tmp_path, "import", "--scope", "notes", str(source)), InputError.exit_code)
+    message = assert_error(run(tmp_path, "import", "--scope", SCOPE, str(source), "--json"), InputError.exit_code)
     assert fragment in message
-    assert head(tmp_path, "notes") == 1
+    assert set(entries_by_id(run_json(tmp_path, "list", "--scope", SCOPE))) == {"e1", "e2"}
 
 
-def test_import_of_non_utf8_file_is_an_input_error(tmp_path: Path) -> None:
+def test_import_of_non_utf8_file_is_an_input_error(tmp_path: Path, two: None) -> None:
     source = tmp_path / "latin1.jsonl"
     source.write_bytes(jsonl({"text": "café"}).encode("latin-1"))
-    message = assert_error(run(tmp_path, "import", "--scope", "notes", str(source)), InputError.exit_code)
+    message = assert_error(run(tmp_path, "import", "--scope", "notes", str(source), "--json"), InputError.exit_code)
     assert "not UTF-8" in message
-    assert "notes" not in scopes(tmp_path)
+    assert list(scopes(tmp_path)) == [SCOPE]
 
 
 # --- 5. bad input -----------------------------------------------------------------------------------------------------
@@ -450,60 +548,56 @@ def test_import_of_non_utf8_file_is_an_input_error(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "fragment"),
     [
-        (["remember", "--scope", "p", ""], "empty"),
-        (["remember", "--scope", "p", " \t\n "], "empty"),
-        (["remember", "--scope", "p", "x" * (MAX_TEXT_BYTES + 1)], f"limit is {MAX_TEXT_BYTES}"),
+        (["remember", "--scope", SCOPE, ""], "empty"),
+        (["remember", "--scope", SCOPE, " \t\n "], "empty"),
+        (["remember", "--scope", SCOPE, "x" * (MAX_TEXT_BYTES + 1)], f"limit is {MAX_TEXT_BYTES}"),
         # 2731 three-byte characters: 2731 code points but 8193 UTF-8 bytes.
-        (["remember", "--scope", "p", "\u20ac" * 2731], "8193 UTF-8 bytes"),
-        (["remember", "--scope", "p", "ring the bell \x07 now"], "control character U+0007"),
-        (["remember", "--scope", "p", "--metadata", "{not json", "Text."], "metadata is not valid JSON"),
-        (["remember", "--scope", "p", "--metadata", "[1, 2]", "Text."], "metadata must be a JSON object, got list"),
-        (["remember", "--scope", "p", "--metadata", '"str"', "Text."], "metadata must be a JSON object"),
-        (["remember", "--scope", "p", "--id", "has space", "Text."], "entry_id"),
-        (["remember", "--scope", "p", "--id", "x" * 129, "Text."], "entry_id"),
-        (["remember", "--scope", "p", "--kind", "  ", "Text."], "kind"),
+        (["remember", "--scope", SCOPE, "\u20ac" * 2731], "8193 UTF-8 bytes"),
+        (["remember", "--scope", SCOPE, "ring the bell \x07 now"], "control character U+0007"),
+        (["remember", "--scope", SCOPE, "--metadata", "{not json", "Text."], "metadata is not valid JSON"),
+        (["remember", "--scope", SCOPE, "--metadata", "[1, 2]", "Text."], "metadata must be a JSON object, got list"),
+        (["remember", "--scope", SCOPE, "--metadata", '"str"', "Text."], "metadata must be a JSON object"),
+        (["remember", "--scope", SCOPE, "--id", "has space", "Text."], "entry_id"),
+        (["remember", "--scope", SCOPE, "--id", "x" * 129, "Text."], "entry_id"),
+        (["remember", "--scope", SCOPE, "--id", "e1", "Text."], "already exist"),
+        (["remember", "--scope", SCOPE, "--kind", "  ", "Text."], "kind"),
         (["remember", "--scope", "s" * (MAX_SCOPE_CHARS + 1), "Text."], f"limit is {MAX_SCOPE_CHARS}"),
         (["remember", "--scope", "   ", "Text."], "scope must not be empty"),
-        (["remember", "--scope", "p", "--expected-revision", "-1", "Text."], "non-negative"),
-        (["revise", "--scope", "p", "--metadata", "[]", "e1", "Text."], "metadata must be a JSON object"),
-        (["revise", "--scope", "p", "e1", ""], "empty"),
+        (["remember", "--scope", SCOPE, "--expected-revision", "-1", "Text."], "non-negative"),
+        (["revise", "--scope", SCOPE, "--metadata", "[]", "e1", "Text."], "metadata must be a JSON object"),
+        (["revise", "--scope", SCOPE, "e1", ""], "empty"),
         (["list", "--scope", "s" * (MAX_SCOPE_CHARS + 1)], f"limit is {MAX_SCOPE_CHARS}"),
-        (["show", "--scope", "p", "bad id"], "entry_id"),
-        (["show", "--scope", "p", "not@a/citation"], "not a citation"),
+        (["show", "--scope", SCOPE, "bad id"], "entry_id"),
+        (["show", "--scope", SCOPE, "not@a/citation"], "not a citation"),
     ],
     ids=[
         "empty-text", "whitespace-text", "text-8193-ascii", "text-8193-bytes-multibyte", "control-char",
-        "metadata-invalid-json", "metadata-list", "metadata-string", "id-with-space", "id-too-long", "blank-kind",
-        "scope-257", "blank-scope", "negative-expected", "revise-metadata-list", "revise-empty-text", "list-scope-257",
-        "show-bad-id", "show-bad-citation",
+        "metadata-invalid-json", "metadata-list", "metadata-string", "id-with-space", "id-too-long", "id-taken",
+        "blank-kind", "scope-257", "blank-scope", "negative-expected", "revise-metadata-list", "revise-empty-text",
+        "list-scope-257", "show-bad-id", "show-bad-citation",
     ],
 )
-def test_bad_input_exits_2_with_one_line_and_writes_nothing(tmp_path: Path, args: list[str], fragment: str) -> None:
-    remember(tmp_path, "p", "Existing.", "--id", "e1")
+def test_bad_input_exits_2_with_one_line_and_writes_nothing(
+    tmp_path: Path, two: None, args: list[str], fragment: str
+) -> None:
     message = assert_error(run(tmp_path, *args), InputError.exit_code)
     assert fragment in message
     summary = scopes(tmp_path)
-    assert list(summary) == ["p"]
-    assert summary["p"]["head_revision"] == 1
-    assert summary["p"]["active_count"] == 1
+    assert list(summary) == [SCOPE]
+    assert (summary[SCOPE]["head_revision"], summary[SCOPE]["active_count"]) == (2, 2)
 
 
-def test_text_at_exactly_the_byte_limit_is_accepted(tmp_path: Path) -> None:
+def test_text_at_exactly_the_limits_is_accepted(tmp_path: Path) -> None:
     text = "\u20ac" * (MAX_TEXT_BYTES // 3) + "x" * (MAX_TEXT_BYTES % 3)
     assert len(text.encode("utf-8")) == MAX_TEXT_BYTES
-    remember(tmp_path, "p", text, "--id", "big")
-    assert run_json(tmp_path, "show", "--scope", "p", "big")["entry"]["text"] == text
-
-
-def test_scope_at_exactly_the_length_limit_is_accepted(tmp_path: Path) -> None:
     scope = "s" * MAX_SCOPE_CHARS
-    remember(tmp_path, scope, "Text.")
-    assert head(tmp_path, scope) == 1
+    remember(tmp_path, scope, text, "--id", "x" * 128)
+    assert run_json(tmp_path, "show", "--scope", scope, "x" * 128)["entry"]["text"] == text
 
 
 def test_tab_and_newline_inside_text_are_allowed(tmp_path: Path) -> None:
-    remember(tmp_path, "p", "a\tb\nc", "--id", "ws")
-    assert run_json(tmp_path, "show", "--scope", "p", "ws")["entry"]["text"] == "a\tb\nc"
+    remember(tmp_path, SCOPE, "a\tb\nc", "--id", "ws")
+    assert run_json(tmp_path, "show", "--scope", SCOPE, "ws")["entry"]["text"] == "a\tb\nc"
 
 
 def test_click_usage_errors_are_not_confused_with_pcmem_errors(tmp_path: Path) -> None:
@@ -511,7 +605,7 @@ def test_click_usage_errors_are_not_confused_with_pcmem_errors(tmp_path: Path) -
     assert result.exit_code == 2
     assert "Missing option '--scope'" in result.stderr
     assert "pcmem: error:" not in result.stderr
-    assert not db_path(tmp_path).exists()  # parsing failed before the store was opened
+    assert not store_path(tmp_path).exists()  # parsing failed before the store was opened
 
 
 # --- 6. not found / corrupt and foreign store files -------------------------------------------------------------------
@@ -530,35 +624,33 @@ def test_click_usage_errors_are_not_confused_with_pcmem_errors(tmp_path: Path) -
     ],
     ids=lambda args: args[0],
 )
-def test_unknown_scope_exits_4(tmp_path: Path, args: list[str]) -> None:
-    remember(tmp_path, "p", "Exists.")
+def test_unknown_scope_exits_4(tmp_path: Path, two: None, args: list[str]) -> None:
     message = assert_error(run(tmp_path, *args), NotFoundError.exit_code)
     assert "'nope'" in message
-    assert "nope" not in scopes(tmp_path)
+    assert list(scopes(tmp_path)) == [SCOPE]
 
 
 @pytest.mark.parametrize(
     "args",
     [
-        ["show", "--scope", "p", "missing"],
-        ["history", "--scope", "p", "missing"],
-        ["revise", "--scope", "p", "missing", "Text."],
-        ["retire", "--scope", "p", "missing"],
-        ["changes", "--scope", "p", "--since", "5"],
+        ["show", "--scope", SCOPE, "missing"],
+        ["history", "--scope", SCOPE, "missing"],
+        ["revise", "--scope", SCOPE, "missing", "Text."],
+        ["retire", "--scope", SCOPE, "missing"],
+        ["changes", "--scope", SCOPE, "--since", "5"],
     ],
     ids=["show", "history", "revise", "retire", "changes-past-head"],
 )
-def test_unknown_entry_or_revision_exits_4(tmp_path: Path, args: list[str]) -> None:
-    remember(tmp_path, "p", "Exists.")
+def test_unknown_entry_or_revision_exits_4(tmp_path: Path, two: None, args: list[str]) -> None:
     assert_error(run(tmp_path, *args), NotFoundError.exit_code)
-    assert head(tmp_path, "p") == 1
+    assert head(tmp_path, SCOPE) == 2
 
 
 def test_plain_text_file_as_store_exits_5_and_is_left_alone(tmp_path: Path) -> None:
     path = tmp_path / "notes.txt"
     path.write_text("these are my notes, not a database\n", encoding="utf-8")
     before = path.read_bytes()
-    for args in (["scopes"], ["list", "--scope", "p"], ["remember", "--scope", "p", "Text."]):
+    for args in (["scopes"], ["list", "--scope", SCOPE], ["remember", "--scope", SCOPE, "Text."]):
         message = assert_error(invoke(["--db", str(path), *args]), StoreError.exit_code)
         assert "not a DuckDB database file" in message
     assert path.read_bytes() == before
@@ -573,7 +665,7 @@ def test_foreign_duckdb_file_exits_5_and_is_left_unchanged(tmp_path: Path) -> No
     connection.close()
     before = path.read_bytes()
 
-    for args in (["scopes"], ["remember", "--scope", "p", "Text."]):
+    for args in (["scopes"], ["remember", "--scope", SCOPE, "Text."], ["demo"]):
         message = assert_error(invoke(["--db", str(path), *args]), StoreError.exit_code)
         assert "belongs to something else" in message
 
@@ -595,7 +687,7 @@ def test_directory_as_store_exits_5(tmp_path: Path) -> None:
 
 def test_store_in_a_missing_directory_is_created(tmp_path: Path) -> None:
     path = tmp_path / "deep" / "er" / "m.duckdb"
-    ok(invoke(["--db", str(path), "remember", "--scope", "p", "Text."]))
+    ok(invoke(["--db", str(path), "remember", "--scope", SCOPE, "Text."]))
     assert path.is_file()
 
 
@@ -603,6 +695,7 @@ def test_store_in_a_missing_directory_is_created(tmp_path: Path) -> None:
 
 
 def _demo_expectations() -> tuple[int, int, int]:
+    """(active, retired, head) that seeding DEMO_ENTRIES then applying DEMO_EDITS must produce."""
     retired = {entry_id for op, entry_id, _ in DEMO_EDITS if op == "retire"}
     return len(DEMO_ENTRIES) - len(retired), len(retired), 1 + len(DEMO_EDITS)
 
@@ -615,7 +708,7 @@ def test_demo_seeds_the_demo_scope(tmp_path: Path) -> None:
     active, retired, head_revision = _demo_expectations()
     first = run_json(tmp_path, "demo")
     assert first["created"] is True
-    assert first["db"] == str(db_path(tmp_path))
+    assert first["db"] == str(store_path(tmp_path))
     assert first["page"]["memory"]["scope"] == DEMO_SCOPE
     assert first["page"]["memory"]["revision"] == head_revision
 
@@ -625,18 +718,16 @@ def test_demo_seeds_the_demo_scope(tmp_path: Path) -> None:
     )
 
     page = entries_by_id(first["page"])
+    edited = {entry_id for _, entry_id, _ in DEMO_EDITS}
     assert set(page) == {entry_id for entry_id, *_ in DEMO_ENTRIES}
     for entry_id, kind, text, metadata in DEMO_ENTRIES:
         entry = page[entry_id]["entry"]
-        assert entry["kind"] == kind
-        assert entry["metadata"] == metadata
-        if entry_id not in {eid for _, eid, _ in DEMO_EDITS}:
-            assert entry["text"] == text
-            assert entry["version"] == 1
+        assert (entry["kind"], entry["metadata"]) == (kind, metadata)
+        if entry_id not in edited:
+            assert (entry["text"], entry["version"], page[entry_id]["state"]) == (text, 1, "active")
     for op, entry_id, text in DEMO_EDITS:
         if op == "revise":
-            assert page[entry_id]["entry"]["text"] == text
-            assert page[entry_id]["entry"]["version"] == 2
+            assert (page[entry_id]["entry"]["text"], page[entry_id]["entry"]["version"]) == (text, 2)
             assert page[entry_id]["state"] == "active"
         else:
             assert page[entry_id]["state"] == "retired"
@@ -647,14 +738,15 @@ def test_demo_seeds_the_demo_scope(tmp_path: Path) -> None:
     assert {eid: e["entry"]["text"] for eid, e in original.items()} == {eid: text for eid, _, text, _ in DEMO_ENTRIES}
 
 
-def test_demo_twice_leaves_the_scope_unchanged(tmp_path: Path) -> None:
-    first = run_json(tmp_path, "demo")
+def test_demo_twice_leaves_the_scope_unchanged(tmp_path: Path, seed: Callable[[str], Path]) -> None:
+    seed("demo")
     head_before = head(tmp_path, DEMO_SCOPE)
-    second = run_json(tmp_path, "demo")
-    assert second["created"] is False
-    assert head(tmp_path, DEMO_SCOPE) == head_before
-    assert second["page"] == first["page"]
+    assert head_before == _demo_expectations()[2]
+    before = run_json(tmp_path, "list", "--scope", DEMO_SCOPE, "--all")
 
+    again = run_json(tmp_path, "demo")
+    assert again["created"] is False
+    assert again["page"] == before
     text_run = ok(run(tmp_path, "demo"))
     assert "already present" in text_run.stdout
     assert head(tmp_path, DEMO_SCOPE) == head_before
@@ -662,8 +754,7 @@ def test_demo_twice_leaves_the_scope_unchanged(tmp_path: Path) -> None:
 
 def test_demo_into_a_custom_scope(tmp_path: Path) -> None:
     active, retired, head_revision = _demo_expectations()
-    result = run_json(tmp_path, "demo", "--scope", "sandbox")
-    assert result["created"] is True
+    assert run_json(tmp_path, "demo", "--scope", "sandbox")["created"] is True
     summary = scopes(tmp_path)
     assert list(summary) == ["sandbox"]
     assert (summary["sandbox"]["active_count"], summary["sandbox"]["retired_count"]) == (active, retired)
@@ -688,44 +779,36 @@ def test_pcmem_db_env_selects_the_store(tmp_path: Path) -> None:
     where = json.loads(ok(invoke(["where", "--json"], env=env)).stdout)
     assert where == {"db": str(path), "exists": False}
 
-    ok(invoke(["remember", "--scope", "p", "--id", "env-entry", "Via the environment."], env=env))
+    ok(invoke(["remember", "--scope", SCOPE, "--id", "env-entry", "Via the environment."], env=env))
     assert path.is_file()
     assert json.loads(ok(invoke(["where", "--json"], env=env)).stdout) == {"db": str(path), "exists": True}
 
-    # The same file opened explicitly holds the entry; the --db default file of this test was never created.
-    shown = json.loads(ok(invoke(["--db", str(path), "show", "--scope", "p", "env-entry", "--json"])).stdout)
+    # The same file opened explicitly holds the entry.
+    shown = json.loads(ok(invoke(["--db", str(path), "show", "--scope", SCOPE, "env-entry", "--json"])).stdout)
     assert shown["entry"]["text"] == "Via the environment."
-    assert not db_path(tmp_path).exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["from-env.duckdb"]
 
 
 def test_db_option_wins_over_pcmem_db(tmp_path: Path) -> None:
     env_path, option_path = tmp_path / "env.duckdb", tmp_path / "option.duckdb"
     result = invoke(["--db", str(option_path), "where", "--json"], env={"PCMEM_DB": str(env_path)})
-    assert json.loads(ok(result).stdout)["db"] == str(option_path)
+    assert json.loads(ok(result).stdout) == {"db": str(option_path), "exists": False}
 
 
 def test_where_falls_back_to_the_per_user_default(tmp_path: Path) -> None:
-    result = ok(invoke(["where", "--json"], env={"XDG_DATA_HOME": str(tmp_path / "xdg")}))
-    where = json.loads(result.stdout)
-    assert where["db"] == str(tmp_path / "xdg" / "pcmem" / "memory.duckdb")
-    assert where["exists"] is False
+    env = {"XDG_DATA_HOME": str(tmp_path / "xdg")}
+    where = json.loads(ok(invoke(["where", "--json"], env=env)).stdout)
+    assert where == {"db": str(tmp_path / "xdg" / "pcmem" / "memory.duckdb"), "exists": False}
     assert not (tmp_path / "xdg").exists()  # `where` never opens (or creates) the store
 
-    plain = ok(invoke(["where"], env={"XDG_DATA_HOME": str(tmp_path / "xdg")}))
-    assert plain.stdout.strip() == where["db"]
+    plain = ok(invoke(["where"], env=env))
+    assert plain.stdout == where["db"] + "\n"
 
 
 # --- 9. help and --json on every command -------------------------------------------------------------------------------
 
 
 COMMANDS = sorted(main.commands)
-
-
-def test_the_expected_commands_are_registered() -> None:
-    assert set(COMMANDS) == {
-        "remember", "import", "list", "show", "history", "changes", "revise", "retire", "reactivate", "scopes",
-        "where", "demo",
-    }
 
 
 def test_main_help_and_version_do_not_touch_a_store(tmp_path: Path) -> None:
@@ -735,7 +818,7 @@ def test_main_help_and_version_do_not_touch_a_store(tmp_path: Path) -> None:
         assert name in help_result.stdout
     version = ok(run(tmp_path, "--version"))
     assert version.stdout.startswith("pcmem, version ")
-    assert not db_path(tmp_path).exists()
+    assert not store_path(tmp_path).exists()
 
 
 @pytest.mark.parametrize("name", COMMANDS)
@@ -747,19 +830,19 @@ def test_every_command_has_help(tmp_path: Path, name: str) -> None:
         if name != "where":
             assert "Example" in result.stdout
             assert f"pcmem {name}" in result.stdout.split("Example", 1)[1]
-    assert not db_path(tmp_path).exists()
+    assert not store_path(tmp_path).exists()
 
 
 @pytest.mark.parametrize("name", COMMANDS)
 def test_every_command_declares_a_json_flag(name: str) -> None:
-    command = main.commands[name]
-    flags = [p for p in command.params if isinstance(p, click.Option) and "--json" in p.opts]
+    flags = [p for p in main.commands[name].params if isinstance(p, click.Option) and "--json" in p.opts]
     assert len(flags) == 1
     assert flags[0].is_flag
     assert flags[0].name == "as_json"
 
 
-def _json_invocations(tmp_path: Path) -> dict[str, list[str]]:
+def _invocations(tmp_path: Path) -> dict[str, list[str]]:
+    """One successful invocation of every command against the demo store."""
     source = write_jsonl(tmp_path / "more.jsonl", [jsonl({"text": "Imported."})])
     return {
         "remember": ["remember", "--scope", DEMO_SCOPE, "A new note."],
@@ -777,22 +860,19 @@ def _json_invocations(tmp_path: Path) -> dict[str, list[str]]:
     }
 
 
-def test_every_command_prints_one_json_document_with_json(tmp_path: Path) -> None:
-    run_json(tmp_path, "demo")
-    invocations = _json_invocations(tmp_path)
-    assert set(invocations) == set(COMMANDS)
+@pytest.mark.parametrize("as_json", [True, False], ids=["json", "text"])
+def test_every_command_runs_with_and_without_json(
+    tmp_path: Path, seed: Callable[[str], Path], as_json: bool
+) -> None:
+    seed("demo")
+    invocations = _invocations(tmp_path)
+    assert set(invocations) == set(COMMANDS), "add an invocation for every registered command"
     for name in COMMANDS:
-        result = ok(run(tmp_path, *invocations[name], "--json"))
-        assert result.stderr == "", f"{name} wrote to stderr: {result.stderr!r}"
-        document = json.loads(result.stdout)
-        assert isinstance(document, (dict, list)), name
-
-
-def test_every_command_prints_text_without_json(tmp_path: Path) -> None:
-    run_json(tmp_path, "demo")
-    invocations = _json_invocations(tmp_path)
-    for name in COMMANDS:
-        result = ok(run(tmp_path, *invocations[name]))
-        assert result.stdout.strip(), f"{name} printed nothing"
-        with pytest.raises(json.JSONDecodeError):
-            json.loads(result.stdout)
+        result = ok(run(tmp_path, *invocations[name], *(["--json"] if as_json else [])))
+        if as_json:
+            assert result.stderr == "", f"{name} wrote to stderr: {result.stderr!r}"
+            assert isinstance(json.loads(result.stdout), (dict, list)), name
+        else:
+            assert result.stdout.strip(), f"{name} printed nothing"
+            with pytest.raises(json.JSONDecodeError):
+                json.loads(result.stdout)

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
+
+import numpy as np
 
 from pcmem.errors import EntryNotFoundError, InputError, RevisionConflictError, RevisionNotFoundError, ScopeNotFoundError
 from pcmem.ids import content_hash, new_id
@@ -32,6 +35,9 @@ from pcmem.memory.models import (
     RevisionInfo,
     WriteResult,
 )
+from pcmem.embedding.port import Embedder
+from pcmem.search.models import SearchMemoryRequest, SearchPage
+from pcmem.search.service import SearchService
 from pcmem.store.port import EntryEvent, HeadEntry, StorageBackend, WriteTransaction
 from pcmem.validation import validate_id, validate_revision, validate_scope
 
@@ -71,14 +77,38 @@ def _check_expected(tx: WriteTransaction, expected: int | None) -> None:
         )
 
 
+@dataclass
+class MemoryParts:
+    """What every scope handle of one runtime shares: storage, locks, clock, embedder and search."""
+
+    backend: StorageBackend
+    embedder: Embedder | None = None
+    clock: Clock = utc_now
+    locks: ScopeLocks = field(default_factory=ScopeLocks)
+
+    def __post_init__(self) -> None:
+        self.search = SearchService(self.backend, self.embedder)
+
+    def vectors_for(self, texts_by_version: dict[str, str]) -> dict[str, np.ndarray]:
+        """Embed new versions when the store's vector space is the embedder's; else store none (reindex later)."""
+        if not texts_by_version or self.embedder is None:
+            return {}
+        if self.backend.embedding_profile() != self.embedder.profile:
+            return {}
+        ids = list(texts_by_version)
+        matrix = self.embedder.embed_documents([texts_by_version[i] for i in ids])
+        return dict(zip(ids, matrix, strict=True))
+
+
 class SyncScopedMemory:
     """Blocking operations on one scope. Obtain it from ``SyncRuntime.memory.for_scope(scope)``."""
 
-    def __init__(self, backend: StorageBackend, scope: str, locks: ScopeLocks, clock: Clock = utc_now) -> None:
+    def __init__(self, parts: MemoryParts, scope: str) -> None:
         self.scope = validate_scope(scope)
-        self._backend = backend
-        self._lock = locks(self.scope)
-        self._clock = clock
+        self._parts = parts
+        self._backend = parts.backend
+        self._lock = parts.locks(self.scope)
+        self._clock = parts.clock
 
     # --- reads ------------------------------------------------------------------------------------------------
 
@@ -149,12 +179,23 @@ class SyncScopedMemory:
         """Every revision of this scope, oldest first."""
         return self._backend.revisions(self._memory())
 
+    def search(self, request: SearchMemoryRequest | str) -> SearchPage:
+        """Hybrid retrieval over the head revision (SPEC §2). A plain string searches with the defaults."""
+        if isinstance(request, str):
+            request = SearchMemoryRequest(query=request)
+        elif not isinstance(request, SearchMemoryRequest):
+            raise InputError(f"search takes a SearchMemoryRequest or a str, not {type(request).__name__}")
+        return self._parts.search.search(self.scope, request)
+
     # --- writes -----------------------------------------------------------------------------------------------
 
     def remember(self, request: RememberRequest | NewEntry | str) -> WriteResult:
         """Add entries in one new revision (creating the scope's memory on first use)."""
         request = _as_remember(request)
         now = self._clock()
+        drafts = [_first_version(entry, 0, now) for entry in request.entries]
+        # Embedding is the slow part of a write: do it before taking the scope lock.
+        vectors = self._parts.vectors_for({v.entry_version_id: v.text for v in drafts})
         with self._lock, self._backend.write(self.scope) as tx:
             _check_expected(tx, request.expected_revision)
             wanted = [entry.entry_id for entry in request.entries if entry.entry_id is not None]
@@ -162,14 +203,16 @@ class SyncScopedMemory:
             if taken:
                 raise InputError(f"entry ids already exist in scope {self.scope!r}: {sorted(taken)[:5]}; use revise")
             revision = _next_revision(tx)
-            versions = [_first_version(entry, revision, now) for entry in request.entries]
+            versions = [v.model_copy(update={"created_in_revision": revision}) for v in drafts]
             events = [EntryEvent(v.entry_id, v.entry_version_id, "active") for v in versions]
-            memory = tx.commit("remember", versions, events, now)
+            memory = tx.commit("remember", versions, events, now, vectors)
         return WriteResult(memory=memory, citations=tuple(_citation(memory, v) for v in versions))
 
     def revise(self, request: ReviseRequest) -> WriteResult:
         """Write a new version of an active entry. An unchanged text/kind/metadata writes nothing."""
         now = self._clock()
+        version_id = new_id("ver")
+        vectors = self._parts.vectors_for({version_id: request.text})
         with self._lock, self._backend.write(self.scope) as tx:
             current = self._head_entry(tx, request)
             if current.state != "active":
@@ -181,7 +224,7 @@ class SyncScopedMemory:
                 return WriteResult(memory=tx.memory, citations=(_citation(tx.memory, old),))
             version = EntryVersion(
                 entry_id=old.entry_id,
-                entry_version_id=new_id("ver"),
+                entry_version_id=version_id,
                 version=old.version + 1,
                 kind=kind,
                 text=request.text,
@@ -190,7 +233,8 @@ class SyncScopedMemory:
                 created_in_revision=_next_revision(tx),
                 created_at=now,
             )
-            memory = tx.commit("revise", [version], [EntryEvent(old.entry_id, version.entry_version_id, "active")], now)
+            event = EntryEvent(old.entry_id, version.entry_version_id, "active")
+            memory = tx.commit("revise", [version], [event], now, vectors)
         return WriteResult(memory=memory, citations=(_citation(memory, version),))
 
     def retire(self, request: RetireRequest) -> WriteResult:
@@ -215,7 +259,11 @@ class SyncScopedMemory:
             if current.state != from_state:
                 raise RevisionConflictError(f"cannot {operation} entry {request.entry_id!r}: it is {current.state}")
             version = current.version
-            memory = tx.commit(operation, [], [EntryEvent(version.entry_id, version.entry_version_id, to_state)], now)
+            vectors: dict[str, np.ndarray] = {}
+            if to_state == "active" and tx.missing_vectors([version.entry_version_id]):
+                vectors = self._parts.vectors_for({version.entry_version_id: version.text})  # rare: written unembedded
+            event = EntryEvent(version.entry_id, version.entry_version_id, to_state)
+            memory = tx.commit(operation, [], [event], now, vectors)
         return WriteResult(memory=memory, citations=(_citation(memory, version),))
 
     def _head_entry(self, tx: WriteTransaction, request: ReviseRequest | RetireRequest | ReactivateRequest) -> HeadEntry:

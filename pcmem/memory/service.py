@@ -25,24 +25,22 @@ from pcmem.memory.models import (
     ScopeSummary,
     WriteResult,
 )
-from pcmem.memory.scoped import Clock, ScopeLocks, SyncScopedMemory, utc_now
-from pcmem.store.port import StorageBackend
+from pcmem.memory.scoped import MemoryParts, SyncScopedMemory
+from pcmem.search.models import SearchMemoryRequest, SearchPage
 
 
 class SyncMemoryService:
     """Blocking access to every scope of one store."""
 
-    def __init__(self, backend: StorageBackend, clock: Clock = utc_now) -> None:
-        self._backend = backend
-        self._locks = ScopeLocks()
-        self._clock = clock
+    def __init__(self, parts: MemoryParts) -> None:
+        self.parts = parts
 
     def for_scope(self, scope: str) -> SyncScopedMemory:
-        return SyncScopedMemory(self._backend, scope, self._locks, self._clock)
+        return SyncScopedMemory(self.parts, scope)
 
     def scopes(self) -> list[ScopeSummary]:
         """Every scope that has a memory, with counts at its head."""
-        return self._backend.scope_summaries()
+        return self.parts.backend.scope_summaries()
 
 
 class ScopedMemory:
@@ -84,6 +82,9 @@ class ScopedMemory:
 
     async def revisions(self) -> list[RevisionInfo]:
         return await asyncio.to_thread(self.sync.revisions)
+
+    async def search(self, request: SearchMemoryRequest | str) -> SearchPage:
+        return await asyncio.to_thread(self.sync.search, request)
 
 
 class MemoryService:

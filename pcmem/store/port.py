@@ -7,11 +7,13 @@ implementation (:mod:`pcmem.store.duckdb`); a distributed engine can implement t
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
+
+import numpy as np
 
 from pcmem.memory.models import (
     Change,
@@ -24,6 +26,8 @@ from pcmem.memory.models import (
     RevisionInfo,
     ScopeSummary,
 )
+from pcmem.embedding.port import EmbeddingProfile
+from pcmem.search.fusion import Candidate
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +47,15 @@ class HeadEntry:
     state: EntryState
 
 
+@dataclass(frozen=True, slots=True)
+class ChannelCandidates:
+    """Both channels' candidates, read in one snapshot of one scope's head revision (``memory``)."""
+
+    memory: MemoryRef | None
+    fts: list[Candidate]
+    vector: list[Candidate]
+
+
 class WriteTransaction(Protocol):
     """One atomic write to one scope. Opened by :meth:`StorageBackend.write`; nothing is visible until commit."""
 
@@ -56,17 +69,25 @@ class WriteTransaction(Protocol):
     def existing_entry_ids(self, entry_ids: Sequence[str]) -> set[str]:
         """The subset of ``entry_ids`` already used in this scope (active or retired)."""
 
+    def embedding_profile(self) -> EmbeddingProfile | None:
+        """The store's embedding profile, or ``None`` before any embedder was used with it."""
+
+    def missing_vectors(self, entry_version_ids: Sequence[str]) -> set[str]:
+        """The subset of ``entry_version_ids`` that has no vector for the store's profile."""
+
     def commit(
         self,
         operation: Operation,
         new_versions: Sequence[EntryVersion],
         events: Sequence[EntryEvent],
         now: datetime,
+        vectors_by_version: Mapping[str, np.ndarray] | None = None,
     ) -> MemoryRef:
-        """Write revision head+1 with these new versions and entry events; return the new head.
+        """Write revision head+1 with these new versions, entry events and (optional) vectors; return the new head.
 
-        Cost is O(len(events)): unchanged entries' rows are not touched. Raises StoreError on engine failure,
-        in which case nothing is written.
+        The search projections move in the same transaction, so the next search sees exactly this revision. Cost is
+        O(len(events)): unchanged entries' rows are not touched. Raises StoreError on engine failure, in which case
+        nothing is written.
         """
 
 
@@ -99,6 +120,36 @@ class StorageBackend(Protocol):
 
     def history(self, memory: MemoryRef, entry_id: str) -> list[HistoryEvent]:
         """Every event of one entry up to ``memory.revision``, oldest first."""
+
+    def embedding_profile(self) -> EmbeddingProfile | None:
+        """The profile the stored vectors belong to, or ``None``."""
+
+    def set_embedding_profile(self, profile: EmbeddingProfile) -> None:
+        """Adopt ``profile``; vectors of a different profile are dropped (``reindex`` recomputes them)."""
+
+    def vector_complete(self, memory: MemoryRef) -> bool:
+        """Whether every active head entry of the memory has a vector for the store's profile."""
+
+    def candidates(
+        self, scope: str, *, fts_terms: Sequence[str] | None, query_vector: np.ndarray | None, limit: int
+    ) -> ChannelCandidates:
+        """Up to ``limit`` candidates per requested channel (None = channel not run) from one head snapshot.
+
+        FTS: BM25 over active head versions, with distinct matched query terms. Vector: cosine similarity.
+        Each list is ordered best first, ties bytewise by (artifact_id, entry_id, entry_version_id).
+        """
+
+    def entry_versions(self, entry_version_ids: Sequence[str]) -> dict[str, EntryVersion]:
+        """Immutable versions by id (missing ids are absent from the result)."""
+
+    def versions_missing_vectors(self, limit: int) -> list[tuple[str, str]]:
+        """Up to ``limit`` (entry_version_id, text) pairs of active head versions lacking a vector."""
+
+    def count_missing_vectors(self) -> int:
+        """How many active head versions lack a vector."""
+
+    def store_vectors(self, profile: EmbeddingProfile, batch: Mapping[str, np.ndarray]) -> None:
+        """Store vectors computed under ``profile`` (dropped if the store's profile changed meanwhile)."""
 
     def close(self) -> None:
         """Release the engine; further calls raise StoreError."""

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import duckdb
+import numpy as np
 import pyarrow as pa
 
 from pcmem.errors import StoreError
@@ -32,8 +33,11 @@ from pcmem.memory.models import (
     RevisionInfo,
     ScopeSummary,
 )
-from pcmem.store.duckdb import connection, migrations
-from pcmem.store.port import EntryEvent, HeadEntry
+from pcmem.embedding.port import EmbeddingProfile
+from pcmem.search.fusion import Candidate
+from pcmem.store.duckdb import connection, fts_index, migrations, vectors
+from pcmem.store.duckdb.arrow import registered
+from pcmem.store.port import ChannelCandidates, EntryEvent, HeadEntry
 from pcmem.validation import canonical_json
 
 _VERSION_FIELDS = (
@@ -264,6 +268,67 @@ class DuckDBBackend:
         ]
 
 
+    # --- search -----------------------------------------------------------------------------------------------
+
+    def embedding_profile(self) -> EmbeddingProfile | None:
+        with self._transaction() as cursor:
+            return vectors.profile(cursor)
+
+    def set_embedding_profile(self, profile: EmbeddingProfile) -> None:
+        with self._write_lock, self._transaction() as cursor:
+            vectors.set_profile(cursor, profile)
+
+    def vector_complete(self, memory: MemoryRef) -> bool:
+        with self._transaction() as cursor:
+            return vectors.profile(cursor) is not None and vectors.complete(cursor, memory.artifact_id)
+
+    def candidates(
+        self, scope: str, *, fts_terms: Sequence[str] | None, query_vector: np.ndarray | None, limit: int
+    ) -> ChannelCandidates:
+        with self._transaction() as cursor:
+            memory = _find_memory(cursor, scope)
+            if memory is None:
+                return ChannelCandidates(memory=None, fts=[], vector=[])
+            fts = fts_index.search(cursor, memory.artifact_id, fts_terms, limit) if fts_terms is not None else []
+            vector = (
+                vectors.search(cursor, memory.artifact_id, query_vector, limit) if query_vector is not None else []
+            )
+        return ChannelCandidates(memory=memory, fts=fts, vector=vector)
+
+    def entry_versions(self, entry_version_ids: Sequence[str]) -> dict[str, EntryVersion]:
+        if not entry_version_ids:
+            return {}
+        wanted = pa.table({"entry_version_id": pa.array(list(entry_version_ids), pa.string())})
+        with self._transaction() as cursor, registered(cursor, "pcmem_wanted", wanted):
+            rows = cursor.execute(
+                f"SELECT {_V_COLUMNS} FROM entry_versions v JOIN pcmem_wanted USING (entry_version_id)"
+            ).fetchall()
+        return {row[0]: _version_from_row(row) for row in rows}
+
+    def versions_missing_vectors(self, limit: int) -> list[tuple[str, str]]:
+        """Up to ``limit`` (entry_version_id, text) of active head versions that have no vector yet."""
+        with self._transaction() as cursor:
+            return cursor.execute(
+                "SELECT v.entry_version_id, v.text FROM head_entries h JOIN entry_versions v USING (entry_version_id) "
+                "ANTI JOIN embeddings e USING (entry_version_id) WHERE h.state = 'active' "
+                "ORDER BY v.entry_version_id LIMIT ?",
+                [limit],
+            ).fetchall()
+
+    def count_missing_vectors(self) -> int:
+        with self._transaction() as cursor:
+            return cursor.execute(
+                "SELECT count(*) FROM head_entries h ANTI JOIN embeddings e USING (entry_version_id) "
+                "WHERE h.state = 'active'"
+            ).fetchone()[0]
+
+    def store_vectors(self, profile: EmbeddingProfile, batch: Mapping[str, np.ndarray]) -> None:
+        """Store vectors computed for ``profile``; ignored if the store's profile changed meanwhile."""
+        with self._write_lock, self._transaction() as cursor:
+            if vectors.profile(cursor) == profile:
+                vectors.store(cursor, batch)
+
+
 def _find_memory(cursor: duckdb.DuckDBPyConnection, scope: str) -> MemoryRef | None:
     row = cursor.execute("SELECT artifact_id, head_revision FROM memories WHERE scope = ?", [scope]).fetchone()
     return None if row is None else MemoryRef(scope=scope, artifact_id=row[0], revision=row[1])
@@ -295,12 +360,20 @@ class _DuckDBWrite:
         if self.memory is None or not entry_ids:
             return set()
         wanted = pa.table({"entry_id": pa.array(list(entry_ids), pa.string())})
-        rows = self._cursor.execute(
-            "SELECT h.entry_id FROM head_entries h JOIN wanted w USING (entry_id) WHERE h.artifact_id = ?",
-            [self.memory.artifact_id],
-        ).fetchall()
-        del wanted
+        with registered(self._cursor, "pcmem_wanted", wanted):
+            rows = self._cursor.execute(
+                "SELECT h.entry_id FROM head_entries h JOIN pcmem_wanted w USING (entry_id) WHERE h.artifact_id = ?",
+                [self.memory.artifact_id],
+            ).fetchall()
         return {entry_id for (entry_id,) in rows}
+
+    def embedding_profile(self) -> EmbeddingProfile | None:
+        return vectors.profile(self._cursor)
+
+    def missing_vectors(self, entry_version_ids: Sequence[str]) -> set[str]:
+        if vectors.profile(self._cursor) is None:
+            return set(entry_version_ids)
+        return vectors.missing(self._cursor, entry_version_ids)
 
     def commit(
         self,
@@ -308,6 +381,7 @@ class _DuckDBWrite:
         new_versions: Sequence[EntryVersion],
         events: Sequence[EntryEvent],
         now: datetime,
+        vectors_by_version: Mapping[str, np.ndarray] | None = None,
     ) -> MemoryRef:
         if self._committed:
             raise StoreError("a write transaction commits at most once")
@@ -345,8 +419,8 @@ class _DuckDBWrite:
                     "created_at": pa.array([stamp] * len(new_versions), pa.timestamp("us")),
                 }
             )
-            cursor.execute("INSERT INTO entry_versions SELECT * FROM versions")
-            del versions
+            with registered(cursor, "pcmem_versions", versions):
+                cursor.execute("INSERT INTO entry_versions SELECT * FROM pcmem_versions")
         changed = pa.table(
             {
                 "artifact_id": pa.array([artifact_id] * len(events), pa.string()),
@@ -356,22 +430,39 @@ class _DuckDBWrite:
                 "state": pa.array([e.state for e in events], pa.string()),
             }
         )
-        cursor.execute("INSERT INTO entry_events SELECT * FROM changed")
-        # O(change): only the head rows of the entries this revision touched are updated or added.
-        cursor.execute(
-            """
-            UPDATE head_entries h SET entry_version_id = c.entry_version_id, state = c.state
-            FROM changed c WHERE h.artifact_id = c.artifact_id AND h.entry_id = c.entry_id
-            """
-        )
-        cursor.execute(
-            """
-            INSERT INTO head_entries
-            SELECT c.artifact_id, c.entry_id, c.entry_version_id, c.state FROM changed c
-            WHERE NOT EXISTS (SELECT 1 FROM head_entries h
-                              WHERE h.artifact_id = c.artifact_id AND h.entry_id = c.entry_id)
-            """
-        )
-        del changed
+        with registered(cursor, "pcmem_changed", changed):
+            cursor.execute("INSERT INTO entry_events SELECT * FROM pcmem_changed")
+            self._update_search_projections(vectors_by_version or {})
+            # O(change): only the head rows of the entries this revision touched are updated or added.
+            cursor.execute(
+                """
+                UPDATE head_entries h SET entry_version_id = c.entry_version_id, state = c.state
+                FROM pcmem_changed c WHERE h.artifact_id = c.artifact_id AND h.entry_id = c.entry_id
+                """
+            )
+            cursor.execute(
+                """
+                INSERT INTO head_entries
+                SELECT c.artifact_id, c.entry_id, c.entry_version_id, c.state FROM pcmem_changed c
+                WHERE NOT EXISTS (SELECT 1 FROM head_entries h
+                                  WHERE h.artifact_id = c.artifact_id AND h.entry_id = c.entry_id)
+                """
+            )
         self.memory = MemoryRef(scope=self._scope, artifact_id=artifact_id, revision=revision)
         return self.memory
+
+    def _update_search_projections(self, vectors_by_version: Mapping[str, np.ndarray]) -> None:
+        """Before head_entries moves: drop the touched entries' active docs from the FTS index, add the new ones."""
+        cursor = self._cursor
+        previous = cursor.execute(
+            "SELECT h.entry_version_id FROM head_entries h JOIN pcmem_changed c USING (artifact_id, entry_id) "
+            "WHERE h.state = 'active'"
+        ).fetchall()
+        fts_index.remove_documents(cursor, [version_id for (version_id,) in previous])
+        becoming_active = cursor.execute(
+            "SELECT c.entry_version_id, v.text FROM pcmem_changed c JOIN entry_versions v USING (entry_version_id) "
+            "WHERE c.state = 'active'"
+        ).fetchall()
+        fts_index.add_documents(cursor, becoming_active)
+        if vectors_by_version and vectors.profile(cursor) is not None:
+            vectors.store(cursor, vectors_by_version)

@@ -77,7 +77,25 @@ def _core_schema(db: duckdb.DuckDBPyConnection) -> None:
     )
 
 
-MIGRATIONS: tuple[Migration, ...] = (Migration("0001_core_schema", _core_schema),)
+def _search_projections(db: duckdb.DuckDBPyConnection) -> None:
+    # Derived data for search: the full-text index over active head versions (maintained incrementally, see
+    # fts_index) and the embedding profile + vectors. Existing head entries are indexed now; vectors wait for
+    # `pcmem reindex` or the next write with an embedder.
+    from pcmem.store.duckdb import fts_index, vectors
+
+    fts_index.create(db)
+    vectors.create(db)
+    rows = db.execute(
+        "SELECT v.entry_version_id, v.text FROM head_entries h JOIN entry_versions v USING (entry_version_id) "
+        "WHERE h.state = 'active'"
+    ).fetchall()
+    fts_index.add_documents(db, rows)
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration("0001_core_schema", _core_schema),
+    Migration("0002_search_projections", _search_projections),
+)
 
 
 def _table_names(db: duckdb.DuckDBPyConnection) -> set[str]:

@@ -1,0 +1,93 @@
+"""The coarse retrieval path of SPEC §2: mode by capability, channel candidates, admission, RRF.
+
+Runs synchronously (the async API calls it from a worker thread). Reads one head snapshot per search, so every hit
+of a page cites the same revision.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+
+from pcmem.embedding.port import Embedder
+from pcmem.errors import CapabilityNotSupportedError, EmbeddingError
+from pcmem.memory.models import Citation, MemoryRef
+from pcmem.search.analysis import query_terms
+from pcmem.search.fusion import admit_fts, admit_vector, channel_candidate_count, rrf_fuse
+from pcmem.search.models import MemoryHit, ResolvedMode, SearchMemoryRequest, SearchPage
+from pcmem.store.port import StorageBackend
+
+log = logging.getLogger(__name__)
+
+
+class SearchService:
+    def __init__(self, backend: StorageBackend, embedder: Embedder | None) -> None:
+        self._backend = backend
+        self._embedder = embedder
+
+    def vector_available(self, memory: MemoryRef | None) -> bool:
+        """SPEC §2: the store's profile equals the configured one and every active entry has a vector."""
+        if self._embedder is None or self._backend.embedding_profile() != self._embedder.profile:
+            return False
+        return memory is None or self._backend.vector_complete(memory)
+
+    def resolve_mode(self, requested: str, memory: MemoryRef | None) -> ResolvedMode:
+        """auto → hybrid when vectors are available, else fts (never vector alone); explicit modes never degrade."""
+        if requested == "fts":
+            return "fts"
+        vector_ok = self.vector_available(memory)
+        if requested == "auto":
+            return "hybrid" if vector_ok else "fts"
+        if not vector_ok:
+            raise CapabilityNotSupportedError(self._why_no_vectors(requested, memory))
+        return requested  # type: ignore[return-value]
+
+    def _why_no_vectors(self, requested: str, memory: MemoryRef | None) -> str:
+        if self._embedder is None:
+            return f"mode {requested!r} needs an embedder, and this runtime has none"
+        stored = self._backend.embedding_profile()
+        if stored != self._embedder.profile:
+            found = stored.describe() if stored else "none"
+            return (
+                f"mode {requested!r} is unavailable: the store's embedding profile is {found}, the configured one is "
+                f"{self._embedder.profile.describe()}; run `pcmem reindex`"
+            )
+        return f"mode {requested!r} is unavailable: some entries of {memory.scope!r} have no vector; run `pcmem reindex`"
+
+    def search(self, scope: str, request: SearchMemoryRequest) -> SearchPage:
+        memory = self._backend.find_memory(scope)
+        mode = self.resolve_mode(request.mode, memory)
+        query_vector: np.ndarray | None = None
+        if mode != "fts":
+            try:
+                query_vector = self._embedder.embed_query(request.query)
+            except EmbeddingError:
+                if request.mode != "auto":
+                    raise
+                log.warning("embedding the query failed; auto mode falls back to fts", exc_info=True)
+                mode = "fts"
+        terms = query_terms(request.query)
+        coarse_limit = request.limit  # max(k, c) once a reranker is configured (SPEC §2 step 3)
+        found = self._backend.candidates(
+            scope,
+            fts_terms=terms if mode in ("fts", "hybrid") else None,
+            query_vector=query_vector if mode in ("vector", "hybrid") else None,
+            limit=channel_candidate_count(coarse_limit),
+        )
+        if found.memory is None:
+            return SearchPage(memory=None, mode=mode, hits=())
+        fused = rrf_fuse({"fts": admit_fts(found.fts, len(terms)), "vector": admit_vector(found.vector)}, coarse_limit)
+        versions = self._backend.entry_versions([f.candidate.entry_version_id for f in fused])
+        hits = []
+        for item in fused:
+            version = versions[item.candidate.entry_version_id]
+            citation = Citation(
+                artifact_id=found.memory.artifact_id,
+                revision=found.memory.revision,
+                entry_id=version.entry_id,
+                entry_version_id=version.entry_version_id,
+            )
+            hits.append(MemoryHit(citation=citation, text=version.text, kind=version.kind, score=item.score,
+                                  matched_by=item.matched_by, metadata=version.metadata))
+        return SearchPage(memory=found.memory, mode=mode, hits=tuple(hits[: request.limit]))

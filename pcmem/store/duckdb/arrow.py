@@ -1,0 +1,19 @@
+"""Bulk rows reach DuckDB as registered Arrow tables: binding Python lists costs ~0.5 ms a row, Arrow ~1 µs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import duckdb
+import pyarrow as pa
+
+
+@contextmanager
+def registered(cursor: duckdb.DuckDBPyConnection, name: str, table: pa.Table) -> Iterator[None]:
+    """Expose ``table`` to SQL on this cursor under ``name`` for the duration of the block."""
+    cursor.register(name, table)
+    try:
+        yield
+    finally:
+        cursor.unregister(name)

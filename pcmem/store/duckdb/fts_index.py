@@ -1,0 +1,142 @@
+"""The full-text channel: DuckDB's FTS extension index, maintained incrementally.
+
+Freshness design: ``PRAGMA create_fts_index`` builds a static index (its own tables ``docs``, ``terms``, ``dict`` and
+``stats`` in schema ``fts_main_fts_docs``), and the extension's ``match_bm25`` macro scores queries by reading those
+tables at query time. So instead of rebuilding the index after writes (≈ 4.5 s at 100k documents), every write
+transaction updates exactly those tables for the documents it adds or removes — new rows in docs/terms, df counts in
+dict, and the stats row — in the same transaction as the revision: the next search sees the write, a superseded or
+retired version disappears at once, and a write costs O(its own terms), not O(index).
+
+The index holds one document per *active head* entry version of every scope (docname = entry_version_id). Text is
+pre-analysed by :mod:`pcmem.search.analysis` (analyzer v1, CJK unigrams + bigrams) and stored as space-separated
+terms; the index is configured to split on whitespace only (no stemming, stopwords, accent stripping or lowering),
+so queries analysed the same way match the same terms.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import duckdb
+import pyarrow as pa
+
+from pcmem.search.analysis import analyze
+from pcmem.search.fusion import Candidate
+from pcmem.store.duckdb.arrow import registered
+
+SCHEMA = "fts_main_fts_docs"
+
+
+def create(db: duckdb.DuckDBPyConnection) -> None:
+    """Create the (empty) index. ``fts_docs`` only declares the indexed column; rows live in the index tables."""
+    db.execute("CREATE TABLE fts_docs (doc_key VARCHAR, body VARCHAR)")
+    db.execute(
+        "PRAGMA create_fts_index('fts_docs', 'doc_key', 'body', stemmer='none', stopwords='none', "
+        r"ignore='\s+', strip_accents=0, lower=0, overwrite=1)"
+    )
+
+
+def add_documents(db: duckdb.DuckDBPyConnection, documents: Sequence[tuple[str, str]]) -> None:
+    """Index ``(entry_version_id, text)`` pairs."""
+    if not documents:
+        return
+    analysed = [(version_id, analyze(text)) for version_id, text in documents]
+    first = db.execute(f"SELECT coalesce(max(docid), -1) + 1 FROM {SCHEMA}.docs").fetchone()[0]
+    new_docs = pa.table(
+        {
+            "docid": pa.array(range(first, first + len(analysed)), pa.int64()),
+            "name": pa.array([version_id for version_id, _ in analysed], pa.string()),
+            "len": pa.array([len(terms) for _, terms in analysed], pa.int64()),
+        }
+    )
+    occurrences = pa.table(
+        {
+            "docid": pa.array([first + i for i, (_, terms) in enumerate(analysed) for _ in terms], pa.int64()),
+            "term": pa.array([term for _, terms in analysed for term in terms], pa.string()),
+        }
+    )
+    with registered(db, "pcmem_new_docs", new_docs), registered(db, "pcmem_occurrences", occurrences):
+        db.execute(f"INSERT INTO {SCHEMA}.docs SELECT docid, name, len FROM pcmem_new_docs")
+        db.execute(
+            f"""
+            INSERT INTO {SCHEMA}.dict
+            SELECT (SELECT coalesce(max(termid), -1) FROM {SCHEMA}.dict) + row_number() OVER (ORDER BY term), term, 0
+            FROM (SELECT DISTINCT term FROM pcmem_occurrences) fresh
+            WHERE NOT EXISTS (SELECT 1 FROM {SCHEMA}.dict d WHERE d.term = fresh.term)
+            """
+        )
+        db.execute(
+            f"INSERT INTO {SCHEMA}.terms SELECT o.docid, 0, d.termid "
+            f"FROM pcmem_occurrences o JOIN {SCHEMA}.dict d USING (term)"
+        )
+        db.execute(
+            f"""
+            UPDATE {SCHEMA}.dict d SET df = d.df + n.docs
+            FROM (SELECT term, count(DISTINCT docid) AS docs FROM pcmem_occurrences GROUP BY term) n
+            WHERE d.term = n.term
+            """
+        )
+    _refresh_stats(db)
+
+
+def remove_documents(db: duckdb.DuckDBPyConnection, entry_version_ids: Sequence[str]) -> None:
+    """Drop documents by entry_version_id (those not indexed are ignored)."""
+    if not entry_version_ids:
+        return
+    gone = pa.table({"name": pa.array(list(entry_version_ids), pa.string())})
+    with registered(db, "pcmem_gone", gone):
+        db.execute(
+            f"CREATE OR REPLACE TEMP TABLE pcmem_gone_docs AS "
+            f"SELECT docid FROM {SCHEMA}.docs JOIN pcmem_gone USING (name)"
+        )
+    db.execute(
+        f"""
+        UPDATE {SCHEMA}.dict d SET df = d.df - n.docs
+        FROM (SELECT termid, count(DISTINCT docid) AS docs FROM {SCHEMA}.terms
+              WHERE docid IN (SELECT docid FROM pcmem_gone_docs) GROUP BY termid) n
+        WHERE d.termid = n.termid
+        """
+    )
+    db.execute(f"DELETE FROM {SCHEMA}.terms WHERE docid IN (SELECT docid FROM pcmem_gone_docs)")
+    db.execute(f"DELETE FROM {SCHEMA}.docs WHERE docid IN (SELECT docid FROM pcmem_gone_docs)")
+    db.execute("DROP TABLE pcmem_gone_docs")
+    _refresh_stats(db)
+
+
+def _refresh_stats(db: duckdb.DuckDBPyConnection) -> None:
+    db.execute(
+        f"UPDATE {SCHEMA}.stats SET num_docs = (SELECT count(*) FROM {SCHEMA}.docs), "
+        f"avgdl = (SELECT avg(len) FROM {SCHEMA}.docs)"
+    )
+
+
+def search(db: duckdb.DuckDBPyConnection, artifact_id: str, terms: Sequence[str], limit: int) -> list[Candidate]:
+    """The top ``limit`` active head versions of one memory by BM25 (the extension's ``match_bm25``).
+
+    Ties break bytewise on (artifact_id, entry_id, entry_version_id). Each candidate carries the number of distinct
+    query terms it contains, which admission needs.
+    """
+    if not terms:
+        return []
+    rows = db.execute(
+        f"""
+        WITH scored AS (
+            SELECT h.artifact_id, h.entry_id, h.entry_version_id,
+                   {SCHEMA}.match_bm25(h.entry_version_id, $query) AS score
+            FROM head_entries h WHERE h.artifact_id = $artifact AND h.state = 'active'
+        ), top AS (
+            SELECT * FROM scored WHERE score IS NOT NULL
+            ORDER BY score DESC, artifact_id, entry_id, entry_version_id LIMIT $limit
+        ), matched AS (
+            SELECT d.name AS entry_version_id, count(DISTINCT t.termid) AS matched_terms
+            FROM {SCHEMA}.docs d JOIN {SCHEMA}.terms t USING (docid) JOIN {SCHEMA}.dict w USING (termid)
+            WHERE d.name IN (SELECT entry_version_id FROM top) AND w.term IN (SELECT unnest($terms))
+            GROUP BY d.name
+        )
+        SELECT top.artifact_id, top.entry_id, top.entry_version_id, top.score, coalesce(matched.matched_terms, 0)
+        FROM top LEFT JOIN matched USING (entry_version_id)
+        ORDER BY top.score DESC, top.artifact_id, top.entry_id, top.entry_version_id
+        """,
+        {"query": " ".join(terms), "artifact": artifact_id, "limit": limit, "terms": list(terms)},
+    ).fetchall()
+    return [Candidate(a, e, v, float(score), int(matched)) for a, e, v, score, matched in rows]
