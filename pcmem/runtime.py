@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from collections.abc import Callable
 from types import TracebackType
 from typing import Literal
 
 from pcmem.embedding.port import Embedder
+from pcmem.errors import ConfigurationError
+from pcmem.search.reindex import ReindexReport, reindex
 from pcmem.memory.scoped import Clock, MemoryParts, utc_now
 from pcmem.memory.service import MemoryService, SyncMemoryService
 from pcmem.store.duckdb import DuckDBBackend
@@ -51,6 +54,12 @@ class SyncRuntime:
         except BaseException:
             backend.close()
             raise
+
+    def reindex(self, progress: Callable[[int, int], None] | None = None) -> ReindexReport:
+        """Embed every active entry lacking a vector for the configured embedder (after a profile change)."""
+        if self.embedder is None:
+            raise ConfigurationError("reindex needs an embedder; this runtime was opened with embedder=None")
+        return reindex(self.backend, self.embedder, progress=progress)
 
     def close(self) -> None:
         self.backend.close()

@@ -97,6 +97,12 @@ def jsonl(record: Any) -> str:
     return json.dumps(record, ensure_ascii=False)
 
 
+def store_bytes(tmp_path: Path) -> bytes:
+    """The raw store file. A command that fails leaves it byte-for-byte unchanged (DuckDB rewrites nothing on a
+    read or a rolled-back transaction), which is a cheaper and stricter check than listing the scope again."""
+    return store_path(tmp_path).read_bytes()
+
+
 def error_lines(result: Result) -> list[str]:
     """The non-blank stderr lines of a failed run."""
     return [line for line in result.stderr.splitlines() if line.strip()]
@@ -266,6 +272,27 @@ def test_show_citation_of_another_scope_is_not_found(tmp_path: Path) -> None:
     assert "another memory" in message
 
 
+@pytest.mark.xfail(strict=True, reason="pcmem bug: entry text is rendered as rich markup in tables")
+def test_list_table_shows_square_brackets_literally(tmp_path: Path) -> None:
+    remember(tmp_path, "project", "[red]danger[/red] literal", "--id", "brackets")
+    assert "[red]danger[/red] literal" in ok(run(tmp_path, "list", "--scope", "project")).stdout
+
+
+@pytest.mark.xfail(strict=True, reason="pcmem bug: '[/]' in a scope, id or text crashes human output (MarkupError)")
+@pytest.mark.parametrize(
+    ("write", "read"),
+    [
+        (["remember", "--scope", "x[/]", "Text."], ["scopes"]),
+        (["remember", "--scope", "p", "--id", "a[/]b", "Text."], ["show", "--scope", "p", "a[/]b"]),
+        (["remember", "--scope", "p", "--json", "text [/] here"], ["list", "--scope", "p"]),
+    ],
+    ids=["scope", "entry-id", "text"],
+)
+def test_markup_like_values_do_not_crash_human_output(tmp_path: Path, write: list[str], read: list[str]) -> None:
+    ok(run(tmp_path, *write))
+    ok(run(tmp_path, *read))
+
+
 # --- 2. revise / retire / reactivate / history / changes / past revisions -------------------------------------------
 
 
@@ -377,9 +404,10 @@ def test_state_conflicts_exit_3_and_write_nothing(
     tmp_path: Path, lifecycle: list[dict[str, Any]], args: list[str], fragment: str
 ) -> None:
     run_json(tmp_path, "retire", "--scope", SCOPE, "--expected-revision", "4", "alice-tea")
+    before = store_bytes(tmp_path)
     message = assert_error(run(tmp_path, *args), RevisionConflictError.exit_code)
     assert fragment in message
-    assert head(tmp_path, SCOPE) == 5
+    assert store_bytes(tmp_path) == before
 
 
 # --- 3. compare-and-swap conflicts ---------------------------------------------------------------------------------
@@ -392,15 +420,14 @@ def test_state_conflicts_exit_3_and_write_nothing(
         ["remember", "--scope", SCOPE, "--expected-revision", "0", "Another."],
         ["revise", "--scope", SCOPE, "--expected-revision", "1", "e1", "Changed."],
         ["retire", "--scope", SCOPE, "--expected-revision", "3", "e1"],
-        ["import", "--scope", SCOPE, "--expected-revision", "1", "{jsonl}"],
+        ["import", "--scope", SCOPE, "--expected-revision", "1", "{jsonl}", "--json"],
     ],
     ids=["remember-stale", "remember-zero", "revise", "retire", "import"],
 )
 def test_expected_revision_mismatch_exits_3_and_leaves_store_unchanged(
     tmp_path: Path, two: None, args: list[str]
 ) -> None:
-    before = run_json(tmp_path, "list", "--scope", SCOPE, "--all")
-    assert before["memory"]["revision"] == 2
+    before = store_bytes(tmp_path)
     source = write_jsonl(tmp_path / "in.jsonl", [jsonl({"text": "Imported."})])
     args = [str(source) if arg == "{jsonl}" else arg for arg in args]
 
@@ -408,7 +435,12 @@ def test_expected_revision_mismatch_exits_3_and_leaves_store_unchanged(
     assert "expected revision" in message
     assert "head of scope is 2" in message
 
-    assert run_json(tmp_path, "list", "--scope", SCOPE, "--all") == before  # includes the head revision
+    after = run_json(tmp_path, "list", "--scope", SCOPE, "--all")
+    assert after["memory"]["revision"] == 2
+    assert {eid: (e["entry"]["text"], e["entry"]["version"], e["state"]) for eid, e in entries_by_id(after).items()} == {
+        "e1": ("First.", 1, "active"), "e2": ("Second.", 1, "active"),
+    }
+    assert store_bytes(tmp_path) == before
 
 
 def test_reactivate_with_stale_expected_revision_exits_3(tmp_path: Path, lifecycle: list[dict[str, Any]]) -> None:
@@ -501,12 +533,21 @@ def test_import_with_a_bad_line_writes_nothing_and_names_the_line(
     tmp_path: Path, two: None, lines: list[str], line_number: int, fragment: str
 ) -> None:
     source = write_jsonl(tmp_path / "bad.jsonl", lines)
+    before = store_bytes(tmp_path)
     for scope in ("fresh", SCOPE):
         message = assert_error(run(tmp_path, "import", "--scope", scope, str(source), "--json"), InputError.exit_code)
         assert f"bad.jsonl:{line_number}: " in message
         assert fragment in message
         # Without --json the progress display is on; the error is still the only message (see the xfail below).
         assert error_lines(run(tmp_path, "import", "--scope", scope, str(source))) == [message]
+    assert store_bytes(tmp_path) == before
+
+
+def test_failed_import_creates_no_scope_and_leaves_others_alone(tmp_path: Path, two: None) -> None:
+    source = write_jsonl(tmp_path / "bad.jsonl", [GOOD, GOOD, jsonl({"text": ""}), GOOD])
+    for scope in ("fresh", SCOPE):
+        message = assert_error(run(tmp_path, "import", "--scope", scope, str(source), "--json"), InputError.exit_code)
+        assert ":3:" in message
     summary = scopes(tmp_path)
     assert list(summary) == [SCOPE]  # "fresh" was never created
     assert (summary[SCOPE]["head_revision"], summary[SCOPE]["active_count"]) == (2, 2)
@@ -529,17 +570,19 @@ def test_import_error_without_json_is_exactly_one_stderr_line(tmp_path: Path) ->
 )
 def test_import_rejects_whole_file_problems(tmp_path: Path, two: None, lines: list[str], fragment: str) -> None:
     source = write_jsonl(tmp_path / "in.jsonl", lines)
+    before = store_bytes(tmp_path)
     message = assert_error(run(tmp_path, "import", "--scope", SCOPE, str(source), "--json"), InputError.exit_code)
     assert fragment in message
-    assert set(entries_by_id(run_json(tmp_path, "list", "--scope", SCOPE))) == {"e1", "e2"}
+    assert store_bytes(tmp_path) == before
 
 
 def test_import_of_non_utf8_file_is_an_input_error(tmp_path: Path, two: None) -> None:
     source = tmp_path / "latin1.jsonl"
     source.write_bytes(jsonl({"text": "café"}).encode("latin-1"))
+    before = store_bytes(tmp_path)
     message = assert_error(run(tmp_path, "import", "--scope", "notes", str(source), "--json"), InputError.exit_code)
     assert "not UTF-8" in message
-    assert list(scopes(tmp_path)) == [SCOPE]
+    assert store_bytes(tmp_path) == before
 
 
 # --- 5. bad input -----------------------------------------------------------------------------------------------------
@@ -580,11 +623,10 @@ def test_import_of_non_utf8_file_is_an_input_error(tmp_path: Path, two: None) ->
 def test_bad_input_exits_2_with_one_line_and_writes_nothing(
     tmp_path: Path, two: None, args: list[str], fragment: str
 ) -> None:
+    before = store_bytes(tmp_path)
     message = assert_error(run(tmp_path, *args), InputError.exit_code)
     assert fragment in message
-    summary = scopes(tmp_path)
-    assert list(summary) == [SCOPE]
-    assert (summary[SCOPE]["head_revision"], summary[SCOPE]["active_count"]) == (2, 2)
+    assert store_bytes(tmp_path) == before
 
 
 def test_text_at_exactly_the_limits_is_accepted(tmp_path: Path) -> None:
@@ -625,9 +667,10 @@ def test_click_usage_errors_are_not_confused_with_pcmem_errors(tmp_path: Path) -
     ids=lambda args: args[0],
 )
 def test_unknown_scope_exits_4(tmp_path: Path, two: None, args: list[str]) -> None:
+    before = store_bytes(tmp_path)
     message = assert_error(run(tmp_path, *args), NotFoundError.exit_code)
     assert "'nope'" in message
-    assert list(scopes(tmp_path)) == [SCOPE]
+    assert store_bytes(tmp_path) == before
 
 
 @pytest.mark.parametrize(
@@ -642,8 +685,9 @@ def test_unknown_scope_exits_4(tmp_path: Path, two: None, args: list[str]) -> No
     ids=["show", "history", "revise", "retire", "changes-past-head"],
 )
 def test_unknown_entry_or_revision_exits_4(tmp_path: Path, two: None, args: list[str]) -> None:
+    before = store_bytes(tmp_path)
     assert_error(run(tmp_path, *args), NotFoundError.exit_code)
-    assert head(tmp_path, SCOPE) == 2
+    assert store_bytes(tmp_path) == before
 
 
 def test_plain_text_file_as_store_exits_5_and_is_left_alone(tmp_path: Path) -> None:
@@ -857,6 +901,8 @@ def _invocations(tmp_path: Path) -> dict[str, list[str]]:
         "scopes": ["scopes"],
         "where": ["where"],
         "demo": ["demo"],
+        "search": ["search", "--scope", DEMO_SCOPE, "when do releases go out?"],
+        "reindex": ["reindex"],
     }
 
 

@@ -19,7 +19,7 @@ from pcmem.errors import ConfigurationError, EmbeddingError
 # More than one batch, with lengths that differ a lot, so length-sorting really reorders the texts.
 TEXTS = [
     f"Note {i}: the team deploys on Fridays after the {i % 24}:00 check" + " because the pipeline is slow" * (i % 9)
-    for i in range(m._BATCH + 9)
+    for i in range(2 * m._BATCH + 9)
 ]
 
 
@@ -102,7 +102,7 @@ def test_progress_reports_each_batch(embedder: m.MiniLMEmbedder) -> None:
     calls: list[tuple[int, int]] = []
     embedder.embed_documents(TEXTS, progress=lambda done, total: calls.append((done, total)))
     n = len(TEXTS)
-    assert calls == [(m._BATCH, n), (n, n)]
+    assert calls == [(m._BATCH, n), (2 * m._BATCH, n), (n, n)]
 
 
 def test_model_dir_holds_pinned_files(embedder: m.MiniLMEmbedder) -> None:

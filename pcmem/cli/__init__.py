@@ -62,7 +62,7 @@ def main(ctx: click.Context, db: str | None) -> None:
     \b
     Quick start:
       pcmem demo                                  # seed a sample scope
-      pcmem list --scope pcmem-demo
+      pcmem search --scope pcmem-demo "when do releases go out?"
       pcmem remember --scope project "We deploy on Fridays."
     """
     store = StoreContext(db)
@@ -70,9 +70,10 @@ def main(ctx: click.Context, db: str | None) -> None:
     ctx.call_on_close(store.close)
 
 
-from pcmem.cli import demo_command, memory_commands  # noqa: E402  (commands register on import)
+from pcmem.cli import demo_command, memory_commands, search_commands  # noqa: E402  (commands register on import)
 
 memory_commands.register(main)
+search_commands.register(main)
 demo_command.register(main)
 
 __all__ = ["StoreContext", "main"]
