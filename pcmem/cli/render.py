@@ -13,8 +13,15 @@ from rich.table import Table
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-console = Console(highlight=False, soft_wrap=False)
-err_console = Console(stderr=True, highlight=False)
+def _make_console(stderr: bool = False) -> Console:
+    made = Console(stderr=stderr, highlight=False)
+    if not made.is_terminal:
+        made.width = 200  # piped output: don't fold citations and ids at rich's 80-column default
+    return made
+
+
+console = _make_console()
+err_console = _make_console(stderr=True)
 
 
 def json_option(function: F) -> F:
