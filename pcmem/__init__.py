@@ -47,7 +47,10 @@ from pcmem.memory.models import (
     ScopeSummary,
     WriteResult,
 )
+from pcmem.embedding.port import Embedder, EmbeddingProfile
 from pcmem.runtime import Runtime, SyncRuntime, open_runtime, open_sync
+from pcmem.search.models import MemoryHit, SearchMemoryRequest, SearchPage
+from pcmem.search.reindex import ReindexReport
 
 __version__ = "0.1.0"
 
@@ -57,7 +60,9 @@ __all__ = [
     "ChangesPage",
     "Citation",
     "ConfigurationError",
+    "Embedder",
     "EmbeddingError",
+    "EmbeddingProfile",
     "EntryHistory",
     "EntryNotFoundError",
     "EntryPage",
@@ -66,11 +71,13 @@ __all__ = [
     "InputError",
     "ListRequest",
     "MemoryEntry",
+    "MemoryHit",
     "MemoryRef",
     "NewEntry",
     "NotFoundError",
     "PcmemError",
     "ReactivateRequest",
+    "ReindexReport",
     "RememberRequest",
     "RetireRequest",
     "ReviseRequest",
@@ -80,6 +87,8 @@ __all__ = [
     "Runtime",
     "ScopeNotFoundError",
     "ScopeSummary",
+    "SearchMemoryRequest",
+    "SearchPage",
     "StoreError",
     "StoreFormatError",
     "StoreVersionError",

@@ -46,7 +46,7 @@ def read_entries(path: Path, *, show_progress: bool = True) -> list[NewEntry]:
     entries: list[NewEntry] = []
     with Progress(
         TextColumn("checking {task.fields[name]}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-        console=err_console, disable=not show_progress, transient=True,
+        console=err_console, disable=not (show_progress and err_console.is_terminal), transient=True,
     ) as progress:
         task = progress.add_task("check", total=len(lines), name=path.name)
         for number, line in enumerate(lines, start=1):

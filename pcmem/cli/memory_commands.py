@@ -8,7 +8,7 @@ import click
 
 from pcmem.cli import render
 from pcmem.cli.jsonl import read_entries
-from pcmem.errors import InputError
+from pcmem.errors import InputError, NotFoundError
 from pcmem.memory.models import (
     Citation,
     EntryPage,
@@ -130,9 +130,19 @@ def list_(scope: str, include_retired: bool, revision: int | None, as_json: bool
 
 
 def _lookup(memory: SyncScopedMemory, ref: str, revision: int | None) -> MemoryEntry:
-    if "@" in ref and "/" in ref:
-        return memory.get(Citation.parse(ref))
-    return memory.get_entry(ref, revision)
+    """REF is a citation when it parses as one and names an entry; otherwise an entry id (ids may contain '@')."""
+    try:
+        citation = Citation.parse(ref)
+    except InputError:
+        return memory.get_entry(ref, revision)
+    try:
+        return memory.get(citation)
+    except NotFoundError:
+        try:
+            return memory.get_entry(ref, revision)
+        except (NotFoundError, InputError):
+            pass
+        raise
 
 
 @click.command()
@@ -152,13 +162,13 @@ def show(scope: str, revision: int | None, ref: str, as_json: bool) -> None:
         render.emit_json(entry)
         return
     version = entry.entry
-    render.console.print(f"[bold]{version.entry_id}[/] v{version.version} ({version.kind}, {entry.state})")
+    render.console.print(f"{version.entry_id} v{version.version} ({version.kind}, {entry.state})", style="bold")
     render.console.print(f"citation: {entry.citation}")
     render.console.print(f"sha256:   {version.content_hash}")
     if version.metadata:
         render.console.print(f"metadata: {render.to_jsonable(version.metadata)}")
     render.console.print()
-    render.console.print(version.text, markup=False)
+    render.console.print(version.text)
 
 
 @click.command()

@@ -14,7 +14,8 @@ from rich.table import Table
 F = TypeVar("F", bound=Callable[..., Any])
 
 def _make_console(stderr: bool = False) -> Console:
-    made = Console(stderr=stderr, highlight=False)
+    # markup and emoji codes off: entry texts, ids and scopes are user data, never rich markup ("[/]" must print).
+    made = Console(stderr=stderr, highlight=False, markup=False, emoji=False)
     if not made.is_terminal:
         made.width = 200  # piped output: don't fold citations and ids at rich's 80-column default
     return made

@@ -56,7 +56,8 @@ def reindex(as_json: bool) -> None:
     """
     runtime = click.get_current_context().obj.runtime
     with Progress(TextColumn("embedding"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                  console=render.err_console, disable=as_json, transient=True) as progress:
+                  console=render.err_console, disable=as_json or not render.err_console.is_terminal,
+                  transient=True) as progress:
         task = progress.add_task("embed", total=None)
         report = runtime.reindex(lambda done, total: progress.update(task, completed=done, total=total))
     result = {
