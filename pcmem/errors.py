@@ -80,3 +80,27 @@ class EmbeddingError(PcmemError):
     """The embedding model could not be loaded or failed on an input."""
 
     exit_code = 8
+
+
+class InferenceError(PcmemError):
+    """A local model failed while pcmem was using it. Rerank fails closed: these are raised, never hidden."""
+
+    exit_code = 9
+
+
+class InferenceTimeoutError(InferenceError):
+    """Generation ran past ``generation_timeout_seconds`` and was aborted."""
+
+
+class InferenceUnavailableError(InferenceError):
+    """The model could not run (not loaded, crashed, out of context)."""
+
+
+class InvalidInferenceOutputError(InferenceError):
+    """The model's output did not match the required schema after ``generation_max_requests`` attempts."""
+
+
+class RerankError(PcmemError):
+    """A reranker returned something pcmem cannot use (a rank outside the pool), or its backend degraded."""
+
+    exit_code = 9

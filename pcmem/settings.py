@@ -8,6 +8,7 @@ from pathlib import Path
 import platformdirs
 
 DB_ENV = "PCMEM_DB"
+CACHE_ENV = "PCMEM_CACHE_DIR"
 DEFAULT_DB_NAME = "memory.duckdb"
 
 
@@ -23,3 +24,9 @@ def resolve_db_path(explicit: str | os.PathLike[str] | None = None) -> Path:
     if from_env:
         return Path(from_env).expanduser()
     return default_db_path()
+
+
+def cache_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
+    """Where prepared model files live: an explicit path > ``PCMEM_CACHE_DIR`` > the per-user cache directory."""
+    root = explicit or os.environ.get(CACHE_ENV) or platformdirs.user_cache_dir("pcmem", appauthor=False)
+    return Path(root).expanduser()

@@ -15,6 +15,8 @@ import pytest
 import pcmem.embedding.fastembed_minilm as m
 from pcmem.embedding.port import EmbeddingProfile
 from pcmem.errors import ConfigurationError, EmbeddingError
+from pcmem.model_files import is_intact
+from pcmem.settings import CACHE_ENV
 
 # More than one batch, with lengths that differ a lot, so length-sorting really reorders the texts.
 TEXTS = [
@@ -50,7 +52,7 @@ def test_constructing_does_not_import_fastembed() -> None:
 
 
 def test_cache_dir_precedence(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(m.CACHE_ENV, str(tmp_path / "from-env"))
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "from-env"))
     assert m.MiniLMEmbedder().model_dir == tmp_path / "from-env" / "models" / "all-MiniLM-L6-v2-int8"
     assert m.MiniLMEmbedder(tmp_path / "explicit").model_dir.is_relative_to(tmp_path / "explicit")
 
@@ -134,7 +136,7 @@ def test_damaged_cache_copy_is_rebuilt(tmp_path: Path) -> None:
     (model_dir / "tokenizer_config.json").write_text("{}")
     m.prepare_model_dir(model_dir)
     for pinned in m._FILES:
-        assert m._is_intact(model_dir / pinned.name, pinned.sha256)
+        assert is_intact(model_dir / pinned.name, pinned.sha256)
     assert json.loads((model_dir / "tokenizer_config.json").read_text()) == {"model_max_length": 256}
 
 

@@ -8,11 +8,8 @@ imported only when the model is first used, so importing pcmem (or building an e
 
 from __future__ import annotations
 
-import hashlib
-import importlib.util
 import json
 import os
-import tempfile
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -20,12 +17,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import platformdirs
 
 from pcmem.embedding.port import EmbeddingProfile, ProgressCallback
 from pcmem.errors import ConfigurationError, EmbeddingError
-
-CACHE_ENV = "PCMEM_CACHE_DIR"
+from pcmem.model_files import is_intact, package_dir, write_atomically
+from pcmem.settings import cache_dir as resolve_cache_dir
 PROFILE = EmbeddingProfile(model_id="sentence-transformers/all-MiniLM-L6-v2@int8", dimension=384, normalized=True)
 #: The name registered with fastembed; fastembed already knows "sentence-transformers/all-MiniLM-L6-v2"
 #: (a different export it would download), so ours needs a name of its own.
@@ -55,59 +51,18 @@ _FILES = (
                 "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"),
 )
 
-_verified: set[tuple[str, int, int, int, str]] = set()  # (path, inode, size, mtime_ns, sha): hash once per process
 _load_lock = threading.Lock()  # guards model loading and fastembed's process-global model registry
 _default: MiniLMEmbedder | None = None
 
 
 def _locate(pinned: _PinnedFile) -> Path:
     """Find a pinned file inside its installed package without running any of the package's code."""
-    spec = importlib.util.find_spec(pinned.package)
-    roots = list(spec.submodule_search_locations or []) if spec else []
-    for root in roots:
-        if (path := Path(root) / pinned.relpath).is_file():
-            return path
+    root = package_dir(pinned.package)
+    if root is not None and (path := root / pinned.relpath).is_file():
+        return path
     raise ConfigurationError(
         f"{pinned.name} of the embedding model is not installed: pip install '{pinned.requirement}'"
     )
-
-
-def _stat_key(path: Path, sha256: str) -> tuple[str, int, int, int, str]:
-    st = path.stat()
-    return (str(path), st.st_ino, st.st_size, st.st_mtime_ns, sha256)
-
-
-def _is_intact(path: Path, sha256: str) -> bool:
-    """True when ``path`` exists with the pinned hash; a file is hashed again only if it changed on disk."""
-    if not path.is_file():
-        return False
-    key = _stat_key(path, sha256)
-    if key not in _verified:
-        digest = hashlib.sha256()
-        with path.open("rb") as handle:
-            while chunk := handle.read(1 << 20):
-                digest.update(chunk)
-        if digest.hexdigest() != sha256:
-            return False
-        _verified.add(key)
-    return True
-
-
-def _write_atomically(target: Path, data_from: Path | bytes) -> None:
-    """Write via a temp file and os.replace, so racing processes only ever see a complete file."""
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as out:
-            if isinstance(data_from, bytes):
-                out.write(data_from)
-            else:
-                with data_from.open("rb") as src:
-                    while chunk := src.read(1 << 20):
-                        out.write(chunk)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def prepare_model_dir(model_dir: Path) -> Path:
@@ -117,18 +72,18 @@ def prepare_model_dir(model_dir: Path) -> Path:
         model_dir.mkdir(parents=True, exist_ok=True)
         for pinned in _FILES:
             target = model_dir / pinned.name
-            if _is_intact(target, pinned.sha256):
+            if is_intact(target, pinned.sha256):
                 continue
             source = _locate(pinned)
-            if not _is_intact(source, pinned.sha256):
+            if not is_intact(source, pinned.sha256):
                 raise EmbeddingError(f"{pinned.name} at {source} is corrupt (sha256 mismatch): "
                                      f"reinstall it with pip install --force-reinstall '{pinned.requirement}'")
-            _write_atomically(target, source)
-            if not _is_intact(target, pinned.sha256):
+            write_atomically(target, [source])
+            if not is_intact(target, pinned.sha256):
                 raise EmbeddingError(f"the copy of {pinned.name} at {target} is corrupt right after writing it")
         config = model_dir / "tokenizer_config.json"
         if not config.is_file() or config.read_bytes() != _TOKENIZER_CONFIG:
-            _write_atomically(config, _TOKENIZER_CONFIG)
+            write_atomically(config, _TOKENIZER_CONFIG)
     except OSError as exc:
         raise EmbeddingError(f"cannot prepare the embedding model directory {model_dir}: {exc}") from exc
     return model_dir
@@ -159,8 +114,7 @@ class MiniLMEmbedder:
     """all-MiniLM-L6-v2 int8, 384-d, unit vectors. Cheap to build; the model loads on the first embed call."""
 
     def __init__(self, cache_dir: str | os.PathLike[str] | None = None) -> None:
-        root = cache_dir or os.environ.get(CACHE_ENV) or platformdirs.user_cache_dir("pcmem", appauthor=False)
-        self.model_dir = Path(root).expanduser() / _MODEL_SUBDIR
+        self.model_dir = resolve_cache_dir(cache_dir) / _MODEL_SUBDIR
         self._model: Any = None
 
     @property

@@ -1,0 +1,1 @@
+"""Local inference: the structured-generation port, llama.cpp adapters and model presets."""

@@ -1,0 +1,72 @@
+"""The ``MemoryReranker`` port (RFC 0080): select positions from the coarse pool, never identities."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from pcmem.search.models import MemoryHit
+from pcmem.usage import Usage
+
+#: Called with (done, total) while a reranker works through its candidates.
+RerankProgress = Callable[[int, int], None]
+
+
+class MemoryRerankDecision(BaseModel):
+    """What a reranker chose: 1-based positions into the candidates it was given, in its preferred order."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    selected_ranks: tuple[int, ...]
+    usage: Usage = Field(default_factory=Usage)
+    #: Ranks the model emitted that were duplicates or out of range (listwise only; 0 for per-candidate policies).
+    discarded_rank_count: int = 0
+    #: The built-in fallback to coarse ranks 1..k was used because no valid rank remained.
+    used_fallback: bool = False
+    #: Per-candidate policies: how many model decisions were actually made.
+    decision_calls: int | None = None
+
+
+class MemoryReranker(Protocol):
+    """Selects at most ``limit`` candidates. Raises pcmem's InferenceError subclasses on provider failure."""
+
+    @property
+    def policy_id(self) -> str:
+        """A versioned policy id, e.g. ``powercontext.memory.rerank.listwise.v1``."""
+
+    def rerank(
+        self,
+        query: str,
+        candidates: Sequence[MemoryHit],
+        limit: int,
+        progress: RerankProgress | None = None,
+    ) -> MemoryRerankDecision:
+        """Choose positions (1..len(candidates)) for the normalised ``query``; candidate text is untrusted evidence."""
+
+
+def fallback_ranks(candidate_count: int, limit: int) -> tuple[int, ...]:
+    """The only built-in fallback: coarse ranks 1..min(limit, n)."""
+    return tuple(range(1, min(limit, candidate_count) + 1))
+
+
+def normalize_ranks(raw: Sequence[object], candidate_count: int, limit: int) -> tuple[tuple[int, ...], int, bool]:
+    """SPEC §3 normalisation of emitted ranks → (selected, discarded_count, used_fallback).
+
+    Keep the first occurrence of each in-range integer rank, drop duplicates and out-of-range ranks (counted as
+    discarded), stop at ``limit`` valid ranks, never pad; only when no valid rank remains fall back to 1..limit.
+    """
+    selected: list[int] = []
+    discarded = 0
+    for rank in raw:
+        if len(selected) == limit:
+            break
+        valid = isinstance(rank, int) and not isinstance(rank, bool) and 1 <= rank <= candidate_count
+        if not valid or rank in selected:
+            discarded += 1
+            continue
+        selected.append(rank)
+    if not selected:
+        return fallback_ranks(candidate_count, limit), discarded, True
+    return tuple(selected), discarded, False
