@@ -5,22 +5,28 @@
 ...     runtime.memory.for_scope("project").remember("We deploy on Fridays.")
 
 >>> async with pcmem.open_runtime("/tmp/example.duckdb") as runtime:   # doctest: +SKIP
-...     page = await runtime.memory.for_scope("project").list()
+...     page = await runtime.memory.for_scope("project").search("deploy day")
+
+Everything that can be misconfigured (the rerank model, llama.cpp, model files) is checked here, at startup, and
+raises ConfigurationError rather than failing at the first search.
 """
 
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from types import TracebackType
-from typing import Literal
+from typing import Any, Literal
 
+from pcmem.config import InferenceConfig, RuntimeConfig
 from pcmem.embedding.port import Embedder
 from pcmem.errors import ConfigurationError
-from pcmem.search.reindex import ReindexReport, reindex
 from pcmem.memory.scoped import Clock, MemoryParts, utc_now
 from pcmem.memory.service import MemoryService, SyncMemoryService
+from pcmem.model_files import ByteProgress
+from pcmem.rerank.port import MemoryReranker
+from pcmem.search.reindex import ReindexReport, reindex
 from pcmem.store.duckdb import DuckDBBackend
 from pcmem.store.port import StorageBackend
 
@@ -39,18 +45,55 @@ def _resolve_embedder(choice: EmbedderChoice) -> Embedder | None:
 class SyncRuntime:
     """A store opened for blocking use (scripts, the CLI). Close it, or use it as a context manager."""
 
-    def __init__(self, backend: StorageBackend, *, embedder: Embedder | None = None, clock: Clock = utc_now) -> None:
+    def __init__(
+        self,
+        backend: StorageBackend,
+        *,
+        embedder: Embedder | None = None,
+        clock: Clock = utc_now,
+        config: RuntimeConfig | None = None,
+        inference: InferenceConfig | None = None,
+        reranker: MemoryReranker | None = None,
+        model_progress: ByteProgress | None = None,
+    ) -> None:
         self.backend = backend
         self.embedder = embedder
+        self.config = config or RuntimeConfig()
+        self.inference = inference or InferenceConfig()
         if embedder is not None and backend.embedding_profile() is None:
             backend.set_embedding_profile(embedder.profile)  # a new store adopts the configured vector space
-        self.memory = SyncMemoryService(MemoryParts(backend=backend, embedder=embedder, clock=clock))
+        if reranker is not None or self.config.memory_rerank_enabled:
+            from pcmem.rerank.compose import compose_reranker  # llama.cpp code loads only when rerank is wanted
+
+            reranker = compose_reranker(self.config, self.inference, reranker, model_progress)
+        self.reranker = reranker
+        parts = MemoryParts(backend=backend, embedder=embedder, clock=clock, reranker=reranker,
+                            candidate_limit=self.config.memory_rerank_candidate_limit)
+        self.memory = SyncMemoryService(parts)
 
     @classmethod
-    def open(cls, path: str | Path, *, embedder: EmbedderChoice = "default", clock: Clock = utc_now) -> SyncRuntime:
+    def open(
+        cls,
+        path: str | Path,
+        *,
+        embedder: EmbedderChoice = "default",
+        clock: Clock = utc_now,
+        config: RuntimeConfig | None = None,
+        inference: InferenceConfig | None = None,
+        reranker: MemoryReranker | None = None,
+        model_progress: ByteProgress | None = None,
+    ) -> SyncRuntime:
+        """Open (creating if needed) the store at ``path``.
+
+        ``config``/``inference`` default to the environment (RFC 0080 names, see :mod:`pcmem.config`); an injected
+        ``reranker`` applies even when rerank is disabled there.
+        """
+        config = config or RuntimeConfig.from_env()
+        inference = inference or InferenceConfig.from_env()
         backend = DuckDBBackend(path)
         try:
-            return cls(backend, embedder=_resolve_embedder(embedder), clock=clock)
+            return cls(backend, embedder=_resolve_embedder(embedder), clock=clock, config=config, inference=inference,
+                       reranker=reranker, model_progress=model_progress)
         except BaseException:
             backend.close()
             raise
@@ -79,8 +122,12 @@ class Runtime:
         self.memory = MemoryService(sync.memory)
 
     @classmethod
-    async def open(cls, path: str | Path, *, embedder: EmbedderChoice = "default", clock: Clock = utc_now) -> Runtime:
-        return cls(await asyncio.to_thread(SyncRuntime.open, path, embedder=embedder, clock=clock))
+    async def open(cls, path: str | Path, **options: Any) -> Runtime:
+        """Same options as :meth:`SyncRuntime.open`; opening runs in a worker thread."""
+        return cls(await asyncio.to_thread(lambda: SyncRuntime.open(path, **options)))
+
+    async def reindex(self, progress: Callable[[int, int], None] | None = None) -> ReindexReport:
+        return await asyncio.to_thread(self.sync.reindex, progress)
 
     async def close(self) -> None:
         await asyncio.to_thread(self.sync.close)
@@ -94,20 +141,20 @@ class Runtime:
         await self.close()
 
 
-def open_sync(path: str | Path, *, embedder: EmbedderChoice = "default", clock: Clock = utc_now) -> SyncRuntime:
-    """Open (creating if needed) the store file at ``path`` for blocking use."""
-    return SyncRuntime.open(path, embedder=embedder, clock=clock)
+def open_sync(path: str | Path, **options: Any) -> SyncRuntime:
+    """Open (creating if needed) the store file at ``path`` for blocking use; options as :meth:`SyncRuntime.open`."""
+    return SyncRuntime.open(path, **options)
 
 
 class _OpenRuntime:
     """``await open_runtime(p)`` or ``async with open_runtime(p) as runtime``."""
 
-    def __init__(self, path: str | Path, embedder: EmbedderChoice, clock: Clock) -> None:
-        self._path, self._embedder, self._clock = path, embedder, clock
+    def __init__(self, path: str | Path, options: dict[str, Any]) -> None:
+        self._path, self._options = path, options
         self._runtime: Runtime | None = None
 
     def __await__(self):  # noqa: ANN204 - generator protocol
-        return Runtime.open(self._path, embedder=self._embedder, clock=self._clock).__await__()
+        return Runtime.open(self._path, **self._options).__await__()
 
     async def __aenter__(self) -> Runtime:
         self._runtime = await self
@@ -118,6 +165,6 @@ class _OpenRuntime:
             await self._runtime.close()
 
 
-def open_runtime(path: str | Path, *, embedder: EmbedderChoice = "default", clock: Clock = utc_now) -> _OpenRuntime:
-    """Open (creating if needed) the store file at ``path`` for async use."""
-    return _OpenRuntime(path, embedder, clock)
+def open_runtime(path: str | Path, **options: Any) -> _OpenRuntime:
+    """Open (creating if needed) the store file at ``path`` for async use; options as :meth:`SyncRuntime.open`."""
+    return _OpenRuntime(path, options)

@@ -36,8 +36,9 @@ from pcmem.memory.models import (
     WriteResult,
 )
 from pcmem.embedding.port import Embedder
+from pcmem.rerank.port import MemoryReranker, RerankProgress
 from pcmem.search.models import SearchMemoryRequest, SearchPage
-from pcmem.search.service import SearchService
+from pcmem.search.service import DEFAULT_CANDIDATE_LIMIT, SearchService
 from pcmem.store.port import EntryEvent, HeadEntry, StorageBackend, WriteTransaction
 from pcmem.validation import validate_id, validate_revision, validate_scope
 
@@ -85,9 +86,11 @@ class MemoryParts:
     embedder: Embedder | None = None
     clock: Clock = utc_now
     locks: ScopeLocks = field(default_factory=ScopeLocks)
+    reranker: MemoryReranker | None = None
+    candidate_limit: int = DEFAULT_CANDIDATE_LIMIT
 
     def __post_init__(self) -> None:
-        self.search = SearchService(self.backend, self.embedder)
+        self.search = SearchService(self.backend, self.embedder, self.reranker, self.candidate_limit)
 
     def vectors_for(self, texts_by_version: dict[str, str]) -> dict[str, np.ndarray]:
         """Embed new versions when the store's vector space is the embedder's; else store none (reindex later)."""
@@ -179,13 +182,23 @@ class SyncScopedMemory:
         """Every revision of this scope, oldest first."""
         return self._backend.revisions(self._memory())
 
-    def search(self, request: SearchMemoryRequest | str) -> SearchPage:
-        """Hybrid retrieval over the head revision (SPEC §2). A plain string searches with the defaults."""
+    def search(
+        self,
+        request: SearchMemoryRequest | str,
+        *,
+        reranker: MemoryReranker | None = None,
+        progress: RerankProgress | None = None,
+    ) -> SearchPage:
+        """Hybrid retrieval over the head revision (SPEC §2), then the runtime's reranker if one is configured.
+
+        ``reranker`` overrides the runtime's for this call (e.g. the CLI's ``--rerank``); ``progress`` receives
+        (done, total) from per-candidate rerankers. A plain string searches with the defaults.
+        """
         if isinstance(request, str):
             request = SearchMemoryRequest(query=request)
         elif not isinstance(request, SearchMemoryRequest):
             raise InputError(f"search takes a SearchMemoryRequest or a str, not {type(request).__name__}")
-        return self._parts.search.search(self.scope, request)
+        return self._parts.search.search(self.scope, request, reranker, progress)
 
     # --- writes -----------------------------------------------------------------------------------------------
 

@@ -26,6 +26,7 @@ from pcmem.memory.models import (
     WriteResult,
 )
 from pcmem.memory.scoped import MemoryParts, SyncScopedMemory
+from pcmem.rerank.port import MemoryReranker, RerankProgress
 from pcmem.search.models import SearchMemoryRequest, SearchPage
 
 
@@ -83,8 +84,14 @@ class ScopedMemory:
     async def revisions(self) -> list[RevisionInfo]:
         return await asyncio.to_thread(self.sync.revisions)
 
-    async def search(self, request: SearchMemoryRequest | str) -> SearchPage:
-        return await asyncio.to_thread(self.sync.search, request)
+    async def search(
+        self,
+        request: SearchMemoryRequest | str,
+        *,
+        reranker: MemoryReranker | None = None,
+        progress: RerankProgress | None = None,
+    ) -> SearchPage:
+        return await asyncio.to_thread(self.sync.search, request, reranker=reranker, progress=progress)
 
 
 class MemoryService:

@@ -8,6 +8,7 @@ from pydantic import Field, field_validator
 
 from pcmem import validation
 from pcmem.memory.models import Citation, MemoryRef, _Frozen, _Request
+from pcmem.usage import Usage
 
 SearchMode = Literal["auto", "fts", "vector", "hybrid"]
 ResolvedMode = Literal["fts", "vector", "hybrid"]
@@ -40,10 +41,30 @@ class MemoryHit(_Frozen):
     metadata: dict[str, Any] = Field(default_factory=dict)
 
 
+class RerankTrace(_Frozen):
+    """What a rerank did, in-process only: the exact coarse pool, the ranks chosen (in the model's order), why."""
+
+    policy_id: str
+    candidates: tuple[MemoryHit, ...]
+    selected_ranks: tuple[int, ...]
+    discarded_rank_count: int
+    used_fallback: bool
+    latency_ms: float
+    usage: Usage
+    decision_calls: int | None = None
+
+    @property
+    def dropped_ranks(self) -> tuple[int, ...]:
+        """Coarse ranks the reranker did not select."""
+        chosen = set(self.selected_ranks)
+        return tuple(rank for rank in range(1, len(self.candidates) + 1) if rank not in chosen)
+
+
 class SearchPage(_Frozen):
-    """The memory searched (``None`` when the scope is empty), the mode that actually ran, and the hits."""
+    """The memory searched (``None`` when the scope is empty), the mode that actually ran, the hits, and the rerank
+    trace when a reranker ran."""
 
     memory: MemoryRef | None
     mode: ResolvedMode
     hits: tuple[MemoryHit, ...]
-    rerank: None = None  # the in-process rerank trace; filled once a reranker is configured
+    rerank: RerankTrace | None = None

@@ -7,24 +7,39 @@ of a page cites the same revision.
 from __future__ import annotations
 
 import logging
+import time
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from pcmem.embedding.port import Embedder
-from pcmem.errors import CapabilityNotSupportedError, EmbeddingError
+from pcmem.errors import CapabilityNotSupportedError, EmbeddingError, RerankError
 from pcmem.memory.models import Citation, MemoryRef
 from pcmem.search.analysis import query_terms
 from pcmem.search.fusion import admit_fts, admit_vector, channel_candidate_count, rrf_fuse
-from pcmem.search.models import MemoryHit, ResolvedMode, SearchMemoryRequest, SearchPage
+from pcmem.search.models import MemoryHit, RerankTrace, ResolvedMode, SearchMemoryRequest, SearchPage
 from pcmem.store.port import StorageBackend
+
+if TYPE_CHECKING:
+    from pcmem.rerank.port import MemoryReranker, MemoryRerankDecision, RerankProgress
 
 log = logging.getLogger(__name__)
 
+DEFAULT_CANDIDATE_LIMIT = 30  # RFC 0080: the reranker sees up to 30 coarse candidates by default
+
 
 class SearchService:
-    def __init__(self, backend: StorageBackend, embedder: Embedder | None) -> None:
+    def __init__(
+        self,
+        backend: StorageBackend,
+        embedder: Embedder | None,
+        reranker: MemoryReranker | None = None,
+        candidate_limit: int = DEFAULT_CANDIDATE_LIMIT,
+    ) -> None:
         self._backend = backend
         self._embedder = embedder
+        self.reranker = reranker
+        self.candidate_limit = candidate_limit
 
     def vector_available(self, memory: MemoryRef | None) -> bool:
         """SPEC §2: the store's profile equals the configured one and every active entry has a vector."""
@@ -55,7 +70,44 @@ class SearchService:
             )
         return f"mode {requested!r} is unavailable: some entries of {memory.scope!r} have no vector; run `pcmem reindex`"
 
-    def search(self, scope: str, request: SearchMemoryRequest) -> SearchPage:
+    def search(
+        self,
+        scope: str,
+        request: SearchMemoryRequest,
+        reranker: MemoryReranker | None = None,
+        progress: RerankProgress | None = None,
+    ) -> SearchPage:
+        """Coarse retrieval, then the reranker (the runtime's, or ``reranker`` for this call) when there are hits."""
+        reranker = reranker or self.reranker
+        page = self._coarse(scope, request, reranker is not None)
+        if reranker is None or not page.hits:
+            return page.model_copy(update={"hits": page.hits[: request.limit]})
+        return self._rerank(page, request, reranker, progress)
+
+    def _rerank(
+        self, page: SearchPage, request: SearchMemoryRequest, reranker: MemoryReranker, progress: RerankProgress | None
+    ) -> SearchPage:
+        # No lock is held here: a slow model never serialises other searches or writes of the scope.
+        candidates = page.hits
+        limit = min(request.limit, len(candidates))
+        started = time.perf_counter()
+        decision = reranker.rerank(request.query, candidates, limit, progress)
+        latency_ms = (time.perf_counter() - started) * 1000
+        _check_selection(decision, len(candidates), limit, reranker.policy_id)
+        trace = RerankTrace(
+            policy_id=reranker.policy_id,
+            candidates=candidates,
+            selected_ranks=decision.selected_ranks,
+            discarded_rank_count=decision.discarded_rank_count,
+            used_fallback=decision.used_fallback,
+            latency_ms=latency_ms,
+            usage=decision.usage,
+            decision_calls=decision.decision_calls,
+        )
+        hits = tuple(candidates[rank - 1] for rank in decision.selected_ranks)  # the original hit objects
+        return page.model_copy(update={"hits": hits, "rerank": trace})
+
+    def _coarse(self, scope: str, request: SearchMemoryRequest, reranking: bool) -> SearchPage:
         memory = self._backend.find_memory(scope)
         mode = self.resolve_mode(request.mode, memory)
         query_vector: np.ndarray | None = None
@@ -68,7 +120,7 @@ class SearchService:
                 log.warning("embedding the query failed; auto mode falls back to fts", exc_info=True)
                 mode = "fts"
         terms = query_terms(request.query)
-        coarse_limit = request.limit  # max(k, c) once a reranker is configured (SPEC §2 step 3)
+        coarse_limit = max(request.limit, self.candidate_limit) if reranking else request.limit  # SPEC §2 step 3
         found = self._backend.candidates(
             scope,
             fts_terms=terms if mode in ("fts", "hybrid") else None,
@@ -90,4 +142,11 @@ class SearchService:
             )
             hits.append(MemoryHit(citation=citation, text=version.text, kind=version.kind, score=item.score,
                                   matched_by=item.matched_by, metadata=version.metadata))
-        return SearchPage(memory=found.memory, mode=mode, hits=tuple(hits[: request.limit]))
+        return SearchPage(memory=found.memory, mode=mode, hits=tuple(hits))
+
+
+def _check_selection(decision: MemoryRerankDecision, count: int, limit: int, policy_id: str) -> None:
+    """Identity cannot be invented: every rank must point into the pool, once, and at most ``limit`` of them."""
+    ranks = decision.selected_ranks
+    if len(ranks) > limit or len(set(ranks)) != len(ranks) or any(not 1 <= r <= count for r in ranks):
+        raise RerankError(f"reranker {policy_id} selected invalid ranks {list(ranks)} for a pool of {count}")

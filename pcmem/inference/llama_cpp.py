@@ -1,0 +1,130 @@
+"""llama.cpp (llama-cpp-python) adapters: one loaded model, shared and serialised, with a real timeout.
+
+The timeout is enforced inside llama.cpp: an abort callback checked during every ``llama_decode`` stops prompt
+processing and token generation once the deadline passes, so a slow request is cut off, not merely ignored.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from pcmem.errors import (
+    ConfigurationError,
+    InferenceTimeoutError,
+    InferenceUnavailableError,
+    InvalidInferenceOutputError,
+)
+from pcmem.inference.port import GenerationRequest, GenerationResult
+from pcmem.usage import Usage
+
+DEFAULT_CONTEXT = 8192
+
+
+def require_llama_cpp() -> Any:
+    """Import llama_cpp or explain which extra installs it."""
+    try:
+        import llama_cpp
+    except ImportError as error:
+        raise ConfigurationError(
+            "reranking with a local model needs llama-cpp-python: pip install 'pcmem[llm]' "
+            "(it builds from source, ~9 minutes on 2 cores the first time)"
+        ) from error
+    return llama_cpp
+
+
+class LlamaCppModel:
+    """A GGUF model loaded once. ``session()`` serialises access and arms the deadline."""
+
+    def __init__(self, path: Path, *, model_id: str, n_ctx: int = DEFAULT_CONTEXT, n_threads: int | None = None) -> None:
+        llama_cpp = require_llama_cpp()
+        self.model_id = model_id
+        self.path = path
+        self._lock = threading.Lock()
+        self._deadline: float | None = None
+        try:
+            self.llm = llama_cpp.Llama(
+                model_path=str(path), n_ctx=n_ctx, n_threads=n_threads or os.cpu_count() or 1, verbose=False, seed=0
+            )
+        except Exception as error:  # llama.cpp reports a bad file as ValueError/RuntimeError
+            raise ConfigurationError(f"llama.cpp cannot load {path}: {error}") from error
+        # Keep a reference to the ctypes callback: llama.cpp holds only a raw pointer to it.
+        self._abort_callback = llama_cpp.ggml_abort_callback(self._should_abort)
+        llama_cpp.llama_set_abort_callback(self.llm._ctx.ctx, self._abort_callback, None)
+
+    def _should_abort(self, _data: object) -> bool:
+        return self._deadline is not None and time.monotonic() > self._deadline
+
+    @contextmanager
+    def session(self, timeout_seconds: float) -> Iterator[Any]:
+        """Exclusive use of the model with a deadline; an abort or crash becomes a typed inference error."""
+        with self._lock:
+            self._deadline = time.monotonic() + timeout_seconds
+            try:
+                yield self.llm
+            except Exception as error:
+                timed_out = self._should_abort(None)
+                self.llm.reset()  # an aborted decode leaves a partial KV cache: never reuse it as a prefix
+                if timed_out:
+                    raise InferenceTimeoutError(
+                        f"{self.model_id} did not finish within {timeout_seconds:g} s; generation was aborted"
+                    ) from error
+                raise InferenceUnavailableError(f"{self.model_id} failed: {error}") from error
+            finally:
+                self._deadline = None
+
+    def token_count(self, text: str) -> int:
+        return len(self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=True))
+
+
+class LlamaCppGenerator:
+    """A :class:`~pcmem.inference.port.StructuredGenerator` on llama.cpp: grammar-constrained JSON, temperature 0."""
+
+    def __init__(self, model: LlamaCppModel, *, timeout_seconds: float = 30.0, max_requests: int = 2) -> None:
+        self.model = model
+        self.timeout_seconds = timeout_seconds
+        self.max_requests = max_requests
+
+    @property
+    def model_id(self) -> str:
+        return self.model.model_id
+
+    def generate(self, request: GenerationRequest) -> GenerationResult:
+        usage = Usage()
+        problem = ""
+        for _attempt in range(self.max_requests):
+            text, attempt_usage = self._complete(request)
+            usage = usage + attempt_usage
+            try:
+                value = request.output_model.model_validate(json.loads(text))
+            except (json.JSONDecodeError, ValidationError) as error:
+                problem = str(error).splitlines()[0]
+                continue
+            return GenerationResult(value=value, usage=usage, text=text)
+        raise InvalidInferenceOutputError(
+            f"{self.model_id} gave no valid output in {self.max_requests} request(s): {problem}"
+        )
+
+    def _complete(self, request: GenerationRequest) -> tuple[str, Usage]:
+        # System text and the query come first in the prompt and candidates last, so consecutive calls that share
+        # a prefix reuse llama.cpp's KV cache for it.
+        messages = [{"role": "system", "content": request.system}, {"role": "user", "content": request.prompt}]
+        with self.model.session(self.timeout_seconds) as llm:
+            response = llm.create_chat_completion(
+                messages=messages,
+                response_format={"type": "json_object", "schema": request.json_schema},
+                temperature=0.0,
+                max_tokens=request.max_output_tokens,
+            )
+        text = response["choices"][0]["message"]["content"] or ""
+        counts = response.get("usage") or {}
+        return text, Usage(requests=1, input_tokens=counts.get("prompt_tokens", 0),
+                           output_tokens=counts.get("completion_tokens", 0))
