@@ -5,9 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
-from pcmem.cli.render import err_console
+from pcmem.cli.progress import progress_bar
 from pcmem.errors import InputError
 from pcmem.memory.models import NewEntry
 
@@ -44,13 +42,10 @@ def read_entries(path: Path, *, show_progress: bool = True) -> list[NewEntry]:
     except UnicodeDecodeError as error:
         raise InputError(f"{path} is not UTF-8 text (byte {error.start})") from None
     entries: list[NewEntry] = []
-    with Progress(
-        TextColumn("checking {task.fields[name]}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-        console=err_console, disable=not (show_progress and err_console.is_terminal), transient=True,
-    ) as progress:
-        task = progress.add_task("check", total=len(lines), name=path.name)
+    with progress_bar(f"checking {path.name}", enabled=show_progress) as advance:
         for number, line in enumerate(lines, start=1):
             if line.strip():
                 entries.append(parse_line(line, number, path))
-            progress.advance(task)
+            if number % 1000 == 0 or number == len(lines):
+                advance(number, len(lines))
     return entries

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import click
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
 from pcmem.cli import render
+from pcmem.cli.progress import progress_bar
+from pcmem.config import InferenceConfig
 from pcmem.search.models import MAX_SEARCH_LIMIT, SearchMemoryRequest, SearchPage
 
 
@@ -15,12 +15,23 @@ def _print_page(page: SearchPage, query: str) -> None:
         return
     header = f"{len(page.hits)} hits for {query!r} in {page.memory.scope!r} @ revision {page.memory.revision} " \
              f"(mode {page.mode})"
+    trace = page.rerank
+    coarse_rank = {id(hit): rank for rank, hit in enumerate(trace.candidates, start=1)} if trace else {}
     render.table(
         header,
-        ("#", "score", "via", "entry", "text"),
-        [(rank, f"{hit.score:.4f}", "+".join(hit.matched_by), hit.citation.entry_id, render.preview(hit.text, 56))
+        ("#", "coarse", "score", "via", "entry", "text") if trace else ("#", "score", "via", "entry", "text"),
+        [((rank, coarse_rank.get(id(hit), "")) if trace else (rank,))
+         + (f"{hit.score:.4f}", "+".join(hit.matched_by), hit.citation.entry_id, render.preview(hit.text, 56))
          for rank, hit in enumerate(page.hits, start=1)],
     )
+    if trace:
+        render.console.print(
+            f"rerank {trace.policy_id}: kept {len(trace.selected_ranks)} of {len(trace.candidates)} "
+            f"(ranks {list(trace.selected_ranks)}), discarded {trace.discarded_rank_count}, "
+            f"fallback {'yes' if trace.used_fallback else 'no'}, {trace.latency_ms:.0f} ms, "
+            f"{trace.usage.requests} requests, {trace.usage.input_tokens}+{trace.usage.output_tokens} tokens"
+            + (f", {trace.decision_calls} decisions" if trace.decision_calls is not None else "")
+        )
 
 
 @click.command()
@@ -28,17 +39,34 @@ def _print_page(page: SearchPage, query: str) -> None:
 @click.option("--mode", type=click.Choice(["auto", "fts", "vector", "hybrid"]), default="auto", show_default=True,
               help="auto = hybrid when vectors are available, else full-text.")
 @click.option("--limit", "-n", type=click.IntRange(1, MAX_SEARCH_LIMIT), default=10, show_default=True)
+@click.option("--rerank", type=click.Choice(["none", "listwise", "decision", "decision-fill"]), default=None,
+              help="Rerank the coarse pool with a local model (default: as configured by the environment).")
+@click.option("--model", metavar="PROVIDER:NAME", default=None,
+              help="Generation model, e.g. llama-cpp:qwen2.5-coder-1.5b-instruct or llama-cpp:/path/model.gguf "
+                   "(default: $POWERCONTEXT_SERVER_INFERENCE_GENERATION_MODEL).")
 @click.argument("query")
 @render.json_option
-def search(scope: str, mode: str, limit: int, query: str, as_json: bool) -> None:
-    """Search a scope's head revision: BM25 full-text + vectors, fused with RRF.
+def search(scope: str, mode: str, limit: int, rerank: str | None, model: str | None, query: str,
+           as_json: bool) -> None:
+    """Search a scope's head revision: BM25 full-text + vectors, fused with RRF, optionally reranked.
 
     \b
-    Example:
+    Examples:
       pcmem search --scope pcmem-demo "when do releases go out?"
+      pcmem search --scope pcmem-demo --rerank listwise --model llama-cpp:smollm2-135m-instruct "release day"
     """
-    runtime = click.get_current_context().obj.runtime
-    page = runtime.memory.for_scope(scope).search(SearchMemoryRequest(query=query, limit=limit, mode=mode))
+    store = click.get_current_context().obj
+    request = SearchMemoryRequest(query=query, limit=limit, mode=mode)  # validate before loading any model
+    reranker = None
+    if rerank and rerank != "none":
+        from pcmem.rerank.compose import build_reranker
+
+        inference = InferenceConfig.from_env(generation_model=model)
+        with progress_bar("verifying model", enabled=not as_json, bytes_=True) as advance:
+            reranker = build_reranker(rerank, inference, advance)
+    memory = store.runtime.memory.for_scope(scope)
+    with progress_bar("reranking", enabled=not as_json and rerank not in (None, "none", "listwise")) as advance:
+        page = memory.search(request, reranker=reranker, progress=advance)
     if as_json:
         render.emit_json(page)
     else:
@@ -55,11 +83,8 @@ def reindex(as_json: bool) -> None:
       pcmem reindex
     """
     runtime = click.get_current_context().obj.runtime
-    with Progress(TextColumn("embedding"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                  console=render.err_console, disable=as_json or not render.err_console.is_terminal,
-                  transient=True) as progress:
-        task = progress.add_task("embed", total=None)
-        report = runtime.reindex(lambda done, total: progress.update(task, completed=done, total=total))
+    with progress_bar("embedding", enabled=not as_json) as advance:
+        report = runtime.reindex(advance)
     result = {
         "profile": report.profile.describe(),
         "previous_profile": report.previous_profile.describe() if report.previous_profile else None,

@@ -1,0 +1,31 @@
+"""Progress bars on stderr, shown only to people (never in --json mode or when stderr is not a terminal)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeRemainingColumn,
+)
+
+from pcmem.cli.render import err_console
+
+
+@contextmanager
+def progress_bar(label: str, *, enabled: bool = True, bytes_: bool = False) -> Iterator[Callable[[int, int], None]]:
+    """Yields ``advance(done, total)`` for a library progress callback."""
+    counter = DownloadColumn() if bytes_ else MofNCompleteColumn()
+    with Progress(TextColumn(label), BarColumn(), counter, TimeRemainingColumn(), console=err_console,
+                  disable=not (enabled and err_console.is_terminal), transient=True) as progress:
+        task = progress.add_task(label, total=None)
+
+        def advance(done: int, total: int) -> None:
+            progress.update(task, completed=done, total=total)
+
+        yield advance
