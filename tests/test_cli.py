@@ -7,6 +7,7 @@ assertion is about data, and through stderr/exit status wherever it is about fai
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import unicodedata
 from collections.abc import Callable
@@ -31,7 +32,7 @@ def store_path(tmp_path: Path) -> Path:
 
 
 def invoke(args: list[str], env: dict[str, str | None] | None = None) -> Result:
-    """Run ``pcmem ARGS`` in-process; PCMEM_DB is cleared unless ``env`` sets it, so the real environment never leaks in."""
+    """Run ``pcmem ARGS`` in-process; PCMEM_DB is cleared unless ``env`` sets it (the real one never leaks in)."""
     merged: dict[str, str | None] = {"PCMEM_DB": None}
     merged.update(env or {})
     return CliRunner().invoke(main, args, env=merged)
@@ -54,7 +55,7 @@ def run_json(tmp_path: Path, *args: str) -> Any:
 
 
 def assert_error(result: Result, exit_code: int) -> str:
-    """The CLI's error contract: the exit status, one ``pcmem: error:`` line on stderr, nothing on stdout, no traceback."""
+    """The CLI's error contract: this exit status, one ``pcmem: error:`` stderr line, empty stdout, no traceback."""
     assert result.exit_code == exit_code, f"exit {result.exit_code}\nstdout: {result.stdout}\nstderr: {result.stderr}"
     assert isinstance(result.exception, SystemExit)
     assert "Traceback" not in result.output
@@ -103,11 +104,6 @@ def store_bytes(tmp_path: Path) -> bytes:
     return store_path(tmp_path).read_bytes()
 
 
-def error_lines(result: Result) -> list[str]:
-    """The non-blank stderr lines of a failed run."""
-    return [line for line in result.stderr.splitlines() if line.strip()]
-
-
 # --- seeded stores ------------------------------------------------------------------------------------------------
 # Opening a store costs ~0.1 s (the FTS extension is loaded each time), so stores that many tests start from are built
 # once per session through the CLI and copied into each test's tmp_path.
@@ -122,7 +118,7 @@ def _build_two(directory: Path) -> None:
 
 
 def _build_lifecycle(directory: Path) -> None:
-    """Scope "p": remember (r1) → revise (r2) → retire (r3) → reactivate (r4) of alice-tea, beside bob-coffee (r1)."""
+    """Scope "p": import (r1) → revise (r2) → retire (r3) → reactivate (r4) of alice-tea; bob-coffee only in r1."""
     source = write_jsonl(directory / "seed.jsonl", [
         jsonl({"entry_id": "alice-tea", "text": "Alice likes tea.", "kind": "preference", "metadata": {"v": 1}}),
         jsonl({"entry_id": "bob-coffee", "text": "Bob likes coffee."}),
@@ -138,10 +134,12 @@ def _build_lifecycle(directory: Path) -> None:
 
 
 def _build_demo(directory: Path) -> None:
-    run_json(directory, "demo")
+    (directory / "results.json").write_text(json.dumps(run_json(directory, "demo")), encoding="utf-8")
 
 
-_TEMPLATES: dict[str, Callable[[Path], None]] = {"two": _build_two, "lifecycle": _build_lifecycle, "demo": _build_demo}
+_TEMPLATES: dict[str, Callable[[Path], None]] = {
+    "two": _build_two, "lifecycle": _build_lifecycle, "demo": _build_demo,
+}
 
 
 @pytest.fixture(scope="session")
@@ -175,11 +173,17 @@ def lifecycle(seed: Callable[[str], Path]) -> list[dict[str, Any]]:
     return json.loads((seed("lifecycle") / "results.json").read_text(encoding="utf-8"))
 
 
+@pytest.fixture
+def demo(seed: Callable[[str], Path]) -> dict[str, Any]:
+    """A store seeded by ``pcmem demo --json`` (run in the template directory); returns that run's output."""
+    return json.loads((seed("demo") / "results.json").read_text(encoding="utf-8"))
+
+
 # --- 1. remember / list / show round trip ---------------------------------------------------------------------------
 
 
-def test_remember_then_list_round_trips_normalised_text_kind_and_metadata(tmp_path: Path) -> None:
-    decomposed = " \t Cafe\u0301 au lait,\n twice a day \n"
+def test_remember_list_show_round_trip(tmp_path: Path) -> None:
+    decomposed = " \t Cafe\u0301\tau lait,\n twice a day \n"
     assert not unicodedata.is_normalized("NFC", decomposed)
     metadata = {"turn": "D1:3", "n": 2, "ok": True, "tags": ["a", "b"], "nested": {"x": None, "y": 1.5}}
 
@@ -189,108 +193,100 @@ def test_remember_then_list_round_trips_normalised_text_kind_and_metadata(tmp_pa
     [citation] = written["citations"]
     assert citation["revision"] == 1
     assert citation["artifact_id"] == written["memory"]["artifact_id"]
+    plain = remember(tmp_path, "project", "We deploy on Fridays.", "--id", "deploy-day")
+    assert plain["citations"][0]["entry_id"] == "deploy-day"
+    assert plain["memory"]["revision"] == 2
 
     page = run_json(tmp_path, "list", "--scope", "project")
-    assert page["memory"] == written["memory"]
-    [item] = page["entries"]
+    assert page["memory"] == plain["memory"]
+    items = entries_by_id(page)
+    assert set(items) == {citation["entry_id"], "deploy-day"}
+    item = items[citation["entry_id"]]
     assert item["state"] == "active"
-    assert item["citation"] == citation
+    assert item["citation"] == {**citation, "revision": 2}  # listed at the head revision
     entry = item["entry"]
-    assert entry["text"] == "Caf\u00e9 au lait,\n twice a day"  # NFC, stripped at both ends, inner text kept
+    assert entry["text"] == "Caf\u00e9\tau lait,\n twice a day"  # NFC, stripped at both ends, inner tab/newline kept
     assert unicodedata.is_normalized("NFC", entry["text"])
-    assert entry["kind"] == "preference"
-    assert entry["metadata"] == metadata
-    assert entry["version"] == 1
-    assert entry["created_in_revision"] == 1
-    assert entry["entry_id"] == citation["entry_id"]
+    assert (entry["kind"], entry["metadata"], entry["version"], entry["created_in_revision"]) == (
+        "preference", metadata, 1, 1,
+    )
+    # Defaults: kind "fact", empty metadata.
+    default = items["deploy-day"]["entry"]
+    assert (default["kind"], default["metadata"], default["text"]) == ("fact", {}, "We deploy on Fridays.")
+
+    # show by entry id and by the citation string built from the listed JSON.
+    by_id = run_json(tmp_path, "show", "--scope", "project", citation["entry_id"])
+    assert by_id == item
+    listed_citation = citation_str(item["citation"])
+    assert run_json(tmp_path, "show", "--scope", "project", listed_citation) == item
+    # The citation from the write (revision 1) reads the same version back, as of revision 1.
+    assert run_json(tmp_path, "show", "--scope", "project", citation_str(citation))["citation"] == citation
+
+    # The human form prints the same citation string, on one line.
+    text_out = ok(run(tmp_path, "show", "--scope", "project", "deploy-day")).stdout
+    assert f"citation: {citation_str(items['deploy-day']['citation'])}" in text_out.splitlines()
+    assert "We deploy on Fridays." in text_out.splitlines()
 
 
-def test_remember_defaults_kind_to_fact_and_metadata_to_empty(tmp_path: Path) -> None:
-    written = remember(tmp_path, "project", "We deploy on Fridays.", "--id", "deploy-day")
-    assert written["citations"][0]["entry_id"] == "deploy-day"
-    entry = entries_by_id(run_json(tmp_path, "list", "--scope", "project"))["deploy-day"]["entry"]
-    assert (entry["kind"], entry["metadata"], entry["text"]) == ("fact", {}, "We deploy on Fridays.")
+def test_show_by_old_citation_reads_the_exact_old_version(tmp_path: Path, lifecycle: list[dict[str, Any]]) -> None:
+    first = next(c for c in lifecycle[0]["citations"] if c["entry_id"] == "alice-tea")  # from the import, revision 1
+
+    old = run_json(tmp_path, "show", "--scope", SCOPE, citation_str(first))
+    assert old["citation"] == first
+    assert (old["entry"]["text"], old["entry"]["version"], old["state"]) == ("Alice likes tea.", 1, "active")
+
+    current = run_json(tmp_path, "show", "--scope", SCOPE, "alice-tea")
+    assert (current["entry"]["text"], current["entry"]["version"]) == ("Alice likes green tea.", 2)
+    assert current["citation"]["revision"] == 4
 
 
-def test_show_by_entry_id_and_by_citation(tmp_path: Path) -> None:
-    written = remember(tmp_path, "project", "Alice likes tea.", "--id", "alice-tea", "--metadata", '{"src": "chat"}')
-    [citation] = written["citations"]
-
-    by_id = run_json(tmp_path, "show", "--scope", "project", "alice-tea")
-    assert by_id["citation"] == citation
-    assert by_id["entry"]["text"] == "Alice likes tea."
-    assert by_id["entry"]["metadata"] == {"src": "chat"}
-
-    by_citation = run_json(tmp_path, "show", "--scope", "project", citation_str(citation))
-    assert by_citation == by_id
-
-    # The human form prints the same citation string (rich may wrap it; see the xfail test below).
-    text_out = ok(run(tmp_path, "show", "--scope", "project", "alice-tea")).stdout
-    assert f"citation:{citation_str(citation)}" in "".join(text_out.split())
-    assert "Alice likes tea." in text_out
-
-
-@pytest.mark.xfail(strict=True, reason="pcmem bug: rich folds long citations at 80 columns when stdout is not a tty")
-def test_human_output_keeps_citations_on_one_line(tmp_path: Path) -> None:
-    written = remember(tmp_path, "project", "Alice likes tea.")
-    citation = citation_str(written["citations"][0])
-    assert len(citation) > 80
-    remembered = ok(run(tmp_path, "remember", "--scope", "project", "Bob likes coffee.")).stdout
-    shown = ok(run(tmp_path, "show", "--scope", "project", written["citations"][0]["entry_id"])).stdout
-    assert citation in shown.splitlines()[1]
-    assert any(line.strip().startswith(written["memory"]["artifact_id"] + "@2/") and line.strip().count("/") == 2
-               for line in remembered.splitlines())
-
-
-@pytest.mark.xfail(strict=True, reason="pcmem bug: `show` treats any ref containing '@' and '/' as a citation")
-def test_show_by_entry_id_that_contains_at_and_slash(tmp_path: Path) -> None:
-    # validate_id accepts any printable ASCII without spaces, so "user@host/notes" is a legal entry id ...
-    remember(tmp_path, "project", "Odd id.", "--id", "user@host/notes")
-    assert run_json(tmp_path, "history", "--scope", "project", "user@host/notes")["events"]
-    # ... but `show` cannot read it back by id.
-    assert run_json(tmp_path, "show", "--scope", "project", "user@host/notes")["entry"]["text"] == "Odd id."
-
-
-def test_show_by_old_citation_reads_the_exact_old_version(tmp_path: Path) -> None:
-    first = remember(tmp_path, "project", "Alice likes tea.", "--id", "alice-tea")["citations"][0]
-    run_json(tmp_path, "revise", "--scope", "project", "alice-tea", "Alice likes green tea.")
-
-    old = run_json(tmp_path, "show", "--scope", "project", citation_str(first))
-    assert old["entry"]["text"] == "Alice likes tea."
-    assert old["entry"]["version"] == 1
-    assert old["citation"]["revision"] == 1
-
-    current = run_json(tmp_path, "show", "--scope", "project", "alice-tea")
-    assert current["entry"]["text"] == "Alice likes green tea."
-    assert current["entry"]["version"] == 2
-
-
-def test_show_citation_of_another_scope_is_not_found(tmp_path: Path) -> None:
+def test_show_citation_of_another_scope_is_not_found(tmp_path: Path, two: None) -> None:
     other = remember(tmp_path, "other", "Something else.")["citations"][0]
-    remember(tmp_path, "project", "Alice likes tea.")
-    message = assert_error(run(tmp_path, "show", "--scope", "project", citation_str(other)), NotFoundError.exit_code)
+    message = assert_error(run(tmp_path, "show", "--scope", SCOPE, citation_str(other)), NotFoundError.exit_code)
     assert "another memory" in message
 
 
-@pytest.mark.xfail(strict=True, reason="pcmem bug: entry text is rendered as rich markup in tables")
-def test_list_table_shows_square_brackets_literally(tmp_path: Path) -> None:
-    remember(tmp_path, "project", "[red]danger[/red] literal", "--id", "brackets")
-    assert "[red]danger[/red] literal" in ok(run(tmp_path, "list", "--scope", "project")).stdout
+# --- human-readable output (regressions) ----------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="pcmem bug: '[/]' in a scope, id or text crashes human output (MarkupError)")
-@pytest.mark.parametrize(
-    ("write", "read"),
-    [
-        (["remember", "--scope", "x[/]", "Text."], ["scopes"]),
-        (["remember", "--scope", "p", "--id", "a[/]b", "Text."], ["show", "--scope", "p", "a[/]b"]),
-        (["remember", "--scope", "p", "--json", "text [/] here"], ["list", "--scope", "p"]),
-    ],
-    ids=["scope", "entry-id", "text"],
-)
-def test_markup_like_values_do_not_crash_human_output(tmp_path: Path, write: list[str], read: list[str]) -> None:
-    ok(run(tmp_path, *write))
-    ok(run(tmp_path, *read))
+def test_human_output_keeps_citations_on_one_line(tmp_path: Path, two: None) -> None:
+    # Generated ids make citations ~90 characters long: wider than rich's 80-column default when not on a terminal.
+    citation = re.compile(r"mem_\w+@\d+/[\w-]+/ver_\w+")
+    shown = ok(run(tmp_path, "show", "--scope", SCOPE, "e1")).stdout.splitlines()
+    assert any(re.fullmatch(rf"citation: {citation.pattern}", line) for line in shown), shown
+    written = ok(run(tmp_path, "remember", "--scope", SCOPE, "Third.")).stdout.splitlines()
+    assert written[0] == "remembered 1 entry in 'p' → revision 3"
+    assert citation.fullmatch(written[1].strip()), written
+
+
+def test_show_by_entry_id_that_contains_at_and_slash(tmp_path: Path, two: None) -> None:
+    # validate_id accepts any printable ASCII without spaces, so these are legal entry ids.
+    for entry_id in ("user@host/notes", "a@1/b/c"):
+        remember(tmp_path, SCOPE, f"Odd id {entry_id}.", "--id", entry_id)
+        shown = run_json(tmp_path, "show", "--scope", SCOPE, entry_id)
+        assert (shown["entry"]["entry_id"], shown["entry"]["text"]) == (entry_id, f"Odd id {entry_id}.")
+
+
+def test_show_by_citation_of_an_entry_id_that_contains_a_slash(tmp_path: Path, two: None) -> None:
+    citation = remember(tmp_path, SCOPE, "Slash id.", "--id", "notes/2026")["citations"][0]
+    assert run_json(tmp_path, "show", "--scope", SCOPE, citation_str(citation))["citation"] == citation
+
+
+def test_markup_like_values_print_literally(tmp_path: Path) -> None:
+    # Scopes, ids and texts are user data: rich markup ("[/]" would crash it) and emoji codes must print as typed.
+    cases = [("x[/]", "plain", "Plain text."), (SCOPE, "a[/]b", "[red]danger[/red] literal [/] :smile:")]
+    for scope, entry_id, text in cases:
+        written = ok(run(tmp_path, "remember", "--scope", scope, "--id", entry_id, text)).stdout
+        assert f"in {scope!r} → revision 1" in written
+        assert f"/{entry_id}/ver_" in written
+        listed = ok(run(tmp_path, "list", "--scope", scope)).stdout
+        assert entry_id in listed
+        assert text in listed
+        shown = ok(run(tmp_path, "show", "--scope", scope, entry_id)).stdout.splitlines()
+        assert shown[0] == f"{entry_id} v1 (fact, active)"
+        assert shown[-1] == text
+    listed_scopes = ok(run(tmp_path, "scopes")).stdout
+    assert all(scope in listed_scopes for scope, _, _ in cases)
 
 
 # --- 2. revise / retire / reactivate / history / changes / past revisions -------------------------------------------
@@ -437,9 +433,8 @@ def test_expected_revision_mismatch_exits_3_and_leaves_store_unchanged(
 
     after = run_json(tmp_path, "list", "--scope", SCOPE, "--all")
     assert after["memory"]["revision"] == 2
-    assert {eid: (e["entry"]["text"], e["entry"]["version"], e["state"]) for eid, e in entries_by_id(after).items()} == {
-        "e1": ("First.", 1, "active"), "e2": ("Second.", 1, "active"),
-    }
+    got = {eid: (e["entry"]["text"], e["entry"]["version"], e["state"]) for eid, e in entries_by_id(after).items()}
+    assert got == {"e1": ("First.", 1, "active"), "e2": ("Second.", 1, "active")}
     assert store_bytes(tmp_path) == before
 
 
@@ -453,10 +448,8 @@ def test_reactivate_with_stale_expected_revision_exits_3(tmp_path: Path, lifecyc
 
 def test_matching_expected_revision_succeeds(tmp_path: Path) -> None:
     assert remember(tmp_path, SCOPE, "First.", "--expected-revision", "0")["memory"]["revision"] == 1
-    assert remember(tmp_path, SCOPE, "Second.", "--expected-revision", "1")["memory"]["revision"] == 2
-    assert run_json(tmp_path, "retire", "--scope", SCOPE, "--expected-revision", "2",
-                    run_json(tmp_path, "list", "--scope", SCOPE)["entries"][0]["entry"]["entry_id"],
-                    )["memory"]["revision"] == 3
+    assert remember(tmp_path, SCOPE, "Second.", "--expected-revision", "1", "--id", "e2")["memory"]["revision"] == 2
+    assert run_json(tmp_path, "retire", "--scope", SCOPE, "--expected-revision", "2", "e2")["memory"]["revision"] == 3
 
 
 # --- 4. import ------------------------------------------------------------------------------------------------------
@@ -538,8 +531,8 @@ def test_import_with_a_bad_line_writes_nothing_and_names_the_line(
         message = assert_error(run(tmp_path, "import", "--scope", scope, str(source), "--json"), InputError.exit_code)
         assert f"bad.jsonl:{line_number}: " in message
         assert fragment in message
-        # Without --json the progress display is on; the error is still the only message (see the xfail below).
-        assert error_lines(run(tmp_path, "import", "--scope", scope, str(source))) == [message]
+        # Without --json the progress display is on (on a terminal only); the error is still the only stderr line.
+        assert assert_error(run(tmp_path, "import", "--scope", scope, str(source)), InputError.exit_code) == message
     assert store_bytes(tmp_path) == before
 
 
@@ -551,12 +544,6 @@ def test_failed_import_creates_no_scope_and_leaves_others_alone(tmp_path: Path, 
     summary = scopes(tmp_path)
     assert list(summary) == [SCOPE]  # "fresh" was never created
     assert (summary[SCOPE]["head_revision"], summary[SCOPE]["active_count"]) == (2, 2)
-
-
-@pytest.mark.xfail(strict=True, reason="pcmem bug: import's transient progress bar writes a blank line to non-tty stderr")
-def test_import_error_without_json_is_exactly_one_stderr_line(tmp_path: Path) -> None:
-    source = write_jsonl(tmp_path / "bad.jsonl", [GOOD, "{oops"])
-    assert_error(run(tmp_path, "import", "--scope", "notes", str(source)), InputError.exit_code)
 
 
 @pytest.mark.parametrize(
@@ -611,13 +598,12 @@ def test_import_of_non_utf8_file_is_an_input_error(tmp_path: Path, two: None) ->
         (["revise", "--scope", SCOPE, "e1", ""], "empty"),
         (["list", "--scope", "s" * (MAX_SCOPE_CHARS + 1)], f"limit is {MAX_SCOPE_CHARS}"),
         (["show", "--scope", SCOPE, "bad id"], "entry_id"),
-        (["show", "--scope", SCOPE, "not@a/citation"], "not a citation"),
     ],
     ids=[
         "empty-text", "whitespace-text", "text-8193-ascii", "text-8193-bytes-multibyte", "control-char",
         "metadata-invalid-json", "metadata-list", "metadata-string", "id-with-space", "id-too-long", "id-taken",
         "blank-kind", "scope-257", "blank-scope", "negative-expected", "revise-metadata-list", "revise-empty-text",
-        "list-scope-257", "show-bad-id", "show-bad-citation",
+        "list-scope-257", "show-bad-id",
     ],
 )
 def test_bad_input_exits_2_with_one_line_and_writes_nothing(
@@ -637,11 +623,6 @@ def test_text_at_exactly_the_limits_is_accepted(tmp_path: Path) -> None:
     assert run_json(tmp_path, "show", "--scope", scope, "x" * 128)["entry"]["text"] == text
 
 
-def test_tab_and_newline_inside_text_are_allowed(tmp_path: Path) -> None:
-    remember(tmp_path, SCOPE, "a\tb\nc", "--id", "ws")
-    assert run_json(tmp_path, "show", "--scope", SCOPE, "ws")["entry"]["text"] == "a\tb\nc"
-
-
 def test_click_usage_errors_are_not_confused_with_pcmem_errors(tmp_path: Path) -> None:
     result = run(tmp_path, "remember", "Text without a scope.")
     assert result.exit_code == 2
@@ -657,12 +638,9 @@ def test_click_usage_errors_are_not_confused_with_pcmem_errors(tmp_path: Path) -
     "args",
     [
         ["list", "--scope", "nope"],
-        ["changes", "--scope", "nope"],
         ["history", "--scope", "nope", "x"],
         ["show", "--scope", "nope", "x"],
-        ["revise", "--scope", "nope", "x", "Text."],
         ["retire", "--scope", "nope", "x"],
-        ["reactivate", "--scope", "nope", "x"],
     ],
     ids=lambda args: args[0],
 )
@@ -679,10 +657,11 @@ def test_unknown_scope_exits_4(tmp_path: Path, two: None, args: list[str]) -> No
         ["show", "--scope", SCOPE, "missing"],
         ["history", "--scope", SCOPE, "missing"],
         ["revise", "--scope", SCOPE, "missing", "Text."],
-        ["retire", "--scope", SCOPE, "missing"],
         ["changes", "--scope", SCOPE, "--since", "5"],
+        ["show", "--scope", SCOPE, "not@a/citation"],  # not a citation, so looked up (and missed) as an entry id
+        ["show", "--scope", SCOPE, "mem_x@1/e1/ver_x"],  # a well-formed citation naming nothing
     ],
-    ids=["show", "history", "revise", "retire", "changes-past-head"],
+    ids=["show", "history", "revise", "changes-past-head", "show-citation-like-id", "show-unknown-citation"],
 )
 def test_unknown_entry_or_revision_exits_4(tmp_path: Path, two: None, args: list[str]) -> None:
     before = store_bytes(tmp_path)
@@ -748,20 +727,18 @@ def test_demo_expectations_match_the_documented_numbers() -> None:
     assert _demo_expectations() == (17, 1, 3)
 
 
-def test_demo_seeds_the_demo_scope(tmp_path: Path) -> None:
+def test_demo_seeds_the_demo_scope(tmp_path: Path, demo: dict[str, Any]) -> None:
     active, retired, head_revision = _demo_expectations()
-    first = run_json(tmp_path, "demo")
-    assert first["created"] is True
-    assert first["db"] == str(store_path(tmp_path))
-    assert first["page"]["memory"]["scope"] == DEMO_SCOPE
-    assert first["page"]["memory"]["revision"] == head_revision
+    assert demo["created"] is True
+    assert demo["page"]["memory"]["scope"] == DEMO_SCOPE
+    assert demo["page"]["memory"]["revision"] == head_revision
 
     summary = scopes(tmp_path)[DEMO_SCOPE]
     assert (summary["active_count"], summary["retired_count"], summary["head_revision"]) == (
         active, retired, head_revision,
     )
 
-    page = entries_by_id(first["page"])
+    page = entries_by_id(demo["page"])
     edited = {entry_id for _, entry_id, _ in DEMO_EDITS}
     assert set(page) == {entry_id for entry_id, *_ in DEMO_ENTRIES}
     for entry_id, kind, text, metadata in DEMO_ENTRIES:
@@ -782,18 +759,17 @@ def test_demo_seeds_the_demo_scope(tmp_path: Path) -> None:
     assert {eid: e["entry"]["text"] for eid, e in original.items()} == {eid: text for eid, _, text, _ in DEMO_ENTRIES}
 
 
-def test_demo_twice_leaves_the_scope_unchanged(tmp_path: Path, seed: Callable[[str], Path]) -> None:
-    seed("demo")
-    head_before = head(tmp_path, DEMO_SCOPE)
-    assert head_before == _demo_expectations()[2]
-    before = run_json(tmp_path, "list", "--scope", DEMO_SCOPE, "--all")
-
+def test_demo_twice_leaves_the_scope_unchanged(tmp_path: Path, demo: dict[str, Any]) -> None:
+    before = store_bytes(tmp_path)
     again = run_json(tmp_path, "demo")
     assert again["created"] is False
-    assert again["page"] == before
+    assert again["db"] == str(store_path(tmp_path))
+    assert again["page"] == demo["page"]  # same head revision, same entries
+    assert again["page"]["memory"]["revision"] == _demo_expectations()[2]
     text_run = ok(run(tmp_path, "demo"))
     assert "already present" in text_run.stdout
-    assert head(tmp_path, DEMO_SCOPE) == head_before
+    assert head(tmp_path, DEMO_SCOPE) == _demo_expectations()[2]
+    assert store_bytes(tmp_path) == before
 
 
 def test_demo_into_a_custom_scope(tmp_path: Path) -> None:
@@ -809,8 +785,8 @@ def test_demo_does_not_touch_an_existing_scope_of_that_name(tmp_path: Path) -> N
     remember(tmp_path, DEMO_SCOPE, "My own entry.", "--id", "mine")
     result = run_json(tmp_path, "demo")
     assert result["created"] is False
+    assert result["page"]["memory"]["revision"] == 1
     assert list(entries_by_id(result["page"])) == ["mine"]
-    assert head(tmp_path, DEMO_SCOPE) == 1
 
 
 # --- 8. PCMEM_DB ------------------------------------------------------------------------------------------------------
@@ -849,7 +825,7 @@ def test_where_falls_back_to_the_per_user_default(tmp_path: Path) -> None:
     assert plain.stdout == where["db"] + "\n"
 
 
-# --- 9. help and --json on every command -------------------------------------------------------------------------------
+# --- 9. help and --json on every command ---------------------------------------------------------------------------
 
 
 COMMANDS = sorted(main.commands)
@@ -903,22 +879,22 @@ def _invocations(tmp_path: Path) -> dict[str, list[str]]:
         "demo": ["demo"],
         "search": ["search", "--scope", DEMO_SCOPE, "when do releases go out?"],
         "reindex": ["reindex"],
+        "models": ["models"],
     }
 
 
-@pytest.mark.parametrize("as_json", [True, False], ids=["json", "text"])
-def test_every_command_runs_with_and_without_json(
-    tmp_path: Path, seed: Callable[[str], Path], as_json: bool
-) -> None:
-    seed("demo")
+_READ_ONLY = ("list", "show", "history", "changes", "scopes", "where", "search", "models")
+
+
+def test_every_command_runs_with_json_and_reads_run_without(tmp_path: Path, demo: dict[str, Any]) -> None:
     invocations = _invocations(tmp_path)
     assert set(invocations) == set(COMMANDS), "add an invocation for every registered command"
     for name in COMMANDS:
-        result = ok(run(tmp_path, *invocations[name], *(["--json"] if as_json else [])))
-        if as_json:
-            assert result.stderr == "", f"{name} wrote to stderr: {result.stderr!r}"
-            assert isinstance(json.loads(result.stdout), (dict, list)), name
-        else:
-            assert result.stdout.strip(), f"{name} printed nothing"
-            with pytest.raises(json.JSONDecodeError):
-                json.loads(result.stdout)
+        result = ok(run(tmp_path, *invocations[name], "--json"))
+        assert result.stderr == "", f"{name} wrote to stderr: {result.stderr!r}"
+        assert isinstance(json.loads(result.stdout), (dict, list)), name
+    for name in _READ_ONLY:
+        result = ok(run(tmp_path, *invocations[name]))
+        assert result.stdout.strip(), f"{name} printed nothing"
+        with pytest.raises(json.JSONDecodeError):
+            json.loads(result.stdout)

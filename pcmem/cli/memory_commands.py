@@ -86,7 +86,7 @@ def remember(scope: str, kind: str, metadata: str | None, entry_id: str | None, 
       pcmem remember --scope project --kind decision "Releases go out on Fridays."
     """
     entry = NewEntry(text=text, kind=kind, entry_id=entry_id,
-                     metadata=parse_metadata_json(metadata) if metadata else None)
+                     metadata=parse_metadata_json(metadata) if metadata is not None else None)
     result = _scope(scope).remember(RememberRequest(entries=(entry,), expected_revision=expected_revision))
     _print_write(result, "remembered", as_json)
 
@@ -234,7 +234,7 @@ def revise(scope: str, kind: str | None, metadata: str | None, expected_revision
         entry_id=entry_id,
         text=text,
         kind=kind,
-        metadata=parse_metadata_json(metadata) if metadata else None,
+        metadata=parse_metadata_json(metadata) if metadata is not None else None,
         expected_revision=_head_revision(memory, expected_revision),
     )
     _print_write(memory.revise(request), "revised", as_json)

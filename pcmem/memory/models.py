@@ -61,8 +61,12 @@ class Citation(_Frozen):
     def parse(cls, text: str) -> Citation:
         """Parse the ``artifact@revision/entry/version`` form that ``str(citation)`` prints."""
         try:
-            head, entry_id, version_id = text.strip().split("/")
-            artifact_id, revision = head.split("@")
+            # Generated artifact and version ids never contain '/' or '@'; entry ids may, so split around them.
+            head, rest = text.strip().split("/", 1)
+            entry_id, version_id = rest.rsplit("/", 1)
+            artifact_id, revision = head.split("@", 1)
+            if not entry_id:
+                raise ValueError("empty entry id")
             return cls(artifact_id=artifact_id, revision=int(revision), entry_id=entry_id, entry_version_id=version_id)
         except (ValueError, ValidationError):
             raise InputError(f"not a citation: {text!r} (expected artifact@revision/entry_id/entry_version_id)") from None
