@@ -20,6 +20,8 @@ from types import TracebackType
 from typing import Any, Literal
 
 from pcmem.config import InferenceConfig, RuntimeConfig
+from pcmem.decision.port import DecisionModel
+from pcmem.decision.write_gate import WriteGate
 from pcmem.embedding.port import Embedder
 from pcmem.errors import ConfigurationError
 from pcmem.memory.scoped import Clock, MemoryParts, utc_now
@@ -55,6 +57,7 @@ class SyncRuntime:
         inference: InferenceConfig | None = None,
         reranker: MemoryReranker | None = None,
         model_progress: ByteProgress | None = None,
+        write_gate: DecisionModel | None = None,
     ) -> None:
         self.backend = backend
         self.embedder = embedder
@@ -68,7 +71,8 @@ class SyncRuntime:
             reranker = compose_reranker(self.config, self.inference, reranker, model_progress)
         self.reranker = reranker
         parts = MemoryParts(backend=backend, embedder=embedder, clock=clock, reranker=reranker,
-                            candidate_limit=self.config.memory_rerank_candidate_limit)
+                            candidate_limit=self.config.memory_rerank_candidate_limit,
+                            write_gate=WriteGate(write_gate) if write_gate is not None else None)
         self.memory = SyncMemoryService(parts)
 
     @classmethod
@@ -82,18 +86,20 @@ class SyncRuntime:
         inference: InferenceConfig | None = None,
         reranker: MemoryReranker | None = None,
         model_progress: ByteProgress | None = None,
+        write_gate: DecisionModel | None = None,
     ) -> SyncRuntime:
         """Open (creating if needed) the store at ``path``.
 
         ``config``/``inference`` default to the environment (RFC 0080 names, see :mod:`pcmem.config`); an injected
-        ``reranker`` applies even when rerank is disabled there.
+        ``reranker`` applies even when rerank is disabled there (e.g. a ``DecisionReranker``). ``write_gate``: a
+        decision model that checks ``remember`` for duplicates (fail-open; off by default).
         """
         config = config or RuntimeConfig.from_env()
         inference = inference or InferenceConfig.from_env()
         backend = DuckDBBackend(path)
         try:
             return cls(backend, embedder=_resolve_embedder(embedder), clock=clock, config=config, inference=inference,
-                       reranker=reranker, model_progress=model_progress)
+                       reranker=reranker, model_progress=model_progress, write_gate=write_gate)
         except BaseException:
             backend.close()
             raise

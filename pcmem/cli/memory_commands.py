@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import dataclasses
+
 import click
 
 from pcmem.cli import render
+from pcmem.cli.progress import progress_bar
 from pcmem.cli.jsonl import read_entries
 from pcmem.errors import InputError, NotFoundError
 from pcmem.memory.models import (
@@ -37,6 +40,36 @@ def _scope(scope: str) -> SyncScopedMemory:
     return click.get_current_context().obj.runtime.memory.for_scope(scope)
 
 
+def _gated_scope(scope: str, model: str | None, as_json: bool) -> SyncScopedMemory:
+    """The scope with a write gate on the configured decision model (``--write-gate``)."""
+    from pcmem.config import InferenceConfig
+    from pcmem.decision.compose import decision_backend
+    from pcmem.decision.write_gate import WriteGate
+    from pcmem.rerank.compose import load_model
+
+    inference = InferenceConfig.from_env(generation_model=model)
+    with progress_bar("verifying model", enabled=not as_json, bytes_=True) as advance:
+        backend = decision_backend(load_model(inference, advance), inference)
+    runtime = click.get_current_context().obj.runtime
+    parts = dataclasses.replace(runtime.memory.parts, write_gate=WriteGate(backend))
+    return SyncScopedMemory(parts, scope)
+
+
+gate_options = [
+    click.option("--write-gate", is_flag=True,
+                 help="Ask the decision model whether an existing entry already states it; skip duplicates."),
+    click.option("--allow-duplicates", is_flag=True, help="With --write-gate: report duplicates but add anyway."),
+    click.option("--model", metavar="PROVIDER:NAME", default=None,
+                 help="Decision model for --write-gate (default: $POWERCONTEXT_SERVER_INFERENCE_GENERATION_MODEL)."),
+]
+
+
+def _with_gate_options(function):  # noqa: ANN001, ANN202 - click decorator plumbing
+    for option in reversed(gate_options):
+        function = option(function)
+    return function
+
+
 def _head_revision(memory: SyncScopedMemory, expected: int | None) -> int:
     if expected is not None:
         return expected
@@ -47,6 +80,10 @@ def _head_revision(memory: SyncScopedMemory, expected: int | None) -> int:
 def _print_write(result: WriteResult, verb: str, as_json: bool) -> None:
     if as_json:
         render.emit_json(result)
+        return
+    for duplicate in result.duplicates:
+        render.console.print(f"skipped (already stated by {duplicate.existing}): {render.preview(duplicate.text, 60)}")
+    if not result.citations:
         return
     count = len(result.citations)
     noun = "entry" if count == 1 else "entries"
@@ -75,19 +112,23 @@ def _print_entries(page: EntryPage, as_json: bool) -> None:
 @click.option("--metadata", "-m", default=None, help='A small JSON object, e.g. \'{"turn": "D1:3"}\'.')
 @click.option("--id", "entry_id", default=None, help="Choose the entry id (printable ASCII, ≤128). Default: generated.")
 @expected_option
+@_with_gate_options
 @click.argument("text")
 @render.json_option
 def remember(scope: str, kind: str, metadata: str | None, entry_id: str | None, expected_revision: int | None,
-             text: str, as_json: bool) -> None:
+             write_gate: bool, allow_duplicates: bool, model: str | None, text: str, as_json: bool) -> None:
     """Remember TEXT in a scope (one new revision).
 
     \b
-    Example:
+    Examples:
       pcmem remember --scope project --kind decision "Releases go out on Fridays."
+      pcmem remember --scope project --write-gate --model llama-cpp:qwen2.5-coder-1.5b-instruct "Deploys: Fridays"
     """
     entry = NewEntry(text=text, kind=kind, entry_id=entry_id,
                      metadata=parse_metadata_json(metadata) if metadata is not None else None)
-    result = _scope(scope).remember(RememberRequest(entries=(entry,), expected_revision=expected_revision))
+    request = RememberRequest(entries=(entry,), expected_revision=expected_revision, allow_duplicates=allow_duplicates)
+    memory = _gated_scope(scope, model, as_json) if write_gate else _scope(scope)
+    result = memory.remember(request)
     _print_write(result, "remembered", as_json)
 
 

@@ -151,10 +151,15 @@ class NewEntry(_Request):
 
 
 class RememberRequest(_Request):
-    """Add entries in one new revision. ``expected_revision`` (0 for a new scope) makes the write compare-and-swap."""
+    """Add entries in one new revision. ``expected_revision`` (0 for a new scope) makes the write compare-and-swap.
+
+    With a write gate configured, entries an existing entry already states are reported as duplicates and not
+    added, unless ``allow_duplicates`` is true.
+    """
 
     entries: tuple[NewEntry, ...] = Field(min_length=1, max_length=MAX_ENTRIES_PER_WRITE)
     expected_revision: int | None = None
+    allow_duplicates: bool = False
 
     @field_validator("expected_revision", mode="before")
     @classmethod
@@ -217,11 +222,23 @@ class ReactivateRequest(_HeadWrite):
     """Make a retired entry active again, at the version it had when retired."""
 
 
+class Duplicate(_Frozen):
+    """A new entry the write gate found already stated by an existing one (so it was not added)."""
+
+    index: int  # position in the request's entries
+    text: str
+    existing: Citation
+
+
 class WriteResult(_Frozen):
-    """The revision a write created and the citations of the entry versions it touched, in request order."""
+    """The revision a write created and the citations of the entry versions it touched, in request order.
+
+    When the write gate skipped every entry, no revision was written and ``memory`` is the unchanged head.
+    """
 
     memory: MemoryRef
     citations: tuple[Citation, ...]
+    duplicates: tuple[Duplicate, ...] = ()
 
 
 # --- reads ------------------------------------------------------------------------------------------------------

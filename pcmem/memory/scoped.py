@@ -18,6 +18,7 @@ from pcmem.errors import EntryNotFoundError, InputError, RevisionConflictError, 
 from pcmem.ids import content_hash, new_id
 from pcmem.memory.models import (
     ChangesPage,
+    Duplicate,
     Citation,
     EntryHistory,
     EntryPage,
@@ -35,6 +36,7 @@ from pcmem.memory.models import (
     RevisionInfo,
     WriteResult,
 )
+from pcmem.decision.write_gate import WriteGate
 from pcmem.embedding.port import Embedder
 from pcmem.rerank.port import MemoryReranker, RerankProgress
 from pcmem.search.models import SearchMemoryRequest, SearchPage
@@ -88,6 +90,7 @@ class MemoryParts:
     locks: ScopeLocks = field(default_factory=ScopeLocks)
     reranker: MemoryReranker | None = None
     candidate_limit: int = DEFAULT_CANDIDATE_LIMIT
+    write_gate: WriteGate | None = None
 
     def __post_init__(self) -> None:
         self.search = SearchService(self.backend, self.embedder, self.reranker, self.candidate_limit)
@@ -205,13 +208,18 @@ class SyncScopedMemory:
     def remember(self, request: RememberRequest | NewEntry | str) -> WriteResult:
         """Add entries in one new revision (creating the scope's memory on first use)."""
         request = _as_remember(request)
+        duplicates = self._gate(request)
+        skipped = {duplicate.index for duplicate in duplicates}
+        entries = [entry for index, entry in enumerate(request.entries) if index not in skipped]
+        if not entries:
+            return WriteResult(memory=self._memory(), citations=(), duplicates=duplicates)
         now = self._clock()
-        drafts = [_first_version(entry, 0, now) for entry in request.entries]
+        drafts = [_first_version(entry, 0, now) for entry in entries]
         # Embedding is the slow part of a write: do it before taking the scope lock.
         vectors = self._parts.vectors_for({v.entry_version_id: v.text for v in drafts})
         with self._lock, self._backend.write(self.scope) as tx:
             _check_expected(tx, request.expected_revision)
-            wanted = [entry.entry_id for entry in request.entries if entry.entry_id is not None]
+            wanted = [entry.entry_id for entry in entries if entry.entry_id is not None]
             taken = tx.existing_entry_ids(wanted)
             if taken:
                 raise InputError(f"entry ids already exist in scope {self.scope!r}: {sorted(taken)[:5]}; use revise")
@@ -219,7 +227,20 @@ class SyncScopedMemory:
             versions = [v.model_copy(update={"created_in_revision": revision}) for v in drafts]
             events = [EntryEvent(v.entry_id, v.entry_version_id, "active") for v in versions]
             memory = tx.commit("remember", versions, events, now, vectors)
-        return WriteResult(memory=memory, citations=tuple(_citation(memory, v) for v in versions))
+        return WriteResult(memory=memory, citations=tuple(_citation(memory, v) for v in versions),
+                           duplicates=duplicates)
+
+    def _gate(self, request: RememberRequest) -> tuple[Duplicate, ...]:
+        """Ask the write gate (if any) about each entry; runs before the scope lock is taken."""
+        gate = self._parts.write_gate
+        if gate is None or request.allow_duplicates or self.head() is None:
+            return ()
+        found = []
+        for index, entry in enumerate(request.entries):
+            existing = gate.duplicate_of(entry.text, lambda search: self._parts.search.search(self.scope, search))
+            if existing is not None:
+                found.append(Duplicate(index=index, text=entry.text, existing=existing))
+        return tuple(found)
 
     def revise(self, request: ReviseRequest) -> WriteResult:
         """Write a new version of an active entry. An unchanged text/kind/metadata writes nothing."""
