@@ -70,11 +70,12 @@ def main(ctx: click.Context, db: str | None) -> None:
     ctx.call_on_close(store.close)
 
 
-from pcmem.cli import demo_command, memory_commands, model_commands, search_commands  # noqa: E402
+from pcmem.cli import demo_command, memory_commands, model_commands, search_commands, tui_command  # noqa: E402
 
 memory_commands.register(main)
 search_commands.register(main)
 model_commands.register(main)
 demo_command.register(main)
+tui_command.register(main)
 
 __all__ = ["StoreContext", "main"]

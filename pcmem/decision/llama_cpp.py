@@ -51,34 +51,25 @@ class LlamaCppDecisionModel:
     policy_id = POLICY_ID
 
     def __init__(self, model: LlamaCppModel, *, timeout_seconds: float = 30.0) -> None:
-        llama_cpp = require_llama_cpp()
+        require_llama_cpp()
         self.model = model
         self.timeout_seconds = timeout_seconds
         self._answers = _answer_tokens(model)
-        template = model.llm.metadata.get("tokenizer.chat_template")
-        llm = model.llm
-        self._formatter = llama_cpp.llama_chat_format.Jinja2ChatFormatter(
-            template=template,
-            eos_token=llm.detokenize([llm.token_eos()]).decode(errors="ignore"),
-            bos_token=llm.detokenize([llm.token_bos()]).decode(errors="ignore"),
-        ) if template else None
+        self.last_prompt = ""
 
     def _prompt(self, request: DecisionRequest) -> str:
         label = EVIDENCE_LABELS.get(request.decision_kind, "Evidence")
         evidence = "\n".join(f"{label}: {item}" for item in request.evidence)
         user = f"{request.question}\n{evidence}\nEntry: {' '.join(request.subject.split())}\nAnswer yes, no or abstain."
-        messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
-        if self._formatter is None:
-            return f"{SYSTEM}\n\n{user}\nAnswer:"
-        return self._formatter(messages=messages).prompt
+        return self.model.format_chat(SYSTEM, user)
 
     def evaluate(self, request: DecisionRequest) -> DecisionResult:
-        prompt = self._prompt(request)
+        prompt = self.last_prompt = self._prompt(request)
         with self.model.session(self.timeout_seconds) as llm:
             tokens = llm.tokenize(prompt.encode("utf-8"), add_bos=True, special=True)
             if len(tokens) >= llm.n_ctx():
                 raise InferenceUnavailableError(f"decision prompt of {len(tokens)} tokens exceeds the context")
-            logits = _next_token_logits(llm, tokens)
+            logits = _next_token_logits(self.model, tokens)
         scores = {outcome: max(float(logits[i]) for i in ids) for outcome, ids in self._answers.items()}
         outcome = max(scores, key=lambda o: scores[o])
         top = max(scores.values())
@@ -91,10 +82,11 @@ class LlamaCppDecisionModel:
         )
 
 
-def _next_token_logits(llm, tokens: list[int]) -> np.ndarray:  # noqa: ANN001 - llama_cpp.Llama
+def _next_token_logits(model: LlamaCppModel, tokens: list[int]) -> np.ndarray:
     """Evaluate ``tokens`` reusing the longest cached prefix, and return the logits for the next token."""
     import llama_cpp
 
+    llm = model.llm
     cached = llm.input_ids[: llm.n_tokens].tolist()
     prefix = 0
     for old, new in zip(cached, tokens):
@@ -102,6 +94,7 @@ def _next_token_logits(llm, tokens: list[int]) -> np.ndarray:  # noqa: ANN001 - 
             break
         prefix += 1
     prefix = min(prefix, len(tokens) - 1)  # evaluate at least one token so fresh logits exist
+    model.last_prefix = prefix
     llm.n_tokens = prefix
     llm.eval(tokens[prefix:])
     pointer = llama_cpp.llama_get_logits_ith(llm._ctx.ctx, -1)

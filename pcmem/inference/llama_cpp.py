@@ -59,6 +59,26 @@ class LlamaCppModel:
         # Keep a reference to the ctypes callback: llama.cpp holds only a raw pointer to it.
         self._abort_callback = llama_cpp.ggml_abort_callback(self._should_abort)
         llama_cpp.llama_set_abort_callback(self.llm._ctx.ctx, self._abort_callback, None)
+        self._formatter = _chat_formatter(llama_cpp, self.llm)
+        self._grammars: dict[str, Any] = {}
+        #: Tokens of the last prompt that were reused from the KV cache (for benchmarks and tests).
+        self.last_prefix = 0
+
+    def format_chat(self, system: str, user: str) -> str:
+        """The model's own chat template, ending where the assistant's answer starts."""
+        if self._formatter is None:
+            return f"{system}\n\n{user}\n"
+        messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+        return self._formatter(messages=messages).prompt
+
+    def grammar(self, json_schema: dict[str, Any]) -> Any:
+        """A compiled grammar for ``json_schema``, cached: compiling costs more than a short generation."""
+        key = json.dumps(json_schema, sort_keys=True)
+        if key not in self._grammars:
+            from llama_cpp import LlamaGrammar
+
+            self._grammars[key] = LlamaGrammar.from_json_schema(key, verbose=False)
+        return self._grammars[key]
 
     def _should_abort(self, _data: object) -> bool:
         return self._deadline is not None and time.monotonic() > self._deadline
@@ -85,6 +105,17 @@ class LlamaCppModel:
         return len(self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=True))
 
 
+def _chat_formatter(llama_cpp: Any, llm: Any) -> Any:
+    template = llm.metadata.get("tokenizer.chat_template")
+    if not template:
+        return None
+    return llama_cpp.llama_chat_format.Jinja2ChatFormatter(
+        template=template,
+        eos_token=llm.detokenize([llm.token_eos()]).decode(errors="ignore"),
+        bos_token=llm.detokenize([llm.token_bos()]).decode(errors="ignore"),
+    )
+
+
 class LlamaCppGenerator:
     """A :class:`~pcmem.inference.port.StructuredGenerator` on llama.cpp: grammar-constrained JSON, temperature 0."""
 
@@ -92,6 +123,7 @@ class LlamaCppGenerator:
         self.model = model
         self.timeout_seconds = timeout_seconds
         self.max_requests = max_requests
+        self.last_prompt = ""
 
     @property
     def model_id(self) -> str:
@@ -116,15 +148,14 @@ class LlamaCppGenerator:
     def _complete(self, request: GenerationRequest) -> tuple[str, Usage]:
         # System text and the query come first in the prompt and candidates last, so consecutive calls that share
         # a prefix reuse llama.cpp's KV cache for it.
-        messages = [{"role": "system", "content": request.system}, {"role": "user", "content": request.prompt}]
+        prompt = self.model.format_chat(request.system, request.prompt)
+        self.last_prompt = prompt
+        grammar = self.model.grammar(request.json_schema)
         with self.model.session(self.timeout_seconds) as llm:
-            response = llm.create_chat_completion(
-                messages=messages,
-                response_format={"type": "json_object", "schema": request.json_schema},
-                temperature=0.0,
-                max_tokens=request.max_output_tokens,
+            response = llm.create_completion(
+                prompt, grammar=grammar, temperature=0.0, max_tokens=request.max_output_tokens
             )
-        text = response["choices"][0]["message"]["content"] or ""
+        text = response["choices"][0]["text"] or ""
         counts = response.get("usage") or {}
         return text, Usage(requests=1, input_tokens=counts.get("prompt_tokens", 0),
                            output_tokens=counts.get("completion_tokens", 0))

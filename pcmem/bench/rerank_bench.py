@@ -1,0 +1,109 @@
+"""``pcmem bench rerank``: listwise and decision rerank latency against the llama.cpp floor for the same tokens."""
+
+from __future__ import annotations
+
+import statistics
+import time
+from dataclasses import asdict, dataclass
+
+from pcmem.bench.llama_floor import measure_floor
+from pcmem.config import InferenceConfig
+from pcmem.decision.compose import decision_backend
+from pcmem.decision.port import DecisionRequest
+from pcmem.memory.models import Citation
+from pcmem.rerank.compose import build_reranker, load_model
+from pcmem.rerank.decision import QUESTION
+from pcmem.search.models import MemoryHit
+
+QUERY = "Who signs off every build before a release, and on which day do releases go out?"
+_SUBJECTS = ("Priya", "Marco", "the release team", "the support desk", "the designer", "Tanaka-san")
+_FACTS = (
+    "signs off every build after the smoke test", "books the offsite venue in Porto", "moved releases to Tuesdays",
+    "answers support e-mail within one business day", "drinks oolong tea and never coffee",
+    "translates the Japanese documentation every month", "owns the release checklist",
+    "blocks Wednesday afternoons for focused work", "runs CI on two self-hosted Linux runners",
+    "collects no telemetry by default",
+)
+
+
+def candidate_pool(size: int = 30) -> list[MemoryHit]:
+    """A deterministic pool of realistic one-sentence memories (the coarse pool a search would hand over)."""
+    hits = []
+    for i in range(size):
+        text = f"{_SUBJECTS[i % len(_SUBJECTS)]} {_FACTS[(i * 7) % len(_FACTS)]} (noted in week {i + 1})."
+        citation = Citation(artifact_id="mem_bench", revision=1, entry_id=f"e{i:02}", entry_version_id=f"v{i:02}")
+        hits.append(MemoryHit(citation=citation, text=text, kind="fact", score=1 / (61 + i), matched_by=("fts",)))
+    return hits
+
+
+@dataclass(frozen=True)
+class RerankBench:
+    model: str
+    policy: str
+    candidates: int
+    prompt_tokens: int
+    output_tokens: int
+    measured_s: float
+    floor_s: float
+
+    @property
+    def ratio(self) -> float:
+        return self.measured_s / self.floor_s
+
+
+def bench_listwise(model_name: str, repeats: int = 3) -> RerankBench:
+    inference = InferenceConfig(generation_model=f"llama-cpp:{model_name}", generation_timeout_seconds=600)
+    reranker = build_reranker("listwise", inference)
+    model = load_model(inference)
+    pool = candidate_pool()
+    times, usage = [], None
+    for _ in range(repeats):
+        model.llm.reset()  # a new search's prompt shares nothing with the last one: start cold, like the floor
+        started = time.perf_counter()
+        decision = reranker.rerank(QUERY, pool, 10)
+        times.append(time.perf_counter() - started)
+        usage = decision.usage
+    prompt = reranker.generator.last_prompt  # the exact chat-formatted text that was prefilled
+    floor = measure_floor(model, prompt)
+    return RerankBench(model_name, "listwise", len(pool), usage.input_tokens, usage.output_tokens,
+                       statistics.median(times), floor.seconds(usage.input_tokens, usage.output_tokens))
+
+
+def bench_decision(model_name: str, candidates: int = 30) -> tuple[RerankBench, float]:
+    """Per-candidate decision latency vs the floor for the tokens it actually evaluated; and a full rerank's wall."""
+    inference = InferenceConfig(generation_model=f"llama-cpp:{model_name}", generation_timeout_seconds=600)
+    model = load_model(inference)
+    backend = decision_backend(model, inference)
+    pool = candidate_pool(candidates)
+    model.llm.reset()
+    first = backend.evaluate(DecisionRequest(decision_kind="memory.rerank", question=QUESTION,
+                                             subject=pool[0].text, evidence=(QUERY,)))
+    per_candidate, fresh_tokens = [], []
+    for hit in pool[1:]:
+        cached = model.llm.n_tokens
+        started = time.perf_counter()
+        backend.evaluate(DecisionRequest(decision_kind="memory.rerank", question=QUESTION, subject=hit.text,
+                                         evidence=(QUERY,)))
+        per_candidate.append(time.perf_counter() - started)
+        fresh_tokens.append(_evaluated_tokens(model, cached))
+    floor = measure_floor(model, backend.last_prompt)
+    floor_s = statistics.median(floor.seconds(n, 0) for n in fresh_tokens)  # one forward pass, no decode
+    reranker = build_reranker("decision", inference)
+    model.llm.reset()
+    started = time.perf_counter()
+    reranker.rerank(QUERY, pool, len(pool))  # limit = pool size: every candidate is decided
+    wall = time.perf_counter() - started
+    bench = RerankBench(model_name, "decision (per candidate)", len(pool), first.usage.input_tokens, 1,
+                        statistics.median(per_candidate), floor_s)
+    return bench, wall
+
+
+def _evaluated_tokens(model, cached_before: int) -> int:  # noqa: ANN001
+    """Tokens the last decision actually evaluated: its prompt length minus the reused cached prefix."""
+    return max(1, model.llm.n_tokens - model.last_prefix)
+
+
+def as_row(bench: RerankBench) -> dict:
+    row = asdict(bench)
+    row["ratio"] = round(bench.ratio, 3)
+    return row
