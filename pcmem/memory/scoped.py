@@ -73,7 +73,11 @@ def _citation(memory: MemoryRef, version: EntryVersion) -> Citation:
 
 
 def _check_expected(tx: WriteTransaction, expected: int | None) -> None:
-    head = 0 if tx.memory is None else tx.memory.revision
+    _check_head(tx.memory, expected)
+
+
+def _check_head(memory: MemoryRef | None, expected: int | None) -> None:
+    head = 0 if memory is None else memory.revision
     if expected is not None and expected != head:
         raise RevisionConflictError(
             f"expected revision {expected} but the head of scope is {head}", expected=expected, actual=head
@@ -208,6 +212,8 @@ class SyncScopedMemory:
     def remember(self, request: RememberRequest | NewEntry | str) -> WriteResult:
         """Add entries in one new revision (creating the scope's memory on first use)."""
         request = _as_remember(request)
+        if request.expected_revision is not None and self._parts.write_gate is not None:
+            _check_head(self.head(), request.expected_revision)  # fail fast, before spending model decisions
         duplicates = self._gate(request)
         skipped = {duplicate.index for duplicate in duplicates}
         entries = [entry for index, entry in enumerate(request.entries) if index not in skipped]
@@ -237,7 +243,7 @@ class SyncScopedMemory:
             return ()
         found = []
         for index, entry in enumerate(request.entries):
-            existing = gate.duplicate_of(entry.text, lambda search: self._parts.search.search(self.scope, search))
+            existing = gate.duplicate_of(entry.text, lambda search: self._parts.search.coarse(self.scope, search))
             if existing is not None:
                 found.append(Duplicate(index=index, text=entry.text, existing=existing))
         return tuple(found)

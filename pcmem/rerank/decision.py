@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from pcmem.decision.port import DecisionModel, DecisionOutcome, DecisionRequest
-from pcmem.errors import RerankError
+from pcmem.errors import InputError, RerankError
 from pcmem.rerank.port import MemoryRerankDecision, RerankProgress, fallback_ranks
 from pcmem.search.models import MemoryHit
 from pcmem.usage import Usage
@@ -36,6 +36,8 @@ class DecisionReranker:
         limit: int,
         progress: RerankProgress | None = None,
     ) -> MemoryRerankDecision:
+        if limit < 1:
+            raise InputError(f"rerank limit must be at least 1, got {limit}")
         limit = min(limit, len(candidates))
         kept: list[int] = []
         usages: list[Usage] = []

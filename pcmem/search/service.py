@@ -84,6 +84,11 @@ class SearchService:
             return page.model_copy(update={"hits": page.hits[: request.limit]})
         return self._rerank(page, request, reranker, progress)
 
+    def coarse(self, scope: str, request: SearchMemoryRequest) -> SearchPage:
+        """Fused coarse hits only, never reranked (for advisory consumers such as the write gate)."""
+        page = self._coarse(scope, request, reranking=False)
+        return page.model_copy(update={"hits": page.hits[: request.limit]})
+
     def _rerank(
         self, page: SearchPage, request: SearchMemoryRequest, reranker: MemoryReranker, progress: RerankProgress | None
     ) -> SearchPage:
