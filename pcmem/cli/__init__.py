@@ -70,9 +70,17 @@ def main(ctx: click.Context, db: str | None) -> None:
     ctx.call_on_close(store.close)
 
 
-from pcmem.cli import demo_command, memory_commands, model_commands, search_commands, tui_command  # noqa: E402
+from pcmem.cli import (  # noqa: E402  (commands register on import)
+    bench_commands,
+    demo_command,
+    memory_commands,
+    model_commands,
+    search_commands,
+    tui_command,
+)
 
 memory_commands.register(main)
+bench_commands.register(main)
 search_commands.register(main)
 model_commands.register(main)
 demo_command.register(main)

@@ -1,0 +1,178 @@
+"""``pcmem bench locomo``: retrieval quality on LoCoMo, driven only through pcmem's public interfaces (SPEC §5).
+
+Each conversation becomes one scope with one entry per dialog turn (entry id = dialog id); every question is searched
+with the normal API in each requested mode. The benchmark never builds a reranker itself, never selects or reorders
+hits: it names a policy and the runtime composes it. Candidate-pool metrics come from the rerank trace, final
+metrics from the returned hits.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from pcmem.bench import metrics
+from pcmem.bench.locomo_data import CATEGORY_NAMES, Conversation, Question
+from pcmem.memory.models import NewEntry, RememberRequest
+from pcmem.runtime import SyncRuntime
+from pcmem.search.models import SearchMemoryRequest, SearchPage
+
+KS = (5, 10, 30)
+Progress = Callable[[int, int], None]
+
+
+def ingest(runtime: SyncRuntime, conversations: Sequence[Conversation], progress: Progress | None = None) -> float:
+    """Write each conversation into its scope (skipped when already there); returns entries per second written."""
+    written, started = 0, time.perf_counter()
+    for done, conversation in enumerate(conversations, start=1):
+        memory = runtime.memory.for_scope(conversation.scope)
+        if memory.head() is None:
+            entries = tuple(
+                NewEntry(entry_id=turn.dia_id, kind="dialog-turn", text=turn.entry_text(),
+                         metadata={"dia_id": turn.dia_id, "session": turn.session, "date_time": turn.date_time})
+                for turn in conversation.turns if turn.text or turn.caption
+            )
+            memory.remember(RememberRequest(entries=entries, expected_revision=0))
+            written += len(entries)
+        if progress:
+            progress(done, len(conversations))
+    elapsed = time.perf_counter() - started
+    return written / elapsed if written else 0.0
+
+
+def select_questions(
+    conversations: Sequence[Conversation], categories: Sequence[int], limit: int | None
+) -> list[Question]:
+    """Questions of the chosen categories with evidence; ``limit`` takes an evenly spaced, category-stratified subset."""
+    pool = [q for c in conversations for q in c.questions if q.category in categories and q.evidence]
+    if limit is None or limit >= len(pool):
+        return pool
+    by_category: dict[int, list[Question]] = defaultdict(list)
+    for question in pool:
+        by_category[question.category].append(question)
+    chosen: list[Question] = []
+    for category, questions in sorted(by_category.items()):
+        share = max(1, round(limit * len(questions) / len(pool)))
+        step = len(questions) / share
+        chosen += [questions[int(i * step)] for i in range(min(share, len(questions)))]
+    return chosen[:limit] if len(chosen) > limit else chosen
+
+
+@dataclass
+class QuestionResult:
+    question: Question
+    ranked: list[str]  # dialog ids of the final hits
+    pool: list[str] | None  # dialog ids of the coarse candidates (rerank runs only)
+    search_ms: float
+    rerank_ms: float | None = None
+    requests: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    decision_calls: int = 0
+    used_fallback: bool = False
+
+
+@dataclass
+class ModeRun:
+    mode: str
+    rerank: str
+    results: list[QuestionResult] = field(default_factory=list)
+
+
+def run_mode(
+    runtime: SyncRuntime, questions: Sequence[Question], mode: str, *, limit: int, rerank: str,
+    progress: Progress | None = None,
+) -> ModeRun:
+    """Search every question; without a reranker also search at 30 so frac@30 reflects a 30-hit page."""
+    run = ModeRun(mode=mode, rerank=rerank)
+    for done, question in enumerate(questions, start=1):
+        memory = runtime.memory.for_scope(f"locomo-{question.conversation}")
+        started = time.perf_counter()
+        page = memory.search(SearchMemoryRequest(query=question.question, limit=limit, mode=mode))
+        search_ms = (time.perf_counter() - started) * 1000
+        run.results.append(_result(question, page, search_ms))
+        if page.rerank is None and limit < max(KS):
+            wide = memory.search(SearchMemoryRequest(query=question.question, limit=max(KS), mode=mode))
+            run.results[-1].pool = [hit.citation.entry_id for hit in wide.hits]
+        if progress:
+            progress(done, len(questions))
+    return run
+
+
+def _result(question: Question, page: SearchPage, search_ms: float) -> QuestionResult:
+    ranked = [hit.citation.entry_id for hit in page.hits]
+    trace = page.rerank
+    if trace is None:
+        return QuestionResult(question, ranked, None, search_ms)
+    return QuestionResult(
+        question, ranked, [hit.citation.entry_id for hit in trace.candidates], search_ms, trace.latency_ms,
+        trace.usage.requests, trace.usage.input_tokens, trace.usage.output_tokens, trace.decision_calls or 0,
+        trace.used_fallback,
+    )
+
+
+def summarise(results: Sequence[QuestionResult]) -> dict:
+    """Metrics over ``results``: turn recall (frac/all @5/10/30), session hit/recall/MRR @10, nDCG@10, latency."""
+    if not results:
+        return {"n": 0}
+    out: dict = {"n": len(results)}
+    for k in KS:
+        lists = [(r.ranked if k <= len(r.ranked) or r.pool is None else r.pool) for r in results]
+        out[f"frac@{k}"] = _mean(metrics.fraction_found(ranked, r.question.evidence, k) for ranked, r in zip(lists, results))
+        out[f"all@{k}"] = _mean(metrics.all_found(ranked, r.question.evidence, k) for ranked, r in zip(lists, results))
+    out["session_hit@10"] = _mean(metrics.session_hit(r.ranked, r.question.evidence, 10) for r in results)
+    out["session_recall@10"] = _mean(metrics.session_recall(r.ranked, r.question.evidence, 10) for r in results)
+    out["session_mrr"] = _mean(metrics.session_mrr(r.ranked, r.question.evidence) for r in results)
+    out["ndcg@10"] = _mean(metrics.ndcg(r.ranked, r.question.evidence, 10) for r in results)
+    latencies = [r.search_ms for r in results]
+    out["search_ms_p50"] = metrics.percentile(latencies, 50)
+    out["search_ms_p95"] = metrics.percentile(latencies, 95)
+    reranked = [r for r in results if r.rerank_ms is not None]
+    if reranked:
+        out["pool_frac@30"] = _mean(metrics.fraction_found(r.pool, r.question.evidence, 30) for r in reranked)
+        out["rerank_ms_p50"] = metrics.percentile([r.rerank_ms for r in reranked], 50)
+        out["rerank_ms_p95"] = metrics.percentile([r.rerank_ms for r in reranked], 95)
+        out["rerank_requests"] = sum(r.requests for r in reranked)
+        out["rerank_input_tokens"] = sum(r.input_tokens for r in reranked)
+        out["rerank_output_tokens"] = sum(r.output_tokens for r in reranked)
+        out["decision_calls"] = sum(r.decision_calls for r in reranked)
+        out["fallback_rate"] = _mean(r.used_fallback for r in reranked)
+    return out
+
+
+def report(run: ModeRun) -> dict:
+    by_category: dict[str, list[QuestionResult]] = defaultdict(list)
+    for result in run.results:
+        by_category[f"{result.question.category}-{CATEGORY_NAMES[result.question.category]}"].append(result)
+    return {
+        "mode": run.mode,
+        "rerank": run.rerank,
+        "overall": summarise(run.results),
+        "by_category": {name: summarise(items) for name, items in sorted(by_category.items())},
+    }
+
+
+def _mean(values) -> float:  # noqa: ANN001 - any iterable of numbers/bools
+    items = [float(v) for v in values]
+    return sum(items) / len(items) if items else 0.0
+
+
+def markdown(reports: Sequence[dict]) -> str:
+    columns = ["frac@5", "frac@10", "frac@30", "all@10", "session_hit@10", "session_mrr", "ndcg@10",
+               "search_ms_p50", "search_ms_p95"]
+    lines = ["| mode | rerank | category | n | " + " | ".join(columns) + " |",
+             "|---" * (len(columns) + 4) + "|"]
+    for rep in reports:
+        rows = [("all", rep["overall"])] + list(rep["by_category"].items())
+        for name, stats in rows:
+            cells = [_fmt(stats.get(c)) for c in columns]
+            lines.append(f"| {rep['mode']} | {rep['rerank']} | {name} | {stats['n']} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def _fmt(value: float | None) -> str:
+    if value is None:
+        return ""
+    return f"{value:.1f}" if value >= 2 else f"{value:.3f}"

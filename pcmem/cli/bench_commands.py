@@ -1,0 +1,137 @@
+"""``pcmem bench``: retrieval quality (LoCoMo) and rerank latency against the llama.cpp floor."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import click
+
+from pcmem.cli import render
+from pcmem.cli.progress import progress_bar
+from pcmem.config import InferenceConfig, RuntimeConfig
+from pcmem.errors import InputError
+
+
+def _csv(value: str, cast=str) -> list:  # noqa: ANN001
+    try:
+        return [cast(item.strip()) for item in value.split(",") if item.strip()]
+    except ValueError:
+        raise InputError(f"cannot parse list {value!r}") from None
+
+
+@click.group()
+def bench() -> None:
+    """Benchmarks that print ratios against references measured in the same run."""
+
+
+@bench.command()
+@click.option("--data", "data_path", required=True, type=click.Path(exists=True, dir_okay=False),
+              help="Path to locomo10.json (CC BY-NC 4.0; bring your own copy).")
+@click.option("--modes", default="fts,vector,hybrid", show_default=True, help="Search modes to compare.")
+@click.option("--rerank", type=click.Choice(["none", "listwise", "decision", "decision-fill"]), default="none",
+              show_default=True)
+@click.option("--model", default=None, metavar="PROVIDER:NAME", help="Generation model for --rerank.")
+@click.option("--limit", type=click.IntRange(1, 50), default=10, show_default=True, help="Final hits per search.")
+@click.option("--candidates", type=click.IntRange(1, 100), default=30, show_default=True,
+              help="Rerank candidate limit c (coarse pool = max(limit, c)).")
+@click.option("--categories", default="1,2,3,4", show_default=True)
+@click.option("--conversations", default=None, help="Sample ids or 0-based indexes, comma separated (default all).")
+@click.option("--questions", type=int, default=None, help="A category-stratified subset of this many questions.")
+@click.option("--store", type=click.Path(dir_okay=False), default=None,
+              help="Store file to ingest into and reuse (default: a temporary file).")
+@click.option("--out", type=click.Path(dir_okay=False), default=None, help="Write the full results as JSON here.")
+@render.json_option
+def locomo(data_path: str, modes: str, rerank: str, model: str | None, limit: int, candidates: int, categories: str,
+           conversations: str | None, questions: int | None, store: str | None, out: str | None,
+           as_json: bool) -> None:
+    """Evidence recall on LoCoMo through the public API, several modes side by side.
+
+    \b
+    Example:
+      pcmem bench locomo --data ../shared/data/locomo/locomo10.json --modes fts,vector,hybrid --out locomo.json
+    """
+    import tempfile
+
+    import pcmem
+    from pcmem.bench import locomo as bench_locomo
+    from pcmem.bench.locomo_data import load
+
+    convs = load(data_path)
+    if conversations:
+        wanted = set(_csv(conversations))
+        convs = [c for i, c in enumerate(convs) if c.sample_id in wanted or str(i) in wanted]
+    chosen = bench_locomo.select_questions(convs, _csv(categories, int), questions)
+    mode_list = _csv(modes)
+    if not chosen:
+        raise InputError("no questions match the chosen categories and conversations")
+    reranker = None
+    inference = InferenceConfig.from_env(generation_model=model)
+    if rerank != "none":
+        from pcmem.rerank.compose import build_reranker
+
+        with progress_bar("verifying model", enabled=not as_json, bytes_=True) as advance:
+            reranker = build_reranker(rerank, inference, advance)
+    store_path = Path(store) if store else Path(tempfile.mkdtemp(prefix="pcmem-locomo-")) / "locomo.duckdb"
+    config = RuntimeConfig(memory_rerank_candidate_limit=candidates)
+    started = time.perf_counter()
+    with pcmem.open_sync(store_path, config=config, inference=inference, reranker=reranker) as runtime:
+        with progress_bar("ingesting", enabled=not as_json) as advance:
+            ingest_rate = bench_locomo.ingest(runtime, convs, advance)
+        reports = []
+        for mode in mode_list:
+            with progress_bar(f"{mode} ({rerank})", enabled=not as_json) as advance:
+                run = bench_locomo.run_mode(runtime, chosen, mode, limit=limit, rerank=rerank, progress=advance)
+            reports.append(bench_locomo.report(run))
+    result = {
+        "data": str(data_path), "store": str(store_path), "limit": limit, "candidates": candidates,
+        "questions": len(chosen), "ingest_entries_per_s": round(ingest_rate, 1),
+        "wall_seconds": round(time.perf_counter() - started, 1), "model": inference.generation_model,
+        "evidence_repaired": sorted({r for c in convs for r in c.repaired}),
+        "evidence_unresolved": sorted({r for c in convs for r in c.unresolved}),
+        "reports": reports,
+    }
+    if out:
+        Path(out).write_text(json.dumps(result, indent=2))
+    if as_json:
+        render.emit_json(result)
+        return
+    click.echo(bench_locomo.markdown(reports))
+    click.echo(f"\n{len(chosen)} questions, {result['wall_seconds']} s wall; evidence ids repaired: "
+               f"{len(result['evidence_repaired'])}, unresolved (dropped): {len(result['evidence_unresolved'])}")
+
+
+@bench.command("rerank")
+@click.option("--models", default="smollm2-135m-instruct", show_default=True,
+              help="Presets (or GGUF paths) to measure, comma separated.")
+@click.option("--policies", default="listwise,decision", show_default=True)
+@click.option("--repeats", type=int, default=3, show_default=True)
+@render.json_option
+def rerank_(models: str, policies: str, repeats: int, as_json: bool) -> None:
+    """Rerank latency for a 30-candidate pool vs the llama.cpp floor (prefill + decode of the same tokens).
+
+    \b
+    Example:
+      pcmem bench rerank --models smollm2-135m-instruct,qwen2.5-coder-1.5b-instruct
+    """
+    from pcmem.bench.rerank_bench import as_row, bench_decision, bench_listwise
+
+    rows = []
+    for name in _csv(models):
+        if "listwise" in policies:
+            rows.append(as_row(bench_listwise(name, repeats)))
+        if "decision" in policies:
+            row, wall = bench_decision(name)
+            rows.append({**as_row(row), "rerank_30_wall_s": round(wall, 2)})
+    if as_json:
+        render.emit_json(rows)
+        return
+    render.table("rerank latency vs the llama.cpp floor (same tokens, same run)",
+                 ("model", "policy", "prompt tok", "out tok", "measured s", "floor s", "ratio", "30-cand wall s"),
+                 [(r["model"], r["policy"], r["prompt_tokens"], r["output_tokens"], f"{r['measured_s']:.3f}",
+                   f"{r['floor_s']:.3f}", f"{r['ratio']:.2f}", r.get("rerank_30_wall_s", "")) for r in rows])
+
+
+def register(group: click.Group) -> None:
+    group.add_command(bench)
