@@ -110,33 +110,51 @@ def _refresh_stats(db: duckdb.DuckDBPyConnection) -> None:
     )
 
 
-def search(db: duckdb.DuckDBPyConnection, artifact_id: str, terms: Sequence[str], limit: int) -> list[Candidate]:
-    """The top ``limit`` active head versions of one memory by BM25 (the extension's ``match_bm25``).
+# BM25 exactly as the extension's match_bm25 macro computes it (k1 = 1.2, b = 0.75, its log and +0.5 smoothing),
+# over the same index tables, but in one pass over only the documents that contain a query term, with the count of
+# distinct matched terms that admission needs. The macro itself is evaluated per document and costs ~30 ms even on
+# a tiny store; tests/test_fts_index.py checks that both give identical scores.
+_BM25_K1 = 1.2
+_BM25_B = 0.75
+_SEARCH_SQL = f"""
+WITH query_terms AS (
+    SELECT termid, df FROM {SCHEMA}.dict WHERE term IN (SELECT unnest($terms)) AND df > 0
+), term_frequencies AS (
+    SELECT t.docid, t.termid, count(*) AS tf FROM {SCHEMA}.terms t JOIN query_terms USING (termid) GROUP BY ALL
+), scored AS (
+    SELECT f.docid,
+           sum(log((((SELECT num_docs FROM {SCHEMA}.stats) - q.df) + 0.5) / (q.df + 0.5) + 1)
+               * ((f.tf * ({_BM25_K1} + 1))
+                  / (f.tf + {_BM25_K1} * ((1 - {_BM25_B}) + {_BM25_B} * (d.len / (SELECT avgdl FROM {SCHEMA}.stats))))))
+               AS score,
+           count(*) AS matched_terms
+    FROM term_frequencies f JOIN query_terms q USING (termid) JOIN {SCHEMA}.docs d USING (docid)
+    GROUP BY f.docid
+)
+SELECT h.artifact_id, h.entry_id, h.entry_version_id, s.score, s.matched_terms
+FROM scored s JOIN {SCHEMA}.docs d USING (docid) JOIN head_entries h ON h.entry_version_id = d.name
+WHERE h.artifact_id = $artifact AND h.state = 'active'
+ORDER BY s.score DESC, h.artifact_id, h.entry_id, h.entry_version_id
+LIMIT $limit
+"""
 
-    Ties break bytewise on (artifact_id, entry_id, entry_version_id). Each candidate carries the number of distinct
-    query terms it contains, which admission needs.
+
+def search(db: duckdb.DuckDBPyConnection, artifact_id: str, terms: Sequence[str], limit: int) -> list[Candidate]:
+    """The top ``limit`` active head versions of one memory by BM25, ties bytewise on (artifact, entry, version).
+
+    Each candidate carries the number of distinct query terms it contains, which admission needs.
     """
     if not terms:
         return []
-    rows = db.execute(
-        f"""
-        WITH scored AS (
-            SELECT h.artifact_id, h.entry_id, h.entry_version_id,
-                   {SCHEMA}.match_bm25(h.entry_version_id, $query) AS score
-            FROM head_entries h WHERE h.artifact_id = $artifact AND h.state = 'active'
-        ), top AS (
-            SELECT * FROM scored WHERE score IS NOT NULL
-            ORDER BY score DESC, artifact_id, entry_id, entry_version_id LIMIT $limit
-        ), matched AS (
-            SELECT d.name AS entry_version_id, count(DISTINCT t.termid) AS matched_terms
-            FROM {SCHEMA}.docs d JOIN {SCHEMA}.terms t USING (docid) JOIN {SCHEMA}.dict w USING (termid)
-            WHERE d.name IN (SELECT entry_version_id FROM top) AND w.term IN (SELECT unnest($terms))
-            GROUP BY d.name
-        )
-        SELECT top.artifact_id, top.entry_id, top.entry_version_id, top.score, coalesce(matched.matched_terms, 0)
-        FROM top LEFT JOIN matched USING (entry_version_id)
-        ORDER BY top.score DESC, top.artifact_id, top.entry_id, top.entry_version_id
-        """,
-        {"query": " ".join(terms), "artifact": artifact_id, "limit": limit, "terms": list(terms)},
-    ).fetchall()
+    rows = db.execute(_SEARCH_SQL, {"terms": list(terms), "artifact": artifact_id, "limit": limit}).fetchall()
     return [Candidate(a, e, v, float(score), int(matched)) for a, e, v, score, matched in rows]
+
+
+def extension_scores(db: duckdb.DuckDBPyConnection, artifact_id: str, terms: Sequence[str]) -> dict[str, float]:
+    """Scores from the extension's own ``match_bm25`` macro, for checking :func:`search` against it."""
+    rows = db.execute(
+        f"SELECT h.entry_version_id, {SCHEMA}.match_bm25(h.entry_version_id, $query) FROM head_entries h "
+        "WHERE h.artifact_id = $artifact AND h.state = 'active'",
+        {"query": " ".join(terms), "artifact": artifact_id},
+    ).fetchall()
+    return {version_id: float(score) for version_id, score in rows if score is not None}
