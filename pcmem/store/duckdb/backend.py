@@ -35,6 +35,7 @@ from pcmem.memory.models import (
 )
 from pcmem.embedding.port import EmbeddingProfile
 from pcmem.search.fusion import Candidate
+from pcmem.store.duckdb import check as check_module
 from pcmem.store.duckdb import connection, fts_index, migrations, vectors
 from pcmem.store.duckdb.arrow import registered
 from pcmem.store.port import ChannelCandidates, EntryEvent, HeadEntry
@@ -267,6 +268,19 @@ class DuckDBBackend:
             for row in rows
         ]
 
+
+    # --- integrity --------------------------------------------------------------------------------------------
+
+    def check(self) -> check_module.CheckReport:
+        """Verify the file without changing it (see :mod:`pcmem.store.duckdb.check`)."""
+        with self._transaction() as cursor:
+            return check_module.check(cursor)
+
+    def repair(self) -> check_module.CheckReport:
+        """Rebuild derived data from the event log in one transaction; returns the check after the repair."""
+        with self._write_lock, self._transaction() as cursor:
+            check_module.repair(cursor)
+        return self.check()
 
     # --- search -----------------------------------------------------------------------------------------------
 

@@ -1,0 +1,128 @@
+"""Integrity check of a store file, and repair of its derived data.
+
+The truth is insert-only: ``revisions``, ``entry_versions`` and ``entry_events``. Everything else is derived —
+``head_entries``, the FTS index tables and the vectors — and can be rebuilt from the truth. ``check`` reports
+problems without changing anything; ``repair`` rebuilds the derived data inside one transaction.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import duckdb
+
+from pcmem.ids import content_hash
+from pcmem.store.duckdb import fts_index, migrations
+
+
+@dataclass
+class CheckReport:
+    problems: list[str] = field(default_factory=list)
+    scopes: int = 0
+    revisions: int = 0
+    entry_versions: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def _count(db: duckdb.DuckDBPyConnection, sql: str, params: list | None = None) -> int:
+    return db.execute(sql, params or []).fetchone()[0]
+
+
+def check(db: duckdb.DuckDBPyConnection) -> CheckReport:
+    report = CheckReport()
+    applied = migrations.applied_migrations(db)
+    known = [m.name for m in migrations.MIGRATIONS]
+    if applied != known:
+        report.problems.append(f"migrations {applied} differ from this pcmem's {known}")
+    report.scopes = _count(db, "SELECT count(*) FROM memories")
+    report.revisions = _count(db, "SELECT count(*) FROM revisions")
+    report.entry_versions = _count(db, "SELECT count(*) FROM entry_versions")
+    _check_revision_chain(db, report)
+    _check_hashes(db, report)
+    _check_head(db, report)
+    _check_fts(db, report)
+    _check_vectors(db, report)
+    return report
+
+
+def _check_revision_chain(db: duckdb.DuckDBPyConnection, report: CheckReport) -> None:
+    rows = db.execute(
+        """SELECT m.scope, m.head_revision, count(r.revision), coalesce(min(r.revision), 0), coalesce(max(r.revision), 0)
+           FROM memories m LEFT JOIN revisions r USING (artifact_id) GROUP BY ALL"""
+    ).fetchall()
+    for scope, head, count, low, high in rows:
+        if (count, low, high) != (head, 1 if head else 0, head):
+            report.problems.append(f"scope {scope!r}: revisions are not exactly 1..{head} (found {count}, {low}..{high})")
+    orphans = _count(db, "SELECT count(*) FROM entry_events e ANTI JOIN revisions r USING (artifact_id, revision)")
+    if orphans:
+        report.problems.append(f"{orphans} entry events belong to no revision (a half-written revision)")
+    empty = _count(db, "SELECT count(*) FROM revisions r ANTI JOIN entry_events e USING (artifact_id, revision)")
+    if empty:
+        report.problems.append(f"{empty} revisions have no entry events")
+    dangling = _count(db, "SELECT count(*) FROM entry_events e ANTI JOIN entry_versions v USING (entry_version_id)")
+    if dangling:
+        report.problems.append(f"{dangling} entry events point at missing entry versions")
+
+
+def _check_hashes(db: duckdb.DuckDBPyConnection, report: CheckReport) -> None:
+    bad = [vid for vid, text, digest in db.execute("SELECT entry_version_id, text, content_hash FROM entry_versions")
+           .fetchall() if content_hash(text) != digest]
+    if bad:
+        report.problems.append(f"{len(bad)} entry versions fail their sha256 content hash, e.g. {bad[:3]}")
+
+
+_EXPECTED_HEAD = """
+    SELECT artifact_id, entry_id, arg_max(entry_version_id, revision) AS entry_version_id,
+           arg_max(state, revision) AS state
+    FROM entry_events GROUP BY artifact_id, entry_id
+"""
+
+
+def _check_head(db: duckdb.DuckDBPyConnection, report: CheckReport) -> None:
+    differing = _count(db, f"SELECT count(*) FROM (({_EXPECTED_HEAD}) EXCEPT (SELECT * FROM head_entries)) "
+                           f"UNION ALL SELECT count(*) FROM ((SELECT * FROM head_entries) EXCEPT ({_EXPECTED_HEAD}))")
+    if differing:
+        report.problems.append(f"the head projection differs from the event log in {differing} rows")
+
+
+def _check_fts(db: duckdb.DuckDBPyConnection, report: CheckReport) -> None:
+    s = fts_index.SCHEMA
+    missing = _count(db, f"SELECT count(*) FROM head_entries h ANTI JOIN {s}.docs d ON d.name = h.entry_version_id "
+                         "WHERE h.state = 'active'")
+    extra = _count(db, f"SELECT count(*) FROM {s}.docs d ANTI JOIN head_entries h ON d.name = h.entry_version_id "
+                       "AND h.state = 'active'")
+    if missing or extra:
+        report.problems.append(f"full-text index: {missing} active entries missing, {extra} stale documents")
+    bad_df = _count(db, f"""SELECT count(*) FROM {s}.dict d LEFT JOIN (SELECT termid, count(DISTINCT docid) n
+                             FROM {s}.terms GROUP BY termid) t USING (termid) WHERE d.df != coalesce(t.n, 0)""")
+    stats_ok = db.execute(f"SELECT s.num_docs = (SELECT count(*) FROM {s}.docs) FROM {s}.stats s").fetchone()
+    if bad_df or not (stats_ok and stats_ok[0]):
+        report.problems.append(f"full-text index statistics are inconsistent ({bad_df} document frequencies off)")
+
+
+def _check_vectors(db: duckdb.DuckDBPyConnection, report: CheckReport) -> None:
+    tables = {n for (n,) in db.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+    if "embeddings" not in tables:
+        return
+    orphans = _count(db, "SELECT count(*) FROM embeddings e ANTI JOIN entry_versions v USING (entry_version_id)")
+    if orphans:
+        report.problems.append(f"{orphans} vectors belong to no entry version")
+
+
+def repair(db: duckdb.DuckDBPyConnection) -> None:
+    """Rebuild head_entries and the full-text index from the event log (vectors: ``pcmem reindex``)."""
+    db.execute("DELETE FROM head_entries")
+    db.execute(f"INSERT INTO head_entries SELECT * FROM ({_EXPECTED_HEAD})")
+    s = fts_index.SCHEMA
+    for table in ("terms", "docs", "dict"):
+        db.execute(f"DELETE FROM {s}.{table}")
+    db.execute(f"UPDATE {s}.stats SET num_docs = 0, avgdl = NULL")
+    rows = db.execute("SELECT v.entry_version_id, v.text FROM head_entries h JOIN entry_versions v "
+                      "USING (entry_version_id) WHERE h.state = 'active'").fetchall()
+    fts_index.add_documents(db, rows)
+    tables = {n for (n,) in db.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+    if "embeddings" in tables:
+        db.execute("DELETE FROM embeddings WHERE entry_version_id NOT IN (SELECT entry_version_id FROM entry_versions)")
