@@ -72,6 +72,7 @@ def main(ctx: click.Context, db: str | None) -> None:
 
 from pcmem.cli import (  # noqa: E402  (commands register on import)
     bench_commands,
+    check_command,
     demo_command,
     memory_commands,
     model_commands,
@@ -81,6 +82,7 @@ from pcmem.cli import (  # noqa: E402  (commands register on import)
 
 memory_commands.register(main)
 bench_commands.register(main)
+check_command.register(main)
 search_commands.register(main)
 model_commands.register(main)
 demo_command.register(main)

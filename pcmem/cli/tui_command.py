@@ -13,7 +13,7 @@ def _make_app():  # noqa: ANN202 - returns tui.app.make_app
     except ModuleNotFoundError as error:
         if error.name not in ("textual", "tui"):
             raise
-        raise ConfigurationError("the terminal UI needs Textual: pip install 'pcmem[tui]'") from None
+        raise ConfigurationError("the terminal UI needs Textual: pip install textual") from None
     return make_app
 
 
