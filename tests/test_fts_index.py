@@ -6,7 +6,6 @@ import pytest
 
 import pcmem
 from pcmem import NewEntry, RememberRequest, RetireRequest, ReviseRequest
-from pcmem.search.analysis import query_terms
 from pcmem.store.duckdb import fts_index
 
 TEXTS = [
@@ -28,7 +27,7 @@ def store(db_path):
 
 
 def _compare(runtime, memory, query):
-    terms = query_terms(query)
+    terms = runtime.backend.analyzer.query_terms(query)
     artifact = memory.head().artifact_id
     with runtime.backend._transaction() as cursor:
         ours = {c.entry_version_id: c.score for c in fts_index.search(cursor, artifact, terms, 100)}

@@ -104,3 +104,12 @@ def test_analyzer_v1_words_and_cjk():
     assert query_terms("tea tea TEA") == ["tea"]
     assert analyze("日本語のテスト") == ["日", "本", "語", "の", "テ", "ス", "ト",
                                        "日本", "本語", "語の", "のテ", "テス", "スト"]
+
+
+def test_analyzer_v2_drops_stopwords_and_stems_latin_words_only():
+    from pcmem.search.analysis import ANALYZERS
+
+    v2 = ANALYZERS["v2"]
+    assert v2.analyze("When did the team deploy? It deploys on Thursdays!") == ["team", "deploy", "deploy", "thursday"]
+    assert v2.analyze("中文搜索 café_42") == ["中", "文", "搜", "索", "中文", "文搜", "搜索", "café_42"]
+    assert v2.query_terms("not the drinks, no") == ["not", "drink", "no"]  # negations are not stopwords

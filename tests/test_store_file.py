@@ -93,3 +93,28 @@ def test_a_write_costs_o_change_not_o_scope(tmp_path):
     assert small == large, "rows touched by one revise must not grow with the scope"
     assert small_others == large_others == set(), "no other entry's rows may change"
     assert 0 < small < 20
+
+
+def test_new_stores_record_analyzer_v2_and_repair_can_switch(db_path):
+    from pcmem.search.models import SearchMemoryRequest
+
+    with pcmem.open_sync(db_path, embedder=None) as runtime:
+        assert runtime.backend.analyzer.name == "v2"
+        memory = runtime.memory.for_scope("p")
+        memory.remember("The team deploys on Thursdays.")
+        assert len(memory.search(SearchMemoryRequest(query="deploy", mode="fts")).hits) == 1
+        assert runtime.backend.repair(analyzer="v1").ok
+        assert runtime.backend.analyzer.name == "v1"
+        assert memory.search(SearchMemoryRequest(query="deploy", mode="fts")).hits == ()
+    with pcmem.open_sync(db_path, embedder=None) as runtime:
+        assert runtime.backend.analyzer.name == "v1"  # recorded in the file
+
+
+def test_a_store_indexed_before_analyzers_were_recorded_keeps_v1(db_path):
+    with pcmem.open_sync(db_path, embedder=None) as runtime:
+        runtime.memory.for_scope("p").remember("Deploys happen on Thursdays.")
+    with duckdb.connect(str(db_path)) as db:  # rewind the file to before migration 0003
+        db.execute("DELETE FROM pcmem_meta WHERE key = 'fts_analyzer'")
+        db.execute("DELETE FROM pcmem_migrations WHERE name = '0003_fts_analyzer'")
+    with pcmem.open_sync(db_path, embedder=None) as runtime:
+        assert runtime.backend.analyzer.name == "v1"

@@ -74,18 +74,24 @@ def search(scope: str, mode: str, limit: int, rerank: str | None, model: str | N
 
 
 @click.command()
+@click.option("--analyzer", type=click.Choice(["v1", "v2"]), default=None,
+              help="Also rebuild the full-text index with this analyzer (v1: upstream exact; v2: + stopwords, stemming).")
 @render.json_option
-def reindex(as_json: bool) -> None:
+def reindex(analyzer: str | None, as_json: bool) -> None:
     """Embed every active entry lacking a vector for the configured embedding model (e.g. after a model change).
 
     \b
-    Example:
+    Examples:
       pcmem reindex
+      pcmem reindex --analyzer v1
     """
     runtime = click.get_current_context().obj.runtime
+    if analyzer is not None:
+        runtime.backend.repair(analyzer=analyzer)
     with progress_bar("embedding", enabled=not as_json) as advance:
         report = runtime.reindex(advance)
     result = {
+        "analyzer": runtime.backend.analyzer.name,
         "profile": report.profile.describe(),
         "previous_profile": report.previous_profile.describe() if report.previous_profile else None,
         "embedded": report.embedded,

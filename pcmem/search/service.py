@@ -15,7 +15,6 @@ import numpy as np
 from pcmem.embedding.port import Embedder
 from pcmem.errors import CapabilityNotSupportedError, EmbeddingError, RerankError
 from pcmem.memory.models import Citation, MemoryRef
-from pcmem.search.analysis import query_terms
 from pcmem.search.fusion import admit_fts, admit_vector, channel_candidate_count, rrf_fuse
 from pcmem.search.models import MemoryHit, RerankTrace, ResolvedMode, SearchMemoryRequest, SearchPage
 from pcmem.store.port import StorageBackend
@@ -124,7 +123,7 @@ class SearchService:
                     raise
                 log.warning("embedding the query failed; auto mode falls back to fts", exc_info=True)
                 mode = "fts"
-        terms = query_terms(request.query)
+        terms = self._backend.analyzer.query_terms(request.query)
         coarse_limit = max(request.limit, self.candidate_limit) if reranking else request.limit  # SPEC §2 step 3
         found = self._backend.candidates(
             scope,

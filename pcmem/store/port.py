@@ -27,6 +27,7 @@ from pcmem.memory.models import (
     ScopeSummary,
 )
 from pcmem.embedding.port import EmbeddingProfile
+from pcmem.search.analysis import Analyzer
 from pcmem.search.fusion import Candidate
 
 
@@ -93,6 +94,9 @@ class WriteTransaction(Protocol):
 
 class StorageBackend(Protocol):
     """Durable storage of scoped memories. Reads never block on writes; each read sees one consistent revision."""
+
+    #: The text analyzer the store's full-text index was built with; queries must be analysed the same way.
+    analyzer: Analyzer
 
     def write(self, scope: str) -> AbstractContextManager[WriteTransaction]:
         """Begin an exclusive write to ``scope``; an exception inside the block rolls everything back."""

@@ -34,6 +34,7 @@ from pcmem.memory.models import (
     ScopeSummary,
 )
 from pcmem.embedding.port import EmbeddingProfile
+from pcmem.search.analysis import Analyzer
 from pcmem.search.fusion import Candidate
 from pcmem.store.duckdb import check as check_module
 from pcmem.store.duckdb import connection, fts_index, migrations, vectors
@@ -98,6 +99,7 @@ class DuckDBBackend:
         self._closed = False
         try:
             migrations.migrate(self._db)
+            self.analyzer = fts_index.stored_analyzer(self._db)
         except BaseException:
             self._db.close()
             raise
@@ -149,7 +151,7 @@ class DuckDBBackend:
     @contextmanager
     def write(self, scope: str) -> Iterator[_DuckDBWrite]:
         with self._write_lock, self._transaction() as cursor:
-            yield _DuckDBWrite(cursor, scope, _find_memory(cursor, scope))
+            yield _DuckDBWrite(cursor, scope, _find_memory(cursor, scope), self.analyzer)
 
     # --- reads ------------------------------------------------------------------------------------------------
 
@@ -276,10 +278,12 @@ class DuckDBBackend:
         with self._transaction() as cursor:
             return check_module.check(cursor)
 
-    def repair(self) -> check_module.CheckReport:
-        """Rebuild derived data from the event log in one transaction; returns the check after the repair."""
+    def repair(self, analyzer: str | None = None) -> check_module.CheckReport:
+        """Rebuild derived data from the event log in one transaction (optionally with another full-text analyzer);
+        returns the check after the repair."""
         with self._write_lock, self._transaction() as cursor:
-            check_module.repair(cursor)
+            check_module.repair(cursor, analyzer)
+            self.analyzer = fts_index.stored_analyzer(cursor)
         return self.check()
 
     # --- search -----------------------------------------------------------------------------------------------
@@ -351,7 +355,10 @@ def _find_memory(cursor: duckdb.DuckDBPyConnection, scope: str) -> MemoryRef | N
 class _DuckDBWrite:
     """A :class:`~pcmem.store.port.WriteTransaction` inside an open DuckDB transaction (see DuckDBBackend.write)."""
 
-    def __init__(self, cursor: duckdb.DuckDBPyConnection, scope: str, memory: MemoryRef | None) -> None:
+    def __init__(
+        self, cursor: duckdb.DuckDBPyConnection, scope: str, memory: MemoryRef | None, analyzer: Analyzer
+    ) -> None:
+        self.analyzer = analyzer
         self._cursor = cursor
         self._scope = scope
         self.memory = memory
@@ -477,6 +484,6 @@ class _DuckDBWrite:
             "SELECT c.entry_version_id, v.text FROM pcmem_changed c JOIN entry_versions v USING (entry_version_id) "
             "WHERE c.state = 'active'"
         ).fetchall()
-        fts_index.add_documents(cursor, becoming_active)
+        fts_index.add_documents(cursor, becoming_active, self.analyzer)
         if vectors_by_version and vectors.profile(cursor) is not None:
             vectors.store(cursor, vectors_by_version)

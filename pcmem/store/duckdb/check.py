@@ -112,8 +112,13 @@ def _check_vectors(db: duckdb.DuckDBPyConnection, report: CheckReport) -> None:
         report.problems.append(f"{orphans} vectors belong to no entry version")
 
 
-def repair(db: duckdb.DuckDBPyConnection) -> None:
-    """Rebuild head_entries and the full-text index from the event log (vectors: ``pcmem reindex``)."""
+def repair(db: duckdb.DuckDBPyConnection, analyzer: str | None = None) -> None:
+    """Rebuild head_entries and the full-text index from the event log (vectors: ``pcmem reindex``).
+
+    ``analyzer`` switches the index to another analyzer while rebuilding it.
+    """
+    if analyzer is not None:
+        fts_index.record_analyzer(db, analyzer)
     db.execute("DELETE FROM head_entries")
     db.execute(f"INSERT INTO head_entries SELECT * FROM ({_EXPECTED_HEAD})")
     s = fts_index.SCHEMA
@@ -122,7 +127,7 @@ def repair(db: duckdb.DuckDBPyConnection) -> None:
     db.execute(f"UPDATE {s}.stats SET num_docs = 0, avgdl = NULL")
     rows = db.execute("SELECT v.entry_version_id, v.text FROM head_entries h JOIN entry_versions v "
                       "USING (entry_version_id) WHERE h.state = 'active'").fetchall()
-    fts_index.add_documents(db, rows)
+    fts_index.add_documents(db, rows, fts_index.stored_analyzer(db))
     tables = {n for (n,) in db.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
     if "embeddings" in tables:
         db.execute("DELETE FROM embeddings WHERE entry_version_id NOT IN (SELECT entry_version_id FROM entry_versions)")

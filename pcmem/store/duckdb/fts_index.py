@@ -8,7 +8,7 @@ dict, and the stats row — in the same transaction as the revision: the next se
 retired version disappears at once, and a write costs O(its own terms), not O(index).
 
 The index holds one document per *active head* entry version of every scope (docname = entry_version_id). Text is
-pre-analysed by :mod:`pcmem.search.analysis` (analyzer v1, CJK unigrams + bigrams) and stored as space-separated
+pre-analysed by :mod:`pcmem.search.analysis` (the store's analyzer, recorded in pcmem_meta) and stored as space-separated
 terms; the index is configured to split on whitespace only (no stemming, stopwords, accent stripping or lowering),
 so queries analysed the same way match the same terms.
 """
@@ -20,7 +20,7 @@ from collections.abc import Sequence
 import duckdb
 import pyarrow as pa
 
-from pcmem.search.analysis import analyze
+from pcmem.search.analysis import ANALYZERS, DEFAULT_ANALYZER, Analyzer
 from pcmem.search.fusion import Candidate
 from pcmem.store.duckdb.arrow import registered
 
@@ -36,11 +36,26 @@ def create(db: duckdb.DuckDBPyConnection) -> None:
     )
 
 
-def add_documents(db: duckdb.DuckDBPyConnection, documents: Sequence[tuple[str, str]]) -> None:
-    """Index ``(entry_version_id, text)`` pairs."""
+def stored_analyzer(db: duckdb.DuckDBPyConnection) -> Analyzer:
+    """The analyzer this store's index was built with (stores from before it was recorded used v1)."""
+    row = db.execute("SELECT value FROM pcmem_meta WHERE key = 'fts_analyzer'").fetchone()
+    return ANALYZERS[row[0] if row else "v1"]
+
+
+def record_analyzer(db: duckdb.DuckDBPyConnection, name: str) -> None:
+    db.execute("DELETE FROM pcmem_meta WHERE key = 'fts_analyzer'")
+    db.execute("INSERT INTO pcmem_meta VALUES ('fts_analyzer', ?)", [name])
+
+
+def new_store_analyzer() -> str:
+    return DEFAULT_ANALYZER
+
+
+def add_documents(db: duckdb.DuckDBPyConnection, documents: Sequence[tuple[str, str]], analyzer: Analyzer) -> None:
+    """Index ``(entry_version_id, text)`` pairs, analysed with the store's analyzer."""
     if not documents:
         return
-    analysed = [(version_id, analyze(text)) for version_id, text in documents]
+    analysed = [(version_id, analyzer.analyze(text)) for version_id, text in documents]
     first = db.execute(f"SELECT coalesce(max(docid), -1) + 1 FROM {SCHEMA}.docs").fetchone()[0]
     new_docs = pa.table(
         {

@@ -89,12 +89,22 @@ def _search_projections(db: duckdb.DuckDBPyConnection) -> None:
         "SELECT v.entry_version_id, v.text FROM head_entries h JOIN entry_versions v USING (entry_version_id) "
         "WHERE h.state = 'active'"
     ).fetchall()
-    fts_index.add_documents(db, rows)
+    fts_index.add_documents(db, rows, fts_index.ANALYZERS["v1"])
+
+
+def _record_fts_analyzer(db: duckdb.DuckDBPyConnection) -> None:
+    # An index built before analyzers were recorded was built with v1 and keeps it (queries must match it);
+    # an empty index — a new store — starts with the current default.
+    from pcmem.store.duckdb import fts_index
+
+    has_docs = db.execute(f"SELECT count(*) FROM {fts_index.SCHEMA}.docs").fetchone()[0] > 0
+    fts_index.record_analyzer(db, "v1" if has_docs else fts_index.new_store_analyzer())
 
 
 MIGRATIONS: tuple[Migration, ...] = (
     Migration("0001_core_schema", _core_schema),
     Migration("0002_search_projections", _search_projections),
+    Migration("0003_fts_analyzer", _record_fts_analyzer),
 )
 
 
