@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import click
 
+from pcmem.cli import render
+from pcmem.config import InferenceConfig
 from pcmem.errors import ConfigurationError
 
 
-def _make_app():  # noqa: ANN202 - returns tui.app.make_app
+def _make_app() -> Callable[..., Any]:
     try:
         from tui.app import make_app
     except ModuleNotFoundError as error:
         if error.name not in ("textual", "tui"):
             raise
-        raise ConfigurationError("the terminal UI needs Textual: pip install textual") from None
+        raise ConfigurationError("the terminal UI needs Textual: pip install 'pcmem[tui]'") from None
     return make_app
 
 
@@ -21,8 +26,11 @@ def _make_app():  # noqa: ANN202 - returns tui.app.make_app
 @click.option("--model", metavar="PROVIDER:NAME", default=None,
               help="Generation model for the rerank policies, e.g. llama-cpp:smollm2-135m-instruct "
                    "(default: $POWERCONTEXT_SERVER_INFERENCE_GENERATION_MODEL).")
-def tui(model: str | None) -> None:
+@render.json_option
+def tui(model: str | None, as_json: bool) -> None:
     """Browse scopes, entries and revisions, search and inspect reranks in a terminal UI.
+
+    With --json, print the store and model the UI would open, and exit without starting it.
 
     \b
     Examples:
@@ -30,7 +38,11 @@ def tui(model: str | None) -> None:
       pcmem --db memory.duckdb tui --model llama-cpp:smollm2-135m-instruct
     """
     store = click.get_current_context().obj
-    _make_app()(store.path, model=model).run()
+    inference = InferenceConfig.from_env(generation_model=model)  # a malformed --model fails here, before the UI
+    if as_json:
+        render.emit_json({"db": str(store.path), "model": inference.generation_model})
+        return
+    _make_app()(store.path, inference=inference).run()
 
 
 def register(group: click.Group) -> None:

@@ -17,7 +17,7 @@ from pcmem.errors import CapabilityNotSupportedError, EmbeddingError, RerankErro
 from pcmem.memory.models import Citation, MemoryRef
 from pcmem.search.fusion import admit_fts, admit_vector, channel_candidate_count, rrf_fuse
 from pcmem.search.models import MemoryHit, RerankTrace, ResolvedMode, SearchMemoryRequest, SearchPage
-from pcmem.store.port import StorageBackend
+from pcmem.store.port import StorageBackend, VectorStatus
 
 if TYPE_CHECKING:
     from pcmem.rerank.port import MemoryReranker, MemoryRerankDecision, RerankProgress
@@ -40,17 +40,17 @@ class SearchService:
         self.reranker = reranker
         self.candidate_limit = candidate_limit
 
-    def vector_available(self, memory: MemoryRef | None) -> bool:
+    def vector_available(self, status: VectorStatus) -> bool:
         """SPEC §2: the store's profile equals the configured one and every active entry has a vector."""
-        if self._embedder is None or self._backend.embedding_profile() != self._embedder.profile:
-            return False
-        return memory is None or self._backend.vector_complete(memory)
+        return self._embedder is not None and status.profile == self._embedder.profile and status.complete
 
-    def resolve_mode(self, requested: str, memory: MemoryRef | None) -> ResolvedMode:
+    def resolve_mode(self, requested: str, scope: str) -> ResolvedMode:
         """auto → hybrid when vectors are available, else fts (never vector alone); explicit modes never degrade."""
         if requested == "fts":
             return "fts"
-        vector_ok = self.vector_available(memory)
+        status = self._backend.vector_status(scope)
+        memory = status.memory
+        vector_ok = self.vector_available(status)
         if requested == "auto":
             return "hybrid" if vector_ok else "fts"
         if not vector_ok:
@@ -112,8 +112,7 @@ class SearchService:
         return page.model_copy(update={"hits": hits, "rerank": trace})
 
     def _coarse(self, scope: str, request: SearchMemoryRequest, reranking: bool) -> SearchPage:
-        memory = self._backend.find_memory(scope)
-        mode = self.resolve_mode(request.mode, memory)
+        mode = self.resolve_mode(request.mode, scope)
         query_vector: np.ndarray | None = None
         if mode != "fts":
             try:

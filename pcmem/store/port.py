@@ -57,6 +57,15 @@ class ChannelCandidates:
     vector: list[Candidate]
 
 
+@dataclass(frozen=True, slots=True)
+class VectorStatus:
+    """What decides vector availability for a scope, read in one snapshot."""
+
+    memory: MemoryRef | None
+    profile: EmbeddingProfile | None
+    complete: bool  # every active head entry has a vector for ``profile``
+
+
 class WriteTransaction(Protocol):
     """One atomic write to one scope. Opened by :meth:`StorageBackend.write`; nothing is visible until commit."""
 
@@ -133,6 +142,9 @@ class StorageBackend(Protocol):
 
     def vector_complete(self, memory: MemoryRef) -> bool:
         """Whether every active head entry of the memory has a vector for the store's profile."""
+
+    def vector_status(self, scope: str) -> VectorStatus:
+        """The scope's head, the store's profile and vector completeness, in one snapshot."""
 
     def candidates(
         self, scope: str, *, fts_terms: Sequence[str] | None, query_vector: np.ndarray | None, limit: int

@@ -39,7 +39,7 @@ from pcmem.search.fusion import Candidate
 from pcmem.store.duckdb import check as check_module
 from pcmem.store.duckdb import connection, fts_index, migrations, vectors
 from pcmem.store.duckdb.arrow import registered
-from pcmem.store.port import ChannelCandidates, EntryEvent, HeadEntry
+from pcmem.store.port import ChannelCandidates, EntryEvent, HeadEntry, VectorStatus
 from pcmem.validation import canonical_json
 
 _VERSION_FIELDS = (
@@ -300,6 +300,13 @@ class DuckDBBackend:
         with self._transaction() as cursor:
             return vectors.profile(cursor) is not None and vectors.complete(cursor, memory.artifact_id)
 
+    def vector_status(self, scope: str) -> VectorStatus:
+        with self._transaction() as cursor:
+            memory = _find_memory(cursor, scope)
+            profile = vectors.profile(cursor)
+            complete = profile is not None and (memory is None or vectors.complete(cursor, memory.artifact_id))
+        return VectorStatus(memory=memory, profile=profile, complete=complete)
+
     def candidates(
         self, scope: str, *, fts_terms: Sequence[str] | None, query_vector: np.ndarray | None, limit: int
     ) -> ChannelCandidates:
@@ -316,10 +323,11 @@ class DuckDBBackend:
     def entry_versions(self, entry_version_ids: Sequence[str]) -> dict[str, EntryVersion]:
         if not entry_version_ids:
             return {}
-        wanted = pa.table({"entry_version_id": pa.array(list(entry_version_ids), pa.string())})
-        with self._transaction() as cursor, registered(cursor, "pcmem_wanted", wanted):
+        # A search page needs at most ~130 versions: a list parameter is cheaper than registering an Arrow table.
+        with self._transaction() as cursor:
             rows = cursor.execute(
-                f"SELECT {_V_COLUMNS} FROM entry_versions v JOIN pcmem_wanted USING (entry_version_id)"
+                f"SELECT {_V_COLUMNS} FROM entry_versions v WHERE entry_version_id IN (SELECT unnest($ids))",
+                {"ids": list(entry_version_ids)},
             ).fetchall()
         return {row[0]: _version_from_row(row) for row in rows}
 
