@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, StrictInt
 
 from pcmem.inference.port import GenerationRequest, StructuredGenerator
 from pcmem.rerank.port import MemoryRerankDecision, RerankProgress, normalize_ranks
@@ -23,10 +23,10 @@ Answer only with JSON: {"ranks": [integers]}."""
 
 
 class RankSelection(BaseModel):
-    """The only output the model may give: integer positions."""
+    """The only output the model may give: integer positions ("2", true or 1.0 are invalid output, not ranks)."""
 
     model_config = ConfigDict(extra="forbid")
-    ranks: list[int]
+    ranks: list[StrictInt]
 
 
 def rank_schema(candidate_count: int, limit: int) -> dict:
