@@ -880,10 +880,13 @@ def _invocations(tmp_path: Path) -> dict[str, list[str]]:
         "search": ["search", "--scope", DEMO_SCOPE, "when do releases go out?"],
         "reindex": ["reindex"],
         "models": ["models"],
+        "bench": ["bench"],
+        "check": ["check"],
+        "tui": ["tui"],
     }
 
 
-_READ_ONLY = ("list", "show", "history", "changes", "scopes", "where", "search", "models")
+_READ_ONLY = ("list", "show", "history", "changes", "scopes", "where", "search", "models", "bench", "check")
 
 
 def test_every_command_runs_with_json_and_reads_run_without(tmp_path: Path, demo: dict[str, Any]) -> None:

@@ -21,9 +21,25 @@ def _csv(value: str, cast=str) -> list:  # noqa: ANN001
         raise InputError(f"cannot parse list {value!r}") from None
 
 
-@click.group()
-def bench() -> None:
-    """Benchmarks that print ratios against references measured in the same run."""
+@click.group(invoke_without_command=True)
+@render.json_option
+@click.pass_context
+def bench(ctx: click.Context, as_json: bool) -> None:
+    """Benchmarks that print ratios against references measured in the same run.
+
+    \b
+    Examples:
+      pcmem bench                     # list the benchmarks
+      pcmem bench locomo --data locomo10.json --questions 40
+      pcmem bench rerank --models smollm2-135m-instruct
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    rows = [{"name": name, "summary": command.get_short_help_str(80)} for name, command in sorted(bench.commands.items())]
+    if as_json:
+        render.emit_json(rows)
+    else:
+        render.table(None, ("benchmark", "what it measures"), [(r["name"], r["summary"]) for r in rows])
 
 
 @bench.command()

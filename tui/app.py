@@ -1,0 +1,101 @@
+"""The pcmem Textual app and :func:`make_app`, the one factory that ``pcmem tui`` and the tests both use.
+
+>>> app = make_app("memory.duckdb", model="llama-cpp:smollm2-135m-instruct")   # doctest: +SKIP
+>>> app.run()                                                                  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rich.text import Text
+from textual import work
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.widgets import Header, Static
+from textual.worker import get_current_worker
+
+from pcmem import PcmemError, SyncRuntime
+from pcmem.config import InferenceConfig
+from tui.messages import StoreOpened, WorkFailed
+from tui.screens.help import HelpScreen
+from tui.screens.scopes import ScopesScreen
+from tui.session import Session
+from tui.widgets import key_footer
+
+
+class PcmemApp(App[None]):
+    """Scopes → entries → entry, and search → trace, on one store."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "pcmem"
+    BINDINGS = [
+        Binding("question_mark", "help", "Help"),
+        Binding("f1", "help", "Help", show=False),
+        Binding("q", "quit", "Quit", show=False),  # shown on the scopes screen; 80 columns are tight elsewhere
+    ]
+
+    def __init__(self, source: SyncRuntime | str | Path, inference: InferenceConfig,
+                 open_options: dict[str, Any] | None = None) -> None:
+        super().__init__()
+        self._source = source
+        self._open_options = open_options or {}
+        self.inference = inference
+        self.session: Session | None = None
+
+    def compose(self) -> ComposeResult:
+        """The waiting room shown while the store opens (and the place an open failure is explained)."""
+        yield Header()
+        yield Static(Text(f"opening {self._source_name()}…"), id="opening")
+        yield key_footer()
+
+    def _source_name(self) -> str:
+        return "the store" if isinstance(self._source, SyncRuntime) else str(self._source)
+
+    def on_mount(self) -> None:
+        if isinstance(self._source, SyncRuntime):
+            self.post_message(StoreOpened(Session(self._source, self.inference)))
+        else:
+            self.open_store(self._source)
+
+    @work(thread=True, exclusive=True)
+    def open_store(self, path: str | Path) -> None:
+        worker = get_current_worker()
+        try:
+            message: StoreOpened | WorkFailed = StoreOpened(Session.open(path, self.inference, **self._open_options))
+        except PcmemError as error:
+            message = WorkFailed(f"cannot open {path}: {error}")
+        if not worker.is_cancelled:
+            self.post_message(message)
+
+    def on_store_opened(self, message: StoreOpened) -> None:
+        self.session = message.value
+        self.push_screen(ScopesScreen())
+
+    def on_work_failed(self, message: WorkFailed) -> None:
+        self.query_one("#opening", Static).update(Text(f"✗ {message.text}\n\nq quits.", style="bold red"))
+
+    def on_unmount(self) -> None:
+        if self.session is not None:
+            self.session.close()
+
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+
+def make_app(
+    source: SyncRuntime | str | Path,
+    *,
+    model: str | None = None,
+    inference: InferenceConfig | None = None,
+    **open_options: Any,
+) -> PcmemApp:
+    """The app on an open runtime (the caller closes it) or on a store path (opened and closed by the app).
+
+    ``model`` (``provider:name``) enables the model rerank policies; without it the environment's
+    ``POWERCONTEXT_SERVER_INFERENCE_GENERATION_MODEL`` applies. ``open_options`` go to :func:`pcmem.open_sync`.
+    """
+    inference = inference or InferenceConfig.from_env(generation_model=model)
+    return PcmemApp(source, inference, open_options)

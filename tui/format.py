@@ -1,0 +1,42 @@
+"""Small pure formatters. Entry texts, ids and scopes are user data: they become ``Text``, never markup."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from rich.text import Text
+
+from pcmem import MemoryHit
+
+
+def preview(text: str, width: int, style: str = "") -> Text:
+    """One line of at most ``width`` terminal cells (CJK takes two): whitespace collapsed, an ellipsis when cut."""
+    line = Text(" ".join(text.split()), style=style, no_wrap=True)
+    line.truncate(width, overflow="ellipsis")
+    return line
+
+
+def when(moment: datetime) -> str:
+    """Store times are UTC; shown as UTC so every terminal (and every snapshot) reads the same."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def plain(value: object, style: str = "") -> Text:
+    return Text(str(value), style=style)
+
+
+def hit_detail(hit: MemoryHit) -> Text:
+    """A hit's whole text and, on a line of its own so it can be read and copied whole, its citation."""
+    return Text.assemble(hit.text, "\n", ("citation\n", "dim"), (str(hit.citation), "cyan"))
+
+
+def yes_no(flag: bool) -> str:
+    return "yes" if flag else "no"
+
+
+def state_text(state: str) -> Text:
+    return Text(state, style="dim" if state == "retired" else "green")
+
+
+def count(number: int, noun: str, plural: str | None = None) -> str:
+    return f"{number} {noun if number == 1 else plural or noun + 's'}"

@@ -1,0 +1,59 @@
+"""Messages that thread workers post back to the event loop (``post_message`` is thread-safe)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.message import Message
+
+
+class Loaded(Message):
+    """A store call finished; subclasses name what came back so each screen has one handler per result."""
+
+    def __init__(self, value: Any) -> None:
+        super().__init__()
+        self.value = value
+
+
+class StoreOpened(Loaded):
+    """``value``: the :class:`~tui.session.Session` on the opened store."""
+
+
+class ScopesLoaded(Loaded):
+    """``value``: list of ScopeSummary."""
+
+
+class ManifestLoaded(Loaded):
+    """``value``: :class:`~tui.session.Manifest`."""
+
+
+class RevisionsLoaded(Loaded):
+    """``value``: list of RevisionInfo, oldest first."""
+
+
+class EntryLoaded(Loaded):
+    """``value``: :class:`~tui.session.EntryDetail`."""
+
+
+class SearchDone(Loaded):
+    """``value``: SearchPage."""
+
+
+class Written(Loaded):
+    """``value``: (verb, WriteResult)."""
+
+
+class WorkFailed(Message):
+    """A store or model call raised a PcmemError; ``text`` is its readable message."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+
+
+class Progress(Message):
+    """Long work advanced: ``stage`` with ``done`` of ``total`` (``total`` 0: unknown)."""
+
+    def __init__(self, stage: str, done: int, total: int) -> None:
+        super().__init__()
+        self.stage, self.done, self.total = stage, done, total

@@ -1,0 +1,1 @@
+"""One module per screen; dialogs (confirm, remember, pick a revision) live in ``dialogs``."""

@@ -1,0 +1,64 @@
+"""What every store-backed screen shares: the session, running a store call off the event loop, error display."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.worker import get_current_worker
+
+from pcmem import PcmemError
+from tui.messages import Loaded, Progress, WorkFailed
+from tui.widgets import StatusLine, WorkProgress
+
+if TYPE_CHECKING:
+    from tui.session import Session
+
+
+class StoreScreen(Screen):
+    """A screen whose data comes from the store. Subclasses start thread workers that call :meth:`deliver`."""
+
+    BINDINGS = [Binding("escape", "back", "Back")]
+
+    @property
+    def session(self) -> Session:
+        return self.app.session  # type: ignore[attr-defined]
+
+    def deliver(self, call: Callable[[], Any], wrap: type[Loaded]) -> None:
+        """Run ``call`` (from a worker thread) and post ``wrap(result)``, or WorkFailed with pcmem's message.
+
+        A worker superseded by a newer one (``exclusive=True``) still finishes its call, but posts nothing.
+        """
+        worker = get_current_worker()
+        try:
+            message: Loaded | WorkFailed = wrap(call())
+        except PcmemError as error:
+            message = WorkFailed(str(error))
+        if not worker.is_cancelled:
+            self.post_message(message)
+
+    def report_progress(self, stage: str, done: int, total: int) -> None:
+        """A progress callback for the session (called from the worker thread)."""
+        self.post_message(Progress(stage, done, total))
+
+    @property
+    def status(self) -> StatusLine:
+        return self.query_one(StatusLine)
+
+    def on_work_failed(self, message: WorkFailed) -> None:
+        self._stop_progress()
+        self.status.error(message.text)
+        self.notify(message.text, title="pcmem", severity="error", markup=False)
+
+    def on_progress(self, message: Progress) -> None:
+        self.query_one(WorkProgress).advance(message.stage, message.done, message.total)
+
+    def _stop_progress(self) -> None:
+        for strip in self.query(WorkProgress):
+            strip.finish()
+
+    def action_back(self) -> None:
+        if len(self.app.screen_stack) > 2:  # never pop the root scopes screen
+            self.app.pop_screen()

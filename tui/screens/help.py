@@ -1,0 +1,53 @@
+"""``?``: every key of every screen, read from the screens' own BINDINGS so it cannot go stale."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from tui.screens.entries import EntriesScreen
+from tui.screens.entry import EntryScreen
+from tui.screens.scopes import ScopesScreen
+from tui.screens.search import SearchScreen
+from tui.screens.trace import TraceScreen
+
+INTRO = (
+    "pcmem keeps every revision: browsing never changes the store; remember, retire and reactivate write a new "
+    "revision (retire and reactivate ask first). Long work runs in the background; errors show in the status line."
+)
+KEY_WIDTH = 8
+
+
+class HelpScreen(ModalScreen[None]):
+    BINDINGS = [Binding("escape,question_mark,q,f1", "close", "Close")]
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(classes="help-box"):
+            yield Static(Text(INTRO), id="help-intro")
+            yield Static(self._keys(), id="help-keys")
+
+    def _keys(self) -> Text:
+        sections = [("everywhere", [*self.app.BINDINGS, Binding("escape", "back", "Back")]),
+                    ("scopes", ScopesScreen.BINDINGS), ("entries", EntriesScreen.BINDINGS),
+                    ("entry", EntryScreen.BINDINGS), ("search", SearchScreen.BINDINGS), ("trace", TraceScreen.BINDINGS)]
+        text = Text()
+        for title, bindings in sections:
+            text.append(f"{title}\n", style="bold underline")
+            text.append_text(self._lines(bindings))
+        return text
+
+    def _lines(self, bindings: Iterable[BindingType]) -> Text:
+        lines = Text()
+        for binding in Binding.make_bindings(bindings):
+            lines.append(f"{self.app.get_key_display(binding):>{KEY_WIDTH}}  ", style="bold cyan")
+            lines.append(f"{binding.description or binding.action}\n")
+        return lines
+
+    def action_close(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,150 @@
+"""Search one scope: query, mode, limit and rerank policy; hits with rank, score, channels, text and citation."""
+
+from __future__ import annotations
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.widgets import DataTable, Header, Input, Select, Static
+
+from pcmem import MemoryHit, SearchPage
+from tui.format import count, hit_detail, plain, preview
+from tui.messages import SearchDone
+from tui.screens.base import StoreScreen
+from tui.screens.entry import EntryScreen
+from tui.screens.trace import TraceScreen
+from tui.session import SEARCH_MODES, SearchForm
+from tui.widgets import StatusLine, WorkProgress, fill_table, flex_width, key_footer, selected_key
+
+COLUMNS = (("#", 2), ("score", 6), ("via", 10), ("kind", 10), ("text", None))
+RERANKED_COLUMNS = (("#", 2), ("coarse", 6), ("score", 6), ("via", 10), ("kind", 10), ("text", None))
+
+
+class SearchScreen(StoreScreen):
+    BINDINGS = [
+        Binding("slash", "focus_query", "Query"),
+        Binding("ctrl+r", "search", "Search"),
+        Binding("enter", "open", "Open", show=False),
+        Binding("t", "trace", "Trace"),
+    ]
+
+    def __init__(self, scope: str, query: str = "") -> None:
+        super().__init__()
+        self.scope, self.initial_query = scope, query
+        self.page: SearchPage | None = None
+
+    def compose(self) -> ComposeResult:
+        policies = self.session.policies()
+        yield Header()
+        with Horizontal(id="search-form"):
+            yield Input(self.initial_query, placeholder=f"search {self.scope}…", id="query")
+            yield Select([(mode, mode) for mode in SEARCH_MODES], value="auto", allow_blank=False, id="mode")
+            yield Input("10", type="integer", max_length=2, id="limit", tooltip="results (1..50)")
+            yield Select([(p, p) for p in policies], value=policies[0], allow_blank=False, id="rerank",
+                         disabled=len(policies) == 1, tooltip="rerank policy (pcmem tui --model to enable)")
+        yield DataTable(id="hits", cursor_type="row", zebra_stripes=True)
+        yield Static(id="hit-detail")
+        yield WorkProgress()
+        yield StatusLine()
+        yield key_footer()
+
+    def on_mount(self) -> None:
+        self.sub_title = f"search {self.scope}"
+        self.query_one(WorkProgress).finish()
+        self.query_one("#hit-detail").display = False
+        self.query_one("#hit-detail").border_title = "hit"
+        self.query_one("#query", Input).focus()
+        self.status.info("type a query and press enter")
+
+    def form(self) -> SearchForm:
+        return SearchForm(
+            scope=self.scope,
+            query=self.query_one("#query", Input).value,
+            mode=str(self.query_one("#mode", Select).value),
+            limit=self.query_one("#limit", Input).value,
+            policy=str(self.query_one("#rerank", Select).value),
+        )
+
+    @on(Input.Submitted)
+    def _submitted(self) -> None:
+        self.action_search()
+
+    def action_search(self) -> None:
+        form = self.form()
+        self.status.info(f"searching {form.scope!r} for {form.query!r}…")
+        self.run_search(form)
+
+    @work(thread=True, exclusive=True)
+    def run_search(self, form: SearchForm) -> None:
+        self.deliver(lambda: self.session.search(form, self.report_progress), SearchDone)
+
+    def on_search_done(self, message: SearchDone) -> None:
+        self.page = page = message.value
+        self._stop_progress()
+        self._fill(page)
+        self.status.info(_summary(page))
+        self.refresh_bindings()
+        if page.hits:
+            self.query_one(DataTable).focus()
+
+    def _fill(self, page: SearchPage) -> None:
+        table = self.query_one(DataTable)
+        coarse = {hit.citation: rank for rank, hit in enumerate(page.rerank.candidates, 1)} if page.rerank else {}
+        columns = RERANKED_COLUMNS if coarse else COLUMNS
+        width = flex_width(columns, table.size.width)
+        rows = []
+        for rank, hit in enumerate(page.hits, 1):
+            cells = _cells(rank, hit, width)
+            rows.append((str(rank), cells[:1] + (coarse.get(hit.citation, "?"),) + cells[1:] if coarse else cells))
+        fill_table(table, columns, rows, table.size.width)
+        table.move_cursor(row=0)
+        self._show_hit(0)
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._show_hit(event.cursor_row)
+
+    def _show_hit(self, index: int) -> None:
+        detail = self.query_one("#hit-detail", Static)
+        hits = self.page.hits if self.page else ()
+        detail.display = 0 <= index < len(hits)
+        if not detail.display:
+            return
+        detail.update(hit_detail(hits[index]))
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        self.action_open()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "trace":
+            return self.page is not None and self.page.rerank is not None
+        return True
+
+    def action_focus_query(self) -> None:
+        self.query_one("#query", Input).focus()
+
+    def action_open(self) -> None:
+        key = selected_key(self.query_one(DataTable))
+        if self.page is None or key is None:
+            return
+        citation = self.page.hits[int(key) - 1].citation
+        self.app.push_screen(EntryScreen(self.scope, citation.entry_id, citation.revision))
+
+    def action_trace(self) -> None:
+        if self.page is not None and self.page.rerank is not None:
+            self.app.push_screen(TraceScreen(self.page))
+
+
+def _cells(rank: int, hit: MemoryHit, width: int) -> tuple[object, ...]:
+    return (rank, f"{hit.score:.4f}", "+".join(hit.matched_by), plain(hit.kind), preview(hit.text, width))
+
+
+def _summary(page: SearchPage) -> str:
+    if page.memory is None:
+        return "this scope has no memory yet: nothing to search"
+    summary = f"{count(len(page.hits), 'hit')} · mode {page.mode} · revision {page.memory.revision}"
+    if page.rerank is not None:
+        trace = page.rerank
+        summary += f" · reranked: kept {len(trace.selected_ranks)} of {len(trace.candidates)} (t: trace)"
+    return summary

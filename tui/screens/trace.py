@@ -1,0 +1,95 @@
+"""What a rerank did: the coarse pool, the ranks the model chose (in its order) and the ones it dropped."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.widgets import DataTable, Header, Static
+
+from pcmem import MemoryHit, SearchPage
+from tui.format import hit_detail, plain, preview, yes_no
+from tui.screens.base import StoreScreen
+from tui.screens.entry import EntryScreen
+from tui.widgets import StatusLine, fill_table, flex_width, key_footer, selected_key
+
+COLUMNS = (("pick", 4), ("coarse", 6), ("verdict", 9), ("score", 6), ("via", 10), ("text", None))
+KEPT, DROPPED = "green", "dim red"
+
+
+class TraceScreen(StoreScreen):
+    BINDINGS = [Binding("enter", "open", "Open", show=False)]
+
+    def __init__(self, page: SearchPage) -> None:
+        super().__init__()
+        assert page.rerank is not None and page.memory is not None, "the trace screen needs a reranked page"
+        self.page = page
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static(id="trace-summary")
+        yield DataTable(id="trace", cursor_type="row")
+        yield Static(id="candidate-detail")
+        yield StatusLine()
+        yield key_footer()
+
+    def on_mount(self) -> None:
+        self.sub_title = f"rerank trace · {self.page.memory.scope}"
+        self.query_one("#trace-summary", Static).update(summary(self.page))
+        self.query_one("#candidate-detail").border_title = "candidate"
+        table = self.query_one(DataTable)
+        room = self.app.size.width
+        fill_table(table, COLUMNS, trace_rows(self.page, flex_width(COLUMNS, room)), room)
+        self.status.info("picks in the model's order first, then the dropped candidates in coarse order")
+        table.focus()
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.row_key.value is not None:
+            self.query_one("#candidate-detail", Static).update(hit_detail(self._candidate(event.row_key.value)))
+
+    def _candidate(self, key: str) -> MemoryHit:
+        return self.page.rerank.candidates[int(key) - 1]  # type: ignore[union-attr]
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        self.action_open()
+
+    def action_open(self) -> None:
+        if key := selected_key(self.query_one(DataTable)):
+            citation = self._candidate(key).citation
+            scope = self.page.memory.scope  # type: ignore[union-attr]
+            self.app.push_screen(EntryScreen(scope, citation.entry_id, citation.revision))
+
+
+def summary(page: SearchPage) -> Text:
+    """Policy, what was kept, and what the model cost."""
+    trace = page.rerank
+    assert trace is not None
+    usage = trace.usage
+    text = Text.assemble(("policy ", "dim"), (trace.policy_id, "bold"), "\n",
+                         f"kept {len(trace.selected_ranks)} of {len(trace.candidates)}",
+                         f" · dropped {len(trace.dropped_ranks)}",
+                         f" · discarded ranks {trace.discarded_rank_count}",
+                         " · fallback ", (yes_no(trace.used_fallback), "bold yellow" if trace.used_fallback else ""))
+    text.append(f"\nlatency {trace.latency_ms:.0f} ms · {usage.requests} requests · "
+                f"{usage.input_tokens} in + {usage.output_tokens} out tokens")
+    if trace.decision_calls is not None:
+        text.append(f" · {trace.decision_calls} decision calls")
+    return text
+
+
+def trace_rows(page: SearchPage, width: int) -> list[tuple[str, tuple[object, ...]]]:
+    """Rows keyed by coarse rank: the picks in the model's order, then the dropped candidates in coarse order."""
+    trace = page.rerank
+    assert trace is not None
+    picks = [(str(rank), _row(str(order), rank, trace.candidates[rank - 1], True, width))
+             for order, rank in enumerate(trace.selected_ranks, 1)]
+    drops = [(str(rank), _row("", rank, trace.candidates[rank - 1], False, width)) for rank in trace.dropped_ranks]
+    return picks + drops
+
+
+def _row(pick: str, rank: int, hit: MemoryHit, kept: bool, width: int) -> tuple[object, ...]:
+    style = KEPT if kept else DROPPED
+    verdict = Text("✓ kept", style="bold green") if kept else Text("✗ dropped", style="red")
+    return (plain(pick, "bold"), plain(rank, style), verdict, plain(f"{hit.score:.4f}", style),
+            plain("+".join(hit.matched_by), style), preview(hit.text, width, style))
