@@ -31,13 +31,20 @@ _FALSE = {"0", "false", "no", "off", ""}
 class _Settings(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
+    def __init__(self, /, **values: Any) -> None:
+        try:
+            super().__init__(**values)
+        except ValidationError as error:
+            first = error.errors()[0]
+            where = ".".join(map(str, first["loc"]))
+            raise ConfigurationError(f"{type(self).__name__}: {where}: {first['msg']}") from None
+
     @classmethod
     def _build(cls, values: dict[str, Any], source: str) -> Any:
         try:
             return cls(**values)
-        except ValidationError as error:
-            first = error.errors()[0]
-            raise ConfigurationError(f"{source}: {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+        except ConfigurationError as error:
+            raise ConfigurationError(f"{source}: {error}") from None
 
 
 def _env_values(environ: Mapping[str, str], names: Mapping[str, str]) -> dict[str, str]:
@@ -89,6 +96,7 @@ class InferenceConfig(_Settings):
         if value is None or not value.strip():
             return None
         provider, sep, name = value.strip().partition(":")
+        provider, name = provider.strip(), name.strip()
         if not sep or not provider or not name:
             raise ValueError(f"expected provider:model-name, got {value!r}")
         return f"{provider}:{name}"
