@@ -39,6 +39,7 @@ from pcmem.search.fusion import Candidate
 from pcmem.store.duckdb import check as check_module
 from pcmem.store.duckdb import connection, fts_index, migrations, vectors
 from pcmem.store.duckdb.arrow import registered
+from pcmem.store.duckdb.vector_cache import VectorCache
 from pcmem.store.port import ChannelCandidates, EntryEvent, HeadEntry, VectorStatus
 from pcmem.validation import canonical_json
 
@@ -97,6 +98,7 @@ class DuckDBBackend:
         self._cursors: list[duckdb.DuckDBPyConnection] = []
         self._cursors_lock = threading.Lock()
         self._closed = False
+        self._vector_cache = VectorCache()
         try:
             migrations.migrate(self._db)
             self.analyzer = fts_index.stored_analyzer(self._db)
@@ -284,6 +286,7 @@ class DuckDBBackend:
         with self._write_lock, self._transaction() as cursor:
             check_module.repair(cursor, analyzer)
             self.analyzer = fts_index.stored_analyzer(cursor)
+        self._vector_cache.invalidate()
         return self.check()
 
     # --- search -----------------------------------------------------------------------------------------------
@@ -295,6 +298,7 @@ class DuckDBBackend:
     def set_embedding_profile(self, profile: EmbeddingProfile) -> None:
         with self._write_lock, self._transaction() as cursor:
             vectors.set_profile(cursor, profile)
+        self._vector_cache.invalidate()
 
     def vector_complete(self, memory: MemoryRef) -> bool:
         with self._transaction() as cursor:
@@ -315,8 +319,9 @@ class DuckDBBackend:
             if memory is None:
                 return ChannelCandidates(memory=None, fts=[], vector=[])
             fts = fts_index.search(cursor, memory.artifact_id, fts_terms, limit) if fts_terms is not None else []
+            profile = vectors.profile(cursor) if query_vector is not None else None
             vector = (
-                vectors.search(cursor, memory.artifact_id, query_vector, limit) if query_vector is not None else []
+                self._vector_cache.search(cursor, memory, profile, query_vector, limit) if profile is not None else []
             )
         return ChannelCandidates(memory=memory, fts=fts, vector=vector)
 

@@ -1,0 +1,54 @@
+"""The in-process vector matrix gives the same candidates as DuckDB's exact array_cosine_distance scan."""
+
+from __future__ import annotations
+
+import pytest
+
+import pcmem
+from pcmem import NewEntry, ReactivateRequest, RememberRequest, RetireRequest, ReviseRequest
+from pcmem.embedding.fastembed_minilm import default_embedder
+from pcmem.store.duckdb import vectors
+
+SENTENCES = [f"Note {i}: the team discussed topic {i % 7} with {name}." for i, name in
+             enumerate(["Priya", "Marco", "Tanaka", "Lea", "Omar", "Ines"] * 5)]
+
+
+def _both(runtime, scope: str, query: str, limit: int = 10):
+    backend = runtime.backend
+    vector = default_embedder().embed_query(query)
+    found = backend.candidates(scope, fts_terms=None, query_vector=vector, limit=limit)
+    with backend._transaction() as cursor:
+        exact = vectors.search(cursor, found.memory.artifact_id, vector, limit)
+    return found.vector, exact
+
+
+def _same(cached, exact):
+    assert [c.entry_version_id for c in cached] == [c.entry_version_id for c in exact]
+    for a, b in zip(cached, exact):
+        assert a.score == pytest.approx(b.score, abs=1e-5)
+
+
+def test_matrix_matches_exact_scan_through_every_kind_of_write(db_path):
+    with pcmem.open_sync(db_path) as runtime:
+        memory = runtime.memory.for_scope("s")
+        memory.remember(RememberRequest(entries=tuple(NewEntry(entry_id=f"e{i}", text=t)
+                                                      for i, t in enumerate(SENTENCES))))
+        _same(*_both(runtime, "s", "what did Priya discuss?"))
+        memory.revise(ReviseRequest(entry_id="e0", text="Priya now leads the design review.", expected_revision=1))
+        memory.retire(RetireRequest(entry_id="e6", expected_revision=2))
+        memory.remember("A brand new note about Priya's design review.")
+        _same(*_both(runtime, "s", "Priya design review", limit=40))
+        memory.reactivate(ReactivateRequest(entry_id="e6", expected_revision=4))
+        _same(*_both(runtime, "s", "Priya design review", limit=40))
+
+
+def test_writes_through_another_handle_are_picked_up_by_events(db_path):
+    with pcmem.open_sync(db_path) as reader:
+        memory = reader.memory.for_scope("s")
+        memory.remember(RememberRequest(entries=tuple(NewEntry(text=t) for t in SENTENCES[:10])))
+        _same(*_both(reader, "s", "topic 3"))
+        with pcmem.open_sync(db_path) as writer:  # a second backend, as another process would be
+            writer.memory.for_scope("s").remember("Topic three was closed by Marco on Friday.")
+        cached, exact = _both(reader, "s", "topic three closed")
+        _same(cached, exact)
+        assert "Topic three" in memory.get_entry(cached[0].entry_id).entry.text
