@@ -149,5 +149,45 @@ def rerank_(models: str, policies: str, repeats: int, as_json: bool) -> None:
                    f"{r['floor_s']:.3f}", f"{r['ratio']:.2f}", r.get("rerank_30_wall_s", "")) for r in rows])
 
 
+@bench.command()
+@click.option("--sizes", default="1000,10000", show_default=True, help="Entries per store, comma separated.")
+@click.option("--spread", type=int, default=100, show_default=True,
+              help="Also load the largest size spread over this many scopes (0: skip).")
+@click.option("--import-count", type=int, default=1000, show_default=True,
+              help="Texts for the bulk-import-with-the-real-embedder measurement (0: skip).")
+@click.option("--out", type=click.Path(dir_okay=False), default=None, help="Write the results as JSON here.")
+@render.json_option
+def perf(sizes: str, spread: int, import_count: int, out: str | None, as_json: bool) -> None:
+    """Write cost and search latency vs SQLite FTS5 and numpy brute force, measured in the same run.
+
+    \b
+    Example:
+      OPENBLAS_NUM_THREADS=1 pcmem bench perf --sizes 1000,10000,100000 --out perf.json
+    """
+    from pcmem.bench import perf as bench_perf
+
+    result = bench_perf.run(_csv(sizes, int), import_count, spread)
+    if out:
+        Path(out).write_text(json.dumps(result, indent=2))
+    if as_json:
+        render.emit_json(result)
+        return
+    render.table("latency p50 ms (p95) — pcmem vs references from the same data, same run",
+                 ("size", "scopes", "remember", "fts", "FTS5", "ratio", "vector", "numpy", "ratio", "hybrid",
+                  "ratio", "B/entry"),
+                 [(r["size"], r["scopes"], f"{r['remember_ms_p50']:.1f} ({r['remember_ms_p95']:.1f})",
+                   f"{r['fts_ms_p50']:.1f}", f"{r['fts5_ms_p50']:.2f}", f"{r['ratio_fts_vs_fts5']:.1f}x",
+                   f"{r['vector_ms_p50']:.1f}", f"{r['numpy_ms_p50']:.2f}", f"{r['ratio_vector_vs_numpy']:.1f}x",
+                   f"{r['hybrid_ms_p50']:.1f}", f"{r['ratio_hybrid_vs_both']:.1f}x", r["file_bytes_per_entry"])
+                  for r in result["sizes"]])
+    summary = result["summary"]
+    if summary["remember_ratio_largest_vs_smallest"] is not None:
+        click.echo(f"remember p50, largest ÷ smallest size: {summary['remember_ratio_largest_vs_smallest']:.2f}x")
+    if result["import"]:
+        imp = result["import"]
+        click.echo(f"bulk import {imp['import_per_s']:.0f}/s vs embedder alone {imp['embedder_alone_per_s']:.0f}/s "
+                   f"= {imp['ratio_import_vs_embedder']:.2f}x; peak RSS {result['peak_rss_mb']} MB")
+
+
 def register(group: click.Group) -> None:
     group.add_command(bench)

@@ -123,7 +123,11 @@ class DuckDBBackend:
     def _transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
         """One DuckDB transaction on this thread's cursor; driver errors become StoreError."""
         cursor = self._cursor()
+        if getattr(self._local, "in_transaction", False):
+            yield cursor  # nested use on the same thread joins the open transaction (one snapshot)
+            return
         cursor.execute("BEGIN TRANSACTION")
+        self._local.in_transaction = True
         try:
             yield cursor
         except duckdb.Error as error:
@@ -137,6 +141,8 @@ class DuckDBBackend:
                 cursor.execute("COMMIT")
             except duckdb.Error as error:
                 raise StoreError(f"store commit failed: {error}") from error
+        finally:
+            self._local.in_transaction = False
 
     def close(self) -> None:
         if self._closed:

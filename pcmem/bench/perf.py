@@ -1,0 +1,171 @@
+"""``pcmem bench perf``: write cost and search latency as a store grows, against references built from the same
+data in the same run — SQLite FTS5 ``bm25()`` for the lexical channel, numpy brute force for vectors.
+
+Vectors are precomputed (a deterministic pseudo-embedder) because the embedding model is not what is measured here;
+bulk import with the real model is measured separately against the model alone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import resource
+import sqlite3
+import statistics
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+import pcmem
+from pcmem.embedding.port import EmbeddingProfile
+from pcmem.memory.models import NewEntry, RememberRequest
+from pcmem.search.analysis import ANALYZERS
+from pcmem.search.fusion import channel_candidate_count
+from pcmem.search.models import SearchMemoryRequest
+
+_SUBJECTS = ("Priya", "Marco", "the release team", "Tanaka-san", "the designer", "Lea", "Omar", "the support desk",
+             "our CI runner", "the finance team", "Ines", "the QA lead")
+_VERBS = ("moved", "reviewed", "postponed", "approved", "discussed", "fixed", "shipped", "documented", "measured",
+          "rejected", "scheduled", "translated")
+_OBJECTS = ("the Windows installer", "the onboarding checklist", "release 2.4", "the sync protocol",
+            "the offsite budget", "the crash in the profile loader", "the Japanese documentation",
+            "the database migration", "the design tokens", "the telemetry opt-in", "the beta channel",
+            "the accessibility audit", "the font rendering bug", "the quarterly roadmap")
+_WHEN = ("on Monday", "last week", "before lunch", "after the standup", "in March", "during the offsite",
+         "on Friday afternoon", "yesterday", "at the retro", "after the smoke test")
+DIMENSION = 384
+QUERIES = 30
+
+
+def sentences(count: int, seed: int = 7) -> list[str]:
+    rng = random.Random(seed)
+    return [f"{rng.choice(_SUBJECTS)} {rng.choice(_VERBS)} {rng.choice(_OBJECTS)} {rng.choice(_WHEN)} "
+            f"(note {i}, ticket LUM-{rng.randint(100, 9999)})." for i in range(count)]
+
+
+class PrecomputedEmbedder:
+    """Deterministic unit vectors derived from the text's hash: stands in for the model where it is not measured."""
+
+    profile = EmbeddingProfile("bench/precomputed-hash", DIMENSION, True)
+
+    def _vector(self, text: str) -> np.ndarray:
+        seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
+        vector = np.random.default_rng(seed).standard_normal(DIMENSION).astype(np.float32)
+        return vector / np.linalg.norm(vector)
+
+    def embed_documents(self, texts: Sequence[str], progress=None) -> np.ndarray:  # noqa: ANN001
+        return np.stack([self._vector(t) for t in texts]) if texts else np.empty((0, DIMENSION), np.float32)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._vector(text)
+
+
+def _timed(function: Callable[[], object], repeats: int) -> list[float]:
+    times = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        function()
+        times.append((time.perf_counter() - started) * 1000)
+    return times
+
+
+def _p(values: list[float], q: int) -> float:
+    return statistics.quantiles(values, n=100, method="inclusive")[q - 1] if len(values) > 1 else values[0]
+
+
+def bench_size(size: int, workdir: Path, scopes: int = 1) -> dict:
+    texts = sentences(size)
+    queries = [t.split(" (note")[0] for t in sentences(QUERIES, seed=99)]
+    embedder = PrecomputedEmbedder()
+    path = workdir / f"perf-{size}-{scopes}.duckdb"
+    result: dict = {"size": size, "scopes": scopes}
+    with pcmem.open_sync(path, embedder=embedder) as runtime:
+        started = time.perf_counter()
+        for start in range(0, size, 2000):
+            chunk = texts[start:start + 2000]
+            scope = f"s{(start // 2000) % scopes}"
+            runtime.memory.for_scope(scope).remember(RememberRequest(entries=tuple(NewEntry(text=t) for t in chunk)))
+        result["load_s"] = round(time.perf_counter() - started, 2)
+        memory = runtime.memory.for_scope("s0")
+        writes = _timed(lambda: memory.remember(f"A fresh note written at {time.perf_counter_ns()}."), QUERIES)
+        result["remember_ms_p50"], result["remember_ms_p95"] = _p(writes, 50), _p(writes, 95)
+        fresh = memory.remember("Zanzibar quokka rendezvous scheduled for the offsite.")
+        found = memory.search(SearchMemoryRequest(query="zanzibar quokka", mode="fts")).hits
+        result["fresh_after_write"] = bool(found) and found[0].citation.entry_id == fresh.citations[0].entry_id
+        for mode in ("fts", "vector", "hybrid"):
+            cycle = iter(queries * 3)
+            times = _timed(lambda: memory.search(SearchMemoryRequest(query=next(cycle), mode=mode)), QUERIES)
+            result[f"{mode}_ms_p50"], result[f"{mode}_ms_p95"] = _p(times, 50), _p(times, 95)
+        with runtime.backend._transaction() as cursor:
+            rows = cursor.execute(
+                "SELECT v.text, e.vec FROM head_entries h JOIN entry_versions v USING (entry_version_id) "
+                "JOIN embeddings e USING (entry_version_id) WHERE h.artifact_id = ? AND h.state = 'active'",
+                [memory.head().artifact_id]).fetchall()
+    result["file_bytes_per_entry"] = round(path.stat().st_size / size, 1)
+    result.update(_references(rows, queries, embedder))
+    result["ratio_fts_vs_fts5"] = result["fts_ms_p50"] / result["fts5_ms_p50"]
+    result["ratio_vector_vs_numpy"] = result["vector_ms_p50"] / result["numpy_ms_p50"]
+    result["ratio_hybrid_vs_both"] = result["hybrid_ms_p50"] / (result["fts5_ms_p50"] + result["numpy_ms_p50"])
+    return result
+
+
+def _references(rows: list, queries: list[str], embedder: PrecomputedEmbedder) -> dict:
+    """SQLite FTS5 bm25() over the same analysed terms, and numpy X @ q, on the same scope's entries."""
+    analyzer = ANALYZERS["v2"]
+    n = channel_candidate_count(10)
+    sqlite = sqlite3.connect(":memory:")
+    sqlite.execute("CREATE VIRTUAL TABLE docs USING fts5(body)")
+    sqlite.executemany("INSERT INTO docs(body) VALUES (?)", [(" ".join(analyzer.analyze(text)),) for text, _ in rows])
+    cycle = iter(queries * 3)
+
+    def fts5() -> None:
+        terms = analyzer.query_terms(next(cycle))
+        match = " OR ".join(f'"{t}"' for t in terms)
+        sqlite.execute("SELECT rowid, bm25(docs) FROM docs WHERE docs MATCH ? ORDER BY bm25(docs) LIMIT ?",
+                       (match, n)).fetchall()
+
+    matrix = np.asarray([vec for _, vec in rows], dtype=np.float32)
+    vectors = iter([embedder.embed_query(q) for q in queries * 3])
+
+    def brute() -> None:
+        scores = matrix @ next(vectors)
+        top = np.argpartition(-scores, min(n, len(scores) - 1))[:n]
+        top[np.argsort(-scores[top])]
+
+    return {"fts5_ms_p50": _p(_timed(fts5, QUERIES), 50), "numpy_ms_p50": _p(_timed(brute, QUERIES), 50)}
+
+
+def bench_import(count: int, workdir: Path) -> dict:
+    """Bulk import with the real embedder vs the embedder alone on the same texts."""
+    from pcmem.embedding.fastembed_minilm import default_embedder
+
+    embedder = default_embedder()
+    texts = sentences(count, seed=3)
+    embedder.embed_query("warm up")
+    started = time.perf_counter()
+    embedder.embed_documents(texts)
+    alone = time.perf_counter() - started
+    with pcmem.open_sync(workdir / "import.duckdb") as runtime:
+        started = time.perf_counter()
+        runtime.memory.for_scope("import").remember(RememberRequest(entries=tuple(NewEntry(text=t) for t in texts)))
+        stored = time.perf_counter() - started
+    return {"import_entries": count, "embedder_alone_per_s": count / alone, "import_per_s": count / stored,
+            "ratio_import_vs_embedder": alone / stored}
+
+
+def run(sizes: Sequence[int], import_count: int = 1000, spread_scopes: int = 100) -> dict:
+    with tempfile.TemporaryDirectory(prefix="pcmem-perf-") as tmp:
+        workdir = Path(tmp)
+        results = [bench_size(size, workdir) for size in sizes]
+        if spread_scopes and sizes:
+            results.append(bench_size(max(sizes), workdir, scopes=spread_scopes))
+        imported = bench_import(import_count, workdir) if import_count else {}
+    first = next((r for r in results if r["scopes"] == 1), None)
+    last = max((r for r in results if r["scopes"] == 1), key=lambda r: r["size"], default=None)
+    summary = {"remember_ratio_largest_vs_smallest": last["remember_ms_p50"] / first["remember_ms_p50"]
+               if first and last else None}
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return {"sizes": results, "import": imported, "summary": summary, "peak_rss_mb": round(peak_mb, 1)}
