@@ -133,7 +133,7 @@ class SearchService:
         if found.memory is None:
             return SearchPage(memory=None, mode=mode, hits=())
         fused = rrf_fuse({"fts": admit_fts(found.fts, len(terms)), "vector": admit_vector(found.vector)}, coarse_limit)
-        versions = self._backend.entry_versions([f.candidate.entry_version_id for f in fused])
+        versions = found.versions
         hits = []
         for item in fused:
             version = versions[item.candidate.entry_version_id]

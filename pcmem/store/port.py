@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
 
@@ -55,6 +55,7 @@ class ChannelCandidates:
     memory: MemoryRef | None
     fts: list[Candidate]
     vector: list[Candidate]
+    versions: dict[str, EntryVersion] = field(default_factory=dict)  # every candidate's entry version, by id
 
 
 @dataclass(frozen=True, slots=True)

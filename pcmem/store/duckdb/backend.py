@@ -99,6 +99,7 @@ class DuckDBBackend:
         self._cursors_lock = threading.Lock()
         self._closed = False
         self._vector_cache = VectorCache()
+        self._complete: dict[tuple[str, int, EmbeddingProfile], bool] = {}  # only True is remembered
         try:
             migrations.migrate(self._db)
             self.analyzer = fts_index.stored_analyzer(self._db)
@@ -311,10 +312,24 @@ class DuckDBBackend:
             return vectors.profile(cursor) is not None and vectors.complete(cursor, memory.artifact_id)
 
     def vector_status(self, scope: str) -> VectorStatus:
-        with self._transaction() as cursor:
-            memory = _find_memory(cursor, scope)
-            profile = vectors.profile(cursor)
-            complete = profile is not None and (memory is None or vectors.complete(cursor, memory.artifact_id))
+        # One statement is one snapshot: no explicit transaction (two round trips) needed. Completeness can only
+        # change with a new revision or new vectors, so it is remembered per (artifact, revision, profile).
+        row = self._cursor().execute(
+            "SELECT m.artifact_id, m.head_revision, p.model_id, p.dimension, p.normalized "
+            "FROM (SELECT 1) LEFT JOIN memories m ON m.scope = ? LEFT JOIN embedding_profile p ON true",
+            [scope],
+        ).fetchone()
+        memory = None if row[0] is None else MemoryRef(scope=scope, artifact_id=row[0], revision=row[1])
+        profile = None if row[2] is None else EmbeddingProfile(model_id=row[2], dimension=row[3], normalized=row[4])
+        if profile is None or memory is None:
+            return VectorStatus(memory=memory, profile=profile, complete=profile is not None)
+        key = (memory.artifact_id, memory.revision, profile)
+        complete = self._complete.get(key)
+        if complete is None:
+            with self._transaction() as cursor:
+                complete = vectors.complete(cursor, memory.artifact_id)
+            if complete:
+                self._complete[key] = True
         return VectorStatus(memory=memory, profile=profile, complete=complete)
 
     def candidates(
@@ -329,7 +344,9 @@ class DuckDBBackend:
             vector = (
                 self._vector_cache.search(cursor, memory, profile, query_vector, limit) if profile is not None else []
             )
-        return ChannelCandidates(memory=memory, fts=fts, vector=vector)
+            ids = list(dict.fromkeys(c.entry_version_id for c in (*fts, *vector)))
+            versions = self.entry_versions(ids)  # joins this transaction: same snapshot, no second round trip
+        return ChannelCandidates(memory=memory, fts=fts, vector=vector, versions=versions)
 
     def entry_versions(self, entry_version_ids: Sequence[str]) -> dict[str, EntryVersion]:
         if not entry_version_ids:

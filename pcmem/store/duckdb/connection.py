@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import importlib.abc
 import importlib.util
+import sys
 from pathlib import Path
 
 import duckdb
@@ -28,8 +30,31 @@ def fts_extension_path() -> Path:
     return path
 
 
+class _AbsentModuleFinder(importlib.abc.MetaPathFinder):
+    """Answers "not installed" at once for modules known to be absent, instead of rescanning sys.path each time."""
+
+    def __init__(self, names: frozenset[str]) -> None:
+        self.names = names
+
+    def find_spec(self, name: str, path: object = None, target: object = None) -> None:
+        if name in self.names:
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+
+def _stop_repeated_pandas_lookups() -> None:
+    """DuckDB's Python client tries ``import pandas`` on every statement (~130 times per hybrid search). Without
+    pandas installed each failed import rescans sys.path, which was ~60% of a search's time. Only done when pandas
+    is not installed; a normal ModuleNotFoundError is raised, exactly as before, just faster."""
+    if any(isinstance(finder, _AbsentModuleFinder) for finder in sys.meta_path):
+        return
+    if "pandas" not in sys.modules and importlib.util.find_spec("pandas") is None:
+        sys.meta_path.insert(0, _AbsentModuleFinder(frozenset({"pandas"})))
+
+
 def connect(path: Path) -> duckdb.DuckDBPyConnection:
     """Open (or create) the DuckDB file at ``path`` with the FTS extension loaded, translating driver errors."""
+    _stop_repeated_pandas_lookups()
     try:
         connection = duckdb.connect(str(path), config={"autoinstall_known_extensions": False})
     except duckdb.IOException as error:
