@@ -1,0 +1,82 @@
+"""Smoke runs of the benchmark commands on tiny inputs (the real runs are documented in the README)."""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+from pcmem.bench import metrics
+from pcmem.bench.locomo_data import load, parse_evidence
+from pcmem.cli import main
+
+
+def _locomo_file(path):
+    conversation = {
+        "speaker_a": "Ana", "speaker_b": "Ben",
+        "session_1_date_time": "1:56 pm on 8 May, 2023",
+        "session_1": [
+            {"speaker": "Ana", "dia_id": "D1:1", "text": "I adopted a beagle called Biscuit last week."},
+            {"speaker": "Ben", "dia_id": "D1:2", "text": "Lovely! I started pottery classes on Tuesdays."},
+            {"speaker": "Ana", "dia_id": "D1:3", "text": "Look at this.", "blip_caption": "a photo of a dog"},
+        ],
+        "session_2_date_time": "10:00 am on 20 May, 2023",
+        "session_2": [
+            {"speaker": "Ben", "dia_id": "D2:1", "text": "My pottery teacher moved the class to Thursdays."},
+            {"speaker": "Ana", "dia_id": "D2:2", "text": "Biscuit learned to sit yesterday."},
+        ],
+    }
+    qa = [
+        {"question": "What is the name of Ana's dog?", "answer": "Biscuit", "evidence": ["D1:1"], "category": 4},
+        {"question": "When are Ben's pottery classes now?", "answer": "Thursdays", "evidence": ["D2:1; D1:2"],
+         "category": 2},
+        {"question": "What did Biscuit learn?", "answer": "to sit", "evidence": ["D:2:2", "D9:9"], "category": 1},
+        {"question": "Adversarial", "adversarial_answer": "x", "evidence": ["D1:1"], "category": 5},
+    ]
+    path.write_text(json.dumps([{"sample_id": "t-1", "conversation": conversation, "qa": qa}]))
+    return path
+
+
+def test_locomo_data_repairs_malformed_evidence(tmp_path):
+    conversation = load(_locomo_file(tmp_path / "locomo.json"))[0]
+    assert [q.evidence for q in conversation.questions[:3]] == [("D1:1",), ("D2:1", "D1:2"), ("D2:2",)]
+    assert conversation.unresolved == ["D9:9"]
+    assert "[1:56 pm on 8 May, 2023] Ana: Look at this. [shares a photo: a photo of a dog]" in [
+        t.entry_text() for t in conversation.turns]
+    assert parse_evidence("D30:05", {"D30:5"}) == (["D30:5"], True)
+
+
+def test_bench_locomo_runs_end_to_end(tmp_path):
+    data = _locomo_file(tmp_path / "locomo.json")
+    args = ["--db", str(tmp_path / "unused.duckdb"), "bench", "locomo", "--data", str(data), "--modes", "fts,hybrid",
+            "--store", str(tmp_path / "locomo.duckdb"), "--out", str(tmp_path / "out.json"), "--json"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    report = json.loads((tmp_path / "out.json").read_text())
+    assert report["questions"] == 3 and [r["mode"] for r in report["reports"]] == ["fts", "hybrid"]
+    overall = report["reports"][0]["overall"]
+    assert 0 < overall["frac@10"] <= 1 and overall["n"] == 3
+    again = CliRunner().invoke(main, args)  # reuses the ingested store: same metrics (latency aside)
+    assert again.exit_code == 0, again.output
+    rerun = json.loads((tmp_path / "out.json").read_text())["reports"]
+    quality = ("frac@5", "frac@10", "frac@30", "all@10", "session_mrr", "ndcg@10")
+    assert [{k: r["overall"][k] for k in quality} for r in rerun] == [
+        {k: r["overall"][k] for k in quality} for r in report["reports"]]
+
+
+def test_metrics_by_hand():
+    ranked = ["D1:1", "D2:5", "D1:2", "D3:1"]
+    assert metrics.fraction_found(ranked, ["D1:2", "D3:9"], 3) == 0.5
+    assert metrics.all_found(ranked, ["D1:1", "D1:2"], 3)
+    assert metrics.session_mrr(ranked, ["D2:9"]) == 0.5
+    assert metrics.session_recall(ranked, ["D2:9", "D4:1"], 10) == 0.5
+    assert round(metrics.ndcg(ranked, ["D2:5"], 10), 4) == round(1 / __import__("math").log2(3), 4)
+
+
+def test_bench_perf_smoke(tmp_path):
+    result = CliRunner().invoke(main, ["bench", "perf", "--sizes", "200", "--spread", "0", "--import-count", "0",
+                                       "--out", str(tmp_path / "perf.json"), "--json"])
+    assert result.exit_code == 0, result.output
+    row = json.loads((tmp_path / "perf.json").read_text())["sizes"][0]
+    assert row["size"] == 200 and row["fresh_after_write"] is True
+    assert row["fts5_ms_p50"] > 0 and row["numpy_ms_p50"] > 0 and row["ratio_fts_vs_fts5"] > 0
