@@ -19,7 +19,11 @@ class Floor:
 
 
 def measure_floor(model: LlamaCppModel, prompt: str, decode_tokens: int = 24, repeats: int = 3) -> Floor:
-    """Prefill ``prompt`` from an empty cache, then greedily decode without a grammar; medians over ``repeats``."""
+    """Prefill ``prompt`` from an empty cache, then decode greedily one token per forward pass (argmax of the
+    logits, no grammar, no sampler); medians over ``repeats``."""
+    import llama_cpp
+    import numpy as np
+
     llm = model.llm
     tokens = llm.tokenize(prompt.encode("utf-8"), add_bos=True, special=True)
     prefill, decode = [], []
@@ -30,11 +34,19 @@ def measure_floor(model: LlamaCppModel, prompt: str, decode_tokens: int = 24, re
             llm.eval(tokens)
             prefill.append(len(tokens) / (time.perf_counter() - started))
             started = time.perf_counter()
-            produced = 0
-            for _token in llm.generate(tokens, temp=0.0, reset=False):
-                produced += 1
-                if produced == decode_tokens:
-                    break
-            decode.append((time.perf_counter() - started) / produced)
+            for _ in range(decode_tokens):
+                logits = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(llm._ctx.ctx, -1), shape=(llm.n_vocab(),))
+                llm.eval([int(logits.argmax())])
+            decode.append((time.perf_counter() - started) / decode_tokens)
         llm.reset()
     return Floor(statistics.median(prefill), statistics.median(decode))
+
+
+def eval_seconds(model: LlamaCppModel, tokens: list[int], cached: int) -> float:
+    """The bare forward pass over ``tokens[cached:]`` on top of an already evaluated prefix ``tokens[:cached]``."""
+    llm = model.llm
+    with model.session(3600):
+        llm.n_tokens = cached
+        started = time.perf_counter()
+        llm.eval(tokens[cached:])
+        return time.perf_counter() - started

@@ -6,7 +6,7 @@ import statistics
 import time
 from dataclasses import asdict, dataclass
 
-from pcmem.bench.llama_floor import measure_floor
+from pcmem.bench.llama_floor import eval_seconds, measure_floor
 from pcmem.config import InferenceConfig
 from pcmem.decision.compose import decision_backend
 from pcmem.decision.port import DecisionRequest
@@ -70,37 +70,33 @@ def bench_listwise(model_name: str, repeats: int = 3) -> RerankBench:
 
 
 def bench_decision(model_name: str, candidates: int = 30) -> tuple[RerankBench, float]:
-    """Per-candidate decision latency vs the floor for the tokens it actually evaluated; and a full rerank's wall."""
+    """Per-candidate decision latency vs the bare llama.cpp forward pass over the same fresh tokens (the shared
+    query prefix already cached in both), and the wall time of a full 30-candidate decision rerank."""
     inference = InferenceConfig(generation_model=f"llama-cpp:{model_name}", generation_timeout_seconds=600)
     model = load_model(inference)
     backend = decision_backend(model, inference)
     pool = candidate_pool(candidates)
+
+    def request(hit: MemoryHit) -> DecisionRequest:
+        return DecisionRequest(decision_kind="memory.rerank", question=QUESTION, subject=hit.text, evidence=(QUERY,))
+
     model.llm.reset()
-    first = backend.evaluate(DecisionRequest(decision_kind="memory.rerank", question=QUESTION,
-                                             subject=pool[0].text, evidence=(QUERY,)))
-    per_candidate, fresh_tokens = [], []
+    first = backend.evaluate(request(pool[0]))
+    measured, floor = [], []
     for hit in pool[1:]:
-        cached = model.llm.n_tokens
         started = time.perf_counter()
-        backend.evaluate(DecisionRequest(decision_kind="memory.rerank", question=QUESTION, subject=hit.text,
-                                         evidence=(QUERY,)))
-        per_candidate.append(time.perf_counter() - started)
-        fresh_tokens.append(_evaluated_tokens(model, cached))
-    floor = measure_floor(model, backend.last_prompt)
-    floor_s = statistics.median(floor.seconds(n, 0) for n in fresh_tokens)  # one forward pass, no decode
+        backend.evaluate(request(hit))
+        measured.append(time.perf_counter() - started)
+        tokens = model.llm.input_ids[: model.llm.n_tokens].tolist()
+        floor.append(eval_seconds(model, tokens, model.last_prefix))  # same tokens, same cached prefix
     reranker = build_reranker("decision", inference)
     model.llm.reset()
     started = time.perf_counter()
     reranker.rerank(QUERY, pool, len(pool))  # limit = pool size: every candidate is decided
     wall = time.perf_counter() - started
     bench = RerankBench(model_name, "decision (per candidate)", len(pool), first.usage.input_tokens, 1,
-                        statistics.median(per_candidate), floor_s)
+                        statistics.median(measured), statistics.median(floor))
     return bench, wall
-
-
-def _evaluated_tokens(model, cached_before: int) -> int:  # noqa: ANN001
-    """Tokens the last decision actually evaluated: its prompt length minus the reused cached prefix."""
-    return max(1, model.llm.n_tokens - model.last_prefix)
 
 
 def as_row(bench: RerankBench) -> dict:
