@@ -49,8 +49,10 @@ from pcmem.memory.models import (
 )
 from pcmem.embedding.port import Embedder, EmbeddingProfile
 from pcmem.runtime import Runtime, SyncRuntime, open_runtime, open_sync
-from pcmem.search.models import MemoryHit, SearchMemoryRequest, SearchPage
+from pcmem.rerank.port import MemoryReranker, MemoryRerankDecision
+from pcmem.search.models import MemoryHit, RerankTrace, SearchMemoryRequest, SearchPage
 from pcmem.search.reindex import ReindexReport
+from pcmem.usage import Usage
 
 __version__ = "0.1.0"
 
@@ -73,12 +75,15 @@ __all__ = [
     "MemoryEntry",
     "MemoryHit",
     "MemoryRef",
+    "MemoryRerankDecision",
+    "MemoryReranker",
     "NewEntry",
     "NotFoundError",
     "PcmemError",
     "ReactivateRequest",
     "ReindexReport",
     "RememberRequest",
+    "RerankTrace",
     "RetireRequest",
     "ReviseRequest",
     "RevisionConflictError",
@@ -93,6 +98,7 @@ __all__ = [
     "StoreFormatError",
     "StoreVersionError",
     "SyncRuntime",
+    "Usage",
     "WriteResult",
     "__version__",
     "open_runtime",

@@ -757,3 +757,12 @@ def test_argument_override_is_validated_too():
         InferenceConfig.from_env({RFC_ENV["timeout"]: "abc"}, generation_max_requests=2)
     # ...but it does replace a bad env value for the same field.
     assert InferenceConfig.from_env({RFC_ENV["timeout"]: "abc"}, generation_timeout_seconds=3).generation_timeout_seconds == 3
+
+
+def test_rerank_false_returns_the_coarse_page_even_with_a_runtime_reranker(tmp_path):
+    generator = ScriptedGenerator(ranks_json(2))
+    with open_store(tmp_path / "m.duckdb", reranker=ListwiseReranker(generator)) as runtime:
+        memory = runtime.memory.for_scope("s")
+        memory.remember(deploy_entries(5))
+        page = memory.search(SearchMemoryRequest(query="deploy", limit=3, mode="fts"), rerank=False)
+        assert page.rerank is None and len(page.hits) == 3 and generator.calls == 0

@@ -194,17 +194,21 @@ class SyncScopedMemory:
         request: SearchMemoryRequest | str,
         *,
         reranker: MemoryReranker | None = None,
+        rerank: bool = True,
         progress: RerankProgress | None = None,
     ) -> SearchPage:
         """Hybrid retrieval over the head revision (SPEC §2), then the runtime's reranker if one is configured.
 
-        ``reranker`` overrides the runtime's for this call (e.g. the CLI's ``--rerank``); ``progress`` receives
-        (done, total) from per-candidate rerankers. A plain string searches with the defaults.
+        ``reranker`` overrides the runtime's for this call (e.g. the CLI's ``--rerank``); ``rerank=False`` returns
+        the coarse page even when the runtime has a reranker; ``progress`` receives (done, total) from
+        per-candidate rerankers. A plain string searches with the defaults.
         """
         if isinstance(request, str):
             request = SearchMemoryRequest(query=request)
         elif not isinstance(request, SearchMemoryRequest):
             raise InputError(f"search takes a SearchMemoryRequest or a str, not {type(request).__name__}")
+        if not rerank:
+            return self._parts.search.coarse(self.scope, request)
         return self._parts.search.search(self.scope, request, reranker, progress)
 
     # --- writes -----------------------------------------------------------------------------------------------

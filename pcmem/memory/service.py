@@ -89,9 +89,10 @@ class ScopedMemory:
         request: SearchMemoryRequest | str,
         *,
         reranker: MemoryReranker | None = None,
+        rerank: bool = True,
         progress: RerankProgress | None = None,
     ) -> SearchPage:
-        return await asyncio.to_thread(self.sync.search, request, reranker=reranker, progress=progress)
+        return await asyncio.to_thread(self.sync.search, request, reranker=reranker, rerank=rerank, progress=progress)
 
 
 class MemoryService:
