@@ -13,7 +13,7 @@ import importlib.util
 import os
 import tempfile
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 #: Called with (bytes done, bytes total) while large files are hashed or assembled.
@@ -50,17 +50,24 @@ def _stat_key(path: Path, sha256: str) -> tuple[str, int, int, int, str]:
     return (str(path), st.st_ino, st.st_size, st.st_mtime_ns, sha256)
 
 
-def sha256_of(paths: Sequence[Path], progress: ByteProgress | None = None) -> str:
-    """sha256 of the concatenation of ``paths``."""
+def _chunks(paths: Sequence[Path], progress: ByteProgress | None) -> Iterator[bytes]:
+    """The bytes of ``paths`` concatenated, in 1 MiB chunks, reporting (done, total) as they are read."""
     total = sum(p.stat().st_size for p in paths)
-    digest, done = hashlib.sha256(), 0
+    done = 0
     for path in paths:
         with path.open("rb") as handle:
             while chunk := handle.read(_CHUNK):
-                digest.update(chunk)
                 done += len(chunk)
+                yield chunk
                 if progress:
                     progress(done, total)
+
+
+def sha256_of(paths: Sequence[Path], progress: ByteProgress | None = None) -> str:
+    """sha256 of the concatenation of ``paths``."""
+    digest = hashlib.sha256()
+    for chunk in _chunks(paths, progress):
+        digest.update(chunk)
     return digest.hexdigest()
 
 
@@ -89,15 +96,8 @@ def write_atomically(target: Path, sources: bytes | Sequence[Path], progress: By
             if isinstance(sources, bytes):
                 out.write(sources)
             else:
-                total = sum(p.stat().st_size for p in sources)
-                done = 0
-                for source in sources:
-                    with source.open("rb") as handle:
-                        while chunk := handle.read(_CHUNK):
-                            out.write(chunk)
-                            done += len(chunk)
-                            if progress:
-                                progress(done, total)
+                for chunk in _chunks(sources, progress):
+                    out.write(chunk)
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
