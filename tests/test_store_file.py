@@ -118,3 +118,10 @@ def test_a_store_indexed_before_analyzers_were_recorded_keeps_v1(db_path):
         db.execute("DELETE FROM pcmem_migrations WHERE name = '0003_fts_analyzer'")
     with pcmem.open_sync(db_path, embedder=None) as runtime:
         assert runtime.backend.analyzer.name == "v1"
+
+
+def test_new_store_files_are_owner_only(tmp_path):
+    path = tmp_path / "private" / "memory.duckdb"
+    pcmem.open_sync(path, embedder=None).close()
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert path.parent.stat().st_mode & 0o777 == 0o700

@@ -9,6 +9,7 @@ write to finish.
 from __future__ import annotations
 
 import json
+import os
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -91,8 +92,12 @@ class DuckDBBackend:
         self.path = Path(path).expanduser()
         if self.path.is_dir():
             raise StoreError(f"{self.path} is a directory, not a store file")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if not self.path.parent.exists():
+            self.path.parent.mkdir(mode=0o700, parents=True)  # agent memory is private: owner-only by default
+        created = not self.path.exists()
         self._db = connection.connect(self.path)
+        if created:
+            os.chmod(self.path, 0o600)
         self._write_lock = threading.Lock()
         self._local = threading.local()
         self._cursors: list[duckdb.DuckDBPyConnection] = []
