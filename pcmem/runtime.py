@@ -87,16 +87,20 @@ class SyncRuntime:
         reranker: MemoryReranker | None = None,
         model_progress: ByteProgress | None = None,
         write_gate: DecisionModel | None = None,
+        shared: bool = False,
+        lock_timeout: float = 10.0,
     ) -> SyncRuntime:
         """Open (creating if needed) the store at ``path``.
 
         ``config``/``inference`` default to the environment (RFC 0080 names, see :mod:`pcmem.config`); an injected
         ``reranker`` applies even when rerank is disabled there (e.g. a ``DecisionReranker``). ``write_gate``: a
-        decision model that checks ``remember`` for duplicates (fail-open; off by default).
+        decision model that checks ``remember`` for duplicates (fail-open; off by default). ``shared=True`` opens the
+        file per transaction so other processes can use the store too (the TUI does this); a busy file is retried
+        for up to ``lock_timeout`` seconds.
         """
         config = config or RuntimeConfig.from_env()
         inference = inference or InferenceConfig.from_env()
-        backend = DuckDBBackend(path)
+        backend = DuckDBBackend(path, shared=shared, lock_timeout=lock_timeout)
         try:
             return cls(backend, embedder=_resolve_embedder(embedder), clock=clock, config=config, inference=inference,
                        reranker=reranker, model_progress=model_progress, write_gate=write_gate)

@@ -83,6 +83,9 @@ class Session:
 
     @classmethod
     def open(cls, path: str | Path, inference: InferenceConfig, **options: Any) -> Session:
+        # A long-lived UI must not hold the file: the store opens per transaction, so an agent or the CLI can
+        # write to it while the TUI is open.
+        options.setdefault("shared", True)
         return cls(pcmem.open_sync(path, **options), inference, owns_runtime=True)
 
     def close(self) -> None:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import importlib.abc
 import importlib.util
+import random
 import sys
+import time
 from pathlib import Path
 
 import duckdb
@@ -52,18 +54,30 @@ def _stop_repeated_pandas_lookups() -> None:
         sys.meta_path.insert(0, _AbsentModuleFinder(frozenset({"pandas"})))
 
 
-def connect(path: Path) -> duckdb.DuckDBPyConnection:
-    """Open (or create) the DuckDB file at ``path`` with the FTS extension loaded, translating driver errors."""
+def connect(path: Path, *, lock_timeout: float = 0.0) -> duckdb.DuckDBPyConnection:
+    """Open (or create) the DuckDB file at ``path`` with the FTS extension loaded, translating driver errors.
+
+    When another process holds the file, retry with backoff for up to ``lock_timeout`` seconds.
+    """
     _stop_repeated_pandas_lookups()
-    try:
-        connection = duckdb.connect(str(path), config={"autoinstall_known_extensions": False})
-    except duckdb.IOException as error:
-        message = str(error)
-        if "lock" in message.lower():
-            raise StoreError(f"{path} is open in another process: {message}") from error
-        raise StoreFormatError(f"{path} is not a DuckDB database file ({message})") from error
-    except duckdb.Error as error:
-        raise StoreFormatError(f"cannot open {path} as a DuckDB database: {error}") from error
+    deadline = time.monotonic() + lock_timeout
+    delay = 0.01
+    while True:
+        try:
+            connection = duckdb.connect(str(path), config={"autoinstall_known_extensions": False})
+            break
+        except duckdb.IOException as error:
+            message = str(error)
+            if "lock" not in message.lower():
+                raise StoreFormatError(f"{path} is not a DuckDB database file ({message})") from error
+            if time.monotonic() + delay > deadline:
+                raise StoreError(
+                    f"{path} is open in another process (waited {lock_timeout:g} s): {message.splitlines()[0]}"
+                ) from error
+            time.sleep(delay + random.random() * delay)  # jitter: two waiting processes should not collide again
+            delay = min(delay * 2, 0.2)
+        except duckdb.Error as error:
+            raise StoreFormatError(f"cannot open {path} as a DuckDB database: {error}") from error
     try:
         connection.execute(f"LOAD '{fts_extension_path()}'")
     except duckdb.Error as error:
