@@ -189,5 +189,33 @@ def perf(sizes: str, spread: int, import_count: int, out: str | None, as_json: b
                    f"= {imp['ratio_import_vs_embedder']:.2f}x; peak RSS {result['peak_rss_mb']} MB")
 
 
+@bench.command()
+@click.option("--trials", type=int, default=20, show_default=True)
+@render.json_option
+def crash(trials: int, as_json: bool) -> None:
+    """SIGKILL writers (a remember/revise stream, and `pcmem import`) at random points; verify the store each time.
+
+    \b
+    Example:
+      pcmem bench crash --trials 20
+    """
+    import dataclasses
+    import tempfile
+
+    from pcmem.bench import crash as bench_crash
+
+    with tempfile.TemporaryDirectory(prefix="pcmem-crash-") as tmp:
+        report = bench_crash.run(trials, Path(tmp))
+    if as_json:
+        render.emit_json(dataclasses.asdict(report))
+    else:
+        click.echo(f"{report.trials} trials: {report.acknowledged_writes_verified} acknowledged writes verified, "
+                   f"{report.imports_killed_midway} imports killed midway, {len(report.failures)} failures")
+        for failure in report.failures:
+            click.echo(f"  - {failure}")
+    if report.failures:
+        raise SystemExit(1)
+
+
 def register(group: click.Group) -> None:
     group.add_command(bench)

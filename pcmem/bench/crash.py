@@ -1,0 +1,121 @@
+"""``pcmem bench crash``: SIGKILL a writer at random points and verify the store after every kill.
+
+Two workloads: a stream of remember/revise calls (every call that returned must be present afterwards, and no
+half-written revision may be visible), and ``pcmem import`` of a JSONL file (all of the file or none of it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pcmem
+
+STREAM_WRITER = r"""
+import sys, pcmem
+from pcmem import NewEntry, RememberRequest, ReviseRequest
+with pcmem.open_sync(sys.argv[1], embedder=None) as runtime:
+    memory = runtime.memory.for_scope("crash")
+    i = 0
+    while True:
+        head = memory.head()
+        if i % 3 == 2 and head is not None:
+            entry = memory.list().entries[0].entry.entry_id
+            result = memory.revise(ReviseRequest(entry_id=entry, text=f"revision text {i}",
+                                                 expected_revision=head.revision))
+        else:
+            entries = tuple(NewEntry(entry_id=f"w{i}-{j}", text=f"write {i} part {j} " + "x" * 200) for j in range(20))
+            result = memory.remember(RememberRequest(entries=entries))
+        print(result.memory.revision, flush=True)   # acknowledged: the call returned
+        i += 1
+"""
+STREAM_CHANGE_COUNTS = (1, 20)
+
+
+@dataclass
+class CrashReport:
+    trials: int = 0
+    acknowledged_writes_verified: int = 0
+    imports_killed_midway: int = 0
+    failures: list[str] = field(default_factory=list)
+
+
+def stream_trial(path: Path, seed: int) -> tuple[int, str | None]:
+    """Kill a remember/revise stream after a random number of acknowledged writes; return (verified, problem)."""
+    rng = random.Random(seed)
+    process = subprocess.Popen([sys.executable, "-c", STREAM_WRITER, str(path)], stdout=subprocess.PIPE, text=True)
+    acknowledged: list[int] = []
+    deadline, kill_after = time.monotonic() + 60, rng.randint(3, 12)
+    while len(acknowledged) < kill_after and time.monotonic() < deadline:
+        line = process.stdout.readline()
+        if not line:
+            break
+        acknowledged.append(int(line))
+    time.sleep(rng.random() * 0.05)  # land somewhere inside the next write
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait()
+    return verify_stream(path, acknowledged)
+
+
+def verify_stream(path: Path, acknowledged: list[int]) -> tuple[int, str | None]:
+    if not acknowledged:
+        return 0, "the writer never acknowledged a write"
+    with pcmem.open_sync(path, embedder=None) as runtime:
+        report = runtime.backend.check()
+        if not report.ok:
+            return 0, "; ".join(report.problems)
+        memory = runtime.memory.for_scope("crash")
+        head = memory.head().revision
+        if head < acknowledged[-1]:
+            return 0, f"acknowledged revision {acknowledged[-1]} is missing (head {head})"
+        revisions = memory.revisions()
+        if [r.revision for r in revisions] != list(range(1, head + 1)):
+            return 0, "revision numbers have gaps"
+        if any(r.change_count not in STREAM_CHANGE_COUNTS for r in revisions):
+            return 0, "a half-written revision is visible"
+    return len(acknowledged), None
+
+
+def import_trial(path: Path, seed: int, lines: int = 3000) -> tuple[bool, str | None]:
+    """Kill ``pcmem import`` at a random moment: afterwards the scope holds all of the file or none of it."""
+    rng = random.Random(seed)
+    source = path.with_suffix(".jsonl")
+    source.write_text("".join(json.dumps({"text": f"imported line {i} " + "y" * 100}) + "\n" for i in range(lines)))
+    command = [sys.executable, "-m", "pcmem", "--db", str(path), "import", "--scope", "imported", str(source)]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(rng.uniform(0.5, 6.0))
+    midway = process.poll() is None
+    if midway:
+        os.kill(process.pid, signal.SIGKILL)
+    process.wait()
+    with pcmem.open_sync(path, embedder=None) as runtime:
+        report = runtime.backend.check()
+        if not report.ok:
+            return midway, "; ".join(report.problems)
+        head = runtime.memory.for_scope("imported").head()
+        count = 0 if head is None else len(runtime.memory.for_scope("imported").list().entries)
+    if count not in (0, lines):
+        return midway, f"a killed import left {count} of {lines} entries"
+    return midway, None
+
+
+def run(trials: int, workdir: Path) -> CrashReport:
+    report = CrashReport()
+    for trial in range(trials):
+        verified, problem = stream_trial(workdir / f"stream-{trial}.duckdb", trial)
+        report.acknowledged_writes_verified += verified
+        if problem:
+            report.failures.append(f"stream trial {trial}: {problem}")
+        midway, problem = import_trial(workdir / f"import-{trial}.duckdb", trial)
+        report.imports_killed_midway += midway
+        if problem:
+            report.failures.append(f"import trial {trial}: {problem}")
+        report.trials += 1
+    return report
