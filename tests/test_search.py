@@ -246,3 +246,26 @@ async def test_async_search_in_the_rfc_shape(db_path):
         )
         assert page.hits[0].matched_by == ("fts", "vector")
         assert page.rerank is None
+
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(query=st.one_of(
+    st.text(max_size=60),
+    st.lists(st.sampled_from(list("\"'*()-:^~;%_\\/[]{}<>|&!?.,=+ ") + ["AND", "OR", "NOT", "NEAR", "kiwi"]),
+             max_size=12).map(" ".join),
+    st.sampled_from(["x" * 8193, "\u200f\u202e", "\x00", "\ud800", "🙂" * 10, "中" * 3000]),
+))
+def test_any_query_is_answered_or_refused_with_a_typed_error(notes, query):
+    head = notes.head()
+    for mode in ("fts", "hybrid"):
+        try:
+            request = SearchMemoryRequest(query=query, mode=mode)
+        except InputError:
+            return
+        page = notes.search(request)
+        assert all(hit.citation.revision == head.revision for hit in page.hits)
+    assert notes.head() == head
