@@ -98,7 +98,10 @@ def _check_fts(db: duckdb.DuckDBPyConnection, report: CheckReport) -> None:
         report.problems.append(f"full-text index: {missing} active entries missing, {extra} stale documents")
     bad_df = _count(db, f"""SELECT count(*) FROM {s}.dict d LEFT JOIN (SELECT termid, count(DISTINCT docid) n
                              FROM {s}.terms GROUP BY termid) t USING (termid) WHERE d.df != coalesce(t.n, 0)""")
-    stats_ok = db.execute(f"SELECT s.num_docs = (SELECT count(*) FROM {s}.docs) FROM {s}.stats s").fetchone()
+    stats_ok = db.execute(
+        f"SELECT s.num_docs = (SELECT count(*) FROM {s}.docs) AND "
+        f"coalesce(abs(s.avgdl - (SELECT avg(len) FROM {s}.docs)), 0) < 1e-6 FROM {s}.stats s"
+    ).fetchone()
     if bad_df or not (stats_ok and stats_ok[0]):
         report.problems.append(f"full-text index statistics are inconsistent ({bad_df} document frequencies off)")
 
