@@ -7,6 +7,7 @@ processing and token generation once the deadline passes, so a slow request is c
 from __future__ import annotations
 
 import json
+import logging
 import os
 import threading
 import time
@@ -56,6 +57,9 @@ class LlamaCppModel:
             )
         except Exception as error:  # llama.cpp reports a bad file as ValueError/RuntimeError
             raise ConfigurationError(f"llama.cpp cannot load {path}: {error}") from error
+        # llama.cpp prints some warnings (e.g. after an aborted decode) straight to stderr; pcmem reports every
+        # failure as a typed error instead, so its native log stays quiet (Llama() resets this level on load).
+        logging.getLogger("llama-cpp-python").setLevel(logging.CRITICAL + 1)
         # Keep a reference to the ctypes callback: llama.cpp holds only a raw pointer to it.
         self._abort_callback = llama_cpp.ggml_abort_callback(self._should_abort)
         llama_cpp.llama_set_abort_callback(self.llm._ctx.ctx, self._abort_callback, None)
