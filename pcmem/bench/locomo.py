@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from pcmem.bench import metrics
 from pcmem.bench.locomo_data import CATEGORY_NAMES, Conversation, Question
+from pcmem.errors import InferenceError
 from pcmem.memory.models import NewEntry, RememberRequest
 from pcmem.runtime import SyncRuntime
 from pcmem.search.models import SearchMemoryRequest, SearchPage
@@ -79,6 +80,7 @@ class ModeRun:
     mode: str
     rerank: str
     results: list[QuestionResult] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)  # questions whose search raised (e.g. a rerank timeout)
 
 
 def run_mode(
@@ -90,7 +92,13 @@ def run_mode(
     for done, question in enumerate(questions, start=1):
         memory = runtime.memory.for_scope(f"locomo-{question.conversation}")
         started = time.perf_counter()
-        page = memory.search(SearchMemoryRequest(query=question.question, limit=limit, mode=mode))
+        try:
+            page = memory.search(SearchMemoryRequest(query=question.question, limit=limit, mode=mode))
+        except InferenceError as error:  # fail-closed rerank: reported, never replaced by coarse hits
+            run.failures.append(f"{question.conversation}#{question.index}: {type(error).__name__}: {error}")
+            if progress:
+                progress(done, len(questions))
+            continue
         search_ms = (time.perf_counter() - started) * 1000
         run.results.append(_result(question, page, search_ms))
         if page.rerank is None and limit < max(KS):
@@ -149,6 +157,7 @@ def report(run: ModeRun) -> dict:
     return {
         "mode": run.mode,
         "rerank": run.rerank,
+        "failed_questions": run.failures,
         "overall": summarise(run.results),
         "by_category": {name: summarise(items) for name, items in sorted(by_category.items())},
     }
