@@ -105,9 +105,6 @@ class LlamaCppModel:
             finally:
                 self._deadline = None
 
-    def token_count(self, text: str) -> int:
-        return len(self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=True))
-
 
 def _chat_formatter(llama_cpp: Any, llm: Any) -> Any:
     template = llm.metadata.get("tokenizer.chat_template")

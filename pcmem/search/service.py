@@ -14,7 +14,7 @@ import numpy as np
 
 from pcmem.embedding.port import Embedder
 from pcmem.errors import CapabilityNotSupportedError, EmbeddingError, RerankError
-from pcmem.memory.models import Citation, MemoryRef
+from pcmem.memory.models import Citation
 from pcmem.search.fusion import admit_fts, admit_vector, channel_candidate_count, rrf_fuse
 from pcmem.search.models import MemoryHit, RerankTrace, ResolvedMode, SearchMemoryRequest, SearchPage
 from pcmem.store.port import StorageBackend, VectorStatus
@@ -49,25 +49,24 @@ class SearchService:
         if requested == "fts":
             return "fts"
         status = self._backend.vector_status(scope)
-        memory = status.memory
         vector_ok = self.vector_available(status)
         if requested == "auto":
             return "hybrid" if vector_ok else "fts"
         if not vector_ok:
-            raise CapabilityNotSupportedError(self._why_no_vectors(requested, memory))
+            raise CapabilityNotSupportedError(self._why_no_vectors(requested, status))
         return requested  # type: ignore[return-value]
 
-    def _why_no_vectors(self, requested: str, memory: MemoryRef | None) -> str:
+    def _why_no_vectors(self, requested: str, status: VectorStatus) -> str:
         if self._embedder is None:
             return f"mode {requested!r} needs an embedder, and this runtime has none"
-        stored = self._backend.embedding_profile()
+        stored = status.profile
         if stored != self._embedder.profile:
             found = stored.describe() if stored else "none"
             return (
                 f"mode {requested!r} is unavailable: the store's embedding profile is {found}, the configured one is "
                 f"{self._embedder.profile.describe()}; run `pcmem reindex`"
             )
-        return f"mode {requested!r} is unavailable: some entries of {memory.scope!r} have no vector; run `pcmem reindex`"
+        return f"mode {requested!r} is unavailable: some entries of {status.memory.scope!r} have no vector; run `pcmem reindex`"
 
     def search(
         self,

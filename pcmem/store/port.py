@@ -141,9 +141,6 @@ class StorageBackend(Protocol):
     def set_embedding_profile(self, profile: EmbeddingProfile) -> None:
         """Adopt ``profile``; vectors of a different profile are dropped (``reindex`` recomputes them)."""
 
-    def vector_complete(self, memory: MemoryRef) -> bool:
-        """Whether every active head entry of the memory has a vector for the store's profile."""
-
     def vector_status(self, scope: str) -> VectorStatus:
         """The scope's head, the store's profile and vector completeness, in one snapshot."""
 

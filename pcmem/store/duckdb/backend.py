@@ -307,10 +307,6 @@ class DuckDBBackend:
             vectors.set_profile(cursor, profile)
         self._vector_cache.invalidate()
 
-    def vector_complete(self, memory: MemoryRef) -> bool:
-        with self._transaction() as cursor:
-            return vectors.profile(cursor) is not None and vectors.complete(cursor, memory.artifact_id)
-
     def vector_status(self, scope: str) -> VectorStatus:
         # Completeness can only change with a new revision or new vectors, so it is remembered per
         # (artifact, revision, profile) and the O(scope) check runs once per revision.

@@ -47,10 +47,6 @@ def record_analyzer(db: duckdb.DuckDBPyConnection, name: str) -> None:
     db.execute("INSERT INTO pcmem_meta VALUES ('fts_analyzer', ?)", [name])
 
 
-def new_store_analyzer() -> str:
-    return DEFAULT_ANALYZER
-
-
 def add_documents(db: duckdb.DuckDBPyConnection, documents: Sequence[tuple[str, str]], analyzer: Analyzer) -> None:
     """Index ``(entry_version_id, text)`` pairs, analysed with the store's analyzer."""
     if not documents:

@@ -98,7 +98,7 @@ def _record_fts_analyzer(db: duckdb.DuckDBPyConnection) -> None:
     from pcmem.store.duckdb import fts_index
 
     has_docs = db.execute(f"SELECT count(*) FROM {fts_index.SCHEMA}.docs").fetchone()[0] > 0
-    fts_index.record_analyzer(db, "v1" if has_docs else fts_index.new_store_analyzer())
+    fts_index.record_analyzer(db, "v1" if has_docs else fts_index.DEFAULT_ANALYZER)
 
 
 MIGRATIONS: tuple[Migration, ...] = (
