@@ -94,7 +94,9 @@ class WriteTransaction(Protocol):
         now: datetime,
         vectors_by_version: Mapping[str, np.ndarray] | None = None,
     ) -> MemoryRef:
-        """Write revision head+1 with these new versions, entry events and (optional) vectors; return the new head.
+        """Write revision head+1 with these new versions, entry events and (optional) active-profile vectors.
+
+        Returns the new head.
 
         The search projections move in the same transaction, so the next search sees exactly this revision. Cost is
         O(len(events)): unchanged entries' rows are not touched. Raises StoreError on engine failure, in which case
@@ -136,10 +138,31 @@ class StorageBackend(Protocol):
         """Every event of one entry up to ``memory.revision``, oldest first."""
 
     def embedding_profile(self) -> EmbeddingProfile | None:
-        """The profile the stored vectors belong to, or ``None``."""
+        """The active profile: the vector space searches use, or ``None`` before any embedder was used."""
 
     def set_embedding_profile(self, profile: EmbeddingProfile) -> None:
-        """Adopt ``profile``; vectors of a different profile are dropped (``reindex`` recomputes them)."""
+        """Adopt ``profile`` as the active profile of a store that has none yet (a no-op when it already is it).
+
+        Raises StoreError when the store already has a different active profile: switching goes through
+        :meth:`begin_embedding_switch` / :meth:`commit_embedding_switch` so a usable vector channel is never lost.
+        """
+
+    def pending_embedding_profile(self) -> EmbeddingProfile | None:
+        """The profile a switch in progress is embedding into, or ``None``."""
+
+    def begin_embedding_switch(self, profile: EmbeddingProfile) -> None:
+        """Start (or resume) embedding every active head version under ``profile`` next to the active vectors.
+
+        Idempotent for the same profile (its stored vectors are kept: that is how a switch resumes); a different
+        pending profile is abandoned and its vectors dropped. The active profile and its vectors are untouched.
+        """
+
+    def commit_embedding_switch(self, profile: EmbeddingProfile) -> bool:
+        """Atomically make the pending ``profile`` active and drop the previous profile's vectors.
+
+        Returns False and changes nothing when some active head version still lacks a ``profile`` vector (a write
+        landed meanwhile: embed the rest and call again). Raises StoreError when ``profile`` is not pending.
+        """
 
     def vector_status(self, scope: str) -> VectorStatus:
         """The scope's head, the store's profile and vector completeness, in one snapshot."""
@@ -156,14 +179,17 @@ class StorageBackend(Protocol):
     def entry_versions(self, entry_version_ids: Sequence[str]) -> dict[str, EntryVersion]:
         """Immutable versions by id (missing ids are absent from the result)."""
 
-    def versions_missing_vectors(self, limit: int) -> list[tuple[str, str]]:
-        """Up to ``limit`` (entry_version_id, text) pairs of active head versions lacking a vector."""
+    def versions_missing_vectors(self, profile: EmbeddingProfile, limit: int) -> list[tuple[str, str]]:
+        """Up to ``limit`` (entry_version_id, text) pairs of active head versions lacking a ``profile`` vector.
 
-    def count_missing_vectors(self) -> int:
-        """How many active head versions lack a vector."""
+        ``profile`` is the active or the pending profile; any other raises StoreError. Ordered by entry_version_id.
+        """
+
+    def count_missing_vectors(self, profile: EmbeddingProfile) -> int:
+        """How many active head versions lack a ``profile`` vector (active or pending profile)."""
 
     def store_vectors(self, profile: EmbeddingProfile, batch: Mapping[str, np.ndarray]) -> None:
-        """Store vectors computed under ``profile`` (dropped if the store's profile changed meanwhile)."""
+        """Store vectors computed under ``profile`` (silently dropped unless it is the active or pending profile)."""
 
     def close(self) -> None:
         """Release the engine; further calls raise StoreError."""
