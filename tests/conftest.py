@@ -3,10 +3,15 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import hashlib
+import re
+
+import numpy as np
 import pytest
 from syrupy.extensions.amber import AmberSnapshotExtension
 
 import pcmem
+from pcmem.embedding.port import EmbeddingProfile
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -49,3 +54,35 @@ def runtime(db_path: Path):
 @pytest.fixture
 def project(runtime):
     return runtime.memory.for_scope("project")
+
+
+class HashEmbedder:
+    """A deterministic bag-of-words embedder for tests that are not about the model: each lower-cased word adds a
+    fixed pseudo-random direction, so texts sharing words are similar. ``calls`` counts embedded texts."""
+
+    def __init__(self, model_id: str = "test/hash-words", dimension: int = 64) -> None:
+        self.profile = EmbeddingProfile(model_id, dimension, True)
+        self.calls = 0
+
+    def _vector(self, text: str) -> np.ndarray:
+        vector = np.zeros(self.profile.dimension, dtype=np.float32)
+        for word in re.findall(r"\w+", text.lower()):
+            seed = int.from_bytes(hashlib.sha256(word.encode()).digest()[:8], "little")
+            vector += np.random.default_rng(seed).standard_normal(self.profile.dimension).astype(np.float32)
+        norm = np.linalg.norm(vector)
+        return vector / norm if norm else vector
+
+    def embed_documents(self, texts, progress=None):
+        self.calls += len(texts)
+        rows = np.stack([self._vector(t) for t in texts]) if texts else np.empty((0, self.profile.dimension), np.float32)
+        if progress is not None:
+            progress(len(texts), len(texts))
+        return rows
+
+    def embed_query(self, text):
+        return self._vector(text)
+
+
+@pytest.fixture
+def fake_embedder() -> HashEmbedder:
+    return HashEmbedder()

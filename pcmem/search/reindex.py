@@ -1,4 +1,10 @@
-"""Re-embedding: bring every active head entry into the configured embedder's vector space."""
+"""Re-embedding: bring every active head entry into an embedder's vector space.
+
+Switching embedders never leaves a store without a usable vector channel: the new profile is filled as a *pending*
+profile next to the active vectors, batch by batch (each batch commits, so an interrupted run resumes where it
+stopped), and becomes active in one transaction once every active entry has its new vector. Until then searches keep
+using the old profile.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +16,8 @@ from pcmem.embedding.port import Embedder, EmbeddingProfile
 from pcmem.store.port import StorageBackend
 
 REINDEX_BATCH = 256
+#: Writes landing between the last batch and the switch are embedded and the switch retried this many times.
+_SWITCH_ATTEMPTS = 5
 
 
 @dataclass(frozen=True)
@@ -18,6 +26,7 @@ class ReindexReport:
     previous_profile: EmbeddingProfile | None
     embedded: int
     seconds: float
+    switched: bool = False  # the active profile changed in this run
 
 
 def reindex(
@@ -27,22 +36,28 @@ def reindex(
     progress: Callable[[int, int], None] | None = None,
     batch_size: int = REINDEX_BATCH,
 ) -> ReindexReport:
-    """Adopt ``embedder.profile`` (dropping vectors of any other profile) and embed every version lacking a vector.
+    """Embed every active head version lacking a vector under ``embedder.profile``, then make it the active profile.
 
-    Each batch commits on its own, so an interrupted reindex keeps its progress and the next run resumes.
+    O(entries lacking a vector) embedding work: vectors a previous, interrupted run stored are kept.
     """
     started = time.perf_counter()
+    target = embedder.profile
     previous = backend.embedding_profile()
-    backend.set_embedding_profile(embedder.profile)
-    total = backend.count_missing_vectors()
+    backend.begin_embedding_switch(target)
     done = 0
+    total = backend.count_missing_vectors(target)
     if progress:
         progress(0, total)
-    while batch := backend.versions_missing_vectors(batch_size):
-        ids = [version_id for version_id, _ in batch]
-        matrix = embedder.embed_documents([text for _, text in batch])
-        backend.store_vectors(embedder.profile, dict(zip(ids, matrix, strict=True)))
-        done += len(batch)
-        if progress:
-            progress(done, total)
-    return ReindexReport(embedder.profile, previous, done, time.perf_counter() - started)
+    for _ in range(_SWITCH_ATTEMPTS):
+        while batch := backend.versions_missing_vectors(target, batch_size):
+            ids = [version_id for version_id, _ in batch]
+            matrix = embedder.embed_documents([text for _, text in batch])
+            backend.store_vectors(target, dict(zip(ids, matrix, strict=True)))
+            done += len(batch)
+            total = max(total, done)
+            if progress:
+                progress(done, total)
+        if previous == target or backend.commit_embedding_switch(target):
+            break
+    return ReindexReport(target, previous, done, time.perf_counter() - started,
+                         switched=previous != target and backend.embedding_profile() == target)

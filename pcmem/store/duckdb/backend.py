@@ -304,8 +304,22 @@ class DuckDBBackend:
 
     def set_embedding_profile(self, profile: EmbeddingProfile) -> None:
         with self._write_lock, self._transaction() as cursor:
-            vectors.set_profile(cursor, profile)
+            vectors.adopt(cursor, profile)
         self._vector_cache.invalidate()
+
+    def pending_embedding_profile(self) -> EmbeddingProfile | None:
+        with self._transaction() as cursor:
+            return vectors.profile(cursor, "pending")
+
+    def begin_embedding_switch(self, profile: EmbeddingProfile) -> None:
+        with self._write_lock, self._transaction() as cursor:
+            vectors.begin_switch(cursor, profile)
+
+    def commit_embedding_switch(self, profile: EmbeddingProfile) -> bool:
+        with self._write_lock, self._transaction() as cursor:
+            switched = vectors.commit_switch(cursor, profile)
+        self._vector_cache.invalidate()
+        return switched
 
     def vector_status(self, scope: str) -> VectorStatus:
         # Completeness can only change with a new revision or new vectors, so it is remembered per
@@ -313,7 +327,8 @@ class DuckDBBackend:
         with self._transaction() as cursor:
             row = cursor.execute(
                 "SELECT m.artifact_id, m.head_revision, p.model_id, p.dimension, p.normalized "
-                "FROM (SELECT 1) LEFT JOIN memories m ON m.scope = ? LEFT JOIN embedding_profile p ON true",
+                "FROM (SELECT 1) LEFT JOIN memories m ON m.scope = ? "
+                "LEFT JOIN embedding_profile p ON p.role = 'active'",
                 [scope],
             ).fetchone()
         memory = None if row[0] is None else MemoryRef(scope=scope, artifact_id=row[0], revision=row[1])
@@ -356,28 +371,31 @@ class DuckDBBackend:
             ).fetchall()
         return {row[0]: _version_from_row(row) for row in rows}
 
-    def versions_missing_vectors(self, limit: int) -> list[tuple[str, str]]:
-        """Up to ``limit`` (entry_version_id, text) of active head versions that have no vector yet."""
+    def _vector_table(self, cursor: duckdb.DuckDBPyConnection, profile: EmbeddingProfile) -> str:
+        table = vectors.table_for(cursor, profile)
+        if table is None:
+            raise StoreError(f"{profile.describe()} is neither the active nor the pending embedding profile")
+        return table
+
+    def versions_missing_vectors(self, profile: EmbeddingProfile, limit: int) -> list[tuple[str, str]]:
         with self._transaction() as cursor:
+            table = self._vector_table(cursor, profile)
             return cursor.execute(
                 "SELECT v.entry_version_id, v.text FROM head_entries h JOIN entry_versions v USING (entry_version_id) "
-                "ANTI JOIN embeddings e USING (entry_version_id) WHERE h.state = 'active' "
+                f"ANTI JOIN {table} e USING (entry_version_id) WHERE h.state = 'active' "
                 "ORDER BY v.entry_version_id LIMIT ?",
                 [limit],
             ).fetchall()
 
-    def count_missing_vectors(self) -> int:
+    def count_missing_vectors(self, profile: EmbeddingProfile) -> int:
         with self._transaction() as cursor:
-            return cursor.execute(
-                "SELECT count(*) FROM head_entries h ANTI JOIN embeddings e USING (entry_version_id) "
-                "WHERE h.state = 'active'"
-            ).fetchone()[0]
+            return vectors.count_missing(cursor, self._vector_table(cursor, profile))
 
     def store_vectors(self, profile: EmbeddingProfile, batch: Mapping[str, np.ndarray]) -> None:
-        """Store vectors computed for ``profile``; ignored if the store's profile changed meanwhile."""
+        """Store vectors computed for ``profile``; ignored unless it is the active or pending profile."""
         with self._write_lock, self._transaction() as cursor:
-            if vectors.profile(cursor) == profile:
-                vectors.store(cursor, batch)
+            if (table := vectors.table_for(cursor, profile)) is not None:
+                vectors.store(cursor, batch, table)
 
 
 class _Held:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import duckdb
 
 from pcmem.ids import content_hash
-from pcmem.store.duckdb import fts_index, migrations
+from pcmem.store.duckdb import fts_index, migrations, vectors
 
 
 @dataclass
@@ -108,11 +108,10 @@ def _check_fts(db: duckdb.DuckDBPyConnection, report: CheckReport) -> None:
 
 def _check_vectors(db: duckdb.DuckDBPyConnection, report: CheckReport) -> None:
     tables = {n for (n,) in db.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
-    if "embeddings" not in tables:
-        return
-    orphans = _count(db, "SELECT count(*) FROM embeddings e ANTI JOIN entry_versions v USING (entry_version_id)")
-    if orphans:
-        report.problems.append(f"{orphans} vectors belong to no entry version")
+    for table in (t for t in vectors.TABLES.values() if t in tables):
+        orphans = _count(db, f"SELECT count(*) FROM {table} e ANTI JOIN entry_versions v USING (entry_version_id)")
+        if orphans:
+            report.problems.append(f"{orphans} vectors in {table} belong to no entry version")
 
 
 def repair(db: duckdb.DuckDBPyConnection, analyzer: str | None = None) -> None:
@@ -132,5 +131,5 @@ def repair(db: duckdb.DuckDBPyConnection, analyzer: str | None = None) -> None:
                       "USING (entry_version_id) WHERE h.state = 'active'").fetchall()
     fts_index.add_documents(db, rows, fts_index.stored_analyzer(db))
     tables = {n for (n,) in db.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
-    if "embeddings" in tables:
-        db.execute("DELETE FROM embeddings WHERE entry_version_id NOT IN (SELECT entry_version_id FROM entry_versions)")
+    for table in (t for t in vectors.TABLES.values() if t in tables):
+        db.execute(f"DELETE FROM {table} WHERE entry_version_id NOT IN (SELECT entry_version_id FROM entry_versions)")

@@ -101,10 +101,18 @@ def _record_fts_analyzer(db: duckdb.DuckDBPyConnection) -> None:
     fts_index.record_analyzer(db, "v1" if has_docs else fts_index.DEFAULT_ANALYZER)
 
 
+def _embedding_roles(db: duckdb.DuckDBPyConnection) -> None:
+    # An embedder switch fills a pending profile next to the active one (see vectors).
+    from pcmem.store.duckdb import vectors
+
+    vectors.add_roles(db)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration("0001_core_schema", _core_schema),
     Migration("0002_search_projections", _search_projections),
     Migration("0003_fts_analyzer", _record_fts_analyzer),
+    Migration("0004_embedding_roles", _embedding_roles),
 )
 
 

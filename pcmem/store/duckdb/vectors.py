@@ -1,21 +1,29 @@
 """The vector channel: one embedding per entry version, searched by exact ``array_cosine_distance`` scan.
 
-Vectors are stored as ``FLOAT[dimension]`` for the store's single embedding profile (model id, dimension,
-normalisation). Changing the profile drops them; ``pcmem reindex`` embeds again. The query vector reaches DuckDB as a
-one-row Arrow table: binding a 384-float list as a ``?`` parameter costs ~35 ms in the Python client (RECIPES.md).
+Vectors are stored as ``FLOAT[dimension]`` per embedding profile (model id, dimension, normalisation). The store has
+one *active* profile (table ``embeddings``: what searches use) and, while ``pcmem reindex --embedder`` switches
+models, one *pending* profile (table ``embeddings_pending``) filled next to it. The switch commits in one transaction
+(drop the old table, rename the pending one), so a crash at any point leaves the old vectors usable and the new ones
+resumable. The query vector reaches DuckDB as a one-row Arrow table: binding a 384-float list as a ``?`` parameter
+costs ~35 ms in the Python client (RECIPES.md).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Literal
 
 import duckdb
 import numpy as np
 import pyarrow as pa
 
 from pcmem.embedding.port import EmbeddingProfile
+from pcmem.errors import StoreError
 from pcmem.search.fusion import Candidate
 from pcmem.store.duckdb.arrow import registered
+
+Role = Literal["active", "pending"]
+TABLES: dict[Role, str] = {"active": "embeddings", "pending": "embeddings_pending"}
 
 
 def create(db: duckdb.DuckDBPyConnection) -> None:
@@ -25,21 +33,82 @@ def create(db: duckdb.DuckDBPyConnection) -> None:
     )
 
 
-def profile(db: duckdb.DuckDBPyConnection) -> EmbeddingProfile | None:
-    row = db.execute("SELECT model_id, dimension, normalized FROM embedding_profile").fetchone()
+def add_roles(db: duckdb.DuckDBPyConnection) -> None:
+    """Migration 0004: a profile row is either the active one or the pending one of a switch in progress."""
+    db.execute("ALTER TABLE embedding_profile ADD COLUMN role VARCHAR DEFAULT 'active'")
+
+
+def profile(db: duckdb.DuckDBPyConnection, role: Role = "active") -> EmbeddingProfile | None:
+    row = db.execute("SELECT model_id, dimension, normalized FROM embedding_profile WHERE role = ?",
+                     [role]).fetchone()
     return None if row is None else EmbeddingProfile(model_id=row[0], dimension=row[1], normalized=row[2])
 
 
-def set_profile(db: duckdb.DuckDBPyConnection, new: EmbeddingProfile) -> None:
-    """Make ``new`` the store's profile; vectors of any other profile are dropped (they are derived data)."""
-    if profile(db) == new:
+def table_for(db: duckdb.DuckDBPyConnection, wanted: EmbeddingProfile) -> str | None:
+    """The table holding ``wanted``'s vectors, or ``None`` when it is neither the active nor the pending profile."""
+    for role, table in TABLES.items():
+        if profile(db, role) == wanted:
+            return table
+    return None
+
+
+def _install(db: duckdb.DuckDBPyConnection, new: EmbeddingProfile, role: Role) -> None:
+    db.execute("DELETE FROM embedding_profile WHERE role = ?", [role])
+    db.execute("INSERT INTO embedding_profile (model_id, dimension, normalized, role) VALUES (?, ?, ?, ?)",
+               [new.model_id, new.dimension, new.normalized, role])
+    db.execute(f"DROP TABLE IF EXISTS {TABLES[role]}")
+    db.execute(f"CREATE TABLE {TABLES[role]} (entry_version_id VARCHAR PRIMARY KEY, "
+               f"vec FLOAT[{int(new.dimension)}] NOT NULL)")
+
+
+def adopt(db: duckdb.DuckDBPyConnection, new: EmbeddingProfile) -> None:
+    """Make ``new`` the active profile of a store that has none; refuse to replace a different one."""
+    current = profile(db)
+    if current == new:
         return
-    db.execute("DELETE FROM embedding_profile")
-    db.execute("INSERT INTO embedding_profile VALUES (?, ?, ?)", [new.model_id, new.dimension, new.normalized])
-    db.execute("DROP TABLE IF EXISTS embeddings")
-    db.execute(
-        f"CREATE TABLE embeddings (entry_version_id VARCHAR PRIMARY KEY, vec FLOAT[{int(new.dimension)}] NOT NULL)"
-    )
+    if current is not None:
+        raise StoreError(f"the store's vectors are {current.describe()}; switching to {new.describe()} goes "
+                         "through `pcmem reindex --embedder`, which keeps the old vectors until the switch commits")
+    _install(db, new, "active")
+
+
+def begin_switch(db: duckdb.DuckDBPyConnection, new: EmbeddingProfile) -> None:
+    """Start (or resume) filling ``new`` next to the active profile; a store without vectors adopts it at once."""
+    if profile(db) is None:
+        _install(db, new, "active")
+        return
+    if profile(db) == new:
+        abandon_switch(db)
+    elif profile(db, "pending") != new:
+        _install(db, new, "pending")
+
+
+def abandon_switch(db: duckdb.DuckDBPyConnection) -> None:
+    db.execute("DELETE FROM embedding_profile WHERE role = 'pending'")
+    db.execute(f"DROP TABLE IF EXISTS {TABLES['pending']}")
+
+
+def count_missing(db: duckdb.DuckDBPyConnection, table: str) -> int:
+    """Active head versions (all scopes) without a vector in ``table``."""
+    return db.execute(
+        f"SELECT count(*) FROM head_entries h ANTI JOIN {table} e USING (entry_version_id) WHERE h.state = 'active'"
+    ).fetchone()[0]
+
+
+def commit_switch(db: duckdb.DuckDBPyConnection, new: EmbeddingProfile) -> bool:
+    """Make the pending ``new`` active if every active head version has its vector; the caller's transaction makes
+    the table swap atomic."""
+    if profile(db) == new and profile(db, "pending") is None:
+        return True  # already committed (a resumed run after the commit)
+    if profile(db, "pending") != new:
+        raise StoreError(f"{new.describe()} is not the pending embedding profile of this store")
+    if count_missing(db, TABLES["pending"]):
+        return False
+    db.execute(f"DROP TABLE {TABLES['active']}")
+    db.execute(f"ALTER TABLE {TABLES['pending']} RENAME TO {TABLES['active']}")
+    db.execute("DELETE FROM embedding_profile WHERE role = 'active'")
+    db.execute("UPDATE embedding_profile SET role = 'active' WHERE role = 'pending'")
+    return True
 
 
 def _vector_column(vectors: np.ndarray) -> pa.FixedSizeListArray:
@@ -47,14 +116,14 @@ def _vector_column(vectors: np.ndarray) -> pa.FixedSizeListArray:
     return pa.FixedSizeListArray.from_arrays(pa.array(matrix.reshape(-1)), matrix.shape[1])
 
 
-def store(db: duckdb.DuckDBPyConnection, vectors: Mapping[str, np.ndarray]) -> None:
+def store(db: duckdb.DuckDBPyConnection, vectors: Mapping[str, np.ndarray], table: str = TABLES["active"]) -> None:
     if not vectors:
         return
     ids = list(vectors)
     batch = pa.table({"entry_version_id": pa.array(ids, pa.string()),
                       "vec": _vector_column(np.stack([vectors[i] for i in ids]))})
     with registered(db, "pcmem_vectors", batch):
-        db.execute("INSERT OR REPLACE INTO embeddings SELECT entry_version_id, vec FROM pcmem_vectors")
+        db.execute(f"INSERT OR REPLACE INTO {table} SELECT entry_version_id, vec FROM pcmem_vectors")
 
 
 def missing(db: duckdb.DuckDBPyConnection, entry_version_ids: Sequence[str]) -> set[str]:
