@@ -14,10 +14,11 @@ raises ConfigurationError rather than failing at the first search.
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Literal
+from typing import Any
 
 from pcmem.config import InferenceConfig, RuntimeConfig
 from pcmem.decision.port import DecisionModel
@@ -32,16 +33,35 @@ from pcmem.search.reindex import ReindexReport, reindex
 from pcmem.store.duckdb import DuckDBBackend
 from pcmem.store.port import StorageBackend
 
-#: ``"default"``: the bundled all-MiniLM-L6-v2 int8 model (loaded on first use); ``None``: full-text search only.
-EmbedderChoice = Embedder | Literal["default"] | None
+#: ``"auto"`` (default): the embedder that made the store's vectors (a new store: ``$PCMEM_EMBEDDER``, else the
+#: bundled ``minilm-l6-int8``); a preset name, a model directory or ``fastembed:MODEL`` (see
+#: :mod:`pcmem.embedding.presets`); an :class:`Embedder`; or ``None``: full-text search only.
+EmbedderChoice = Embedder | str | None
+EMBEDDER_ENV = "PCMEM_EMBEDDER"
 
 
-def _resolve_embedder(choice: EmbedderChoice) -> Embedder | None:
+def _resolve_embedder(choice: EmbedderChoice, backend: StorageBackend) -> Embedder | None:
+    if choice is None or not isinstance(choice, str):
+        return choice
+    from pcmem.embedding import presets
+
+    if choice == "auto":
+        stored = backend.embedding_profile()
+        if stored is None:
+            choice = os.environ.get(EMBEDDER_ENV, "").strip() or presets.DEFAULT_PRESET
+        else:
+            # Models load lazily: a store whose model is not prepared here still lists and reads; embedding raises
+            # a ConfigurationError that says how to prepare it.
+            return presets.for_profile(stored)
     if choice == "default":
-        from pcmem.embedding.fastembed_minilm import default_embedder
-
-        return default_embedder()
-    return choice  # type: ignore[return-value]
+        choice = presets.DEFAULT_PRESET
+    if choice in presets.EMBEDDER_PRESETS:
+        preset = presets.EMBEDDER_PRESETS[choice]
+        ready, _ = presets.preset_state(preset)
+        if not ready:
+            raise ConfigurationError(f"the embedder {choice} is not prepared yet: run `{preset.prepare_hint}`")
+        return presets.shared(choice)
+    return presets.resolve(choice)
 
 
 class SyncRuntime:
@@ -80,7 +100,7 @@ class SyncRuntime:
         cls,
         path: str | Path,
         *,
-        embedder: EmbedderChoice = "default",
+        embedder: EmbedderChoice = "auto",
         clock: Clock = utc_now,
         config: RuntimeConfig | None = None,
         inference: InferenceConfig | None = None,
@@ -102,17 +122,28 @@ class SyncRuntime:
         inference = inference or InferenceConfig.from_env()
         backend = DuckDBBackend(path, shared=shared, lock_timeout=lock_timeout)
         try:
-            return cls(backend, embedder=_resolve_embedder(embedder), clock=clock, config=config, inference=inference,
+            return cls(backend, embedder=_resolve_embedder(embedder, backend), clock=clock, config=config, inference=inference,
                        reranker=reranker, model_progress=model_progress, write_gate=write_gate)
         except BaseException:
             backend.close()
             raise
 
-    def reindex(self, progress: Callable[[int, int], None] | None = None) -> ReindexReport:
-        """Embed every active entry lacking a vector for the configured embedder (after a profile change)."""
-        if self.embedder is None:
+    def reindex(
+        self, progress: Callable[[int, int], None] | None = None, *, embedder: EmbedderChoice = None
+    ) -> ReindexReport:
+        """Embed every active entry lacking a vector, with ``embedder`` (switching the store to it) or the runtime's.
+
+        A switch fills the new vectors next to the old ones and changes the store's vector space in one transaction
+        at the end; interrupted, it resumes where it stopped. Afterwards this runtime searches with the new embedder.
+        """
+        target = _resolve_embedder(embedder, self.backend) if embedder is not None else self.embedder
+        if target is None:
             raise ConfigurationError("reindex needs an embedder; this runtime was opened with embedder=None")
-        return reindex(self.backend, self.embedder, progress=progress)
+        report = reindex(self.backend, target, progress=progress)
+        if self.backend.embedding_profile() == target.profile and target is not self.embedder:
+            self.embedder = target
+            self.memory.parts.use_embedder(target)
+        return report
 
     def close(self) -> None:
         self.backend.close()
@@ -136,8 +167,10 @@ class Runtime:
         """Same options as :meth:`SyncRuntime.open`; opening runs in a worker thread."""
         return cls(await asyncio.to_thread(lambda: SyncRuntime.open(path, **options)))
 
-    async def reindex(self, progress: Callable[[int, int], None] | None = None) -> ReindexReport:
-        return await asyncio.to_thread(self.sync.reindex, progress)
+    async def reindex(
+        self, progress: Callable[[int, int], None] | None = None, *, embedder: EmbedderChoice = None
+    ) -> ReindexReport:
+        return await asyncio.to_thread(lambda: self.sync.reindex(progress, embedder=embedder))
 
     async def close(self) -> None:
         await asyncio.to_thread(self.sync.close)

@@ -876,6 +876,7 @@ def _invocations(tmp_path: Path) -> dict[str, list[str]]:
         "reactivate": ["reactivate", "--scope", DEMO_SCOPE, "sync-later"],
         "scopes": ["scopes"],
         "where": ["where"],
+        "init": ["init"],
         "demo": ["demo"],
         "search": ["search", "--scope", DEMO_SCOPE, "when do releases go out?"],
         "reindex": ["reindex"],

@@ -12,7 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import pcmem.embedding.fastembed_minilm as m
+import pcmem.embedding.minilm as m
+from pcmem.embedding.presets import default_embedder
 from pcmem.embedding.port import EmbeddingProfile
 from pcmem.errors import ConfigurationError, EmbeddingError
 from pcmem.model_files import is_intact
@@ -44,11 +45,13 @@ def test_profile_is_available_without_loading(tmp_path: Path) -> None:
 
 def test_constructing_does_not_import_fastembed() -> None:
     code = (
-        "import sys; import pcmem; import pcmem.embedding.fastembed_minilm as m; m.MiniLMEmbedder(); "
-        "m.default_embedder().profile; print('fastembed' in sys.modules, 'onnxruntime' in sys.modules)"
+        "import sys; import pcmem; import pcmem.embedding.minilm as m; m.MiniLMEmbedder(); "
+        "from pcmem.embedding import presets; presets.default_embedder().profile; "
+        "[presets.preset_embedder(n).profile for n in presets.EMBEDDER_PRESETS]; "
+        "print('fastembed' in sys.modules, 'onnxruntime' in sys.modules, 'torch' in sys.modules)"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert result.stdout.strip() == "False False"
+    assert result.stdout.strip() == "False False False"
 
 
 def test_cache_dir_precedence(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -58,7 +61,7 @@ def test_cache_dir_precedence(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
 
 
 def test_default_embedder_is_shared() -> None:
-    assert m.default_embedder() is m.default_embedder()
+    assert default_embedder() is default_embedder()
 
 
 @pytest.mark.slow
@@ -84,8 +87,8 @@ def test_deterministic_across_calls(embedder: m.MiniLMEmbedder) -> None:
 
 
 @pytest.mark.slow
-def test_batching_preserves_input_order(embedder: m.MiniLMEmbedder) -> None:
-    together = embedder.embed_documents(TEXTS)
+def test_a_vector_does_not_depend_on_its_batch_neighbours(embedder: m.MiniLMEmbedder) -> None:
+    together = embedder.embed_documents(TEXTS)  # batches of 16 mixing short and long texts, rows in input order
     for text, row in zip(TEXTS, together, strict=True):
         assert _cos(embedder.embed_query(text), row) >= 0.999
 

@@ -16,7 +16,7 @@ from pcmem import (
     RetireRequest,
     ReviseRequest,
 )
-from pcmem.embedding.fastembed_minilm import default_embedder
+from pcmem.embedding.presets import default_embedder
 from pcmem.embedding.port import EmbeddingProfile
 from pcmem.search.models import SearchMemoryRequest
 

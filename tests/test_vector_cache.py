@@ -6,7 +6,7 @@ import pytest
 
 import pcmem
 from pcmem import NewEntry, ReactivateRequest, RememberRequest, RetireRequest, ReviseRequest
-from pcmem.embedding.fastembed_minilm import default_embedder
+from pcmem.embedding.presets import default_embedder
 from pcmem.store.duckdb import vectors
 
 SENTENCES = [f"Note {i}: the team discussed topic {i % 7} with {name}." for i, name in

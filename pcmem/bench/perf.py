@@ -140,7 +140,7 @@ def _references(rows: list, queries: list[str], embedder: PrecomputedEmbedder) -
 
 def bench_import(count: int, workdir: Path) -> dict:
     """Bulk import with the real embedder vs the embedder alone on the same texts."""
-    from pcmem.embedding.fastembed_minilm import default_embedder
+    from pcmem.embedding.presets import default_embedder
 
     embedder = default_embedder()
     texts = sentences(count, seed=3)

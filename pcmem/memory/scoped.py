@@ -97,7 +97,12 @@ class MemoryParts:
     write_gate: WriteGate | None = None
 
     def __post_init__(self) -> None:
-        self.search = SearchService(self.backend, self.embedder, self.reranker, self.candidate_limit)
+        self.use_embedder(self.embedder)
+
+    def use_embedder(self, embedder: Embedder | None) -> None:
+        """Switch every scope handle of this runtime to ``embedder`` (after the store switched vector space)."""
+        self.embedder = embedder
+        self.search = SearchService(self.backend, embedder, self.reranker, self.candidate_limit)
 
     def vectors_for(self, texts_by_version: dict[str, str]) -> dict[str, np.ndarray]:
         """Embed new versions when the store's vector space is the embedder's; else store none (reindex later)."""

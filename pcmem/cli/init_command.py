@@ -1,0 +1,49 @@
+"""``pcmem init``: create a store file with a chosen embedder (or confirm an existing one)."""
+
+from __future__ import annotations
+
+import click
+
+from pcmem.cli import render
+from pcmem.errors import InputError
+from pcmem.runtime import open_sync
+
+
+@click.command()
+@click.option("--embedder", "embedder_choice", metavar="PRESET|DIR", default=None,
+              help="Embedding model for the store's vectors (default: the global --embedder, $PCMEM_EMBEDDER, "
+                   "else minilm-l6-int8). See `pcmem models`.")
+@render.json_option
+def init(embedder_choice: str | None, as_json: bool) -> None:
+    """Create the store file and fix its embedding model. Idempotent; an existing store keeps its data.
+
+    Later commands pick the store's embedder up by themselves. To change it for an existing store, use
+    `pcmem reindex --embedder`, which keeps the old vectors usable until the new ones are complete.
+
+    \b
+    Examples:
+      pcmem init
+      pcmem --db team.duckdb init --embedder mpnet-base-int8
+    """
+    store = click.get_current_context().obj
+    choice = embedder_choice or store.embedder or "auto"
+    existed = store.path.exists()
+    with open_sync(store.path, embedder=choice) as runtime:
+        profile = runtime.backend.embedding_profile()
+        wanted = runtime.embedder.profile if runtime.embedder is not None else None
+        analyzer = runtime.backend.analyzer.name
+    if wanted is not None and profile != wanted:
+        raise InputError(f"{store.path} already holds vectors of {profile.describe() if profile else 'no model'}; "
+                         f"switch it with `pcmem --db {store.path} reindex --embedder {choice}`")
+    result = {"path": str(store.path), "created": not existed, "embedding_profile": profile.describe() if profile
+              else None, "analyzer": analyzer}
+    if as_json:
+        render.emit_json(result)
+    else:
+        verb = "created" if not existed else "already initialised"
+        render.console.print(f"{verb}: {store.path}\n  embeddings: {result['embedding_profile']}\n"
+                             f"  full-text analyzer: {analyzer}")
+
+
+def register(group: click.Group) -> None:
+    group.add_command(init)

