@@ -171,13 +171,14 @@ def _mean(values) -> float:  # noqa: ANN001 - any iterable of numbers/bools
 def markdown(reports: Sequence[dict]) -> str:
     columns = ["frac@5", "frac@10", "frac@30", "all@10", "session_hit@10", "session_mrr", "ndcg@10",
                "search_ms_p50", "search_ms_p95"]
-    lines = ["| mode | rerank | category | n | " + " | ".join(columns) + " |",
-             "|---" * (len(columns) + 4) + "|"]
+    lines = ["| embedder | mode | rerank | category | n | " + " | ".join(columns) + " |",
+             "|---" * (len(columns) + 5) + "|"]
     for rep in reports:
         rows = [("all", rep["overall"])] + list(rep["by_category"].items())
         for name, stats in rows:
             cells = [_fmt(stats.get(c)) for c in columns]
-            lines.append(f"| {rep['mode']} | {rep['rerank']} | {name} | {stats['n']} | " + " | ".join(cells) + " |")
+            lines.append(f"| {rep.get('embedder', '')} | {rep['mode']} | {rep['rerank']} | {name} | {stats['n']} | "
+                         + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 

@@ -138,34 +138,36 @@ def _references(rows: list, queries: list[str], embedder: PrecomputedEmbedder) -
     return {"fts5_ms_p50": _p(_timed(fts5, QUERIES), 50), "numpy_ms_p50": _p(_timed(brute, QUERIES), 50)}
 
 
-def bench_import(count: int, workdir: Path) -> dict:
-    """Bulk import with the real embedder vs the embedder alone on the same texts."""
-    from pcmem.embedding.presets import default_embedder
+def bench_import(count: int, workdir: Path, embedder_name: str = "minilm-l6-int8") -> dict:
+    """Bulk import with a real embedder vs that embedder alone on the same texts."""
+    from pcmem.embedding.presets import resolve
 
-    embedder = default_embedder()
+    embedder = resolve(embedder_name)
     texts = sentences(count, seed=3)
     embedder.embed_query("warm up")
     started = time.perf_counter()
     embedder.embed_documents(texts)
     alone = time.perf_counter() - started
-    with pcmem.open_sync(workdir / "import.duckdb") as runtime:
+    with pcmem.open_sync(workdir / f"import-{len(list(workdir.glob('import-*')))}.duckdb", embedder=embedder) as runtime:
         started = time.perf_counter()
         runtime.memory.for_scope("import").remember(RememberRequest(entries=tuple(NewEntry(text=t) for t in texts)))
         stored = time.perf_counter() - started
-    return {"import_entries": count, "embedder_alone_per_s": count / alone, "import_per_s": count / stored,
+    return {"embedder": embedder_name, "profile": embedder.profile.model_id, "import_entries": count,
+            "embedder_alone_per_s": count / alone, "import_per_s": count / stored,
             "ratio_import_vs_embedder": alone / stored}
 
 
-def run(sizes: Sequence[int], import_count: int = 1000, spread_scopes: int = 100) -> dict:
+def run(sizes: Sequence[int], import_count: int = 1000, spread_scopes: int = 100,
+        embedders: Sequence[str] = ("minilm-l6-int8",)) -> dict:
     with tempfile.TemporaryDirectory(prefix="pcmem-perf-") as tmp:
         workdir = Path(tmp)
         results = [bench_size(size, workdir) for size in sizes]
         if spread_scopes and sizes:
             results.append(bench_size(max(sizes), workdir, scopes=spread_scopes))
-        imported = bench_import(import_count, workdir) if import_count else {}
+        imports = [bench_import(import_count, workdir, name) for name in embedders] if import_count else []
     first = next((r for r in results if r["scopes"] == 1), None)
     last = max((r for r in results if r["scopes"] == 1), key=lambda r: r["size"], default=None)
     summary = {"remember_ratio_largest_vs_smallest": last["remember_ms_p50"] / first["remember_ms_p50"]
                if first and last else None}
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return {"sizes": results, "import": imported, "summary": summary, "peak_rss_mb": round(peak_mb, 1)}
+    return {"sizes": results, "imports": imports, "summary": summary, "peak_rss_mb": round(peak_mb, 1)}

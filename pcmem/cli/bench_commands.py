@@ -14,6 +14,10 @@ from pcmem.config import InferenceConfig, RuntimeConfig
 from pcmem.errors import InputError
 
 
+def _slug(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in name)[-60:]
+
+
 def _csv(value: str, cast=str) -> list:  # noqa: ANN001
     try:
         return [cast(item.strip()) for item in value.split(",") if item.strip()]
@@ -56,17 +60,21 @@ def bench(ctx: click.Context, as_json: bool) -> None:
 @click.option("--conversations", default=None, help="Sample ids or 0-based indexes, comma separated (default all).")
 @click.option("--questions", type=int, default=None, help="A category-stratified subset of this many questions.")
 @click.option("--store", type=click.Path(dir_okay=False), default=None,
-              help="Store file to ingest into and reuse (default: a temporary file).")
+              help="Store file to ingest into and reuse (default: a temporary file). With several embedders, one "
+                   "file each: NAME.<embedder>.duckdb.")
+@click.option("--embedder", "embedders", default="minilm-l6-int8", show_default=True, metavar="PRESET[,PRESET...]",
+              help="Embedders to compare side by side (each ingests its own store).")
 @click.option("--out", type=click.Path(dir_okay=False), default=None, help="Write the full results as JSON here.")
 @render.json_option
 def locomo(data_path: str, modes: str, rerank: str, model: str | None, limit: int, candidates: int, categories: str,
-           conversations: str | None, questions: int | None, store: str | None, out: str | None,
+           conversations: str | None, questions: int | None, store: str | None, embedders: str, out: str | None,
            as_json: bool) -> None:
     """Evidence recall on LoCoMo through the public API, several modes side by side.
 
     \b
     Example:
       pcmem bench locomo --data ../shared/data/locomo/locomo10.json --modes fts,vector,hybrid --out locomo.json
+      pcmem bench locomo --data locomo10.json --modes hybrid --embedder minilm-l6-int8,mpnet-base-int8
     """
     import tempfile
 
@@ -89,20 +97,27 @@ def locomo(data_path: str, modes: str, rerank: str, model: str | None, limit: in
 
         with progress_bar("verifying model", enabled=not as_json, bytes_=True) as advance:
             reranker = build_reranker(rerank, inference, advance)
-    store_path = Path(store) if store else Path(tempfile.mkdtemp(prefix="pcmem-locomo-")) / "locomo.duckdb"
+    embedder_names = _csv(embedders)
+    if not embedder_names:
+        raise InputError("--embedder needs at least one embedder")
+    base = Path(store) if store else Path(tempfile.mkdtemp(prefix="pcmem-locomo-")) / "locomo.duckdb"
     config = RuntimeConfig(memory_rerank_candidate_limit=candidates)
     started = time.perf_counter()
-    with pcmem.open_sync(store_path, config=config, inference=inference, reranker=reranker) as runtime:
-        with progress_bar("ingesting", enabled=not as_json) as advance:
-            ingest_rate = bench_locomo.ingest(runtime, convs, advance)
-        reports = []
-        for mode in mode_list:
-            with progress_bar(f"{mode} ({rerank})", enabled=not as_json) as advance:
-                run = bench_locomo.run_mode(runtime, chosen, mode, limit=limit, rerank=rerank, progress=advance)
-            reports.append(bench_locomo.report(run))
+    reports, ingest_rates, stores = [], {}, {}
+    for name in embedder_names:
+        store_path = base if len(embedder_names) == 1 else base.with_name(f"{base.stem}.{_slug(name)}{base.suffix}")
+        stores[name] = str(store_path)
+        with pcmem.open_sync(store_path, config=config, inference=inference, reranker=reranker,
+                             embedder=name) as runtime:
+            with progress_bar(f"ingesting ({name})", enabled=not as_json) as advance:
+                ingest_rates[name] = round(bench_locomo.ingest(runtime, convs, advance), 1)
+            for mode in mode_list:
+                with progress_bar(f"{mode} ({name}, {rerank})", enabled=not as_json) as advance:
+                    run = bench_locomo.run_mode(runtime, chosen, mode, limit=limit, rerank=rerank, progress=advance)
+                reports.append({"embedder": name, **bench_locomo.report(run)})
     result = {
-        "data": str(data_path), "store": str(store_path), "limit": limit, "candidates": candidates,
-        "questions": len(chosen), "ingest_entries_per_s": round(ingest_rate, 1),
+        "data": str(data_path), "stores": stores, "limit": limit, "candidates": candidates,
+        "questions": len(chosen), "ingest_entries_per_s": ingest_rates,
         "wall_seconds": round(time.perf_counter() - started, 1), "model": inference.generation_model,
         "evidence_repaired": sorted({r for c in convs for r in c.repaired}),
         "evidence_unresolved": sorted({r for c in convs for r in c.unresolved}),
@@ -114,6 +129,7 @@ def locomo(data_path: str, modes: str, rerank: str, model: str | None, limit: in
         render.emit_json(result)
         return
     click.echo(bench_locomo.markdown(reports))
+    click.echo("\ningest, entries/s: " + ", ".join(f"{name} {rate}" for name, rate in ingest_rates.items()))
     click.echo(f"\n{len(chosen)} questions, {result['wall_seconds']} s wall; evidence ids repaired: "
                f"{len(result['evidence_repaired'])}, unresolved (dropped): {len(result['evidence_unresolved'])}")
 
@@ -155,18 +171,21 @@ def rerank_(models: str, policies: str, repeats: int, as_json: bool) -> None:
               help="Also load the largest size spread over this many scopes (0: skip).")
 @click.option("--import-count", type=int, default=1000, show_default=True,
               help="Texts for the bulk-import-with-the-real-embedder measurement (0: skip).")
+@click.option("--embedder", "embedders", default="minilm-l6-int8", show_default=True, metavar="PRESET[,PRESET...]",
+              help="Embedders for the bulk-import measurement, compared side by side.")
 @click.option("--out", type=click.Path(dir_okay=False), default=None, help="Write the results as JSON here.")
 @render.json_option
-def perf(sizes: str, spread: int, import_count: int, out: str | None, as_json: bool) -> None:
+def perf(sizes: str, spread: int, import_count: int, embedders: str, out: str | None, as_json: bool) -> None:
     """Write cost and search latency vs SQLite FTS5 and numpy brute force, measured in the same run.
 
     \b
     Example:
       OPENBLAS_NUM_THREADS=1 pcmem bench perf --sizes 1000,10000,100000 --out perf.json
+      pcmem bench perf --sizes 1000 --spread 0 --embedder minilm-l6-int8,mpnet-base-int8,mpnet-base
     """
     from pcmem.bench import perf as bench_perf
 
-    result = bench_perf.run(_csv(sizes, int), import_count, spread)
+    result = bench_perf.run(_csv(sizes, int), import_count, spread, _csv(embedders))
     if out:
         Path(out).write_text(json.dumps(result, indent=2))
     if as_json:
@@ -183,10 +202,10 @@ def perf(sizes: str, spread: int, import_count: int, out: str | None, as_json: b
     summary = result["summary"]
     if summary["remember_ratio_largest_vs_smallest"] is not None:
         click.echo(f"remember p50, largest ÷ smallest size: {summary['remember_ratio_largest_vs_smallest']:.2f}x")
-    if result["import"]:
-        imp = result["import"]
-        click.echo(f"bulk import {imp['import_per_s']:.0f}/s vs embedder alone {imp['embedder_alone_per_s']:.0f}/s "
-                   f"= {imp['ratio_import_vs_embedder']:.2f}x; peak RSS {result['peak_rss_mb']} MB")
+    for imp in result["imports"]:
+        click.echo(f"{imp['embedder']}: bulk import {imp['import_per_s']:.1f}/s vs embedder alone "
+                   f"{imp['embedder_alone_per_s']:.1f}/s = {imp['ratio_import_vs_embedder']:.2f}x")
+    click.echo(f"peak RSS {result['peak_rss_mb']} MB")
 
 
 @bench.command()
