@@ -58,13 +58,16 @@ class SearchService:
 
     def _why_no_vectors(self, requested: str, status: VectorStatus) -> str:
         if self._embedder is None:
+            if status.profile is not None:
+                return (f"mode {requested!r} needs the store's embedder ({status.profile.describe()}), which this "
+                        "runtime does not have: pass it with --embedder (a preset, or the model's directory)")
             return f"mode {requested!r} needs an embedder, and this runtime has none"
         stored = status.profile
         if stored != self._embedder.profile:
             found = stored.describe() if stored else "none"
             return (
                 f"mode {requested!r} is unavailable: the store's embedding profile is {found}, the configured one is "
-                f"{self._embedder.profile.describe()}; run `pcmem reindex`"
+                f"{self._embedder.profile.describe()}; switch the store with `pcmem reindex --embedder ...`"
             )
         return f"mode {requested!r} is unavailable: some entries of {status.memory.scope!r} have no vector; run `pcmem reindex`"
 
