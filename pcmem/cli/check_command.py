@@ -24,7 +24,7 @@ def check(repair: bool, as_json: bool) -> None:
     backend = click.get_current_context().obj.runtime.backend
     report = backend.repair() if repair else backend.check()
     result = {"ok": report.ok, "problems": report.problems, "scopes": report.scopes, "revisions": report.revisions,
-              "entry_versions": report.entry_versions, "repaired": repair}
+              "entry_versions": report.entry_versions, "notes": report.notes, "repaired": repair}
     if as_json:
         render.emit_json(result)
     else:
@@ -33,6 +33,8 @@ def check(repair: bool, as_json: bool) -> None:
                              f"{report.entry_versions} entry versions" + (" (after repair)" if repair else ""))
         for problem in report.problems:
             render.console.print(f"  - {problem}")
+        for note in report.notes:
+            render.console.print(f"  {note}")
     if not report.ok:
         sys.exit(1)
 

@@ -21,6 +21,7 @@ class CheckReport:
     scopes: int = 0
     revisions: int = 0
     entry_versions: int = 0
+    notes: list[str] = field(default_factory=list)  # facts worth knowing that are not problems
 
     @property
     def ok(self) -> bool:
@@ -112,6 +113,12 @@ def _check_vectors(db: duckdb.DuckDBPyConnection, report: CheckReport) -> None:
         orphans = _count(db, f"SELECT count(*) FROM {table} e ANTI JOIN entry_versions v USING (entry_version_id)")
         if orphans:
             report.problems.append(f"{orphans} vectors in {table} belong to no entry version")
+    active, pending = vectors.profile(db), vectors.profile(db, "pending")
+    report.notes.append(f"embeddings: {active.describe() if active else 'none yet'}")
+    if pending is not None:
+        left = vectors.count_missing(db, vectors.TABLES["pending"])
+        report.notes.append(f"a switch to {pending.describe()} is in progress ({left} entries left; searches use the "
+                            f"current vectors until it completes): run `pcmem reindex --embedder ...` to finish it")
 
 
 def repair(db: duckdb.DuckDBPyConnection, analyzer: str | None = None) -> None:
