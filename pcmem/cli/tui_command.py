@@ -40,9 +40,11 @@ def tui(model: str | None, as_json: bool) -> None:
     store = click.get_current_context().obj
     inference = InferenceConfig.from_env(generation_model=model)  # a malformed --model fails here, before the UI
     if as_json:
-        render.emit_json({"db": str(store.path), "model": inference.generation_model})
+        render.emit_json({"db": str(store.path), "model": inference.generation_model,
+                          "embedder": store.embedder or "auto"})
         return
-    _make_app()(store.path, inference=inference).run()
+    options = {"embedder": store.embedder} if store.embedder else {}
+    _make_app()(store.path, inference=inference, **options).run()
 
 
 def register(group: click.Group) -> None:
