@@ -50,9 +50,10 @@ class StoreContext:
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--db",
-    metavar="PATH",
+    metavar="PATH|URL",
     envvar=DB_ENV,
-    help=f"Store file. Default: ${DB_ENV}, else a per-user file (see `pcmem where`).",
+    help=f"Store file, or seekdb:///DATA_DIR / seekdb://USER:PASS@HOST:PORT/DB for OceanBase seekdb. "
+    f"Default: ${DB_ENV}, else a per-user file (see `pcmem where`).",
 )
 @click.version_option(__version__, prog_name="pcmem")
 @click.pass_context
