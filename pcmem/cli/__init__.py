@@ -76,6 +76,7 @@ from pcmem.cli import (  # noqa: E402  (commands register on import)
     check_command,
     demo_command,
     memory_commands,
+    migrate_command,
     model_commands,
     search_commands,
     tui_command,
@@ -87,6 +88,7 @@ check_command.register(main)
 search_commands.register(main)
 model_commands.register(main)
 demo_command.register(main)
+migrate_command.register(main)
 tui_command.register(main)
 
 __all__ = ["StoreContext", "main"]
