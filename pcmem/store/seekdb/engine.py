@@ -92,6 +92,12 @@ _instance_lock = threading.Lock()
 _instance: tuple[Path, Any] | None = None
 
 
+def open_embedded_directory() -> Path | None:
+    """The data directory of this process's embedded seekdb, when one is open (a new store must use it)."""
+    with _instance_lock:
+        return _instance[0] if _instance is not None else None
+
+
 def _embedded_instance(path: Path) -> Any:
     global _instance
     with _instance_lock:
