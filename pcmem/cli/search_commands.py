@@ -87,6 +87,9 @@ def reindex(analyzer: str | None, as_json: bool) -> None:
     """
     runtime = click.get_current_context().obj.runtime
     if analyzer is not None:
+        from pcmem.cli.check_command import require_file_maintenance
+
+        require_file_maintenance(runtime.backend, "reindex --analyzer")
         runtime.backend.repair(analyzer=analyzer)
     with progress_bar("embedding", enabled=not as_json) as advance:
         report = runtime.reindex(advance)
