@@ -95,7 +95,7 @@ def test_bench_perf_measures_both_backends_side_by_side(tmp_path, seekdb_dir):
         ("duckdb", 200, True), ("seekdb", 200, True)]
     (row,) = report["comparison"]
     assert row["backend"] == "seekdb" and row["vs"] == "duckdb" and row["ratio_fts_p50"] > 0
-    assert row["same_top10_vector"] == 1.0  # exact kNN on both engines: identical vector pages
+    assert row["same_top10_vector_candidates"] == 1.0  # exact kNN on both engines: identical candidate lists
 
 
 def test_bench_locomo_compares_backends(tmp_path, seekdb_dir):

@@ -213,12 +213,13 @@ def perf(sizes: str, spread: int, import_count: int, backends: str, out: str | N
                    f"{r['hybrid_ms_p50']:.1f}", f"{r['ratio_hybrid_vs_both']:.1f}x", r["file_bytes_per_entry"] or "")
                   for r in result["sizes"]])
     if result["comparison"]:
-        render.table("p50 latency ratio vs the first backend, and top-10 agreement (same texts, same order)",
-                     ("backend", "vs", "size", "scopes", "remember", "fts", "vector", "hybrid", "same fts",
-                      "same vector", "same hybrid"),
+        render.table("p50 latency ratio vs the first backend, and top-10 agreement on the same queries",
+                     ("backend", "vs", "size", "scopes", "remember", "fts", "vector", "hybrid", "fts overlap@10",
+                      "hybrid overlap@10", "same vector candidates"),
                      [(c["backend"], c["vs"], c["size"], c["scopes"], f"{c['ratio_remember_p50']:.2f}x",
                        f"{c['ratio_fts_p50']:.2f}x", f"{c['ratio_vector_p50']:.2f}x", f"{c['ratio_hybrid_p50']:.2f}x",
-                       f"{c['same_top10_fts']:.2f}", f"{c['same_top10_vector']:.2f}", f"{c['same_top10_hybrid']:.2f}")
+                       f"{c['overlap@10_fts']:.2f}", f"{c['overlap@10_hybrid']:.2f}",
+                       f"{c['same_top10_vector_candidates']:.2f}")
                       for c in result["comparison"]])
     summary = result["summary"]
     if summary["remember_ratio_largest_vs_smallest"] is not None:

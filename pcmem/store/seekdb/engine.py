@@ -3,7 +3,8 @@
 ``seekdb:///abs/data/dir`` (or ``seekdb:relative/dir``) is embedded seekdb: the engine runs inside this process on
 that data directory (≈ 190 MB even when empty). seekdb allows **one embedded instance per process**, so every
 backend of the process must use the same directory (several databases in it are fine: ``?database=NAME``, default
-``pcmem``), and only one process can open a directory at a time. The embedded engine listens on a private Unix
+``pcmem``), and only one process can open a directory at a time (pcmem holds an advisory lock on it: seekdb itself
+does not stop a second process). The embedded engine listens on a private Unix
 socket only; pcmem never starts a network server.
 
 ``seekdb://user:password@host:port/database?tenant=NAME`` is a seekdb server or an OceanBase cluster, reached over
@@ -15,8 +16,10 @@ and a proxy may need ``user@tenant#cluster`` — pass the whole login as ``user`
 from __future__ import annotations
 
 import atexit
+import os
 import re
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -98,7 +101,30 @@ def open_embedded_directory() -> Path | None:
         return _instance[0] if _instance is not None else None
 
 
-def _embedded_instance(path: Path) -> Any:
+def _lock_directory(path: Path, timeout: float) -> int:
+    """Hold an exclusive advisory lock on the data directory for the process's lifetime.
+
+    seekdb itself lets a second process open a directory that another process is using (measured: both opens
+    succeed), which would corrupt it; pcmem refuses instead, after retrying for ``timeout`` seconds."""
+    import fcntl  # Unix only, like embedded seekdb itself
+
+    fd = os.open(path / ".pcmem-embedded.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    deadline = time.monotonic() + max(timeout, 0.0)
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return fd
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                os.close(fd)
+                raise StoreError(
+                    f"the embedded seekdb directory {path} is in use by another process (one process at a time; "
+                    "run a seekdb server to share a store)"
+                ) from None
+            time.sleep(0.1)
+
+
+def _embedded_instance(path: Path, lock_timeout: float = 10.0) -> Any:
     global _instance
     with _instance_lock:
         if _instance is not None:
@@ -115,10 +141,12 @@ def _embedded_instance(path: Path) -> Any:
         if path.exists() and not path.is_dir():
             raise StoreError(f"{path} is a file, not a seekdb data directory")
         path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        lock = _lock_directory(path, lock_timeout)
         try:
             instance = pylibseekdb.open(db_dir=str(path))
         except Exception as error:  # the binding raises SeekdbError or RuntimeError
-            raise StoreError(f"cannot open embedded seekdb at {path} (is another process using it?): {error}") from error
+            os.close(lock)
+            raise StoreError(f"cannot open embedded seekdb at {path}: {error}") from error
         atexit.register(instance.close)
         _instance = (path, instance)
         return instance
@@ -134,10 +162,10 @@ def _require_pyseekdb() -> None:
 class Connector:
     """Opens connections to one database of a target (creating the database on first use)."""
 
-    def __init__(self, target: SeekdbTarget) -> None:
+    def __init__(self, target: SeekdbTarget, lock_timeout: float = 10.0) -> None:
         _require_pyseekdb()
         self.target = target
-        self._instance = _embedded_instance(target.path) if target.embedded else None
+        self._instance = _embedded_instance(target.path, lock_timeout) if target.embedded else None
         bootstrap = self._raw_connect(None)
         try:
             bootstrap.run(f"CREATE DATABASE IF NOT EXISTS `{target.database}`")
