@@ -2,7 +2,8 @@
 
 The services above this port own the semantics (validation, ids, versions, CAS, locking); a backend owns durable,
 atomic storage of revisions and the derived projections used for search. The DuckDB file is the default
-implementation (:mod:`pcmem.store.duckdb`); a distributed engine can implement the same protocol.
+implementation (:mod:`pcmem.store.duckdb`); OceanBase seekdb (:mod:`pcmem.store.seekdb`) implements the same
+protocol on a distributed engine, and ``tests/test_backend_contract.py`` holds both to it.
 """
 
 from __future__ import annotations

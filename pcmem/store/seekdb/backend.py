@@ -9,69 +9,23 @@ server. Every read runs in a repeatable-read transaction: one snapshot, as the p
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
 
 from pcmem.embedding.port import EmbeddingProfile
-from pcmem.errors import RevisionConflictError, StoreError
-from pcmem.ids import new_id
-from pcmem.memory.models import (
-    Change,
-    Citation,
-    EntryVersion,
-    HistoryEvent,
-    MemoryEntry,
-    MemoryRef,
-    Operation,
-    RevisionInfo,
-    ScopeSummary,
-)
+from pcmem.errors import StoreError
+from pcmem.memory.models import Change, EntryVersion, HistoryEvent, MemoryEntry, MemoryRef, RevisionInfo, ScopeSummary
 from pcmem.search.analysis import ANALYZERS
-from pcmem.store.port import ChannelCandidates, EntryEvent, HeadEntry, VectorStatus
+from pcmem.store.port import ChannelCandidates, VectorStatus
 from pcmem.store.seekdb import fulltext, schema, vectors
 from pcmem.store.seekdb.engine import Connector, SeekdbTarget, parse
-from pcmem.store.seekdb.sql import (
-    Connection,
-    DuplicateKeyError,
-    chunks,
-    in_list,
-    insert_rows,
-    quote,
-    render,
-    row,
-)
-from pcmem.validation import canonical_json
-
-_VERSION_FIELDS = (
-    "entry_version_id", "entry_id", "version", "kind", "text", "content_hash", "metadata", "created_in_revision",
-    "created_at",
-)
-_V_COLUMNS = ", ".join(f"v.{name}" for name in _VERSION_FIELDS)
-
-
-def _utc(value: datetime) -> datetime:
-    return value.replace(tzinfo=UTC)
-
-
-def _version_from_row(values: Sequence[Any]) -> EntryVersion:
-    return EntryVersion(
-        entry_version_id=values[0], entry_id=values[1], version=int(values[2]), kind=values[3], text=values[4],
-        content_hash=values[5], metadata=json.loads(values[6]), created_in_revision=int(values[7]),
-        created_at=_utc(values[8]),
-    )
-
-
-def _entry(memory: MemoryRef, state: str, version: EntryVersion) -> MemoryEntry:
-    citation = Citation(artifact_id=memory.artifact_id, revision=memory.revision, entry_id=version.entry_id,
-                        entry_version_id=version.entry_version_id)
-    return MemoryEntry(citation=citation, state=state, entry=version)
-
+from pcmem.store.seekdb.records import V_COLUMNS, check_dimension, entry, utc, version_from_row
+from pcmem.store.seekdb.sql import Connection, chunks, in_list, quote, render, row
+from pcmem.store.seekdb.write import SeekdbWrite
 
 class SeekdbBackend:
     """A :class:`~pcmem.store.port.StorageBackend` on seekdb. ``target``: a ``seekdb:`` URL or a parsed target.
@@ -158,13 +112,13 @@ class SeekdbBackend:
     # --- writes -----------------------------------------------------------------------------------------------
 
     @contextmanager
-    def write(self, scope: str) -> Iterator[_SeekdbWrite]:
+    def write(self, scope: str) -> Iterator[SeekdbWrite]:
         with self._write_lock, self._transaction() as db:
             rows = db.run(render(
                 "SELECT artifact_id, head_revision FROM memories WHERE scope_key = %s FOR UPDATE", schema.scope_key(scope)
             ))
             memory = MemoryRef(scope=scope, artifact_id=rows[0][0], revision=int(rows[0][1])) if rows else None
-            yield _SeekdbWrite(db, scope, memory, self)
+            yield SeekdbWrite(db, scope, memory, self)
 
     # --- reads ------------------------------------------------------------------------------------------------
 
@@ -178,7 +132,7 @@ class SeekdbBackend:
                 "SELECT scope, artifact_id, head_revision, updated_at, active_count, retired_count FROM memories"
             )
         summaries = [
-            ScopeSummary(scope=scope, artifact_id=artifact_id, head_revision=int(head), updated_at=_utc(updated),
+            ScopeSummary(scope=scope, artifact_id=artifact_id, head_revision=int(head), updated_at=utc(updated),
                          active_count=int(active), retired_count=int(retired))
             for scope, artifact_id, head, updated, active, retired in rows
         ]
@@ -190,7 +144,7 @@ class SeekdbBackend:
                 "SELECT revision, operation, created_at, change_count FROM revisions "
                 "WHERE artifact_id = %s AND revision <= %s ORDER BY revision", memory.artifact_id, memory.revision,
             ))
-        return [RevisionInfo(revision=int(r), operation=op, created_at=_utc(at), change_count=int(n))
+        return [RevisionInfo(revision=int(r), operation=op, created_at=utc(at), change_count=int(n))
                 for r, op, at, n in rows]
 
     def manifest(self, memory: MemoryRef, *, include_retired: bool) -> list[MemoryEntry]:
@@ -199,13 +153,13 @@ class SeekdbBackend:
         with self._transaction() as db:
             if memory.revision == _head_revision(db, memory.artifact_id):  # the head: its projection is exact
                 rows = db.run(
-                    f"""SELECT h.state, {_V_COLUMNS} FROM head_entries h
+                    f"""SELECT h.state, {V_COLUMNS} FROM head_entries h
                         JOIN entry_versions v ON v.entry_version_id = h.entry_version_id
                         WHERE h.artifact_id = {artifact} AND h.state IN {states} ORDER BY h.entry_id"""
                 )
             else:  # a past revision: each entry's latest event at or before it
                 rows = db.run(
-                    f"""SELECT e.state, {_V_COLUMNS}
+                    f"""SELECT e.state, {V_COLUMNS}
                         FROM (SELECT entry_id, MAX(revision) AS revision FROM entry_events
                               WHERE artifact_id = {artifact} AND revision <= {int(memory.revision)}
                               GROUP BY entry_id) latest
@@ -214,26 +168,26 @@ class SeekdbBackend:
                         JOIN entry_versions v ON v.entry_version_id = e.entry_version_id
                         WHERE e.state IN {states} ORDER BY e.entry_id"""
                 )
-        return [_entry(memory, r[0], _version_from_row(r[1:])) for r in rows]
+        return [entry(memory, r[0], version_from_row(r[1:])) for r in rows]
 
     def entry_in_revision(self, memory: MemoryRef, entry_id: str) -> MemoryEntry | None:
         with self._transaction() as db:
             rows = db.run(render(
-                f"""SELECT e.state, {_V_COLUMNS} FROM entry_events e
+                f"""SELECT e.state, {V_COLUMNS} FROM entry_events e
                     JOIN entry_versions v ON v.entry_version_id = e.entry_version_id
                     WHERE e.artifact_id = %s AND e.entry_id = %s AND e.revision <= %s
                     ORDER BY e.revision DESC LIMIT 1""",
                 memory.artifact_id, entry_id, memory.revision,
             ))
-        return _entry(memory, rows[0][0], _version_from_row(rows[0][1:])) if rows else None
+        return entry(memory, rows[0][0], version_from_row(rows[0][1:])) if rows else None
 
     def entry_version(self, artifact_id: str, entry_version_id: str) -> EntryVersion | None:
         with self._transaction() as db:
             rows = db.run(render(
-                f"SELECT {_V_COLUMNS} FROM entry_versions v WHERE v.artifact_id = %s AND v.entry_version_id = %s",
+                f"SELECT {V_COLUMNS} FROM entry_versions v WHERE v.artifact_id = %s AND v.entry_version_id = %s",
                 artifact_id, entry_version_id,
             ))
-        return _version_from_row(rows[0]) if rows else None
+        return version_from_row(rows[0]) if rows else None
 
     def changes(self, memory: MemoryRef, since_revision: int) -> list[Change]:
         with self._transaction() as db:
@@ -250,15 +204,15 @@ class SeekdbBackend:
     def history(self, memory: MemoryRef, entry_id: str) -> list[HistoryEvent]:
         with self._transaction() as db:
             rows = db.run(render(
-                f"""SELECT e.revision, r.operation, e.state, r.created_at, {_V_COLUMNS}
+                f"""SELECT e.revision, r.operation, e.state, r.created_at, {V_COLUMNS}
                     FROM entry_events e
                     JOIN revisions r ON r.artifact_id = e.artifact_id AND r.revision = e.revision
                     JOIN entry_versions v ON v.entry_version_id = e.entry_version_id
                     WHERE e.artifact_id = %s AND e.entry_id = %s AND e.revision <= %s ORDER BY e.revision""",
                 memory.artifact_id, entry_id, memory.revision,
             ))
-        return [HistoryEvent(revision=int(r[0]), operation=r[1], state=r[2], created_at=_utc(r[3]),
-                             entry=_version_from_row(r[4:])) for r in rows]
+        return [HistoryEvent(revision=int(r[0]), operation=r[1], state=r[2], created_at=utc(r[3]),
+                             entry=version_from_row(r[4:])) for r in rows]
 
     def entry_versions(self, entry_version_ids: Sequence[str]) -> dict[str, EntryVersion]:
         found: dict[str, EntryVersion] = {}
@@ -266,8 +220,8 @@ class SeekdbBackend:
             return found
         with self._transaction() as db:
             for batch in chunks(list(dict.fromkeys(entry_version_ids))):
-                for values in db.run(f"SELECT {_V_COLUMNS} FROM entry_versions v WHERE v.entry_version_id IN {in_list(batch)}"):
-                    found[values[0]] = _version_from_row(values)
+                for values in db.run(f"SELECT {V_COLUMNS} FROM entry_versions v WHERE v.entry_version_id IN {in_list(batch)}"):
+                    found[values[0]] = version_from_row(values)
         return found
 
     # --- embedding profiles -----------------------------------------------------------------------------------
@@ -389,7 +343,7 @@ class SeekdbBackend:
         with self._write_lock, self._transaction() as db:
             table = self._table_for(db, profile)
             if table is not None:
-                _check_dimension(profile, batch)
+                check_dimension(profile, batch)
                 vectors.store(db, table, batch)
 
     def stored_vectors(self, profile: EmbeddingProfile, entry_version_ids: Sequence[str]) -> dict[str, np.ndarray]:
@@ -435,13 +389,6 @@ def _profile_values(profile: EmbeddingProfile) -> tuple[Any, ...]:
     return (profile.model_id, int(profile.dimension), bool(profile.normalized))
 
 
-def _check_dimension(profile: EmbeddingProfile, batch: Mapping[str, np.ndarray]) -> None:
-    for version_id, vector in batch.items():
-        if np.asarray(vector).reshape(-1).shape[0] != profile.dimension:
-            raise StoreError(f"vector for {version_id} has {np.asarray(vector).size} dimensions, "
-                             f"{profile.describe()} has {profile.dimension}")
-
-
 def _count_missing(db: Connection, table: str) -> int:
     return int(db.run(
         f"""SELECT count(*) FROM head_entries h LEFT JOIN {table} t ON t.entry_version_id = h.entry_version_id
@@ -465,157 +412,3 @@ def _find_memory_with_count(db: Connection, scope: str) -> tuple[MemoryRef | Non
 def _head_revision(db: Connection, artifact_id: str) -> int | None:
     rows = db.run(render("SELECT head_revision FROM memories WHERE artifact_id = %s", artifact_id))
     return int(rows[0][0]) if rows else None
-
-
-class _SeekdbWrite:
-    """A :class:`~pcmem.store.port.WriteTransaction` inside an open seekdb transaction (see SeekdbBackend.write)."""
-
-    def __init__(self, db: Connection, scope: str, memory: MemoryRef | None, backend: SeekdbBackend) -> None:
-        self._db = db
-        self._scope = scope
-        self._backend = backend
-        self.analyzer = backend.analyzer
-        self.memory = memory
-        self._committed = False
-
-    def head_entry(self, entry_id: str) -> HeadEntry | None:
-        if self.memory is None:
-            return None
-        rows = self._db.run(render(
-            f"""SELECT h.state, {_V_COLUMNS} FROM head_entries h
-                JOIN entry_versions v ON v.entry_version_id = h.entry_version_id
-                WHERE h.artifact_id = %s AND h.entry_id = %s""",
-            self.memory.artifact_id, entry_id,
-        ))
-        return HeadEntry(version=_version_from_row(rows[0][1:]), state=rows[0][0]) if rows else None
-
-    def existing_entry_ids(self, entry_ids: Sequence[str]) -> set[str]:
-        if self.memory is None or not entry_ids:
-            return set()
-        found: set[str] = set()
-        for batch in chunks(list(entry_ids)):
-            found.update(r[0] for r in self._db.run(
-                f"SELECT entry_id FROM head_entries WHERE artifact_id = {quote(self.memory.artifact_id)} "
-                f"AND entry_id IN {in_list(batch)}"
-            ))
-        return found
-
-    def embedding_profile(self) -> EmbeddingProfile | None:
-        active = self._backend._profiles(self._db).get("active")
-        return active[0] if active else None
-
-    def missing_vectors(self, entry_version_ids: Sequence[str]) -> set[str]:
-        table = self._backend._profile_tables(self._db).get("active")
-        return vectors.missing(self._db, table, entry_version_ids)
-
-    def commit(
-        self,
-        operation: Operation,
-        new_versions: Sequence[EntryVersion],
-        events: Sequence[EntryEvent],
-        now: datetime,
-        vectors_by_version: Mapping[str, np.ndarray] | None = None,
-        artifact_id: str | None = None,
-    ) -> MemoryRef:
-        """As the port; ``artifact_id`` names a new memory (``pcmem migrate`` keeps the source's ids)."""
-        if self._committed:
-            raise StoreError("a write transaction commits at most once")
-        self._committed = True
-        db = self._db
-        touched = [event.entry_id for event in events]
-        if len(set(touched)) != len(touched):
-            raise StoreError("a revision changes each entry at most once")
-        previous: dict[str, tuple[str, str]] = {}  # entry_id -> (version id, state) at the old head
-        if self.memory is None:
-            artifact_id = artifact_id or new_id("mem")
-            revision = 1
-        else:
-            if artifact_id is not None and artifact_id != self.memory.artifact_id:
-                raise StoreError(f"scope {self._scope!r} already has memory {self.memory.artifact_id}")
-            artifact_id = self.memory.artifact_id
-            revision = self.memory.revision + 1
-            for batch in chunks(touched):
-                for entry_id, version_id, state in db.run(
-                    f"SELECT entry_id, entry_version_id, state FROM head_entries "
-                    f"WHERE artifact_id = {quote(artifact_id)} AND entry_id IN {in_list(batch)}"
-                ):
-                    previous[entry_id] = (version_id, state)
-        delta = {"active": 0, "retired": 0}
-        for event in events:
-            if event.entry_id in previous:
-                delta[previous[event.entry_id][1]] -= 1
-            delta[event.state] += 1
-        self._write_memory_row(artifact_id, revision, now, delta)
-        db.run("INSERT INTO revisions VALUES " + row(artifact_id, revision, operation, len(events), now))
-        insert_rows(db, "INSERT INTO entry_versions", [
-            row(v.entry_version_id, artifact_id, v.entry_id, v.version, v.kind, v.text, v.content_hash,
-                canonical_json(v.metadata), revision, now)
-            for v in new_versions
-        ])
-        insert_rows(db, "INSERT INTO entry_events",
-                    [row(artifact_id, revision, e.entry_id, e.entry_version_id, e.state) for e in events])
-        self._move_projections(artifact_id, new_versions, events, previous, vectors_by_version or {})
-        insert_rows(db, "INSERT INTO head_entries",
-                    [row(artifact_id, e.entry_id, e.entry_version_id, e.state) for e in events],
-                    "ON DUPLICATE KEY UPDATE entry_version_id = VALUES(entry_version_id), state = VALUES(state)")
-        self.memory = MemoryRef(scope=self._scope, artifact_id=artifact_id, revision=revision)
-        return self.memory
-
-    def _write_memory_row(self, artifact_id: str, revision: int, now: datetime, delta: dict[str, int]) -> None:
-        db = self._db
-        if self.memory is None:
-            try:
-                db.run("INSERT INTO memories VALUES " + row(
-                    artifact_id, schema.scope_key(self._scope), self._scope, revision, delta["active"],
-                    delta["retired"], now, now))
-            except DuplicateKeyError:
-                # Another process created the scope after this write read it: a compare-and-swap conflict.
-                raise RevisionConflictError(
-                    f"scope {self._scope!r} was created by another writer meanwhile", expected=0, actual=None
-                ) from None
-        else:
-            db.run(render(
-                "UPDATE memories SET head_revision = %s, updated_at = %s, active_count = active_count + %s, "
-                "retired_count = retired_count + %s WHERE artifact_id = %s",
-                revision, now, delta["active"], delta["retired"], artifact_id,
-            ))
-
-    def _move_projections(
-        self,
-        artifact_id: str,
-        new_versions: Sequence[EntryVersion],
-        events: Sequence[EntryEvent],
-        previous: Mapping[str, tuple[str, str]],
-        vectors_by_version: Mapping[str, np.ndarray],
-    ) -> None:
-        """Full-text docs and vector flags follow the head: the touched entries' old active versions leave, the
-        versions becoming active join. Nothing else is touched (O(change))."""
-        db = self._db
-        leaving = [version_id for version_id, state in previous.values() if state == "active"]
-        joining = [e.entry_version_id for e in events if e.state == "active"]
-        for batch in chunks(leaving):
-            db.run(f"DELETE FROM fts_docs WHERE entry_version_id IN {in_list(batch)}")
-        texts = {v.entry_version_id: (v.entry_id, v.text) for v in new_versions}
-        unknown = [version_id for version_id in joining if version_id not in texts]
-        for batch in chunks(unknown):  # reactivated versions: their text is already stored
-            for version_id, entry_id, text in db.run(
-                f"SELECT entry_version_id, entry_id, text FROM entry_versions WHERE entry_version_id IN {in_list(batch)}"
-            ):
-                texts[version_id] = (entry_id, text)
-        missing = [version_id for version_id in joining if version_id not in texts]
-        if missing:
-            raise StoreError(f"events name unknown entry versions {missing[:3]}")
-        insert_rows(db, "INSERT INTO fts_docs (entry_version_id, artifact_id, entry_id, body)", [
-            row(version_id, artifact_id, texts[version_id][0], fulltext.body(texts[version_id][1], self.analyzer))
-            for version_id in joining
-        ])
-        tables = self._backend._profile_tables(db)
-        for table in dict.fromkeys(tables.values()):
-            vectors.set_active(db, table, leaving, False)
-        active_table = tables.get("active")
-        if active_table is not None and vectors_by_version:
-            profile = self.embedding_profile()
-            _check_dimension(profile, vectors_by_version)
-            vectors.store(db, active_table, vectors_by_version)  # reads the head before it moves: fix flags below
-        for table in dict.fromkeys(tables.values()):
-            vectors.set_active(db, table, joining, True)
