@@ -30,7 +30,7 @@ from pcmem.memory.service import MemoryService, SyncMemoryService
 from pcmem.model_files import ByteProgress
 from pcmem.rerank.port import MemoryReranker
 from pcmem.search.reindex import ReindexReport, reindex
-from pcmem.store.duckdb import DuckDBBackend
+from pcmem.store.open import open_backend
 from pcmem.store.port import StorageBackend
 
 #: ``"auto"`` (default): the embedder that made the store's vectors (a new store: ``$PCMEM_EMBEDDER``, else the
@@ -120,10 +120,10 @@ class SyncRuntime:
         """
         config = config or RuntimeConfig.from_env()
         inference = inference or InferenceConfig.from_env()
-        backend = DuckDBBackend(path, shared=shared, lock_timeout=lock_timeout)
+        backend = open_backend(path, shared=shared, lock_timeout=lock_timeout)
         try:
-            return cls(backend, embedder=_resolve_embedder(embedder, backend), clock=clock, config=config, inference=inference,
-                       reranker=reranker, model_progress=model_progress, write_gate=write_gate)
+            return cls(backend, embedder=_resolve_embedder(embedder, backend), clock=clock, config=config,
+                       inference=inference, reranker=reranker, model_progress=model_progress, write_gate=write_gate)
         except BaseException:
             backend.close()
             raise

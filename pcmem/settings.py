@@ -10,6 +10,7 @@ import platformdirs
 DB_ENV = "PCMEM_DB"
 CACHE_ENV = "PCMEM_CACHE_DIR"
 DEFAULT_DB_NAME = "memory.duckdb"
+SEEKDB_SCHEME = "seekdb:"  # a connection string, not a path: see pcmem.store.open
 
 
 def default_db_path() -> Path:
@@ -17,12 +18,11 @@ def default_db_path() -> Path:
     return Path(platformdirs.user_data_dir("pcmem", appauthor=False)) / DEFAULT_DB_NAME
 
 
-def resolve_db_path(explicit: str | os.PathLike[str] | None = None) -> Path:
-    if explicit:
-        return Path(explicit).expanduser()
-    from_env = os.environ.get(DB_ENV)
-    if from_env:
-        return Path(from_env).expanduser()
+def resolve_db_path(explicit: str | os.PathLike[str] | None = None) -> Path | str:
+    """A store file path, or a ``seekdb:`` connection string kept as it is (see :mod:`pcmem.store.open`)."""
+    chosen = explicit or os.environ.get(DB_ENV)
+    if chosen:
+        return str(chosen) if str(chosen).startswith(SEEKDB_SCHEME) else Path(chosen).expanduser()
     return default_db_path()
 
 

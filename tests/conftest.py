@@ -86,3 +86,39 @@ class HashEmbedder:
 @pytest.fixture
 def fake_embedder() -> HashEmbedder:
     return HashEmbedder()
+
+
+# --- the seekdb backend ------------------------------------------------------------------------------------------
+# Embedded seekdb allows one instance per process and each data directory costs ~190 MB, so the whole test session
+# shares one directory and isolates stores by database name (each test drops its own).
+
+
+def seekdb_available() -> bool:
+    try:
+        import pylibseekdb  # noqa: F401
+        import pyseekdb  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+SEEKDB_SKIP_REASON = "pyseekdb/pylibseekdb is not installed (pip install 'pcmem[seekdb]')"
+
+
+@pytest.fixture(scope="session")
+def seekdb_dir(tmp_path_factory) -> Path:
+    if not seekdb_available():
+        pytest.skip(SEEKDB_SKIP_REASON)
+    return tmp_path_factory.mktemp("seekdb")
+
+
+@pytest.fixture
+def seekdb_url(seekdb_dir: Path):
+    """A fresh seekdb store (its own database in the session's embedded instance), dropped after the test."""
+    import uuid
+
+    url = f"seekdb://{seekdb_dir}?database=t_{uuid.uuid4().hex[:16]}"
+    yield url
+    from pcmem.store.seekdb.engine import Connector, parse
+
+    Connector(parse(url)).drop_database()

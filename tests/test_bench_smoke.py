@@ -80,3 +80,37 @@ def test_bench_perf_smoke(tmp_path):
     row = json.loads((tmp_path / "perf.json").read_text())["sizes"][0]
     assert row["size"] == 200 and row["fresh_after_write"] is True
     assert row["fts5_ms_p50"] > 0 and row["numpy_ms_p50"] > 0 and row["ratio_fts_vs_fts5"] > 0
+
+
+def test_bench_perf_measures_both_backends_side_by_side(tmp_path, seekdb_dir):
+    # Embedded seekdb is one instance per process: the bench reuses the directory the test session opened.
+    from pcmem.store.seekdb.engine import Connector, parse
+
+    Connector(parse(f"seekdb://{seekdb_dir}?database=warm"))  # make sure the session's instance is open
+    result = CliRunner().invoke(main, ["bench", "perf", "--sizes", "200", "--spread", "0", "--import-count", "0",
+                                       "--backends", "duckdb,seekdb", "--out", str(tmp_path / "perf.json"), "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads((tmp_path / "perf.json").read_text())
+    assert [(r["backend"], r["size"], r["fresh_after_write"]) for r in report["sizes"]] == [
+        ("duckdb", 200, True), ("seekdb", 200, True)]
+    (row,) = report["comparison"]
+    assert row["backend"] == "seekdb" and row["vs"] == "duckdb" and row["ratio_fts_p50"] > 0
+    assert row["same_top10_vector_candidates"] == 1.0  # exact kNN on both engines: identical candidate lists
+
+
+def test_bench_locomo_compares_backends(tmp_path, seekdb_dir):
+    from pcmem.store.seekdb.engine import Connector, parse
+
+    Connector(parse(f"seekdb://{seekdb_dir}?database=warm"))
+    data = _locomo_file(tmp_path / "locomo.json")
+    url = f"seekdb://{seekdb_dir}?database=locomo_smoke"
+    try:
+        result = CliRunner().invoke(main, ["bench", "locomo", "--data", str(data), "--modes", "fts", "--backends",
+                                           "duckdb,seekdb", "--seekdb-store", url, "--json"])
+    finally:
+        Connector(parse(url)).drop_database()
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert [run["backend"] for run in report["runs"]] == ["duckdb", "seekdb"]
+    (row,) = report["comparison"]
+    assert row["mode"] == "fts" and row["n"] == 3 and row["delta_frac@10"] == 0

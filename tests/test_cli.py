@@ -884,6 +884,7 @@ def _invocations(tmp_path: Path) -> dict[str, list[str]]:
         "bench": ["bench"],
         "check": ["check"],
         "tui": ["tui"],
+        "migrate": ["migrate", "--from", str(store_path(tmp_path)), "--to", str(tmp_path / "copy.duckdb")],
     }
 
 

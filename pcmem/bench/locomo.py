@@ -186,3 +186,37 @@ def _fmt(value: float | None) -> str:
     if value is None:
         return ""
     return f"{value:.1f}" if value >= 2 else f"{value:.3f}"
+
+
+_COMPARED = ("frac@5", "frac@10", "frac@30", "all@10", "session_hit@10", "session_mrr", "ndcg@10")
+
+
+def compare_backends(runs: Sequence[dict]) -> list[dict]:
+    """Each further backend against the first one run with the same embedder, per mode: metric differences and the
+    p50/p95 search latency ratio."""
+    rows = []
+    for run in runs:
+        first = next(r for r in runs if r.get("embedder") == run.get("embedder"))
+        if first is run:
+            continue
+        base = {r["mode"]: r["overall"] for r in first["reports"]}
+        for rep in run["reports"]:
+            ref, got = base.get(rep["mode"]), rep["overall"]
+            if not ref or not ref.get("n") or not got.get("n"):
+                continue
+            row = {"backend": run["backend"], "vs": first["backend"], "embedder": run.get("embedder"),
+                   "mode": rep["mode"], "n": got["n"]}
+            row.update({f"delta_{k}": got[k] - ref[k] for k in _COMPARED})
+            row["ratio_search_ms_p50"] = got["search_ms_p50"] / ref["search_ms_p50"]
+            row["ratio_search_ms_p95"] = got["search_ms_p95"] / ref["search_ms_p95"]
+            rows.append(row)
+    return rows
+
+
+def comparison_markdown(rows: Sequence[dict]) -> str:
+    columns = [f"delta_{k}" for k in _COMPARED] + ["ratio_search_ms_p50", "ratio_search_ms_p95"]
+    lines = ["| backend | vs | mode | n | " + " | ".join(columns) + " |", "|---" * (len(columns) + 4) + "|"]
+    for row in rows:
+        cells = [f"{row[c]:+.3f}" if c.startswith("delta") else f"{row[c]:.2f}x" for c in columns]
+        lines.append(f"| {row['backend']} | {row['vs']} | {row['mode']} | {row['n']} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)

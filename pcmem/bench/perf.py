@@ -3,13 +3,20 @@ data in the same run — SQLite FTS5 ``bm25()`` for the lexical channel, numpy b
 
 Vectors are precomputed (a deterministic pseudo-embedder) because the embedding model is not what is measured here;
 bulk import with the real model is measured separately against the model alone.
+
+Several storage backends (``duckdb``, ``seekdb``) can be measured on the same data in one run: the result then
+holds one row per backend and size, and :func:`compare` reports each backend's latency ratio to the first one and
+how far their top-10 hits agree (same texts in the same order), so an engine swap shows both its cost and that
+retrieval did not change.
 """
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import random
 import resource
+import shutil
 import sqlite3
 import statistics
 import tempfile
@@ -21,6 +28,7 @@ import numpy as np
 
 import pcmem
 from pcmem.embedding.port import EmbeddingProfile
+from pcmem.errors import InputError
 from pcmem.memory.models import NewEntry, RememberRequest
 from pcmem.search.analysis import ANALYZERS
 from pcmem.search.fusion import channel_candidate_count
@@ -76,12 +84,34 @@ def _p(values: list[float], q: int) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[q - 1] if len(values) > 1 else values[0]
 
 
-def bench_size(size: int, workdir: Path, scopes: int = 1) -> dict:
+BACKENDS = ("duckdb", "seekdb")
+
+
+def store_target(backend: str, workdir: Path, name: str) -> str | Path:
+    """Where a benchmark store of ``backend`` lives: a file in ``workdir``, or a database of embedded seekdb in
+    ``workdir/seekdb`` — or in the data directory this process already has open (one per process)."""
+    if backend == "duckdb":
+        return workdir / f"{name}.duckdb"
+    if backend == "seekdb":
+        from pcmem.store.seekdb.engine import open_embedded_directory
+
+        return f"seekdb://{open_embedded_directory() or workdir / 'seekdb'}?database={name.replace('-', '_')}"
+    raise InputError(f"unknown backend {backend!r}; choose from {', '.join(BACKENDS)}")
+
+
+def _drop(target: str | Path) -> None:
+    if isinstance(target, str):
+        from pcmem.store.seekdb.engine import Connector, parse
+
+        Connector(parse(target)).drop_database()
+
+
+def bench_size(size: int, workdir: Path, scopes: int = 1, backend: str = "duckdb") -> dict:
     texts = sentences(size)
     queries = [t.split(" (note")[0] for t in sentences(QUERIES, seed=99)]
     embedder = PrecomputedEmbedder()
-    path = workdir / f"perf-{size}-{scopes}.duckdb"
-    result: dict = {"size": size, "scopes": scopes}
+    path = store_target(backend, workdir, f"perf-{size}-{scopes}")
+    result: dict = {"backend": backend, "size": size, "scopes": scopes}
     with pcmem.open_sync(path, embedder=embedder) as runtime:
         started = time.perf_counter()
         for start in range(0, size, 2000):
@@ -90,21 +120,31 @@ def bench_size(size: int, workdir: Path, scopes: int = 1) -> dict:
             runtime.memory.for_scope(scope).remember(RememberRequest(entries=tuple(NewEntry(text=t) for t in chunk)))
         result["load_s"] = round(time.perf_counter() - started, 2)
         memory = runtime.memory.for_scope("s0")
-        writes = _timed(lambda: memory.remember(f"A fresh note written at {time.perf_counter_ns()}."), QUERIES)
+        step = iter(range(QUERIES))  # deterministic texts: backends compared on the same data end up with the same
+        writes = _timed(lambda: memory.remember(f"A fresh note written at step {next(step)}."), QUERIES)
         result["remember_ms_p50"], result["remember_ms_p95"] = _p(writes, 50), _p(writes, 95)
         fresh = memory.remember("Zanzibar quokka rendezvous scheduled for the offsite.")
         found = memory.search(SearchMemoryRequest(query="zanzibar quokka", mode="fts")).hits
         result["fresh_after_write"] = bool(found) and found[0].citation.entry_id == fresh.citations[0].entry_id
+        result["top10"] = {}
         for mode in ("fts", "vector", "hybrid"):
             cycle = iter(queries * 3)
             times = _timed(lambda: memory.search(SearchMemoryRequest(query=next(cycle), mode=mode)), QUERIES)
             result[f"{mode}_ms_p50"], result[f"{mode}_ms_p95"] = _p(times, 50), _p(times, 95)
-        with runtime.backend._transaction() as cursor:
-            rows = cursor.execute(
-                "SELECT v.text, e.vec FROM head_entries h JOIN entry_versions v USING (entry_version_id) "
-                "JOIN embeddings e USING (entry_version_id) WHERE h.artifact_id = ? AND h.state = 'active'",
-                [memory.head().artifact_id]).fetchall()
-    result["file_bytes_per_entry"] = round(path.stat().st_size / size, 1)
+            result["top10"][mode] = [[h.text for h in memory.search(SearchMemoryRequest(query=q, mode=mode)).hits]
+                                     for q in queries]
+        backend_ = runtime.backend
+        # The hash vectors rarely pass the 0.3 similarity admission, so pages say little about the vector channel:
+        # compare its raw candidates (top 10 by cosine) too.
+        result["top10"]["vector_candidates"] = []
+        for q in queries:
+            found = backend_.candidates("s0", fts_terms=None, query_vector=embedder.embed_query(q), limit=10)
+            result["top10"]["vector_candidates"].append([found.versions[c.entry_version_id].text for c in found.vector])
+        entries = backend_.manifest(memory.head(), include_retired=False)
+        stored = backend_.stored_vectors(embedder.profile, [e.entry.entry_version_id for e in entries])
+        rows = [(e.entry.text, stored[e.entry.entry_version_id]) for e in entries if e.entry.entry_version_id in stored]
+    result["file_bytes_per_entry"] = round(path.stat().st_size / size, 1) if isinstance(path, Path) else None
+    _drop(path)
     result.update(_references(rows, queries, embedder))
     result["ratio_fts_vs_fts5"] = result["fts_ms_p50"] / result["fts5_ms_p50"]
     result["ratio_vector_vs_numpy"] = result["vector_ms_p50"] / result["numpy_ms_p50"]
@@ -138,7 +178,11 @@ def _references(rows: list, queries: list[str], embedder: PrecomputedEmbedder) -
     return {"fts5_ms_p50": _p(_timed(fts5, QUERIES), 50), "numpy_ms_p50": _p(_timed(brute, QUERIES), 50)}
 
 
-def bench_import(count: int, workdir: Path, embedder_name: str = "minilm-l6-int8") -> dict:
+def _slug(name: str) -> str:
+    return "".join(c if c.isalnum() else "_" for c in name)[-40:]
+
+
+def bench_import(count: int, workdir: Path, backend: str = "duckdb", embedder_name: str = "minilm-l6-int8") -> dict:
     """Bulk import with a real embedder vs that embedder alone on the same texts."""
     from pcmem.embedding.presets import resolve
 
@@ -148,26 +192,62 @@ def bench_import(count: int, workdir: Path, embedder_name: str = "minilm-l6-int8
     started = time.perf_counter()
     embedder.embed_documents(texts)
     alone = time.perf_counter() - started
-    with pcmem.open_sync(workdir / f"import-{len(list(workdir.glob('import-*')))}.duckdb", embedder=embedder) as runtime:
+    target = store_target(backend, workdir, f"import-{_slug(embedder_name)}")
+    with pcmem.open_sync(target, embedder=embedder) as runtime:
         started = time.perf_counter()
         runtime.memory.for_scope("import").remember(RememberRequest(entries=tuple(NewEntry(text=t) for t in texts)))
         stored = time.perf_counter() - started
-    return {"embedder": embedder_name, "profile": embedder.profile.model_id, "import_entries": count,
-            "embedder_alone_per_s": count / alone, "import_per_s": count / stored,
+    _drop(target)
+    return {"backend": backend, "embedder": embedder_name, "profile": embedder.profile.model_id,
+            "import_entries": count, "embedder_alone_per_s": count / alone, "import_per_s": count / stored,
             "ratio_import_vs_embedder": alone / stored}
 
 
 def run(sizes: Sequence[int], import_count: int = 1000, spread_scopes: int = 100,
-        embedders: Sequence[str] = ("minilm-l6-int8",)) -> dict:
-    with tempfile.TemporaryDirectory(prefix="pcmem-perf-") as tmp:
-        workdir = Path(tmp)
-        results = [bench_size(size, workdir) for size in sizes]
+        backends: Sequence[str] = ("duckdb",), embedders: Sequence[str] = ("minilm-l6-int8",)) -> dict:
+    for backend in backends:
+        store_target(backend, Path("."), "check")  # an unknown backend fails before anything runs
+    workdir = Path(tempfile.mkdtemp(prefix="pcmem-perf-"))
+    # Registered before any embedded seekdb opens, so it runs after the engine's own atexit close.
+    atexit.register(shutil.rmtree, workdir, True)
+    results, imports = [], []
+    for backend in backends:
+        results += [bench_size(size, workdir, backend=backend) for size in sizes]
         if spread_scopes and sizes:
-            results.append(bench_size(max(sizes), workdir, scopes=spread_scopes))
-        imports = [bench_import(import_count, workdir, name) for name in embedders] if import_count else []
+            results.append(bench_size(max(sizes), workdir, scopes=spread_scopes, backend=backend))
+        if import_count:
+            imports += [bench_import(import_count, workdir, backend, name) for name in embedders]
     first = next((r for r in results if r["scopes"] == 1), None)
-    last = max((r for r in results if r["scopes"] == 1), key=lambda r: r["size"], default=None)
+    last = max((r for r in results if r["scopes"] == 1 and r["backend"] == backends[0]), key=lambda r: r["size"],
+               default=None)
     summary = {"remember_ratio_largest_vs_smallest": last["remember_ms_p50"] / first["remember_ms_p50"]
                if first and last else None}
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return {"sizes": results, "imports": imports, "summary": summary, "peak_rss_mb": round(peak_mb, 1)}
+    comparison = compare(results)
+    for result in results:
+        del result["top10"]  # compared above; too bulky for the report
+    return {"sizes": results, "imports": imports, "summary": summary,
+            "comparison": comparison, "peak_rss_mb": round(peak_mb, 1)}
+
+
+def compare(results: Sequence[dict]) -> list[dict]:
+    """Per size and scope count: each other backend's p50 latencies ÷ the first backend's, and top-10 agreement."""
+    rows = []
+    baseline = {(r["size"], r["scopes"]): r for r in results if r["backend"] == results[0]["backend"]} if results else {}
+    for r in results:
+        base = baseline.get((r["size"], r["scopes"]))
+        if base is None or base is r:
+            continue
+        row = {"backend": r["backend"], "vs": base["backend"], "size": r["size"], "scopes": r["scopes"]}
+        for key in ("remember", "fts", "vector", "hybrid"):
+            row[f"ratio_{key}_p50"] = r[f"{key}_ms_p50"] / base[f"{key}_ms_p50"]
+        # Identical pages, and the share of the first backend's top 10 the other also returns (both empty = 1).
+        # BM25 scores differ between engines, and the bench's templated sentences tie a lot (ties break on ids,
+        # which each store generates itself), so FTS pages are compared as sets as well as in order.
+        for mode in ("fts", "vector", "hybrid", "vector_candidates"):
+            pairs = list(zip(base["top10"][mode], r["top10"][mode]))
+            row[f"same_top10_{mode}"] = sum(a == b for a, b in pairs) / len(pairs) if pairs else None
+            row[f"overlap@10_{mode}"] = (sum(len(set(a) & set(b)) / len(a) if a else float(not b) for a, b in pairs)
+                                         / len(pairs) if pairs else None)
+        rows.append(row)
+    return rows

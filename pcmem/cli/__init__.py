@@ -51,9 +51,10 @@ class StoreContext:
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--db",
-    metavar="PATH",
+    metavar="PATH|URL",
     envvar=DB_ENV,
-    help=f"Store file. Default: ${DB_ENV}, else a per-user file (see `pcmem where`).",
+    help=f"Store file, or seekdb:///DATA_DIR / seekdb://USER:PASS@HOST:PORT/DB for OceanBase seekdb. "
+    f"Default: ${DB_ENV}, else a per-user file (see `pcmem where`).",
 )
 @click.option(
     "--embedder",
@@ -85,6 +86,7 @@ from pcmem.cli import (  # noqa: E402  (commands register on import)
     demo_command,
     init_command,
     memory_commands,
+    migrate_command,
     model_commands,
     search_commands,
     tui_command,
@@ -97,6 +99,7 @@ check_command.register(main)
 search_commands.register(main)
 model_commands.register(main)
 demo_command.register(main)
+migrate_command.register(main)
 tui_command.register(main)
 
 __all__ = ["StoreContext", "main"]

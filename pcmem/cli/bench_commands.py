@@ -60,28 +60,37 @@ def bench(ctx: click.Context, as_json: bool) -> None:
 @click.option("--conversations", default=None, help="Sample ids or 0-based indexes, comma separated (default all).")
 @click.option("--questions", type=int, default=None, help="A category-stratified subset of this many questions.")
 @click.option("--store", type=click.Path(dir_okay=False), default=None,
-              help="Store file to ingest into and reuse (default: a temporary file). With several embedders, one "
-                   "file each: NAME.<embedder>.duckdb.")
+              help="DuckDB store file to ingest into and reuse (default: a temporary file). With several "
+                   "embedders, one file each: NAME.<embedder>.duckdb.")
+@click.option("--backends", default="duckdb", show_default=True,
+              help="Storage backends to measure side by side on the same data: duckdb, seekdb or both.")
+@click.option("--seekdb-store", default=None, metavar="URL",
+              help="seekdb store to ingest into and reuse (default: embedded seekdb in a temporary directory).")
 @click.option("--embedder", "embedders", default="minilm-l6-int8", show_default=True, metavar="PRESET[,PRESET...]",
               help="Embedders to compare side by side (each ingests its own store).")
 @click.option("--out", type=click.Path(dir_okay=False), default=None, help="Write the full results as JSON here.")
 @render.json_option
 def locomo(data_path: str, modes: str, rerank: str, model: str | None, limit: int, candidates: int, categories: str,
-           conversations: str | None, questions: int | None, store: str | None, embedders: str, out: str | None,
-           as_json: bool) -> None:
-    """Evidence recall on LoCoMo through the public API, several modes side by side.
+           conversations: str | None, questions: int | None, store: str | None, backends: str,
+           seekdb_store: str | None, embedders: str, out: str | None, as_json: bool) -> None:
+    """Evidence recall on LoCoMo through the public API: modes, embedders and storage backends side by side.
 
     \b
-    Example:
+    Examples:
       pcmem bench locomo --data ../shared/data/locomo/locomo10.json --modes fts,vector,hybrid --out locomo.json
       pcmem bench locomo --data locomo10.json --modes hybrid --embedder minilm-l6-int8,mpnet-base-int8
+      pcmem bench locomo --data locomo10.json --backends duckdb,seekdb --questions 200
     """
     import tempfile
 
     import pcmem
     from pcmem.bench import locomo as bench_locomo
     from pcmem.bench.locomo_data import load
+    from pcmem.bench.perf import BACKENDS
 
+    backend_list = _csv(backends)
+    if not backend_list or any(b not in BACKENDS for b in backend_list) or len(set(backend_list)) != len(backend_list):
+        raise InputError(f"--backends takes distinct names from {', '.join(BACKENDS)}, got {backends!r}")
     convs = load(data_path)
     if conversations:
         wanted = set(_csv(conversations))
@@ -97,39 +106,61 @@ def locomo(data_path: str, modes: str, rerank: str, model: str | None, limit: in
 
         with progress_bar("verifying model", enabled=not as_json, bytes_=True) as advance:
             reranker = build_reranker(rerank, inference, advance)
+    from pcmem.store.seekdb.engine import open_embedded_directory
+
     embedder_names = _csv(embedders)
     if not embedder_names:
         raise InputError("--embedder needs at least one embedder")
-    base = Path(store) if store else Path(tempfile.mkdtemp(prefix="pcmem-locomo-")) / "locomo.duckdb"
+    workdir = Path(tempfile.mkdtemp(prefix="pcmem-locomo-"))
+    several = len(embedder_names) > 1
+
+    def target(backend: str, embedder: str) -> str | Path:
+        if backend == "duckdb":
+            base = Path(store) if store else workdir / "locomo.duckdb"
+            return base.with_name(f"{base.stem}.{_slug(embedder)}{base.suffix}") if several else base
+        database = f"locomo_{_slug(embedder).replace('-', '_')}" if several else "locomo"
+        return seekdb_store or f"seekdb://{open_embedded_directory() or workdir / 'seekdb'}?database={database}"
+
     config = RuntimeConfig(memory_rerank_candidate_limit=candidates)
     started = time.perf_counter()
-    reports, ingest_rates, stores = [], {}, {}
-    for name in embedder_names:
-        store_path = base if len(embedder_names) == 1 else base.with_name(f"{base.stem}.{_slug(name)}{base.suffix}")
-        stores[name] = str(store_path)
-        with pcmem.open_sync(store_path, config=config, inference=inference, reranker=reranker,
-                             embedder=name) as runtime:
-            with progress_bar(f"ingesting ({name})", enabled=not as_json) as advance:
-                ingest_rates[name] = round(bench_locomo.ingest(runtime, convs, advance), 1)
-            for mode in mode_list:
-                with progress_bar(f"{mode} ({name}, {rerank})", enabled=not as_json) as advance:
-                    run = bench_locomo.run_mode(runtime, chosen, mode, limit=limit, rerank=rerank, progress=advance)
-                reports.append({"embedder": name, **bench_locomo.report(run)})
+    runs = []
+    for embedder in embedder_names:
+        for backend in backend_list:
+            where = target(backend, embedder)
+            with pcmem.open_sync(where, config=config, inference=inference, reranker=reranker,
+                                 embedder=embedder) as runtime:
+                with progress_bar(f"ingesting ({backend}, {embedder})", enabled=not as_json) as advance:
+                    ingest_rate = bench_locomo.ingest(runtime, convs, advance)
+                reports = []
+                for mode in mode_list:
+                    with progress_bar(f"{mode} ({rerank}, {backend}, {embedder})", enabled=not as_json) as advance:
+                        run = bench_locomo.run_mode(runtime, chosen, mode, limit=limit, rerank=rerank,
+                                                    progress=advance)
+                    reports.append({**bench_locomo.report(run), "backend": backend, "embedder": embedder})
+            runs.append({"backend": backend, "embedder": embedder, "store": str(where),
+                         "ingest_entries_per_s": round(ingest_rate, 1), "reports": reports})
     result = {
-        "data": str(data_path), "stores": stores, "limit": limit, "candidates": candidates,
-        "questions": len(chosen), "ingest_entries_per_s": ingest_rates,
+        "data": str(data_path), "stores": [r["store"] for r in runs], "limit": limit, "candidates": candidates,
+        "questions": len(chosen),
+        "ingest_entries_per_s": {f"{r['backend']}/{r['embedder']}": r["ingest_entries_per_s"] for r in runs},
         "wall_seconds": round(time.perf_counter() - started, 1), "model": inference.generation_model,
         "evidence_repaired": sorted({r for c in convs for r in c.repaired}),
         "evidence_unresolved": sorted({r for c in convs for r in c.unresolved}),
-        "reports": reports,
+        "reports": [rep for r in runs for rep in r["reports"]],
+        "runs": runs,
+        "comparison": bench_locomo.compare_backends(runs),
     }
     if out:
         Path(out).write_text(json.dumps(result, indent=2))
     if as_json:
         render.emit_json(result)
         return
-    click.echo(bench_locomo.markdown(reports))
-    click.echo("\ningest, entries/s: " + ", ".join(f"{name} {rate}" for name, rate in ingest_rates.items()))
+    for run_ in runs:
+        if len(runs) > 1:
+            click.echo(f"\n## {run_['backend']}, {run_['embedder']} (ingest {run_['ingest_entries_per_s']} entries/s)\n")
+        click.echo(bench_locomo.markdown(run_["reports"]))
+    if result["comparison"]:
+        click.echo("\n" + bench_locomo.comparison_markdown(result["comparison"]))
     click.echo(f"\n{len(chosen)} questions, {result['wall_seconds']} s wall; evidence ids repaired: "
                f"{len(result['evidence_repaired'])}, unresolved (dropped): {len(result['evidence_unresolved'])}")
 
@@ -171,34 +202,50 @@ def rerank_(models: str, policies: str, repeats: int, as_json: bool) -> None:
               help="Also load the largest size spread over this many scopes (0: skip).")
 @click.option("--import-count", type=int, default=1000, show_default=True,
               help="Texts for the bulk-import-with-the-real-embedder measurement (0: skip).")
+@click.option("--backends", default="duckdb", show_default=True,
+              help="Storage backends to measure on the same data: duckdb, seekdb or both (ratios vs the first).")
 @click.option("--embedder", "embedders", default="minilm-l6-int8", show_default=True, metavar="PRESET[,PRESET...]",
               help="Embedders for the bulk-import measurement, compared side by side.")
 @click.option("--out", type=click.Path(dir_okay=False), default=None, help="Write the results as JSON here.")
 @render.json_option
-def perf(sizes: str, spread: int, import_count: int, embedders: str, out: str | None, as_json: bool) -> None:
+def perf(sizes: str, spread: int, import_count: int, backends: str, embedders: str, out: str | None,
+         as_json: bool) -> None:
     """Write cost and search latency vs SQLite FTS5 and numpy brute force, measured in the same run.
 
     \b
-    Example:
+    Examples:
       OPENBLAS_NUM_THREADS=1 pcmem bench perf --sizes 1000,10000,100000 --out perf.json
+      pcmem bench perf --sizes 1000,10000 --backends duckdb,seekdb --spread 0 --import-count 0
       pcmem bench perf --sizes 1000 --spread 0 --embedder minilm-l6-int8,mpnet-base-int8,mpnet-base
     """
     from pcmem.bench import perf as bench_perf
 
-    result = bench_perf.run(_csv(sizes, int), import_count, spread, _csv(embedders))
+    backend_list = _csv(backends)
+    if not backend_list or len(set(backend_list)) != len(backend_list):
+        raise InputError(f"--backends takes distinct names from {', '.join(bench_perf.BACKENDS)}, got {backends!r}")
+    result = bench_perf.run(_csv(sizes, int), import_count, spread, backend_list, _csv(embedders))
     if out:
         Path(out).write_text(json.dumps(result, indent=2))
     if as_json:
         render.emit_json(result)
         return
     render.table("latency p50 ms (p95) — pcmem vs references from the same data, same run",
-                 ("size", "scopes", "remember", "fts", "FTS5", "ratio", "vector", "numpy", "ratio", "hybrid",
-                  "ratio", "B/entry"),
-                 [(r["size"], r["scopes"], f"{r['remember_ms_p50']:.1f} ({r['remember_ms_p95']:.1f})",
+                 ("backend", "size", "scopes", "remember", "fts", "FTS5", "ratio", "vector", "numpy", "ratio",
+                  "hybrid", "ratio", "B/entry"),
+                 [(r["backend"], r["size"], r["scopes"], f"{r['remember_ms_p50']:.1f} ({r['remember_ms_p95']:.1f})",
                    f"{r['fts_ms_p50']:.1f}", f"{r['fts5_ms_p50']:.2f}", f"{r['ratio_fts_vs_fts5']:.1f}x",
                    f"{r['vector_ms_p50']:.1f}", f"{r['numpy_ms_p50']:.2f}", f"{r['ratio_vector_vs_numpy']:.1f}x",
-                   f"{r['hybrid_ms_p50']:.1f}", f"{r['ratio_hybrid_vs_both']:.1f}x", r["file_bytes_per_entry"])
+                   f"{r['hybrid_ms_p50']:.1f}", f"{r['ratio_hybrid_vs_both']:.1f}x", r["file_bytes_per_entry"] or "")
                   for r in result["sizes"]])
+    if result["comparison"]:
+        render.table("p50 latency ratio vs the first backend, and top-10 agreement on the same queries",
+                     ("backend", "vs", "size", "scopes", "remember", "fts", "vector", "hybrid", "fts overlap@10",
+                      "hybrid overlap@10", "same vector candidates"),
+                     [(c["backend"], c["vs"], c["size"], c["scopes"], f"{c['ratio_remember_p50']:.2f}x",
+                       f"{c['ratio_fts_p50']:.2f}x", f"{c['ratio_vector_p50']:.2f}x", f"{c['ratio_hybrid_p50']:.2f}x",
+                       f"{c['overlap@10_fts']:.2f}", f"{c['overlap@10_hybrid']:.2f}",
+                       f"{c['same_top10_vector_candidates']:.2f}")
+                      for c in result["comparison"]])
     summary = result["summary"]
     if summary["remember_ratio_largest_vs_smallest"] is not None:
         click.echo(f"remember p50, largest ÷ smallest size: {summary['remember_ratio_largest_vs_smallest']:.2f}x")

@@ -22,6 +22,7 @@ def check(repair: bool, as_json: bool) -> None:
       pcmem check --json
     """
     backend = click.get_current_context().obj.runtime.backend
+    require_file_maintenance(backend, "pcmem check")
     report = backend.repair() if repair else backend.check()
     result = {"ok": report.ok, "problems": report.problems, "scopes": report.scopes, "revisions": report.revisions,
               "entry_versions": report.entry_versions, "notes": report.notes, "repaired": repair}
@@ -37,6 +38,14 @@ def check(repair: bool, as_json: bool) -> None:
             render.console.print(f"  {note}")
     if not report.ok:
         sys.exit(1)
+
+
+def require_file_maintenance(backend: object, what: str) -> None:
+    """check/repair rebuild derived data of a DuckDB file; other engines keep their own integrity."""
+    if not hasattr(backend, "repair"):
+        from pcmem.errors import CapabilityNotSupportedError
+
+        raise CapabilityNotSupportedError(f"{what} works on DuckDB store files; {backend!r} is checked by its engine")
 
 
 def register(group: click.Group) -> None:

@@ -330,9 +330,11 @@ def scopes(as_json: bool) -> None:
 @render.json_option
 def where(as_json: bool) -> None:
     """Print the store file pcmem uses (from --db, $PCMEM_DB or the per-user default)."""
+    from pcmem.store.open import target_exists
+
     path = click.get_current_context().obj.path
     if as_json:
-        render.emit_json({"db": str(path), "exists": path.exists()})
+        render.emit_json({"db": str(path), "exists": target_exists(path)})
     else:
         click.echo(str(path))
 

@@ -91,6 +91,9 @@ def reindex(analyzer: str | None, embedder_choice: str | None, as_json: bool) ->
     """
     runtime = click.get_current_context().obj.runtime
     if analyzer is not None:
+        from pcmem.cli.check_command import require_file_maintenance
+
+        require_file_maintenance(runtime.backend, "reindex --analyzer")
         runtime.backend.repair(analyzer=analyzer)
     with progress_bar("embedding", enabled=not as_json) as advance:
         report = runtime.reindex(advance, embedder=embedder_choice)

@@ -2,7 +2,8 @@
 
 The services above this port own the semantics (validation, ids, versions, CAS, locking); a backend owns durable,
 atomic storage of revisions and the derived projections used for search. The DuckDB file is the default
-implementation (:mod:`pcmem.store.duckdb`); a distributed engine can implement the same protocol.
+implementation (:mod:`pcmem.store.duckdb`); OceanBase seekdb (:mod:`pcmem.store.seekdb`) implements the same
+protocol on a distributed engine, and ``tests/test_backend_contract.py`` holds both to it.
 """
 
 from __future__ import annotations
@@ -93,10 +94,13 @@ class WriteTransaction(Protocol):
         events: Sequence[EntryEvent],
         now: datetime,
         vectors_by_version: Mapping[str, np.ndarray] | None = None,
+        artifact_id: str | None = None,
     ) -> MemoryRef:
         """Write revision head+1 with these new versions, entry events and (optional) active-profile vectors.
 
-        Returns the new head.
+        Returns the new head. ``artifact_id`` names the memory a first write creates (``pcmem migrate`` keeps the
+        source's ids so citations stay valid; normally a new id is generated); naming another memory than the
+        scope's existing one raises StoreError.
 
         The search projections move in the same transaction, so the next search sees exactly this revision. Cost is
         O(len(events)): unchanged entries' rows are not touched. Raises StoreError on engine failure, in which case
@@ -190,6 +194,9 @@ class StorageBackend(Protocol):
 
     def store_vectors(self, profile: EmbeddingProfile, batch: Mapping[str, np.ndarray]) -> None:
         """Store vectors computed under ``profile`` (silently dropped unless it is the active or pending profile)."""
+
+    def stored_vectors(self, profile: EmbeddingProfile, entry_version_ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """The vectors stored under ``profile`` (active or pending) for these versions; missing ids are absent."""
 
     def close(self) -> None:
         """Release the engine; further calls raise StoreError."""

@@ -398,6 +398,19 @@ class DuckDBBackend:
                 vectors.store(cursor, batch, table)
 
 
+    def stored_vectors(self, profile: EmbeddingProfile, entry_version_ids: Sequence[str]) -> dict[str, np.ndarray]:
+        if not entry_version_ids:
+            return {}
+        with self._transaction() as cursor:
+            if (table := vectors.table_for(cursor, profile)) is None:
+                return {}
+            rows = cursor.execute(
+                f"SELECT entry_version_id, vec FROM {table} WHERE entry_version_id IN (SELECT unnest($ids))",
+                {"ids": list(entry_version_ids)},
+            ).fetchall()
+        return {version_id: np.asarray(vec, dtype=np.float32) for version_id, vec in rows}
+
+
 class _Held:
     """The file held open for the backend's lifetime; one cursor per thread on the shared database instance."""
 
@@ -499,6 +512,7 @@ class _DuckDBWrite:
         events: Sequence[EntryEvent],
         now: datetime,
         vectors_by_version: Mapping[str, np.ndarray] | None = None,
+        artifact_id: str | None = None,
     ) -> MemoryRef:
         if self._committed:
             raise StoreError("a write transaction commits at most once")
@@ -506,12 +520,14 @@ class _DuckDBWrite:
         cursor = self._cursor
         stamp = _naive_utc(now)
         if self.memory is None:
-            artifact_id = new_id("mem")
+            artifact_id = artifact_id or new_id("mem")
             revision = 1
             cursor.execute(
                 "INSERT INTO memories VALUES (?, ?, ?, ?, ?)", [artifact_id, self._scope, revision, stamp, stamp]
             )
         else:
+            if artifact_id is not None and artifact_id != self.memory.artifact_id:
+                raise StoreError(f"scope {self._scope!r} already has memory {self.memory.artifact_id}")
             artifact_id = self.memory.artifact_id
             revision = self.memory.revision + 1
             cursor.execute(

@@ -1,0 +1,69 @@
+"""``pcmem migrate``: copy a store, with every revision, to another backend (e.g. a DuckDB file to seekdb)."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from pcmem.cli import render
+from pcmem.cli.progress import progress_bar
+from pcmem.errors import InputError, NotFoundError
+
+
+@click.command()
+@click.option("--from", "source", required=True, metavar="PATH|URL", help="The store to copy (left unchanged).")
+@click.option("--to", "destination", required=True, metavar="PATH|URL",
+              help="An empty store: a new DuckDB file, seekdb:///DATA_DIR or seekdb://USER:PASS@HOST:PORT/DB.")
+@render.json_option
+def migrate(source: str, destination: str, as_json: bool) -> None:
+    """Copy every scope with all its revisions, ids and timestamps (citations stay valid) and the active
+    profile's vectors (no re-embedding), then verify the copy. Exits 1 when the verification finds differences.
+
+    \b
+    Examples:
+      pcmem migrate --from ~/.local/share/pcmem/memory.duckdb --to seekdb:///srv/pcmem-seekdb
+      pcmem migrate --from memory.duckdb --to 'seekdb://pcmem:secret@ob.example:2881/pcmem?tenant=app' --json
+    """
+    from pcmem.store.migrate import migrate as copy_store
+    from pcmem.store.open import open_backend, target_exists
+    from pcmem.settings import resolve_db_path
+
+    source_target, destination_target = resolve_db_path(source), resolve_db_path(destination)
+    if target_exists(source_target) is False:
+        raise NotFoundError(f"the source store {source} does not exist")
+    if str(source_target) == str(destination_target):
+        raise InputError("--from and --to name the same store")
+    source_backend = open_backend(source_target)
+    try:
+        destination_backend = open_backend(destination_target)
+        try:
+            with progress_bar("copying revisions", enabled=not as_json) as advance:
+                report = copy_store(source_backend, destination_backend, advance)
+        finally:
+            destination_backend.close()
+    finally:
+        source_backend.close()
+    result = {
+        "from": str(source), "to": str(destination), "scopes": report.scopes, "revisions": report.revisions,
+        "entry_versions": report.entry_versions, "vectors": report.vectors,
+        "profile": report.profile.describe() if report.profile else None,
+        "fts_analyzer": {"source": report.source_analyzer, "destination": report.destination_analyzer},
+        "seconds": round(report.seconds, 2), "verified": report.verified, "problems": report.problems,
+    }
+    if as_json:
+        render.emit_json(result)
+    else:
+        render.console.print(
+            f"copied {report.scopes} scopes, {report.revisions} revisions, {report.entry_versions} entry versions and "
+            f"{report.vectors} vectors in {report.seconds:.1f} s: "
+            + ("verified" if report.verified else f"{len(report.problems)} problem(s)")
+        )
+        for problem in report.problems:
+            render.console.print(f"  - {problem}")
+    if not report.verified:
+        sys.exit(1)
+
+
+def register(group: click.Group) -> None:
+    group.add_command(migrate)

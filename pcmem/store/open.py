@@ -1,0 +1,50 @@
+"""Open a storage backend from a store target: a DuckDB file path (the default) or a ``seekdb:`` connection string.
+
+>>> open_backend("memory.duckdb")                                  # doctest: +SKIP  (the single-file default)
+>>> open_backend("seekdb:///var/lib/pcmem/seekdb")                 # doctest: +SKIP  (embedded seekdb)
+>>> open_backend("seekdb://pcmem:secret@ob.example:2881/pcmem?tenant=app")  # doctest: +SKIP  (server/cluster)
+
+The seekdb drivers are an optional extra (``pip install 'pcmem[seekdb]'``); without them a ``seekdb:`` target raises
+ConfigurationError, and a DuckDB path never imports them.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from pcmem.errors import InputError
+from pcmem.store.port import StorageBackend
+
+SEEKDB_SCHEME = "seekdb:"
+
+StoreTarget = str | os.PathLike[str]
+
+
+def is_seekdb(target: StoreTarget) -> bool:
+    return isinstance(target, str) and target.startswith(SEEKDB_SCHEME)
+
+
+def open_backend(target: StoreTarget, *, shared: bool = False, lock_timeout: float = 10.0) -> StorageBackend:
+    """The backend for ``target``; ``shared``/``lock_timeout`` as for :class:`~pcmem.store.duckdb.DuckDBBackend`."""
+    if not isinstance(target, (str, os.PathLike)):
+        raise InputError(f"a store target is a path or a seekdb: URL, not {type(target).__name__}")
+    if isinstance(target, str) and not target.strip():
+        raise InputError("the store target is empty")
+    if is_seekdb(target):
+        from pcmem.store.seekdb import SeekdbBackend
+
+        return SeekdbBackend(target, shared=shared, lock_timeout=lock_timeout)
+    from pcmem.store.duckdb import DuckDBBackend
+
+    return DuckDBBackend(Path(target), shared=shared, lock_timeout=lock_timeout)
+
+
+def target_exists(target: StoreTarget) -> bool | None:
+    """Whether the store exists: a file or an embedded data directory; ``None`` when only the server knows."""
+    if is_seekdb(target):
+        from pcmem.store.seekdb import parse
+
+        parsed = parse(str(target))
+        return parsed.path.is_dir() if parsed.path is not None else None
+    return Path(target).exists()

@@ -1,0 +1,181 @@
+"""One write to one scope of a seekdb store: the port's WriteTransaction, inside an open SQL transaction.
+
+A commit inserts the revision, its new versions and entry events, then moves the projections for exactly the
+entries it touches (O(change)): ``memories`` (head and counts), ``head_entries``, ``fts_docs`` and each profile's
+vector ``active`` flags.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from pcmem.embedding.port import EmbeddingProfile
+from pcmem.errors import RevisionConflictError, StoreError
+from pcmem.ids import new_id
+from pcmem.memory.models import EntryVersion, MemoryRef, Operation
+from pcmem.store.port import EntryEvent, HeadEntry
+from pcmem.store.seekdb import fulltext, schema, vectors
+from pcmem.store.seekdb.records import V_COLUMNS, check_dimension, version_from_row
+from pcmem.store.seekdb.sql import Connection, DuplicateKeyError, chunks, in_list, insert_rows, quote, render, row
+from pcmem.validation import canonical_json
+
+if TYPE_CHECKING:
+    from pcmem.store.seekdb.backend import SeekdbBackend
+
+
+class SeekdbWrite:
+    """A :class:`~pcmem.store.port.WriteTransaction` inside an open seekdb transaction (see SeekdbBackend.write)."""
+
+    def __init__(self, db: Connection, scope: str, memory: MemoryRef | None, backend: SeekdbBackend) -> None:
+        self._db = db
+        self._scope = scope
+        self._backend = backend
+        self.analyzer = backend.analyzer
+        self.memory = memory
+        self._committed = False
+
+    def head_entry(self, entry_id: str) -> HeadEntry | None:
+        if self.memory is None:
+            return None
+        rows = self._db.run(render(
+            f"""SELECT h.state, {V_COLUMNS} FROM head_entries h
+                JOIN entry_versions v ON v.entry_version_id = h.entry_version_id
+                WHERE h.artifact_id = %s AND h.entry_id = %s""",
+            self.memory.artifact_id, entry_id,
+        ))
+        return HeadEntry(version=version_from_row(rows[0][1:]), state=rows[0][0]) if rows else None
+
+    def existing_entry_ids(self, entry_ids: Sequence[str]) -> set[str]:
+        if self.memory is None or not entry_ids:
+            return set()
+        found: set[str] = set()
+        for batch in chunks(list(entry_ids)):
+            found.update(r[0] for r in self._db.run(
+                f"SELECT entry_id FROM head_entries WHERE artifact_id = {quote(self.memory.artifact_id)} "
+                f"AND entry_id IN {in_list(batch)}"
+            ))
+        return found
+
+    def embedding_profile(self) -> EmbeddingProfile | None:
+        active = self._backend._profiles(self._db).get("active")
+        return active[0] if active else None
+
+    def missing_vectors(self, entry_version_ids: Sequence[str]) -> set[str]:
+        table = self._backend._profile_tables(self._db).get("active")
+        return vectors.missing(self._db, table, entry_version_ids)
+
+    def commit(
+        self,
+        operation: Operation,
+        new_versions: Sequence[EntryVersion],
+        events: Sequence[EntryEvent],
+        now: datetime,
+        vectors_by_version: Mapping[str, np.ndarray] | None = None,
+        artifact_id: str | None = None,
+    ) -> MemoryRef:
+        """As the port; ``artifact_id`` names a new memory (``pcmem migrate`` keeps the source's ids)."""
+        if self._committed:
+            raise StoreError("a write transaction commits at most once")
+        self._committed = True
+        db = self._db
+        touched = [event.entry_id for event in events]
+        if len(set(touched)) != len(touched):
+            raise StoreError("a revision changes each entry at most once")
+        previous: dict[str, tuple[str, str]] = {}  # entry_id -> (version id, state) at the old head
+        if self.memory is None:
+            artifact_id = artifact_id or new_id("mem")
+            revision = 1
+        else:
+            if artifact_id is not None and artifact_id != self.memory.artifact_id:
+                raise StoreError(f"scope {self._scope!r} already has memory {self.memory.artifact_id}")
+            artifact_id = self.memory.artifact_id
+            revision = self.memory.revision + 1
+            for batch in chunks(touched):
+                for entry_id, version_id, state in db.run(
+                    f"SELECT entry_id, entry_version_id, state FROM head_entries "
+                    f"WHERE artifact_id = {quote(artifact_id)} AND entry_id IN {in_list(batch)}"
+                ):
+                    previous[entry_id] = (version_id, state)
+        delta = {"active": 0, "retired": 0}
+        for event in events:
+            if event.entry_id in previous:
+                delta[previous[event.entry_id][1]] -= 1
+            delta[event.state] += 1
+        self._write_memory_row(artifact_id, revision, now, delta)
+        db.run("INSERT INTO revisions VALUES " + row(artifact_id, revision, operation, len(events), now))
+        insert_rows(db, "INSERT INTO entry_versions", [
+            row(v.entry_version_id, artifact_id, v.entry_id, v.version, v.kind, v.text, v.content_hash,
+                canonical_json(v.metadata), revision, now)
+            for v in new_versions
+        ])
+        insert_rows(db, "INSERT INTO entry_events",
+                    [row(artifact_id, revision, e.entry_id, e.entry_version_id, e.state) for e in events])
+        self._move_projections(artifact_id, new_versions, events, previous, vectors_by_version or {})
+        insert_rows(db, "INSERT INTO head_entries",
+                    [row(artifact_id, e.entry_id, e.entry_version_id, e.state) for e in events],
+                    "ON DUPLICATE KEY UPDATE entry_version_id = VALUES(entry_version_id), state = VALUES(state)")
+        self.memory = MemoryRef(scope=self._scope, artifact_id=artifact_id, revision=revision)
+        return self.memory
+
+    def _write_memory_row(self, artifact_id: str, revision: int, now: datetime, delta: dict[str, int]) -> None:
+        db = self._db
+        if self.memory is None:
+            try:
+                db.run("INSERT INTO memories VALUES " + row(
+                    artifact_id, schema.scope_key(self._scope), self._scope, revision, delta["active"],
+                    delta["retired"], now, now))
+            except DuplicateKeyError:
+                # Another process created the scope after this write read it: a compare-and-swap conflict.
+                raise RevisionConflictError(
+                    f"scope {self._scope!r} was created by another writer meanwhile", expected=0, actual=None
+                ) from None
+        else:
+            db.run(render(
+                "UPDATE memories SET head_revision = %s, updated_at = %s, active_count = active_count + %s, "
+                "retired_count = retired_count + %s WHERE artifact_id = %s",
+                revision, now, delta["active"], delta["retired"], artifact_id,
+            ))
+
+    def _move_projections(
+        self,
+        artifact_id: str,
+        new_versions: Sequence[EntryVersion],
+        events: Sequence[EntryEvent],
+        previous: Mapping[str, tuple[str, str]],
+        vectors_by_version: Mapping[str, np.ndarray],
+    ) -> None:
+        """Full-text docs and vector flags follow the head: the touched entries' old active versions leave, the
+        versions becoming active join. Nothing else is touched (O(change))."""
+        db = self._db
+        leaving = [version_id for version_id, state in previous.values() if state == "active"]
+        joining = [e.entry_version_id for e in events if e.state == "active"]
+        for batch in chunks(leaving):
+            db.run(f"DELETE FROM fts_docs WHERE entry_version_id IN {in_list(batch)}")
+        texts = {v.entry_version_id: (v.entry_id, v.text) for v in new_versions}
+        unknown = [version_id for version_id in joining if version_id not in texts]
+        for batch in chunks(unknown):  # reactivated versions: their text is already stored
+            for version_id, entry_id, text in db.run(
+                f"SELECT entry_version_id, entry_id, text FROM entry_versions WHERE entry_version_id IN {in_list(batch)}"
+            ):
+                texts[version_id] = (entry_id, text)
+        missing = [version_id for version_id in joining if version_id not in texts]
+        if missing:
+            raise StoreError(f"events name unknown entry versions {missing[:3]}")
+        insert_rows(db, "INSERT INTO fts_docs (entry_version_id, artifact_id, entry_id, body)", [
+            row(version_id, artifact_id, texts[version_id][0], fulltext.body(texts[version_id][1], self.analyzer))
+            for version_id in joining
+        ])
+        tables = self._backend._profile_tables(db)
+        for table in dict.fromkeys(tables.values()):
+            vectors.set_active(db, table, leaving, False)
+        active_table = tables.get("active")
+        if active_table is not None and vectors_by_version:
+            profile = self.embedding_profile()
+            check_dimension(profile, vectors_by_version)
+            vectors.store(db, active_table, vectors_by_version)  # reads the head before it moves: fix flags below
+        for table in dict.fromkeys(tables.values()):
+            vectors.set_active(db, table, joining, True)

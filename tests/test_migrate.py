@@ -1,0 +1,104 @@
+"""``pcmem migrate``: a store copied to another backend keeps every revision, id, timestamp and vector."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+import pcmem
+from pcmem import ListRequest, NewEntry, ReactivateRequest, RememberRequest, RetireRequest, ReviseRequest
+from pcmem.cli import main
+from pcmem.search.models import SearchMemoryRequest
+from pcmem.store.migrate import DestinationNotEmptyError, migrate
+from pcmem.store.open import open_backend
+from tests.conftest import TickingClock
+from tests.test_backend_contract import HashEmbedder
+
+
+def _seed(target) -> dict:
+    """Two scopes with every kind of revision; returns what to check the copy against."""
+    with pcmem.open_sync(target, embedder=HashEmbedder(), clock=TickingClock()) as runtime:
+        team = runtime.memory.for_scope("team")
+        first = team.remember(RememberRequest(entries=(
+            NewEntry(text="We deploy on Fridays.", entry_id="deploy", metadata={"source": "standup"}),
+            NewEntry(text="Lea owns the budget.", entry_id="budget"),
+            NewEntry(text="Lunch is at noon.", entry_id="lunch"),
+        )))
+        team.revise(ReviseRequest(entry_id="deploy", expected_revision=1, text="We deploy on Mondays."))
+        team.retire(RetireRequest(entry_id="lunch", expected_revision=2))
+        team.retire(RetireRequest(entry_id="budget", expected_revision=3))
+        team.reactivate(ReactivateRequest(entry_id="budget", expected_revision=4))
+        runtime.memory.for_scope("solo").remember(NewEntry(text="A single note.", entry_id="one"))
+        return {
+            "citation": first.citations[0],
+            "manifests": {r: team.list(ListRequest(state="all", revision=r)).entries for r in range(1, 6)},
+            "hits": [h.citation for h in team.search(SearchMemoryRequest(query="who owns the budget", mode="hybrid")).hits],
+        }
+
+
+def test_duckdb_store_migrates_to_seekdb_with_every_revision(tmp_path, seekdb_url):
+    source = tmp_path / "source.duckdb"
+    seeded = _seed(source)
+    with _opened(source) as src, _opened(seekdb_url) as dst:
+        ticks = []
+        report = migrate(src, dst, lambda done, total: ticks.append((done, total)))
+    assert report.verified, report.problems
+    assert (report.scopes, report.revisions, report.entry_versions, report.vectors) == (2, 6, 5, 5)
+    assert ticks[-1] == (6, 6)
+    with pcmem.open_sync(seekdb_url, embedder=HashEmbedder()) as copy:
+        team = copy.memory.for_scope("team")
+        assert team.get(seeded["citation"]).entry.text == "We deploy on Fridays."  # an old citation still reads back
+        for revision, entries in seeded["manifests"].items():
+            assert team.list(ListRequest(state="all", revision=revision)).entries == entries
+        assert copy.backend.vector_status("team").complete  # vectors came along: no re-embedding
+        page = team.search(SearchMemoryRequest(query="who owns the budget", mode="hybrid"))
+        assert [h.citation for h in page.hits] == seeded["hits"]
+
+
+def test_seekdb_store_migrates_back_to_a_duckdb_file(tmp_path, seekdb_url):
+    _seed(seekdb_url)
+    with _opened(seekdb_url) as src, _opened(tmp_path / "back.duckdb") as dst:
+        report = migrate(src, dst)
+        assert report.verified, report.problems
+        assert dst.scope_summaries() == src.scope_summaries()
+
+
+def test_a_non_empty_destination_is_refused_untouched(tmp_path, seekdb_url):
+    _seed(tmp_path / "source.duckdb")
+    with pcmem.open_sync(seekdb_url, embedder=None) as runtime:
+        runtime.memory.for_scope("already").remember("Something is here.")
+    with _opened(tmp_path / "source.duckdb") as src, _opened(seekdb_url) as dst:
+        with pytest.raises(DestinationNotEmptyError, match="empty store only"):
+            migrate(src, dst)
+        assert [s.scope for s in dst.scope_summaries()] == ["already"]
+
+
+def test_cli_migrate_reports_and_refuses_typed(tmp_path, seekdb_url):
+    source = tmp_path / "source.duckdb"
+    _seed(source)
+    runner = CliRunner()
+    result = runner.invoke(main, ["migrate", "--from", str(source), "--to", seekdb_url, "--json"], env={"PCMEM_DB": None})
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["verified"] and (report["scopes"], report["revisions"], report["vectors"]) == (2, 6, 5)
+    again = runner.invoke(main, ["migrate", "--from", str(source), "--to", seekdb_url], env={"PCMEM_DB": None})
+    assert again.exit_code == 2 and again.stderr.startswith("pcmem: error: the destination already holds 2 scope")
+    missing = runner.invoke(main, ["migrate", "--from", str(tmp_path / "nope.duckdb"), "--to", str(tmp_path / "x.duckdb")],
+                            env={"PCMEM_DB": None})
+    assert missing.exit_code == 4 and "does not exist" in missing.stderr
+    assert not (tmp_path / "x.duckdb").exists()
+
+
+class _opened:
+    """A backend as a context manager (the port has close(), not __exit__)."""
+
+    def __init__(self, target) -> None:
+        self.backend = open_backend(target)
+
+    def __enter__(self):
+        return self.backend
+
+    def __exit__(self, *exc_info) -> None:
+        self.backend.close()
