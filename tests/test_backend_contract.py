@@ -8,6 +8,7 @@ started. Tests that need both engines at once (same data, same hits) open one of
 from __future__ import annotations
 
 import hashlib
+import unicodedata
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
@@ -133,6 +134,27 @@ def test_citations_read_back_exactly_after_later_writes(project):
     stale = cited.model_copy(update={"revision": 2})
     with pytest.raises(EntryNotFoundError):
         project.get(stale)  # revision 2 cites the new version, not this one
+
+
+HOSTILE_TEXTS = {
+    "quotes": "O'Brien said \"ship it\"; DROP TABLE memories; --",
+    "backslashes": "C:\\Users\\me\\notes.txt and a trailing \\",
+    "percent": "100% of %s and %(name)s placeholders",
+    "unicode": "emoji 🚀, 上海合作伙伴, ｆｕｌｌｗｉｄｔｈ, e\u0301",
+    "newlines": "line one\nline two\ttabbed",
+}
+
+
+def test_any_valid_text_and_metadata_round_trip_exactly(project):
+    metadata = {"note": "it's a \\ \"test\" %s", "n": [1, 2.5, None, True]}
+    written = project.remember(RememberRequest(entries=tuple(
+        NewEntry(entry_id=key, text=text, metadata=metadata) for key, text in HOSTILE_TEXTS.items())))
+    for citation in written.citations:
+        got = project.get(citation)
+        expected = unicodedata.normalize("NFC", HOSTILE_TEXTS[citation.entry_id]).strip()
+        assert got.entry.text == expected and got.entry.metadata == metadata
+    hits = project.search(SearchMemoryRequest(query="O'Brien DROP TABLE", mode="fts")).hits
+    assert hits and hits[0].citation.entry_id == "quotes"
 
 
 def test_changes_and_history(project):
