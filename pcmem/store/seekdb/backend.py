@@ -293,6 +293,9 @@ class SeekdbBackend:
         with self._write_lock:
             db = self._connection()
             with self._transaction():
+                # Lock every scope's row first (the first statement, so the count below sees every write that
+                # committed before): writers of existing scopes in other processes wait until the switch is done.
+                db.run("SELECT artifact_id FROM memories FOR UPDATE")
                 profiles = self._profiles(db)
                 pending = profiles.get("pending")
                 if pending is None or pending[0] != profile:
