@@ -471,7 +471,8 @@ def test_cli_tui_opens_the_app_on_the_resolved_store(monkeypatch, tmp_path):
     assert opened.pop("inference").generation_model == "llama-cpp:tiny"
     assert opened == {"source": tmp_path / "x.duckdb", "ran": True}
     described = CliRunner().invoke(main, [*args, "--json"])
-    assert json.loads(described.stdout) == {"db": str(tmp_path / "x.duckdb"), "model": "llama-cpp:tiny"}
+    assert json.loads(described.stdout) == {"db": str(tmp_path / "x.duckdb"), "model": "llama-cpp:tiny",
+                                            "embedder": "auto"}
     assert not (tmp_path / "x.duckdb").exists()
 
 
