@@ -24,8 +24,9 @@ KS = (5, 10, 30)
 Progress = Callable[[int, int], None]
 
 
-def ingest(runtime: SyncRuntime, conversations: Sequence[Conversation], progress: Progress | None = None) -> float:
-    """Write each conversation into its scope (skipped when already there); returns entries per second written."""
+def ingest(runtime: SyncRuntime, conversations: Sequence[Conversation], progress: Progress | None = None) -> float | None:
+    """Write each conversation into its scope (skipped when already there); returns entries per second written
+    (None when everything was already there)."""
     written, started = 0, time.perf_counter()
     for done, conversation in enumerate(conversations, start=1):
         memory = runtime.memory.for_scope(conversation.scope)
@@ -40,7 +41,7 @@ def ingest(runtime: SyncRuntime, conversations: Sequence[Conversation], progress
         if progress:
             progress(done, len(conversations))
     elapsed = time.perf_counter() - started
-    return written / elapsed if written else 0.0
+    return written / elapsed if written else None
 
 
 def select_questions(

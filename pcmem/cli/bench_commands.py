@@ -138,7 +138,8 @@ def locomo(data_path: str, modes: str, rerank: str, model: str | None, limit: in
                                                     progress=advance)
                     reports.append({**bench_locomo.report(run), "backend": backend, "embedder": embedder})
             runs.append({"backend": backend, "embedder": embedder, "store": str(where),
-                         "ingest_entries_per_s": round(ingest_rate, 1), "reports": reports})
+                         "ingest_entries_per_s": None if ingest_rate is None else round(ingest_rate, 1),
+                         "reports": reports})
     result = {
         "data": str(data_path), "stores": [r["store"] for r in runs], "limit": limit, "candidates": candidates,
         "questions": len(chosen),
@@ -157,7 +158,9 @@ def locomo(data_path: str, modes: str, rerank: str, model: str | None, limit: in
         return
     for run_ in runs:
         if len(runs) > 1:
-            click.echo(f"\n## {run_['backend']}, {run_['embedder']} (ingest {run_['ingest_entries_per_s']} entries/s)\n")
+            rate = run_["ingest_entries_per_s"]
+            ingest = "store reused, nothing ingested" if rate is None else f"ingest {rate} entries/s"
+            click.echo(f"\n## {run_['backend']}, {run_['embedder']} ({ingest})\n")
         click.echo(bench_locomo.markdown(run_["reports"]))
     if result["comparison"]:
         click.echo("\n" + bench_locomo.comparison_markdown(result["comparison"]))
