@@ -33,7 +33,7 @@ from pcmem.memory.models import EntryVersion
 from pcmem.runtime import SyncRuntime
 from pcmem.store.duckdb import DuckDBBackend
 from pcmem.store.port import EntryEvent
-from tests.conftest import TickingClock
+from conftest import TickingClock
 
 
 class HashEmbedder:

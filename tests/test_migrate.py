@@ -13,7 +13,7 @@ from pcmem.cli import main
 from pcmem.search.models import SearchMemoryRequest
 from pcmem.store.migrate import DestinationNotEmptyError, migrate
 from pcmem.store.open import open_backend
-from tests.conftest import TickingClock
+from conftest import TickingClock
 from tests.test_backend_contract import HashEmbedder
 
 
