@@ -83,6 +83,24 @@ class HashEmbedder:
         return self._vector(text)
 
 
+class TextHashEmbedder:
+    """Deterministic unit vectors from the text's hash (the embedder is not what these tests are about)."""
+
+    def __init__(self, dimension: int = 16, model_id: str = "test/hash") -> None:
+        self.profile = EmbeddingProfile(model_id, dimension, True)
+
+    def vector(self, text: str) -> np.ndarray:
+        seed = int.from_bytes(hashlib.sha256(f"{self.profile.model_id}:{text}".encode()).digest()[:8], "little")
+        vector = np.random.default_rng(seed).standard_normal(self.profile.dimension).astype(np.float32)
+        return vector / np.linalg.norm(vector)
+
+    def embed_documents(self, texts: list[str], progress=None) -> np.ndarray:  # noqa: ANN001
+        return np.stack([self.vector(t) for t in texts]) if texts else np.empty((0, self.profile.dimension), np.float32)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.vector(text)
+
+
 @pytest.fixture
 def fake_embedder() -> HashEmbedder:
     return HashEmbedder()

@@ -7,9 +7,7 @@ started. Tests that need both engines at once (same data, same hits) open one of
 
 from __future__ import annotations
 
-import hashlib
 import unicodedata
-from collections.abc import Sequence
 from datetime import UTC, datetime
 
 import numpy as np
@@ -28,30 +26,13 @@ from pcmem import (
     SearchMemoryRequest,
     StoreError,
 )
-from pcmem.embedding.port import EmbeddingProfile
 from pcmem.memory.models import EntryVersion
 from pcmem.runtime import SyncRuntime
 from pcmem.store.duckdb import DuckDBBackend
 from pcmem.store.port import EntryEvent
-from conftest import TickingClock
+from conftest import TextHashEmbedder, TickingClock
 
 
-class HashEmbedder:
-    """Deterministic unit vectors from the text's hash (the embedder is not what these tests are about)."""
-
-    def __init__(self, dimension: int = 16, model_id: str = "test/hash") -> None:
-        self.profile = EmbeddingProfile(model_id, dimension, True)
-
-    def vector(self, text: str) -> np.ndarray:
-        seed = int.from_bytes(hashlib.sha256(f"{self.profile.model_id}:{text}".encode()).digest()[:8], "little")
-        vector = np.random.default_rng(seed).standard_normal(self.profile.dimension).astype(np.float32)
-        return vector / np.linalg.norm(vector)
-
-    def embed_documents(self, texts: Sequence[str], progress=None) -> np.ndarray:  # noqa: ANN001
-        return np.stack([self.vector(t) for t in texts]) if texts else np.empty((0, self.profile.dimension), np.float32)
-
-    def embed_query(self, text: str) -> np.ndarray:
-        return self.vector(text)
 
 
 
@@ -69,8 +50,8 @@ def backend(request, tmp_path):
 
 
 @pytest.fixture
-def embedder() -> HashEmbedder:
-    return HashEmbedder()
+def embedder() -> TextHashEmbedder:
+    return TextHashEmbedder()
 
 
 @pytest.fixture
@@ -333,7 +314,7 @@ def test_a_second_profile_cannot_replace_the_active_one_silently(request, backen
     backend.set_embedding_profile(embedder.profile)
     backend.set_embedding_profile(embedder.profile)  # the same profile: a no-op
     with pytest.raises(StoreError):
-        backend.set_embedding_profile(HashEmbedder(dimension=8, model_id="test/other").profile)
+        backend.set_embedding_profile(TextHashEmbedder(dimension=8, model_id="test/other").profile)
     assert backend.embedding_profile() == embedder.profile
 
 
@@ -343,7 +324,7 @@ def test_a_second_profile_cannot_replace_the_active_one_silently(request, backen
 def test_embedding_switch_pending_commit_and_resume(request, backend, runtime, embedder):
     project = runtime.memory.for_scope("project")
     project.remember(RememberRequest(entries=tuple(NewEntry(text=f"fact {i}", entry_id=f"f{i}") for i in range(5))))
-    new = HashEmbedder(dimension=8, model_id="test/new")
+    new = TextHashEmbedder(dimension=8, model_id="test/new")
     backend.begin_embedding_switch(new.profile)
     assert (backend.embedding_profile(), backend.pending_embedding_profile()) == (embedder.profile, new.profile)
     assert backend.count_missing_vectors(new.profile) == 5 and backend.count_missing_vectors(embedder.profile) == 0
@@ -373,7 +354,7 @@ def test_embedding_switch_pending_commit_and_resume(request, backend, runtime, e
 
 def test_a_different_pending_profile_is_abandoned(request, backend, runtime, embedder):
     runtime.memory.for_scope("p").remember(NewEntry(text="something", entry_id="s"))
-    first, second = HashEmbedder(8, "test/first"), HashEmbedder(12, "test/second")
+    first, second = TextHashEmbedder(8, "test/first"), TextHashEmbedder(12, "test/second")
     backend.begin_embedding_switch(first.profile)
     backend.store_vectors(first.profile, {v: first.vector(t) for v, t in backend.versions_missing_vectors(first.profile, 9)})
     backend.begin_embedding_switch(second.profile)
@@ -400,7 +381,7 @@ def test_search_through_open_sync_gives_the_same_hits_on_both_backends(tmp_path,
     ]
     pages = {}
     for name, target in (("duckdb", tmp_path / "e2e.duckdb"), ("seekdb", seekdb_url)):
-        with pcmem.open_sync(target, embedder=HashEmbedder(), clock=TickingClock()) as runtime:
+        with pcmem.open_sync(target, embedder=TextHashEmbedder(), clock=TickingClock()) as runtime:
             scope = runtime.memory.for_scope("team")
             scope.remember(RememberRequest(entries=tuple(NewEntry(text=t, entry_id=i) for i, t in texts)))
             scope.retire(RetireRequest(entry_id="lunch", expected_revision=1))

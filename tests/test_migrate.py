@@ -13,13 +13,12 @@ from pcmem.cli import main
 from pcmem.search.models import SearchMemoryRequest
 from pcmem.store.migrate import DestinationNotEmptyError, migrate
 from pcmem.store.open import open_backend
-from conftest import TickingClock
-from tests.test_backend_contract import HashEmbedder
+from conftest import TextHashEmbedder, TickingClock
 
 
 def _seed(target) -> dict:
     """Two scopes with every kind of revision; returns what to check the copy against."""
-    with pcmem.open_sync(target, embedder=HashEmbedder(), clock=TickingClock()) as runtime:
+    with pcmem.open_sync(target, embedder=TextHashEmbedder(), clock=TickingClock()) as runtime:
         team = runtime.memory.for_scope("team")
         first = team.remember(RememberRequest(entries=(
             NewEntry(text="We deploy on Fridays.", entry_id="deploy", metadata={"source": "standup"}),
@@ -47,7 +46,7 @@ def test_duckdb_store_migrates_to_seekdb_with_every_revision(tmp_path, seekdb_ur
     assert report.verified, report.problems
     assert (report.scopes, report.revisions, report.entry_versions, report.vectors) == (2, 6, 5, 5)
     assert ticks[-1] == (6, 6)
-    with pcmem.open_sync(seekdb_url, embedder=HashEmbedder()) as copy:
+    with pcmem.open_sync(seekdb_url, embedder=TextHashEmbedder()) as copy:
         team = copy.memory.for_scope("team")
         assert team.get(seeded["citation"]).entry.text == "We deploy on Fridays."  # an old citation still reads back
         for revision, entries in seeded["manifests"].items():
