@@ -40,7 +40,7 @@ EmbedderChoice = Embedder | str | None
 EMBEDDER_ENV = "PCMEM_EMBEDDER"
 
 
-def _resolve_embedder(choice: EmbedderChoice, backend: StorageBackend) -> Embedder | None:
+def resolve_embedder(choice: EmbedderChoice, backend: StorageBackend) -> Embedder | None:
     if choice is None or not isinstance(choice, str):
         return choice
     from pcmem.embedding import presets
@@ -122,7 +122,7 @@ class SyncRuntime:
         inference = inference or InferenceConfig.from_env()
         backend = open_backend(path, shared=shared, lock_timeout=lock_timeout)
         try:
-            return cls(backend, embedder=_resolve_embedder(embedder, backend), clock=clock, config=config,
+            return cls(backend, embedder=resolve_embedder(embedder, backend), clock=clock, config=config,
                        inference=inference, reranker=reranker, model_progress=model_progress, write_gate=write_gate)
         except BaseException:
             backend.close()
@@ -136,7 +136,7 @@ class SyncRuntime:
         A switch fills the new vectors next to the old ones and changes the store's vector space in one transaction
         at the end; interrupted, it resumes where it stopped. Afterwards this runtime searches with the new embedder.
         """
-        target = _resolve_embedder(embedder, self.backend) if embedder is not None else self.embedder
+        target = resolve_embedder(embedder, self.backend) if embedder is not None else self.embedder
         if target is None:
             raise ConfigurationError("reindex needs an embedder; this runtime was opened with embedder=None")
         report = reindex(self.backend, target, progress=progress)

@@ -78,6 +78,10 @@ def test_the_cli_works_on_a_seekdb_store(seekdb_url):
     def run(*args: str):
         return runner.invoke(main, ["--db", seekdb_url, *args], env={"PCMEM_DB": None})
 
+    initialised = run("init", "--embedder", "minilm-l6-int8", "--json")
+    assert initialised.exit_code == 0, initialised.output
+    assert json.loads(initialised.stdout)["created"] is True
+    assert json.loads(run("init", "--json").stdout)["created"] is False
     written = run("remember", "--scope", "team", "--kind", "decision", "We deploy on Fridays.", "--json")
     assert written.exit_code == 0, written.output
     found = json.loads(run("search", "--scope", "team", "--mode", "fts", "deploy friday", "--json").stdout)

@@ -1,4 +1,4 @@
-"""``pcmem init``: create a store file with a chosen embedder (or confirm an existing one)."""
+"""``pcmem init``: create a store with a chosen embedder (or confirm an existing one)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ import click
 
 from pcmem.cli import render
 from pcmem.errors import InputError
-from pcmem.runtime import open_sync
+from pcmem.runtime import SyncRuntime, resolve_embedder
+from pcmem.store.open import open_backend
 
 
 @click.command()
@@ -15,7 +16,7 @@ from pcmem.runtime import open_sync
                    "else minilm-l6-int8). See `pcmem models`.")
 @render.json_option
 def init(embedder_choice: str | None, as_json: bool) -> None:
-    """Create the store file and fix its embedding model. Idempotent; an existing store keeps its data.
+    """Create the store and fix its embedding model. Idempotent; an existing store keeps its data.
 
     Later commands pick the store's embedder up by themselves. To change it for an existing store, use
     `pcmem reindex --embedder`, which keeps the old vectors usable until the new ones are complete.
@@ -24,23 +25,28 @@ def init(embedder_choice: str | None, as_json: bool) -> None:
     Examples:
       pcmem init
       pcmem --db team.duckdb init --embedder mpnet-base-int8
+      pcmem --db 'seekdb:///srv/pcmem-seekdb?database=team' init --embedder mpnet-base-int8
     """
     store = click.get_current_context().obj
     choice = embedder_choice or store.embedder or "auto"
-    existed = store.path.exists()
-    with open_sync(store.path, embedder=choice) as runtime:
-        profile = runtime.backend.embedding_profile()
+    backend = open_backend(store.path)
+    try:
+        new = backend.embedding_profile() is None and not backend.scope_summaries()
+        runtime = SyncRuntime(backend, embedder=resolve_embedder(choice, backend))
+        profile = backend.embedding_profile()
         wanted = runtime.embedder.profile if runtime.embedder is not None else None
-        analyzer = runtime.backend.analyzer.name
+        analyzer = backend.analyzer.name
+    finally:
+        backend.close()
     if wanted is not None and profile != wanted:
         raise InputError(f"{store.path} already holds vectors of {profile.describe() if profile else 'no model'}; "
                          f"switch it with `pcmem --db {store.path} reindex --embedder {choice}`")
-    result = {"path": str(store.path), "created": not existed, "embedding_profile": profile.describe() if profile
-              else None, "analyzer": analyzer}
+    result = {"path": str(store.path), "created": new, "embedding_profile": profile.describe() if profile else None,
+              "analyzer": analyzer}
     if as_json:
         render.emit_json(result)
     else:
-        verb = "created" if not existed else "already initialised"
+        verb = "created" if new else "already initialised"
         render.console.print(f"{verb}: {store.path}\n  embeddings: {result['embedding_profile']}\n"
                              f"  full-text analyzer: {analyzer}")
 
