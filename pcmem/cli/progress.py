@@ -10,7 +10,9 @@ from rich.progress import (
     DownloadColumn,
     MofNCompleteColumn,
     Progress,
+    TaskProgressColumn,
     TextColumn,
+    TimeElapsedColumn,
     TimeRemainingColumn,
 )
 
@@ -34,7 +36,7 @@ def progress_bar(label: str, *, enabled: bool = True, bytes_: bool = False) -> I
 @contextmanager
 def stage_progress(*, enabled: bool = True) -> Iterator[Callable[[str, int, int], None]]:
     """Yields ``report(stage, done, total)`` for multi-step work (one bar whose label follows the stage)."""
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+    with Progress(TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(), TimeElapsedColumn(),
                   console=err_console, disable=not (enabled and err_console.is_terminal), transient=True) as progress:
         task = progress.add_task("starting", total=None)
 
