@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 import pcmem
+from pcmem.bench import slug
 from pcmem.embedding.port import EmbeddingProfile
 from pcmem.errors import InputError
 from pcmem.memory.models import NewEntry, RememberRequest
@@ -178,10 +179,6 @@ def _references(rows: list, queries: list[str], embedder: PrecomputedEmbedder) -
     return {"fts5_ms_p50": _p(_timed(fts5, QUERIES), 50), "numpy_ms_p50": _p(_timed(brute, QUERIES), 50)}
 
 
-def _slug(name: str) -> str:
-    return "".join(c if c.isalnum() else "_" for c in name)[-40:]
-
-
 def bench_import(count: int, workdir: Path, backend: str = "duckdb", embedder_name: str = "minilm-l6-int8") -> dict:
     """Bulk import with a real embedder vs that embedder alone on the same texts."""
     from pcmem.embedding.presets import resolve
@@ -192,7 +189,7 @@ def bench_import(count: int, workdir: Path, backend: str = "duckdb", embedder_na
     started = time.perf_counter()
     embedder.embed_documents(texts)
     alone = time.perf_counter() - started
-    target = store_target(backend, workdir, f"import-{_slug(embedder_name)}")
+    target = store_target(backend, workdir, f"import-{slug(embedder_name)}")
     with pcmem.open_sync(target, embedder=embedder) as runtime:
         started = time.perf_counter()
         runtime.memory.for_scope("import").remember(RememberRequest(entries=tuple(NewEntry(text=t) for t in texts)))

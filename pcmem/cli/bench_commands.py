@@ -14,10 +14,6 @@ from pcmem.config import InferenceConfig, RuntimeConfig
 from pcmem.errors import InputError
 
 
-def _slug(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_" else "_" for c in name)[-60:]
-
-
 def _csv(value: str, cast=str) -> list:  # noqa: ANN001
     try:
         return [cast(item.strip()) for item in value.split(",") if item.strip()]
@@ -85,8 +81,9 @@ def locomo(data_path: str, modes: str, rerank: str, model: str | None, limit: in
 
     import pcmem
     from pcmem.bench import locomo as bench_locomo
+    from pcmem.bench import slug
     from pcmem.bench.locomo_data import load
-    from pcmem.bench.perf import BACKENDS
+    from pcmem.bench.perf import BACKENDS, store_target
 
     backend_list = _csv(backends)
     if not backend_list or any(b not in BACKENDS for b in backend_list) or len(set(backend_list)) != len(backend_list):
@@ -106,8 +103,6 @@ def locomo(data_path: str, modes: str, rerank: str, model: str | None, limit: in
 
         with progress_bar("verifying model", enabled=not as_json, bytes_=True) as advance:
             reranker = build_reranker(rerank, inference, advance)
-    from pcmem.store.seekdb.engine import open_embedded_directory
-
     embedder_names = _csv(embedders)
     if not embedder_names:
         raise InputError("--embedder needs at least one embedder")
@@ -117,9 +112,8 @@ def locomo(data_path: str, modes: str, rerank: str, model: str | None, limit: in
     def target(backend: str, embedder: str) -> str | Path:
         if backend == "duckdb":
             base = Path(store) if store else workdir / "locomo.duckdb"
-            return base.with_name(f"{base.stem}.{_slug(embedder)}{base.suffix}") if several else base
-        database = f"locomo_{_slug(embedder).replace('-', '_')}" if several else "locomo"
-        return seekdb_store or f"seekdb://{open_embedded_directory() or workdir / 'seekdb'}?database={database}"
+            return base.with_name(f"{base.stem}.{slug(embedder)}{base.suffix}") if several else base
+        return seekdb_store or store_target("seekdb", workdir, f"locomo_{slug(embedder)}" if several else "locomo")
 
     config = RuntimeConfig(memory_rerank_candidate_limit=candidates)
     started = time.perf_counter()
