@@ -64,6 +64,15 @@ def test_bench_locomo_runs_end_to_end(tmp_path):
         {k: r["overall"][k] for k in quality} for r in report["reports"]]
 
 
+def test_bench_locomo_refuses_one_seekdb_store_for_several_embedders(tmp_path):
+    data = _locomo_file(tmp_path / "locomo.json")
+    result = CliRunner().invoke(main, ["bench", "locomo", "--data", str(data), "--backends", "seekdb",
+                                       "--seekdb-store", f"seekdb://{tmp_path / 'sdb'}?database=x",
+                                       "--embedder", "minilm-l6-int8,mpnet-base-int8"])
+    assert result.exit_code == 2 and "each embedder needs its own" in result.stderr
+    assert not (tmp_path / "sdb").exists()
+
+
 def test_metrics_by_hand():
     ranked = ["D1:1", "D2:5", "D1:2", "D3:1"]
     assert metrics.fraction_found(ranked, ["D1:2", "D3:9"], 3) == 0.5

@@ -106,8 +106,11 @@ def locomo(data_path: str, modes: str, rerank: str, model: str | None, limit: in
     embedder_names = _csv(embedders)
     if not embedder_names:
         raise InputError("--embedder needs at least one embedder")
-    workdir = Path(tempfile.mkdtemp(prefix="pcmem-locomo-"))
     several = len(embedder_names) > 1
+    if several and seekdb_store and "seekdb" in backend_list:
+        raise InputError("--seekdb-store names one store, and each embedder needs its own: give one --embedder "
+                         "with it, or leave --seekdb-store out (a database per embedder is then made)")
+    workdir = Path(tempfile.mkdtemp(prefix="pcmem-locomo-"))
 
     def target(backend: str, embedder: str) -> str | Path:
         if backend == "duckdb":
