@@ -212,9 +212,7 @@ def test_an_onnx_embedder_keeps_input_order_across_length_sorted_batches() -> No
             return [np.full(3, float(len(t)), dtype=np.float32) for t in texts]
 
     model = Recording()
-    embedder = OnnxEmbedder(pcmem.EmbeddingProfile("test/x", 3, True), fastembed_name="x", hf_source="x",
-                            model_dir=lambda: Path("."), batch_size=2)
-    embedder._model = model
+    embedder = OnnxEmbedder(pcmem.EmbeddingProfile("test/x", 3, True), lambda: model, batch_size=2)
     texts = ["aaaa", "a", "aaa", "aa", "aaaaa"]
     rows = embedder.embed_documents(texts)
     assert rows[:, 0].tolist() == [4, 1, 3, 2, 5]

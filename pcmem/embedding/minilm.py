@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from pcmem.embedding.onnx_embedder import OnnxEmbedder
+from pcmem.embedding.onnx_embedder import OnnxEmbedder, open_fastembed
 from pcmem.embedding.port import EmbeddingProfile
 from pcmem.errors import ConfigurationError, EmbeddingError
 from pcmem.model_files import is_intact, package_dir, write_atomically
@@ -88,8 +88,6 @@ class MiniLMEmbedder(OnnxEmbedder):
 
     def __init__(self, cache_dir: str | os.PathLike[str] | None = None) -> None:
         self.model_dir = resolve_cache_dir(cache_dir) / _MODEL_SUBDIR
-        super().__init__(PROFILE, fastembed_name=_FASTEMBED_NAME, hf_source="sentence-transformers/all-MiniLM-L6-v2",
-                         model_dir=lambda: prepare_model_dir(self.model_dir), batch_size=_BATCH)
-
-    def is_prepared(self) -> bool:
-        return all(is_intact(self.model_dir / pinned.name, pinned.sha256) for pinned in _FILES)
+        super().__init__(PROFILE, lambda: open_fastembed(
+            prepare_model_dir(self.model_dir), name=_FASTEMBED_NAME, hf_source="sentence-transformers/all-MiniLM-L6-v2",
+            dimension=PROFILE.dimension), batch_size=_BATCH)

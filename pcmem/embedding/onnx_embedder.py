@@ -1,7 +1,7 @@
-"""Sentence embeddings from a local ONNX model directory, run by fastembed, fully offline.
+"""Sentence embeddings run by fastembed (ONNX): one class for every preset, local directory and catalogue model.
 
-One class serves every preset and user-supplied directory: the model loads on the first embed call (so building an
-embedder, or importing pcmem, stays cheap), never downloads anything, and texts are batched by similar length.
+The model loads on the first embed call (so building an embedder, or importing pcmem, stays cheap) and texts are
+batched by similar length. Local directories (:meth:`OnnxEmbedder.from_directory`) never download anything.
 
 Batch independence: a text's vector must not depend on the texts it happens to be embedded with. fp32 models (and
 the MiniLM int8 export, whose activations are quantised per row) give identical vectors alone or batched. Dynamic
@@ -47,18 +47,29 @@ def open_fastembed(model_dir: Path, *, name: str, hf_source: str, dimension: int
 
 
 class OnnxEmbedder:
-    """Unit vectors of ``profile.dimension`` from an ONNX sentence-transformer; loads on first use."""
+    """Vectors of ``profile.dimension`` from a fastembed model that ``load`` opens on first use.
 
-    def __init__(self, profile: EmbeddingProfile, *, fastembed_name: str, hf_source: str,
-                 model_dir: Callable[[], Path], batch_size: int = 16, pooling: Literal["mean", "cls"] = "mean") -> None:
+    ``load`` returns a fastembed ``TextEmbedding`` (or raises a typed pcmem error); ``normalize`` rescales rows to
+    unit length, for models that do not (pcmem's own model directories are registered with normalisation on).
+    """
+
+    def __init__(self, profile: EmbeddingProfile, load: Callable[[], Any], *, batch_size: int = 16,
+                 normalize: bool = False) -> None:
         self._profile = profile
-        self._fastembed_name = fastembed_name
-        self._hf_source = hf_source
-        self._model_dir = model_dir  # returns a verified directory, or raises ConfigurationError/EmbeddingError
+        self._load = load
         self.batch_size = batch_size
-        self._pooling = pooling
+        self._normalize = normalize
         self._model: Any = None
         self._lock = threading.Lock()
+
+    @classmethod
+    def from_directory(cls, profile: EmbeddingProfile, model_dir: Callable[[], Path], *, fastembed_name: str,
+                       hf_source: str, batch_size: int = 16, pooling: Literal["mean", "cls"] = "mean") -> OnnxEmbedder:
+        """A sentence-transformer ONNX directory; ``model_dir`` returns it verified, or raises
+        ConfigurationError/EmbeddingError."""
+        return cls(profile, lambda: open_fastembed(model_dir(), name=fastembed_name, hf_source=hf_source,
+                                                   dimension=profile.dimension, pooling=pooling),
+                   batch_size=batch_size)
 
     @property
     def profile(self) -> EmbeddingProfile:
@@ -68,9 +79,7 @@ class OnnxEmbedder:
         if self._model is None:
             with self._lock:
                 if self._model is None:
-                    self._model = open_fastembed(self._model_dir(), name=self._fastembed_name,
-                                                 hf_source=self._hf_source, dimension=self._profile.dimension,
-                                                 pooling=self._pooling)
+                    self._model = self._load()
         return self._model
 
     def embed_documents(self, texts: Sequence[str], progress: ProgressCallback | None = None) -> np.ndarray:
@@ -89,6 +98,8 @@ class OnnxEmbedder:
                 raise EmbeddingError(f"embedding a batch of {len(rows)} texts failed: {exc}") from exc
             if progress is not None:
                 progress(start + len(rows), total)
+        if self._normalize:
+            out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
         return out
 
     def embed_query(self, text: str) -> np.ndarray:

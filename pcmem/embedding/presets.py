@@ -81,8 +81,8 @@ def prepare_preset(name: str, progress: mpnet.StageProgress | None = None,
     if preset.name in _VARIANTS:
 
         def embed(directory: Path, sentences) -> object:
-            return _onnx_dir_embedder(preset.profile, directory, preset.batch_size,
-                                      f"pcmem/{preset.name}-candidate").embed_documents(list(sentences))
+            candidate = _mpnet_embedder(preset, lambda: directory, f"pcmem/{preset.name}-candidate")
+            return candidate.embed_documents(list(sentences))
 
         return mpnet.prepare(_VARIANTS[preset.name], root, progress, embed=embed).path
     return minilm.prepare_model_dir(minilm.MiniLMEmbedder(root).model_dir)
@@ -95,10 +95,9 @@ def _preset(name: str) -> EmbedderPreset:
     return preset
 
 
-def _onnx_dir_embedder(profile: EmbeddingProfile, directory: Path, batch_size: int, fastembed_name: str,
-                       locate: Callable[[], Path] | None = None) -> OnnxEmbedder:
-    return OnnxEmbedder(profile, fastembed_name=fastembed_name, hf_source=_MPNET_SOURCE,
-                        model_dir=locate or (lambda: directory), batch_size=batch_size)
+def _mpnet_embedder(preset: EmbedderPreset, model_dir: Callable[[], Path], fastembed_name: str) -> OnnxEmbedder:
+    return OnnxEmbedder.from_directory(preset.profile, model_dir, fastembed_name=fastembed_name,
+                                       hf_source=_MPNET_SOURCE, batch_size=preset.batch_size)
 
 
 def preset_embedder(name: str, cache_dir: str | os.PathLike[str] | None = None) -> Embedder:
@@ -107,8 +106,7 @@ def preset_embedder(name: str, cache_dir: str | os.PathLike[str] | None = None) 
     root = resolve_cache_dir(cache_dir)
     if preset.name in _VARIANTS:
         variant = _VARIANTS[preset.name]
-        return _onnx_dir_embedder(preset.profile, mpnet.model_dir(variant, root), preset.batch_size,
-                                  f"pcmem/{preset.name}", locate=lambda: mpnet.verified_dir(variant, root))
+        return _mpnet_embedder(preset, lambda: mpnet.verified_dir(variant, root), f"pcmem/{preset.name}")
     return minilm.MiniLMEmbedder(root)
 
 
@@ -136,15 +134,15 @@ def local_dir_embedder(directory: Path, batch_size: int = 1) -> Embedder:
             raise ConfigurationError(f"{directory / 'model.onnx'} changed since it was opened")
         return directory
 
-    return OnnxEmbedder(profile, fastembed_name=f"pcmem/onnx-dir/{digest[:16]}", hf_source=str(directory),
-                        model_dir=locate, batch_size=batch_size, pooling=pooling)
+    return OnnxEmbedder.from_directory(profile, locate, fastembed_name=f"pcmem/onnx-dir/{digest[:16]}",
+                                       hf_source=str(directory), batch_size=batch_size, pooling=pooling)
 
 
 def fastembed_embedder(model_name: str) -> Embedder:
     """Any fastembed model by name. Thin on purpose: fastembed fetches the model itself (needs network once)."""
-    from pcmem.embedding.fastembed_catalog import FastembedCatalogEmbedder
+    from pcmem.embedding.fastembed_catalog import catalog_embedder
 
-    return FastembedCatalogEmbedder(model_name)
+    return catalog_embedder(model_name)
 
 
 def resolve(choice: str, cache_dir: str | os.PathLike[str] | None = None) -> Embedder:
