@@ -233,10 +233,23 @@ def _quiet() -> Iterator[None]:
         root.setLevel(level)
 
 
-def export_onnx(source: Path, target: Path) -> None:
-    torch, transformers = _import_build_tools()
-    model = transformers.AutoModel.from_pretrained(str(source), local_files_only=True).eval()
-    tokenizer = transformers.AutoTokenizer.from_pretrained(str(source), local_files_only=True)
+@dataclass(frozen=True)
+class TorchModel:
+    """The sentence-transformers weights loaded once in torch: exported, then used as the reference."""
+
+    torch: Any
+    model: Any
+    tokenizer: Any
+
+    @classmethod
+    def load(cls, source: Path) -> TorchModel:
+        torch, transformers = _import_build_tools()
+        return cls(torch, transformers.AutoModel.from_pretrained(str(source), local_files_only=True).eval(),
+                   transformers.AutoTokenizer.from_pretrained(str(source), local_files_only=True))
+
+
+def export_onnx(loaded: TorchModel, target: Path) -> None:
+    torch, model, tokenizer = loaded.torch, loaded.model, loaded.tokenizer
     sample = tokenizer(["a short sentence", "and a somewhat longer second sentence"], padding=True,
                        return_tensors="pt")
     axes = {0: "batch", 1: "sequence"}
@@ -260,11 +273,9 @@ def quantize_int8(fp32: Path, target: Path) -> int:
     return len(nodes)
 
 
-def torch_reference(source: Path, sentences: Sequence[str]) -> np.ndarray:
+def torch_reference(loaded: TorchModel, sentences: Sequence[str]) -> np.ndarray:
     """sentence-transformers' own computation: mean of the last hidden state over real tokens, normalised."""
-    torch, transformers = _import_build_tools()
-    model = transformers.AutoModel.from_pretrained(str(source), local_files_only=True).eval()
-    tokenizer = transformers.AutoTokenizer.from_pretrained(str(source), local_files_only=True)
+    torch, model, tokenizer = loaded.torch, loaded.model, loaded.tokenizer
     rows = []
     with torch.no_grad():
         for sentence in sentences:
@@ -299,8 +310,9 @@ def prepare(variant: Variant, cache_root: Path, progress: StageProgress | None =
         staged.mkdir()
         if progress:
             progress("exporting ONNX (torch)", 0, 1)
+        loaded = TorchModel.load(source)
         with _quiet():
-            export_onnx(source, work / "fp32.onnx")
+            export_onnx(loaded, work / "fp32.onnx")
         quantized = 0
         if variant == "int8":
             if progress:
@@ -314,7 +326,7 @@ def prepare(variant: Variant, cache_root: Path, progress: StageProgress | None =
         write_atomically(staged / "tokenizer_config.json", _TOKENIZER_CONFIG)
         if progress:
             progress("verifying against torch", 0, 1)
-        reference = torch_reference(source, REFERENCE_SENTENCES)
+        reference = torch_reference(loaded, REFERENCE_SENTENCES)
         produced = embed(staged, REFERENCE_SENTENCES) if embed is not None else reference
         cosines = np.sum(reference * produced, axis=1)
         if float(cosines.min()) < MIN_REFERENCE_COSINE[variant]:
