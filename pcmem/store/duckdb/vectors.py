@@ -74,10 +74,11 @@ def adopt(db: duckdb.DuckDBPyConnection, new: EmbeddingProfile) -> None:
 
 def begin_switch(db: duckdb.DuckDBPyConnection, new: EmbeddingProfile) -> None:
     """Start (or resume) filling ``new`` next to the active profile; a store without vectors adopts it at once."""
-    if profile(db) is None:
+    active = profile(db)
+    if active is None:
         _install(db, new, "active")
         return
-    if profile(db) == new:
+    if active == new:
         abandon_switch(db)
     elif profile(db, "pending") != new:
         _install(db, new, "pending")
@@ -98,9 +99,10 @@ def count_missing(db: duckdb.DuckDBPyConnection, table: str) -> int:
 def commit_switch(db: duckdb.DuckDBPyConnection, new: EmbeddingProfile) -> bool:
     """Make the pending ``new`` active if every active head version has its vector; the caller's transaction makes
     the table swap atomic."""
-    if profile(db) == new and profile(db, "pending") is None:
+    pending = profile(db, "pending")
+    if pending is None and profile(db) == new:
         return True  # already committed (a resumed run after the commit)
-    if profile(db, "pending") != new:
+    if pending != new:
         raise StoreError(f"{new.describe()} is not the pending embedding profile of this store")
     if count_missing(db, TABLES["pending"]):
         return False
