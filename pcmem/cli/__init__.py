@@ -89,6 +89,7 @@ from pcmem.cli import (  # noqa: E402  (commands register on import)
     migrate_command,
     model_commands,
     search_commands,
+    serve_commands,
     tui_command,
 )
 
@@ -101,5 +102,6 @@ model_commands.register(main)
 demo_command.register(main)
 migrate_command.register(main)
 tui_command.register(main)
+serve_commands.register(main)
 
 __all__ = ["StoreContext", "main"]

@@ -1,0 +1,162 @@
+"""``pcmem serve`` (HTTP: PowerContext v1, /x/pcmem, MCP at /mcp) and ``pcmem mcp`` (MCP over stdio).
+
+FastAPI, uvicorn and the MCP SDK load only when these commands run (the ``serve`` extra).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from pathlib import Path
+
+import click
+
+from pcmem.cli import render
+from pcmem.errors import ConfigurationError, InputError
+
+_MODEL_HELP = ("Rerank every search with this local generation model, e.g. llama-cpp:smollm2-135m-instruct "
+               "(default: as configured by the POWERCONTEXT_SERVER_* environment).")
+_RERANK_CHOICE = click.Choice(["none", "listwise", "decision", "decision-fill"])
+
+
+def read_token(path: str | None) -> str | None:
+    if path is None:
+        return None
+    try:
+        token = Path(path).expanduser().read_text(encoding="utf-8").strip()
+    except OSError as error:
+        raise ConfigurationError(f"cannot read the token file {path}: {error.strerror}") from None
+    if len(token) < 16:
+        raise ConfigurationError(f"the token in {path} is shorter than 16 characters; use e.g. "
+                                 "`python -c 'import secrets; print(secrets.token_urlsafe(32))'`")
+    return token
+
+
+def _open(store, model: str | None, rerank: str | None):  # noqa: ANN001, ANN202
+    from pcmem.serve import open_for_serving, require_serve
+    from pcmem.serve.operations import MemoryApi
+
+    require_serve()
+    runtime = open_for_serving(store.path, embedder=store.embedder, model=model, rerank=rerank)
+    return MemoryApi(runtime, store.path)
+
+
+@click.command()
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to bind. Anything but loopback requires --token-file.")
+@click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True, help="0 picks a free port.")
+@click.option("--token-file", type=click.Path(dir_okay=False), envvar="PCMEM_TOKEN_FILE", default=None,
+              help="File holding the bearer token clients must send (Authorization: Bearer TOKEN). "
+                   "Default: $PCMEM_TOKEN_FILE; none on loopback.")
+@click.option("--model", metavar="PROVIDER:NAME", default=None, help=_MODEL_HELP)
+@click.option("--rerank", type=_RERANK_CHOICE, default=None, help="Rerank policy (default listwise with --model).")
+@click.option("--max-body-bytes", type=click.IntRange(1024, 64 * 1024 * 1024), default=1024 * 1024,
+              show_default=True, help="Larger request bodies get 413.")
+@click.option("--cors-origin", "cors_origins", multiple=True, metavar="ORIGIN",
+              help="Allow browser calls from this origin (repeatable). Default: no CORS.")
+@click.option("--no-mcp", is_flag=True, help="Do not serve MCP at /mcp.")
+@render.json_option
+def serve(host: str, port: int, token_file: str | None, model: str | None, rerank: str | None, max_body_bytes: int,
+          cors_origins: tuple[str, ...], no_mcp: bool, as_json: bool) -> None:
+    """Serve the store over HTTP: PowerContext's v1 Memory API, /x/pcmem extras and MCP at /mcp.
+
+    The store stays open and the models warm, so a search costs milliseconds instead of a CLI start.
+    With --json, print one JSON line (url, mcp url, store) once listening.
+
+    \b
+    Examples:
+      pcmem serve                                  # http://127.0.0.1:8765, no token on loopback
+      pcmem --db team.duckdb serve --port 0 --json # a free port, printed as JSON
+      pcmem serve --host 0.0.0.0 --token-file ~/.config/pcmem/token
+      pcmem serve --model llama-cpp:smollm2-135m-instruct   # rerank every search
+      curl -s localhost:8765/v1/memory/search -H 'content-type: application/json' \\
+           -d '{"scope_id": "project", "query": "deploy day"}'
+    """
+    from pcmem.serve.middleware import is_loopback
+
+    token = read_token(token_file)
+    if token is None and not is_loopback(host):
+        raise InputError(f"--host {host} is not a loopback address: refusing to serve without --token-file")
+    store = click.get_current_context().obj
+    api = _open(store, model, rerank)
+    try:
+        _run_http(api, host, port, token, max_body_bytes, cors_origins, not no_mcp, as_json)
+    finally:
+        api.close()
+
+
+def _run_http(api, host: str, port: int, token: str | None, max_body_bytes: int, cors_origins: tuple[str, ...],
+              mcp: bool, as_json: bool) -> None:  # noqa: ANN001
+    import uvicorn
+
+    from pcmem.serve.app import ServeOptions, create_app
+
+    options = ServeOptions(token=token, max_body_bytes=max_body_bytes, cors_origins=cors_origins, host=host, mcp=mcp)
+    app = create_app(api, options)
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False, lifespan="on",
+                            server_header=False)
+    server = _AnnouncingServer(config, api.store, as_json)
+    server.run()
+
+
+class _AnnouncingServer:
+    """uvicorn's server, announcing the bound address (``--port 0`` picks one) once it listens."""
+
+    def __new__(cls, config, store: str, as_json: bool):  # noqa: ANN001, ANN204
+        import uvicorn
+
+        class Server(uvicorn.Server):
+            async def startup(self, sockets=None) -> None:  # noqa: ANN001
+                await super().startup(sockets)
+                if self.should_exit or not self.servers:
+                    return
+                host, port = self.servers[0].sockets[0].getsockname()[:2]
+                shown = f"[{host}]" if ":" in host else host
+                url = f"http://{shown}:{port}"
+                if as_json:
+                    print(json.dumps({"url": url, "mcp": f"{url}/mcp", "store": store}), flush=True)
+                else:
+                    print(f"pcmem serve: {url} (MCP at {url}/mcp), store {store}", file=sys.stderr, flush=True)
+
+        return Server(config)
+
+
+@click.command()
+@click.option("--model", metavar="PROVIDER:NAME", default=None, help=_MODEL_HELP)
+@click.option("--rerank", type=_RERANK_CHOICE, default=None, help="Rerank policy (default listwise with --model).")
+@render.json_option
+def mcp(model: str | None, rerank: str | None, as_json: bool) -> None:
+    """Serve the MCP tools over stdio, for a desktop agent (Claude Desktop, Cursor, Codex...).
+
+    Tools: search_memory, remember_memory, list_memory_entries, get_memory_entry, revise_memory_entry,
+    retire_memory_entry, list_scopes, entry_history. Logs go to stderr; stdout carries only MCP.
+    With --json, print the tools and the store, and exit without serving.
+
+    \b
+    Examples:
+      pcmem mcp                                    # the per-user store, or $PCMEM_DB
+      PCMEM_DB=~/notes/memory.duckdb pcmem mcp
+      pcmem --db memory.duckdb mcp --json          # what it would serve
+    """
+    store = click.get_current_context().obj
+    if as_json:
+        from pcmem.serve.mcp_tools import TOOL_NAMES
+
+        render.emit_json({"db": str(store.path), "tools": list(TOOL_NAMES), "model": model})
+        return
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
+    api = _open(store, model, rerank)
+    try:
+        import anyio
+
+        from pcmem.serve.mcp_tools import run_stdio
+
+        anyio.run(run_stdio, api)
+    finally:
+        api.close()
+
+
+def register(group: click.Group) -> None:
+    group.add_command(serve)
+    group.add_command(mcp)

@@ -1,0 +1,56 @@
+"""``pcmem serve`` and ``pcmem mcp``: one long-lived process that keeps the store open and the models warm.
+
+- :mod:`pcmem.serve.wire`: PowerContext's HTTP v1 Memory models; :mod:`pcmem.serve.convert`: to and from pcmem's.
+- :mod:`pcmem.serve.operations`: the operations both transports serve, off the event loop.
+- :mod:`pcmem.serve.app`: the HTTP app (v1, ``/x/pcmem``, ``/mcp``); :mod:`pcmem.serve.mcp_tools`: the MCP tools.
+- :mod:`pcmem.serve.errors`: pcmem errors → PowerContext codes, statuses and agent advice.
+
+Needs the ``serve`` extra (FastAPI, uvicorn, the MCP SDK): ``pip install 'pcmem[serve]'``. Importing this package
+does not import them; :func:`require_serve` says what to install when they are missing.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from typing import Any
+
+from pcmem.errors import ConfigurationError
+
+EXTRA_HINT = "pip install 'pcmem[serve]'"
+
+
+def require_serve() -> None:
+    """Raise ConfigurationError naming the extra when FastAPI, uvicorn or the MCP SDK is missing."""
+    missing = [name for name in ("fastapi", "uvicorn", "mcp") if importlib.util.find_spec(name) is None]
+    if missing:
+        raise ConfigurationError(f"`pcmem serve` and `pcmem mcp` need {', '.join(missing)}: {EXTRA_HINT}")
+
+
+def open_for_serving(path: str | Path, *, embedder: str | None = None, model: str | None = None,
+                     rerank: str | None = None, **options: Any):  # noqa: ANN201 - pcmem.SyncRuntime
+    """Open the store once for a server and warm its models, so the first request is as fast as the rest.
+
+    ``model`` (``provider:name``) with ``rerank`` (``listwise`` by default when a model is given; ``decision`` or
+    ``none``) reranks every search; the RFC 0080 environment applies otherwise.
+    """
+    import pcmem
+    from pcmem.config import InferenceConfig, RuntimeConfig
+
+    inference = InferenceConfig.from_env(generation_model=model)
+    reranker = None
+    policy = rerank or ("listwise" if model else None)
+    if policy and policy != "none":
+        from pcmem.rerank.compose import build_reranker
+
+        reranker = build_reranker(policy, inference)  # type: ignore[arg-type]
+    config = RuntimeConfig.from_env(memory_rerank_enabled=False) if policy == "none" else RuntimeConfig.from_env()
+    runtime = pcmem.open_sync(path, embedder=embedder or "auto", inference=inference, config=config,
+                              reranker=reranker, **options)
+    try:
+        if runtime.embedder is not None:
+            runtime.embedder.embed_query("warm up")  # load the embedding model now, not on the first search
+    except Exception:
+        runtime.close()
+        raise
+    return runtime

@@ -1,0 +1,106 @@
+"""Pure conversions between pcmem's models and PowerContext's v1 wire models (:mod:`pcmem.serve.wire`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pcmem
+from pcmem.serve import wire
+
+_STATE = {"active": wire.MemoryEntryState.active, "retired": wire.MemoryEntryState.inactive}
+_OPERATION = {
+    "remember": wire.EntryChangeOperation.add,
+    "revise": wire.EntryChangeOperation.revise,
+    "retire": wire.EntryChangeOperation.deactivate,
+    "reactivate": wire.EntryChangeOperation.reactivate,
+}
+
+
+def artifact_reference(artifact_id: str, revision: int) -> wire.ArtifactReference:
+    return wire.ArtifactReference(family=wire.MEMORY_FAMILY, artifact_id=artifact_id, revision=revision)
+
+
+def memory_reference(memory: pcmem.MemoryRef | None) -> wire.ArtifactReference | None:
+    return None if memory is None else artifact_reference(memory.artifact_id, memory.revision)
+
+
+def citation(value: pcmem.Citation) -> wire.MemoryCitation:
+    return wire.MemoryCitation(
+        memory_ref=artifact_reference(value.artifact_id, value.revision),
+        entry_id=value.entry_id,
+        entry_version_id=value.entry_version_id,
+    )
+
+
+def pcmem_citation(value: wire.MemoryCitation) -> pcmem.Citation | None:
+    """The pcmem citation, or ``None`` when it names another artifact family (so it cannot be a Memory entry)."""
+    if value.memory_ref.family != wire.MEMORY_FAMILY:
+        return None
+    return pcmem.Citation(artifact_id=value.memory_ref.artifact_id, revision=value.memory_ref.revision,
+                          entry_id=value.entry_id, entry_version_id=value.entry_version_id)
+
+
+def memory_entry(value: pcmem.MemoryEntry) -> wire.MemoryEntry:
+    return wire.MemoryEntry(
+        citation=citation(value.citation),
+        version=value.entry.version,
+        kind=value.entry.kind,
+        text=value.entry.text,
+        state=_STATE[value.state],
+        source_refs=[],
+        artifact_refs=[],
+    )
+
+
+def search_response(page: pcmem.SearchPage) -> wire.SearchMemoryResponse:
+    """The final hits only: the rerank trace stays out of v1 (RFC 0080: the v1 contract is unchanged)."""
+    return wire.SearchMemoryResponse(
+        memory=memory_reference(page.memory),
+        mode=None if page.memory is None else wire.MemoryUsedSearchMode(page.mode),
+        hits=[
+            wire.SearchMemoryHit(
+                citation=citation(hit.citation),
+                text=hit.text,
+                score=min(1.0, max(0.0, hit.score)),  # an RRF sum is at most 2/61; the bound is the contract's
+                matched_by=[wire.MemoryMatchedBy(channel) for channel in hit.matched_by],
+            )
+            for hit in page.hits
+        ],
+    )
+
+
+def entries_response(page: pcmem.EntryPage | None) -> wire.ListMemoryEntriesResponse:
+    if page is None:
+        return wire.ListMemoryEntriesResponse(memory=None, entries=[])
+    return wire.ListMemoryEntriesResponse(
+        memory=memory_reference(page.memory), entries=[memory_entry(entry) for entry in page.entries]
+    )
+
+
+def changes_response(
+    page: pcmem.ChangesPage | None, previous_version: Callable[[str, int], str | None]
+) -> wire.ListMemoryChangesResponse:
+    """Group pcmem's per-entry changes by revision. ``previous_version(entry_id, revision)`` answers the version an
+    entry had just before ``revision`` when this page does not show it (a revise whose add is older than the page)."""
+    if page is None:
+        return wire.ListMemoryChangesResponse(memory=None, revisions=[])
+    last_version: dict[str, str] = {}
+    revisions: dict[int, list[wire.EntryChange]] = {}
+    for change in page.changes:
+        op = _OPERATION[change.operation]
+        source: str | None = None
+        target: str | None = change.entry_version_id
+        if op is wire.EntryChangeOperation.revise:
+            source = last_version.get(change.entry_id) or previous_version(change.entry_id, change.revision)
+        elif op is wire.EntryChangeOperation.deactivate:
+            source, target = change.entry_version_id, None
+        last_version[change.entry_id] = change.entry_version_id
+        revisions.setdefault(change.revision, []).append(wire.EntryChange(
+            op=op, entry_id=change.entry_id, from_entry_version_id=source, to_entry_version_id=target, reason=None,
+        ))
+    artifact_id = page.memory.artifact_id
+    return wire.ListMemoryChangesResponse(
+        memory=memory_reference(page.memory),
+        revisions=[wire.MemoryRevisionChanges(memory_ref=artifact_reference(artifact_id, revision), changes=changes)
+                   for revision, changes in sorted(revisions.items())],
+    )

@@ -1,0 +1,128 @@
+"""Plain ASGI middleware around the whole server (HTTP routes and ``/mcp`` alike).
+
+Outermost first: request id (``X-PowerContext-Request-ID`` on every response, errors included), bearer token
+(compared in constant time), request body limit (413 before the body reaches a handler).
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import uuid
+from typing import Any
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+REQUEST_ID_HEADER = "X-PowerContext-Request-ID"
+#: Default request body limit: a remember is at most 8 KiB of text; 1 MiB leaves room for JSON and MCP framing.
+DEFAULT_MAX_BODY_BYTES = 1024 * 1024
+#: Paths that answer without a token (PowerContext keeps liveness public too).
+PUBLIC_PATHS = frozenset({"/health/live"})
+
+
+async def send_error(send: Send, status: int, code: str, message: str, details: dict[str, Any] | None = None,
+                     headers: list[tuple[bytes, bytes]] = ()) -> None:
+    body = json.dumps({"error": {"code": code, "message": message, "details": details}}).encode()
+    await send({"type": "http.response.start", "status": status, "headers": [
+        (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *headers]})
+    await send({"type": "http.response.body", "body": body})
+
+
+class RequestId:
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        request_id = uuid.uuid4().hex
+        scope.setdefault("state", {})["request_id"] = request_id
+
+        async def send_with_id(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", []),
+                                                  (REQUEST_ID_HEADER.lower().encode(), request_id.encode())]}
+            await send(message)
+
+        await self.app(scope, receive, send_with_id)
+
+
+class BearerToken:
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        if not token:
+            raise ValueError("the bearer token must not be empty")
+        self.app = app
+        self._token = token.encode()
+
+    def _allows(self, scope: Scope) -> bool:
+        if scope["path"] in PUBLIC_PATHS:
+            return True
+        header = dict(scope.get("headers", [])).get(b"authorization", b"")
+        scheme, _, credential = header.partition(b" ")
+        return scheme.lower() == b"bearer" and bool(credential) and hmac.compare_digest(credential.strip(), self._token)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or self._allows(scope):
+            await self.app(scope, receive, send)
+            return
+        await send_error(send, 401, "unauthorized", "A valid bearer token is required.",
+                         headers=[(b"www-authenticate", b"Bearer")])
+
+
+class BodyLimit:
+    """Reads the body up front (at most ``max_bytes``) and replays it, so no handler ever sees an oversized one."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int = DEFAULT_MAX_BODY_BYTES) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def _too_large(self, send: Send) -> None:
+        await send_error(send, 413, "request_too_large", f"The request body exceeds {self.max_bytes} bytes.",
+                         {"max_bytes": self.max_bytes})
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = dict(scope.get("headers", []))
+        declared = headers.get(b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
+            await self._too_large(send)
+            return
+        if declared is None and b"transfer-encoding" not in headers:
+            await self.app(scope, receive, send)  # no body (e.g. the MCP GET stream): nothing to buffer
+            return
+        chunks, size = [], 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                break
+            chunks.append(message.get("body", b""))
+            size += len(chunks[-1])
+            if size > self.max_bytes:
+                await self._too_large(send)
+                return
+            if not message.get("more_body", False):
+                break
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": b"".join(chunks), "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+
+def is_loopback(host: str) -> bool:
+    import ipaddress
+
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
