@@ -23,7 +23,7 @@ import pyarrow as pa
 
 from pcmem.errors import StoreError
 from pcmem.ids import new_id
-from pcmem.memory.models import (
+from pcmem.types.memory import (
     Change,
     Citation,
     EntryVersion,
@@ -34,14 +34,14 @@ from pcmem.memory.models import (
     RevisionInfo,
     ScopeSummary,
 )
-from pcmem.embedding.port import EmbeddingProfile
-from pcmem.search.analysis import Analyzer
-from pcmem.search.fusion import Candidate
+from pcmem.types.embedding import EmbeddingProfile
+from pcmem.analysis import Analyzer
+from pcmem.types.search import Candidate
 from pcmem.store.duckdb import check as check_module
 from pcmem.store.duckdb import connection, fts_index, migrations, vectors
 from pcmem.store.duckdb.arrow import registered
 from pcmem.store.duckdb.vector_cache import VectorCache
-from pcmem.store.port import ChannelCandidates, EntryEvent, HeadEntry, VectorStatus
+from pcmem.types.storage import ChannelCandidates, EntryEvent, HeadEntry, VectorStatus
 from pcmem.validation import canonical_json
 
 _VERSION_FIELDS = (

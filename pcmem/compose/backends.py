@@ -14,9 +14,8 @@ import os
 from pathlib import Path
 
 from pcmem.errors import InputError
+from pcmem.settings import SEEKDB_SCHEME
 from pcmem.store.port import StorageBackend
-
-SEEKDB_SCHEME = "seekdb:"
 
 StoreTarget = str | os.PathLike[str]
 
