@@ -35,16 +35,13 @@ def open_for_serving(path: str | Path, *, embedder: str | None = None, model: st
     ``none``) reranks every search; the RFC 0080 environment applies otherwise.
     """
     import pcmem
-    from pcmem.config import InferenceConfig, RuntimeConfig
 
-    inference = InferenceConfig.from_env(generation_model=model)
+    inference = pcmem.InferenceConfig.from_env(generation_model=model)
     reranker = None
     policy = rerank or ("listwise" if model else None)
     if policy and policy != "none":
-        from pcmem.rerank.compose import build_reranker
-
-        reranker = build_reranker(policy, inference)  # type: ignore[arg-type]
-    config = RuntimeConfig.from_env(memory_rerank_enabled=False) if policy == "none" else RuntimeConfig.from_env()
+        reranker = pcmem.build_reranker(policy, inference)  # type: ignore[arg-type]
+    config = pcmem.RuntimeConfig.from_env(memory_rerank_enabled=False if policy == "none" else None)
     runtime = pcmem.open_sync(path, embedder=embedder or "auto", inference=inference, config=config,
                               reranker=reranker, **options)
     try:

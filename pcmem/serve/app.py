@@ -163,7 +163,6 @@ def create_app(api: MemoryApi, options: ServeOptions | None = None) -> ASGIApp:
     _add_pcmem_routes(app, api)
     if mcp_manager is not None:
         from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
-
         from starlette.routing import Route
 
         app.router.routes.append(Route("/mcp", endpoint=StreamableHTTPASGIApp(mcp_manager)))
