@@ -255,6 +255,54 @@ def perf(sizes: str, spread: int, import_count: int, backends: str, embedders: s
     click.echo(f"peak RSS {result['peak_rss_mb']} MB")
 
 
+@bench.command("serve")
+@click.option("--entries", type=click.IntRange(4, 100_000), default=400, show_default=True,
+              help="Entries seeded over 4 scopes before measuring.")
+@click.option("--repeats", type=click.IntRange(1, 10_000), default=100, show_default=True,
+              help="Sequential searches per transport (in-process, HTTP, MCP).")
+@click.option("--clients", type=click.IntRange(1, 256), default=16, show_default=True,
+              help="Concurrent clients in the load run.")
+@click.option("--requests", type=click.IntRange(1, 10_000), default=100, show_default=True,
+              help="Mixed requests per client (60% search, 25% remember, 15% CAS revise).")
+@click.option("--embedder", "embedder_choice", default=None, metavar="PRESET",
+              help="Embedder of the benchmark store (default: minilm-l6-int8).")
+@click.option("--out", type=click.Path(dir_okay=False), default=None, help="Write the results as JSON here.")
+@render.json_option
+def serve_(entries: int, repeats: int, clients: int, requests: int, embedder_choice: str | None, out: str | None,
+           as_json: bool) -> None:
+    """Search latency through HTTP and MCP vs in-process (same run), and a loopback load run.
+
+    \b
+    Examples:
+      pcmem bench serve
+      pcmem bench serve --repeats 300 --clients 16 --requests 100 --out serve.json
+    """
+    from pcmem.bench import serve_bench
+    from pcmem.serve import require_serve
+
+    require_serve()
+    result = serve_bench.run(entries, repeats, clients, requests, embedder_choice)
+    if out:
+        Path(out).write_text(json.dumps(result, indent=2))
+    if as_json:
+        render.emit_json(result)
+        return
+    latency = result["latency"]
+    render.table(f"warm search, {result['entries']} entries, {result['repeats']} sequential searches each",
+                 ("path", "p50 ms", "p95 ms", "p50 ratio vs in-process"),
+                 [("in-process", latency["in_process"]["p50_ms"], latency["in_process"]["p95_ms"], "1.00x"),
+                  ("HTTP v1", latency["http"]["p50_ms"], latency["http"]["p95_ms"], f"{result['ratio_http_p50']:.2f}x"),
+                  ("MCP /mcp", latency["mcp"]["p50_ms"], latency["mcp"]["p95_ms"], f"{result['ratio_mcp_p50']:.2f}x")])
+    load = result["load"]
+    render.table(f"load: {load['clients']} clients x {load['requests_per_client']} mixed requests, "
+                 f"{load['throughput_rps']} req/s",
+                 ("requests", "n", "p50 ms", "p95 ms"),
+                 [(kind, load[kind]["n"], load[kind]["p50_ms"], load[kind]["p95_ms"])
+                  for kind in ("all", "search", "remember", "revise")])
+    render.table("outcomes", ("request status code", "count"), list(load["outcomes"].items()))
+    click.echo(f"acknowledged writes {load['acknowledged_writes']}, present afterwards {load['present_afterwards']}")
+
+
 @bench.command()
 @click.option("--trials", type=int, default=20, show_default=True)
 @render.json_option

@@ -1,0 +1,179 @@
+"""``pcmem bench serve``: what the server costs over the same search in-process, and a loopback load run.
+
+1. Latency: one warm runtime; the same searches in-process, through HTTP v1 (httpx) and through MCP (the SDK's
+   streamable-HTTP client at /mcp), sequentially, in one run; p50/p95 and the p50 ratios vs in-process.
+2. Load: ``clients`` concurrent clients × ``requests`` mixed requests (searches, remembers, compare-and-swap revises)
+   against the same server: throughput, p50/p95, errors by code (409s are expected: CAS revises race), and a check
+   that every acknowledged write can be read back afterwards by its exact citation.
+
+Only loopback addresses; every loop is bounded by its arguments.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pcmem
+from pcmem.bench.metrics import percentile
+from pcmem.serve import open_for_serving
+from pcmem.serve.app import ServeOptions, create_app
+from pcmem.serve.live import LiveServer
+from pcmem.serve.operations import MemoryApi
+
+SCOPES = ("alpha", "beta", "gamma", "delta")
+TOPICS = ("deploy", "release", "coffee", "budget", "travel", "hiring", "design", "security", "backup", "testing")
+QUERIES = ("when do we deploy?", "release checklist approvals", "coffee machine broken", "travel budget limit",
+           "hiring plan for the mobile team", "security review of the backups")
+
+
+def _text(rng: random.Random, i: int) -> str:
+    a, b = rng.sample(TOPICS, 2)
+    return f"Note {i}: the {a} plan depends on the {b} review, owner #{rng.randrange(100)}, due week {i % 52 + 1}."
+
+
+def _stats(values_ms: list[float]) -> dict[str, float]:
+    return {"p50_ms": round(percentile(values_ms, 50), 3), "p95_ms": round(percentile(values_ms, 95), 3),
+            "n": len(values_ms)}
+
+
+def _seed(runtime: pcmem.SyncRuntime, entries: int, rng: random.Random) -> None:
+    per_scope = max(1, entries // len(SCOPES))
+    for scope in SCOPES:
+        texts = [_text(rng, i) for i in range(per_scope)]
+        runtime.memory.for_scope(scope).remember(pcmem.RememberRequest(
+            entries=tuple(pcmem.NewEntry(text=text) for text in texts)))
+
+
+def _in_process(runtime: pcmem.SyncRuntime, repeats: int) -> list[float]:
+    timings = []
+    for i in range(repeats):
+        request = pcmem.SearchMemoryRequest(query=QUERIES[i % len(QUERIES)], limit=10)
+        memory = runtime.memory.for_scope(SCOPES[0])
+        start = time.perf_counter()
+        memory.search(request)
+        timings.append((time.perf_counter() - start) * 1000)
+    return timings
+
+
+def _http(url: str, repeats: int) -> list[float]:
+    import httpx
+
+    timings = []
+    with httpx.Client(base_url=url, timeout=120) as client:
+        for i in range(repeats):
+            body = {"scope_id": SCOPES[0], "query": QUERIES[i % len(QUERIES)], "limit": 10}
+            start = time.perf_counter()
+            client.post("/v1/memory/search", json=body).raise_for_status()
+            timings.append((time.perf_counter() - start) * 1000)
+    return timings
+
+
+async def _mcp(url: str, repeats: int) -> list[float]:
+    from mcp import Client
+
+    timings = []
+    async with Client(f"{url}/mcp") as client:
+        for i in range(repeats):
+            arguments = {"scope_id": SCOPES[0], "query": QUERIES[i % len(QUERIES)], "limit": 10}
+            start = time.perf_counter()
+            result = await client.call_tool("search_memory", arguments)
+            timings.append((time.perf_counter() - start) * 1000)
+            if result.is_error:
+                raise RuntimeError(result.content[0].text)
+    return timings
+
+
+async def _load(url: str, clients: int, requests: int, seed: int) -> dict[str, Any]:
+    import httpx
+
+    timings: dict[str, list[float]] = {"search": [], "remember": [], "revise": []}
+    statuses: Counter[str] = Counter()
+    acknowledged: list[dict[str, Any]] = []  # citations of every write the server answered 200 to
+
+    async def client_run(index: int, client: httpx.AsyncClient) -> None:
+        rng = random.Random(seed * 1000 + index)
+        for n in range(requests):
+            scope = SCOPES[rng.randrange(len(SCOPES))]
+            roll = rng.random()
+            if roll < 0.6:
+                kind, path = "search", "/v1/memory/search"
+                body: dict[str, Any] = {"scope_id": scope, "query": rng.choice(QUERIES), "limit": 10}
+            elif roll < 0.85:
+                kind, path = "remember", "/v1/memory/remember"
+                body = {"scope_id": scope, "kind": "fact", "text": f"client {index} request {n}: " + _text(rng, n)}
+            else:
+                kind, path = "revise", "/v1/memory/entries/revise"
+                # Read the head, then revise an entry citing it: another client may write in between (409).
+                listed = (await client.post("/v1/memory/entries/list", json={"scope_id": scope})).json()
+                target = rng.choice(listed["entries"])
+                body = {"scope_id": scope, "citation": target["citation"], "kind": "fact",
+                        "text": f"client {index} revised {n}: " + _text(rng, n)}
+            start = time.perf_counter()
+            response = await client.post(path, json=body)
+            timings[kind].append((time.perf_counter() - start) * 1000)
+            payload = response.json()
+            statuses[f"{kind} {response.status_code} {payload['error']['code'] if 'error' in payload else 'ok'}"] += 1
+            if response.status_code == 200 and kind != "search":
+                acknowledged.append({"scope": scope, "citation": payload["entry"]["citation"],
+                                     "text": body["text"]})
+
+    limits = httpx.Limits(max_connections=clients)
+    async with httpx.AsyncClient(base_url=url, timeout=300, limits=limits) as client:
+        start = time.perf_counter()
+        await asyncio.gather(*(client_run(i, client) for i in range(clients)))
+        elapsed = time.perf_counter() - start
+    total = sum(len(v) for v in timings.values())
+    every = [t for values in timings.values() for t in values]
+    return {"clients": clients, "requests_per_client": requests, "requests": total,
+            "seconds": round(elapsed, 3), "throughput_rps": round(total / elapsed, 1), "all": _stats(every),
+            **{kind: _stats(values) for kind, values in timings.items()},
+            "outcomes": dict(sorted(statuses.items())), "acknowledged": acknowledged}
+
+
+def _verify(runtime: pcmem.SyncRuntime, acknowledged: list[dict[str, Any]]) -> dict[str, int]:
+    present = 0
+    for write in acknowledged:
+        ref = write["citation"]
+        citation = pcmem.Citation(artifact_id=ref["memory_ref"]["artifact_id"], revision=ref["memory_ref"]["revision"],
+                                  entry_id=ref["entry_id"], entry_version_id=ref["entry_version_id"])
+        entry = runtime.memory.for_scope(write["scope"]).get(citation)
+        present += entry.entry.text == write["text"]
+    return {"acknowledged_writes": len(acknowledged), "present_afterwards": present}
+
+
+def run(entries: int = 400, repeats: int = 100, clients: int = 16, requests: int = 100,
+        embedder: str | None = None, seed: int = 7) -> dict[str, Any]:
+    rng = random.Random(seed)
+    with tempfile.TemporaryDirectory(prefix="pcmem-bench-serve-") as folder:
+        path = Path(folder) / "memory.duckdb"
+        runtime = open_for_serving(path, embedder=embedder, rerank="none")
+        api = MemoryApi(runtime, path)
+        try:
+            _seed(runtime, entries, rng)
+            _in_process(runtime, 10)  # warm caches the same way for every transport
+            with LiveServer(create_app(api, ServeOptions())) as server:
+                _http(server.url, 10)
+                asyncio.run(_mcp(server.url, 10))
+                in_process = _in_process(runtime, repeats)
+                http = _http(server.url, repeats)
+                mcp = asyncio.run(_mcp(server.url, repeats))
+                load = asyncio.run(_load(server.url, clients, requests, seed))
+            verified = _verify(runtime, load.pop("acknowledged"))
+        finally:
+            api.close()
+            runtime.close()
+    base = percentile(in_process, 50)
+    return {
+        "entries": entries, "repeats": repeats,
+        "embedder": runtime.embedder.profile.model_id if runtime.embedder else None,
+        "latency": {"in_process": _stats(in_process), "http": _stats(http), "mcp": _stats(mcp)},
+        "ratio_http_p50": round(percentile(http, 50) / base, 2),
+        "ratio_mcp_p50": round(percentile(mcp, 50) / base, 2),
+        "load": {**load, **verified},
+    }
