@@ -50,42 +50,35 @@ def _seed(runtime: pcmem.SyncRuntime, entries: int, rng: random.Random) -> None:
             entries=tuple(pcmem.NewEntry(text=text) for text in texts)))
 
 
-def _in_process(runtime: pcmem.SyncRuntime, repeats: int) -> list[float]:
-    timings = []
-    for i in range(repeats):
-        request = pcmem.SearchMemoryRequest(query=QUERIES[i % len(QUERIES)], limit=10)
-        memory = runtime.memory.for_scope(SCOPES[0])
-        start = time.perf_counter()
-        memory.search(request)
-        timings.append((time.perf_counter() - start) * 1000)
-    return timings
-
-
-def _http(url: str, repeats: int) -> list[float]:
+async def _latency(runtime: pcmem.SyncRuntime, url: str, repeats: int, rng: random.Random) -> dict[str, list[float]]:
+    """The same search through the three paths, interleaved in a random order per round, so that load from
+    other processes on the machine falls on all three alike (sequential blocks would compare different moments)."""
     import httpx
-
-    timings = []
-    with httpx.Client(base_url=url, timeout=120) as client:
-        for i in range(repeats):
-            body = {"scope_id": SCOPES[0], "query": QUERIES[i % len(QUERIES)], "limit": 10}
-            start = time.perf_counter()
-            client.post("/v1/memory/search", json=body).raise_for_status()
-            timings.append((time.perf_counter() - start) * 1000)
-    return timings
-
-
-async def _mcp(url: str, repeats: int) -> list[float]:
     from mcp import Client
 
-    timings = []
-    async with Client(f"{url}/mcp") as client:
-        for i in range(repeats):
-            arguments = {"scope_id": SCOPES[0], "query": QUERIES[i % len(QUERIES)], "limit": 10}
-            start = time.perf_counter()
-            result = await client.call_tool("search_memory", arguments)
-            timings.append((time.perf_counter() - start) * 1000)
+    timings: dict[str, list[float]] = {"in_process": [], "http": [], "mcp": []}
+    memory = runtime.memory.for_scope(SCOPES[0])
+    async with httpx.AsyncClient(base_url=url, timeout=120) as http, Client(f"{url}/mcp") as mcp:
+        async def in_process(query: str) -> None:
+            memory.search(pcmem.SearchMemoryRequest(query=query, limit=10))
+
+        async def over_http(query: str) -> None:
+            response = await http.post("/v1/memory/search", json={"scope_id": SCOPES[0], "query": query, "limit": 10})
+            response.raise_for_status()
+
+        async def over_mcp(query: str) -> None:
+            result = await mcp.call_tool("search_memory", {"scope_id": SCOPES[0], "query": query, "limit": 10})
             if result.is_error:
                 raise RuntimeError(result.content[0].text)
+
+        paths = [("in_process", in_process), ("http", over_http), ("mcp", over_mcp)]
+        for i in range(repeats):
+            query = QUERIES[i % len(QUERIES)]
+            rng.shuffle(paths)
+            for name, call in paths:
+                start = time.perf_counter()
+                await call(query)
+                timings[name].append((time.perf_counter() - start) * 1000)
     return timings
 
 
@@ -156,18 +149,15 @@ def run(entries: int = 400, repeats: int = 100, clients: int = 16, requests: int
         api = MemoryApi(runtime, path)
         try:
             _seed(runtime, entries, rng)
-            _in_process(runtime, 10)  # warm caches the same way for every transport
             with LiveServer(create_app(api, ServeOptions())) as server:
-                _http(server.url, 10)
-                asyncio.run(_mcp(server.url, 10))
-                in_process = _in_process(runtime, repeats)
-                http = _http(server.url, repeats)
-                mcp = asyncio.run(_mcp(server.url, repeats))
+                asyncio.run(_latency(runtime, server.url, 10, rng))  # warm-up rounds, not reported
+                timings = asyncio.run(_latency(runtime, server.url, repeats, rng))
                 load = asyncio.run(_load(server.url, clients, requests, seed))
             verified = _verify(runtime, load.pop("acknowledged"))
         finally:
             api.close()
             runtime.close()
+    in_process, http, mcp = timings["in_process"], timings["http"], timings["mcp"]
     base = percentile(in_process, 50)
     return {
         "entries": entries, "repeats": repeats,

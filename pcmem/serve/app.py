@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
+from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp
 
@@ -41,20 +42,33 @@ def _responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
     return {status: {"model": wire.ErrorResponse, "description": _ERRORS[status]} for status in statuses}
 
 
-#: (path, operation id, request model, response model, method on MemoryApi, error statuses) — PowerContext's v1.
+#: (path, operation id, request model, 200 response model, error statuses): PowerContext's v1 Memory routes.
 V1_ROUTES = (
-    ("/v1/memory/search", "search_memory", wire.SearchMemoryResponse, "search_memory", (409, 422, 503)),
-    ("/v1/memory/remember", "remember_memory", wire.MemoryMutationResponse, "remember_memory", (409, 422, 503)),
-    ("/v1/memory/entries/list", "list_memory_entries", wire.ListMemoryEntriesResponse, "list_memory_entries",
-     (404, 422, 503)),
-    ("/v1/memory/entries/get", "get_memory_entry", wire.MemoryEntry, "get_memory_entry", (404, 422, 503)),
-    ("/v1/memory/entries/revise", "revise_memory_entry", wire.MemoryMutationResponse, "revise_memory_entry",
-     (404, 409, 422, 503)),
-    ("/v1/memory/entries/retire", "retire_memory_entry", wire.MemoryMutationResponse, "retire_memory_entry",
-     (404, 409, 422, 503)),
-    ("/v1/memory/changes", "list_memory_changes", wire.ListMemoryChangesResponse, "list_memory_changes",
+    ("/v1/memory/search", "search_memory", wire.SearchMemoryRequest, wire.SearchMemoryResponse, (409, 422, 503)),
+    ("/v1/memory/remember", "remember_memory", wire.RememberMemoryRequest, wire.MemoryMutationResponse,
+     (409, 422, 503)),
+    ("/v1/memory/entries/list", "list_memory_entries", wire.ListMemoryEntriesRequest,
+     wire.ListMemoryEntriesResponse, (404, 422, 503)),
+    ("/v1/memory/entries/get", "get_memory_entry", wire.GetMemoryEntryRequest, wire.MemoryEntry, (404, 422, 503)),
+    ("/v1/memory/entries/revise", "revise_memory_entry", wire.ReviseMemoryEntryRequest,
+     wire.MemoryMutationResponse, (404, 409, 422, 503)),
+    ("/v1/memory/entries/retire", "retire_memory_entry", wire.RetireMemoryEntryRequest,
+     wire.MemoryMutationResponse, (404, 409, 422, 503)),
+    ("/v1/memory/changes", "list_memory_changes", wire.ListMemoryChangesRequest, wire.ListMemoryChangesResponse,
      (404, 422, 503)),
 )
+
+
+def _endpoint(operation: Callable[[Any], Awaitable[BaseModel]], request_model: type[BaseModel]) -> Callable[..., Any]:
+    """A route handler that serialises the (already valid) response model once, instead of FastAPI validating it
+    again; ``response_model`` still documents it in /openapi.json."""
+
+    async def endpoint(request: BaseModel) -> Response:
+        result = await operation(request)
+        return Response(result.__pydantic_serializer__.to_json(result), media_type="application/json")
+
+    endpoint.__annotations__ = {"request": request_model, "return": Response}
+    return endpoint
 
 
 @dataclass(frozen=True)
@@ -103,8 +117,8 @@ def _install_error_handlers(app: FastAPI) -> None:
 
 
 def _add_v1_routes(app: FastAPI, api: MemoryApi) -> None:
-    for path, operation_id, response_model, method, statuses in V1_ROUTES:
-        handler = getattr(api, method)
+    for path, operation_id, request_model, response_model, statuses in V1_ROUTES:
+        handler = _endpoint(getattr(api, operation_id), request_model)
         app.add_api_route(
             path, handler, methods=["POST"], operation_id=operation_id, response_model=response_model,
             responses=_responses(401, *statuses, 413, 500), tags=["memory"],

@@ -7,6 +7,7 @@ the agent should do next; it is not a protocol error, so the model sees it and c
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 from collections.abc import Awaitable, Callable
@@ -85,6 +86,13 @@ def _schema(model: type[BaseModel]) -> dict[str, Any]:
     return schema
 
 
+@functools.cache
+def tool_list() -> tuple[types.Tool, ...]:
+    """Built once: the SDK lists the tools again on every call (to check arguments), and schema generation costs
+    ~1 ms a model, which was most of an MCP search's overhead over HTTP."""
+    return tuple(_tool(spec) for spec in TOOLS)
+
+
 def _tool(spec: ToolSpec) -> types.Tool:
     return types.Tool(
         name=spec.name, description=spec.description, input_schema=_schema(spec.arguments),
@@ -131,7 +139,7 @@ def build_server(api: MemoryApi) -> Server[Any]:
     """The low-level MCP server over ``api``; transports (stdio, streamable HTTP) are chosen by the caller."""
 
     async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=[_tool(spec) for spec in TOOLS])
+        return types.ListToolsResult(tools=list(tool_list()))
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         return await call(api, params.name, params.arguments or {})
