@@ -450,3 +450,13 @@ def test_loopback_detection():
 
     assert all(map(is_loopback, ["127.0.0.1", "127.8.0.1", "::1", "[::1]", "localhost"]))
     assert not any(map(is_loopback, ["0.0.0.0", "192.168.1.4", "::", "example.com"]))
+
+
+def test_the_cli_loads_no_server_code_until_serve_runs():
+    import subprocess
+    import sys
+
+    probe = ("import sys, pcmem, pcmem.cli, pcmem.serve\n"
+             "print(','.join(m for m in ('fastapi', 'uvicorn', 'mcp', 'starlette') if m in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == ""

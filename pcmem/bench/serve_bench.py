@@ -69,7 +69,7 @@ async def _latency(runtime: pcmem.SyncRuntime, url: str, repeats: int, rng: rand
         async def over_mcp(query: str) -> None:
             result = await mcp.call_tool("search_memory", {"scope_id": SCOPES[0], "query": query, "limit": 10})
             if result.is_error:
-                raise RuntimeError(result.content[0].text)
+                raise RuntimeError(f"search_memory failed: {result.structured_content}")
 
         paths = [("in_process", in_process), ("http", over_http), ("mcp", over_mcp)]
         for i in range(repeats):

@@ -9,6 +9,7 @@ import json
 import logging
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -96,30 +97,27 @@ def _run_http(api, host: str, port: int, token: str | None, max_body_bytes: int,
     app = create_app(api, options)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False, lifespan="on",
                             server_header=False)
-    server = _AnnouncingServer(config, api.store, as_json)
-    server.run()
+    _announcing_server(config, api.store, as_json).run()
 
 
-class _AnnouncingServer:
+def _announcing_server(config: Any, store: str, as_json: bool) -> Any:
     """uvicorn's server, announcing the bound address (``--port 0`` picks one) once it listens."""
+    import uvicorn
 
-    def __new__(cls, config, store: str, as_json: bool):  # noqa: ANN001, ANN204
-        import uvicorn
+    class Server(uvicorn.Server):
+        async def startup(self, sockets: Any = None) -> None:
+            await super().startup(sockets)
+            if self.should_exit or not self.servers:
+                return
+            host, port = self.servers[0].sockets[0].getsockname()[:2]
+            shown = f"[{host}]" if ":" in host else host
+            url = f"http://{shown}:{port}"
+            if as_json:
+                print(json.dumps({"url": url, "mcp": f"{url}/mcp", "store": store}), flush=True)
+            else:
+                print(f"pcmem serve: {url} (MCP at {url}/mcp), store {store}", file=sys.stderr, flush=True)
 
-        class Server(uvicorn.Server):
-            async def startup(self, sockets=None) -> None:  # noqa: ANN001
-                await super().startup(sockets)
-                if self.should_exit or not self.servers:
-                    return
-                host, port = self.servers[0].sockets[0].getsockname()[:2]
-                shown = f"[{host}]" if ":" in host else host
-                url = f"http://{shown}:{port}"
-                if as_json:
-                    print(json.dumps({"url": url, "mcp": f"{url}/mcp", "store": store}), flush=True)
-                else:
-                    print(f"pcmem serve: {url} (MCP at {url}/mcp), store {store}", file=sys.stderr, flush=True)
-
-        return Server(config)
+    return Server(config)
 
 
 @click.command()

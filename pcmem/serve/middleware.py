@@ -9,6 +9,7 @@ from __future__ import annotations
 import hmac
 import json
 import uuid
+from collections.abc import Sequence
 from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -21,7 +22,7 @@ PUBLIC_PATHS = frozenset({"/health/live"})
 
 
 async def send_error(send: Send, status: int, code: str, message: str, details: dict[str, Any] | None = None,
-                     headers: list[tuple[bytes, bytes]] = ()) -> None:
+                     headers: Sequence[tuple[bytes, bytes]] = ()) -> None:
     body = json.dumps({"error": {"code": code, "message": message, "details": details}}).encode()
     await send({"type": "http.response.start", "status": status, "headers": [
         (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *headers]})
