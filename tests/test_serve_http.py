@@ -46,7 +46,7 @@ class ScriptedReranker:
         if "unavailable" in query:
             raise InferenceUnavailableError("the model is not loaded")
         if "crash" in query:
-            raise RuntimeError(f"a bug while reranking {query}")
+            raise RuntimeError(f"a bug that quotes a candidate: {candidates[0].text}")
         if "block" in query:
             self.entered.set()
             assert self.release.wait(60)
@@ -251,11 +251,19 @@ def test_an_unavailable_mode_is_422_capability_not_supported(client):
 ])
 def test_rerank_failures_fail_closed_with_powercontext_codes(client, caplog, query, status, code):
     remember(client, "fail", "timeout unavailable crash please: " + SECRET_TEXT)
-    with caplog.at_level(logging.DEBUG):
-        error = error_of(client, "/v1/memory/search", {"scope_id": "fail", "query": query}, status)
+    server_loggers = [logging.getLogger(name) for name in ("uvicorn", "uvicorn.error", "pcmem.serve")]
+    for logger in server_loggers:  # uvicorn's loggers do not propagate to the root, where caplog listens
+        logger.addHandler(caplog.handler)
+    try:
+        with caplog.at_level(logging.DEBUG):
+            error = error_of(client, "/v1/memory/search", {"scope_id": "fail", "query": query}, status)
+    finally:
+        for logger in server_loggers:
+            logger.removeHandler(caplog.handler)
     assert error["code"] == code
     if code == "internal_error":
         assert error["message"] == "The Server failed." and error["details"] is None
+        assert "internal error RuntimeError" in caplog.text, "a bug is logged, with its stack"
     assert SECRET_TEXT not in caplog.text, "entry text must never reach the logs"
 
 

@@ -1,7 +1,7 @@
 """``pcmem bench serve``: what the server costs over the same search in-process, and a loopback load run.
 
-1. Latency: one warm runtime; the same searches in-process, through HTTP v1 (httpx) and through MCP (the SDK's
-   streamable-HTTP client at /mcp), sequentially, in one run; p50/p95 and the p50 ratios vs in-process.
+1. Latency: the same searches on the same data in-process and, in a ``pcmem serve`` process, through HTTP v1
+   (httpx) and MCP (the SDK's streamable-HTTP client at /mcp), interleaved in one run; p50/p95 and p50 ratios.
 2. Load: ``clients`` concurrent clients × ``requests`` mixed requests (searches, remembers, compare-and-swap revises)
    against the same server: throughput, p50/p95, errors by code (409s are expected: CAS revises race), and a check
    that every acknowledged write can be read back afterwards by its exact citation.
@@ -12,19 +12,23 @@ Only loopback addresses; every loop is bounded by its arguments.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 import random
+import shutil
+import subprocess
+import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pcmem
 from pcmem.bench.metrics import percentile
 from pcmem.serve import open_for_serving
-from pcmem.serve.app import ServeOptions, create_app
-from pcmem.serve.live import LiveServer
-from pcmem.serve.operations import MemoryApi
+from pcmem.serve.live import LOOPBACK
 
 SCOPES = ("alpha", "beta", "gamma", "delta")
 TOPICS = ("deploy", "release", "coffee", "budget", "travel", "hiring", "design", "security", "backup", "testing")
@@ -140,28 +144,48 @@ def _verify(runtime: pcmem.SyncRuntime, acknowledged: list[dict[str, Any]]) -> d
     return {"acknowledged_writes": len(acknowledged), "present_afterwards": present}
 
 
+@contextlib.contextmanager
+def _served(path: Path, embedder: str | None) -> Iterator[str]:
+    """``pcmem serve`` in its own process, as deployed (its own interpreter and GIL), on a free loopback port."""
+    command = [sys.executable, "-m", "pcmem", "--db", str(path)]
+    command += ["--embedder", embedder] if embedder else []
+    command += ["serve", "--host", LOOPBACK, "--port", "0", "--json", "--rerank", "none"]
+    with tempfile.TemporaryFile("w+") as log:
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=log, text=True)
+        try:
+            line = process.stdout.readline() if process.stdout else ""
+            if not line:
+                log.seek(0)
+                raise RuntimeError(f"pcmem serve did not start: {log.read()[-2000:]}")
+            yield json.loads(line)["url"]
+        finally:
+            process.terminate()
+            process.wait(60)
+
+
 def run(entries: int = 400, repeats: int = 100, clients: int = 16, requests: int = 100,
         embedder: str | None = None, seed: int = 7) -> dict[str, Any]:
+    """Two copies of one seeded store: the server process opens one, this process the other (a DuckDB file is
+    opened by one process at a time), so the same search runs on the same data in-process and through the server."""
     rng = random.Random(seed)
     with tempfile.TemporaryDirectory(prefix="pcmem-bench-serve-") as folder:
-        path = Path(folder) / "memory.duckdb"
-        runtime = open_for_serving(path, embedder=embedder, rerank="none")
-        api = MemoryApi(runtime, path)
-        try:
+        local, served = Path(folder) / "local.duckdb", Path(folder) / "served.duckdb"
+        with open_for_serving(local, embedder=embedder, rerank="none") as runtime:
             _seed(runtime, entries, rng)
-            with LiveServer(create_app(api, ServeOptions())) as server:
-                asyncio.run(_latency(runtime, server.url, 10, rng))  # warm-up rounds, not reported
-                timings = asyncio.run(_latency(runtime, server.url, repeats, rng))
-                load = asyncio.run(_load(server.url, clients, requests, seed))
+        for suffix in ("", ".wal"):  # closed, so normally checkpointed; copy a leftover WAL all the same
+            if local.with_name(local.name + suffix).exists():
+                shutil.copyfile(local.with_name(local.name + suffix), served.with_name(served.name + suffix))
+        with open_for_serving(local, embedder=embedder, rerank="none") as runtime, _served(served, embedder) as url:
+            model = runtime.embedder.profile.model_id if runtime.embedder else None
+            asyncio.run(_latency(runtime, url, 10, rng))  # warm-up rounds, not reported
+            timings = asyncio.run(_latency(runtime, url, repeats, rng))
+            load = asyncio.run(_load(url, clients, requests, seed))
+        with pcmem.open_sync(served, embedder=None) as runtime:
             verified = _verify(runtime, load.pop("acknowledged"))
-        finally:
-            api.close()
-            runtime.close()
     in_process, http, mcp = timings["in_process"], timings["http"], timings["mcp"]
     base = percentile(in_process, 50)
     return {
-        "entries": entries, "repeats": repeats,
-        "embedder": runtime.embedder.profile.model_id if runtime.embedder else None,
+        "entries": entries, "repeats": repeats, "embedder": model,
         "latency": {"in_process": _stats(in_process), "http": _stats(http), "mcp": _stats(mcp)},
         "ratio_http_p50": round(percentile(http, 50) / base, 2),
         "ratio_mcp_p50": round(percentile(mcp, 50) / base, 2),

@@ -7,7 +7,6 @@ same pydantic models the routes and MCP tools validate with.
 from __future__ import annotations
 
 import contextlib
-import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,10 +21,8 @@ from starlette.types import ASGIApp
 import pcmem
 from pcmem.serve import wire
 from pcmem.serve.errors import ApiError, failure_for
-from pcmem.serve.middleware import DEFAULT_MAX_BODY_BYTES, BearerToken, BodyLimit, RequestId
+from pcmem.serve.middleware import DEFAULT_MAX_BODY_BYTES, BearerToken, BodyLimit, RequestId, log_bug
 from pcmem.serve.operations import EntryHistoryRequest, MemoryApi, Readiness, TracedSearchRequest
-
-log = logging.getLogger("pcmem.serve")
 
 _ERRORS = {
     401: "A valid bearer token is required.",
@@ -112,7 +109,9 @@ def _install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(Exception)
     async def bug(request: Request, error: Exception) -> JSONResponse:
-        log.error("internal error on %s: %s", request.url.path, type(error).__name__)
+        # Logged here, before the response, without the message (see log_bug); Starlette re-raises afterwards and
+        # RequestId drops that second copy.
+        log_bug(error, request.url.path, request.scope.get("state", {}).get("request_id"))
         return _error_response(500, "internal_error", "The Server failed.")
 
 

@@ -8,11 +8,15 @@ from __future__ import annotations
 
 import hmac
 import json
+import logging
+import traceback
 import uuid
 from collections.abc import Sequence
 from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+log = logging.getLogger("pcmem.serve")
 
 REQUEST_ID_HEADER = "X-PowerContext-Request-ID"
 #: Default request body limit: a remember is at most 8 KiB of text; 1 MiB leaves room for JSON and MCP framing.
@@ -29,7 +33,15 @@ async def send_error(send: Send, status: int, code: str, message: str, details: 
     await send({"type": "http.response.body", "body": body})
 
 
+def log_bug(error: BaseException, path: str, request_id: str | None) -> None:
+    """Log a bug's type and stack (code lines only): its message may quote entry text, so it is left out."""
+    log.error("internal error %s on %s (request %s)\n%s", type(error).__name__, path, request_id,
+              "".join(traceback.format_tb(error.__traceback__)))
+
+
 class RequestId:
+    """Adds the request id to every response, and is the last stop for a bug, so the server never logs its message."""
+
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
@@ -39,14 +51,22 @@ class RequestId:
             return
         request_id = uuid.uuid4().hex
         scope.setdefault("state", {})["request_id"] = request_id
+        started = False
 
         async def send_with_id(message: Message) -> None:
+            nonlocal started
             if message["type"] == "http.response.start":
+                started = True
                 message = {**message, "headers": [*message.get("headers", []),
                                                   (REQUEST_ID_HEADER.lower().encode(), request_id.encode())]}
             await send(message)
 
-        await self.app(scope, receive, send_with_id)
+        try:
+            await self.app(scope, receive, send_with_id)
+        except Exception as error:  # noqa: BLE001 - a bug; when a response started, the app answered and logged it
+            if not started:
+                log_bug(error, scope.get("path", ""), request_id)
+                await send_error(send_with_id, 500, "internal_error", "The Server failed.")
 
 
 class BearerToken:
