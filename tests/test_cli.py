@@ -884,6 +884,8 @@ def _invocations(tmp_path: Path) -> dict[str, list[str]]:
         "bench": ["bench"],
         "check": ["check"],
         "tui": ["tui"],
+        "serve": ["serve", "--port", "0", "--dry-run"],
+        "mcp": ["mcp"],
         "migrate": ["migrate", "--from", str(store_path(tmp_path)), "--to", str(tmp_path / "copy.duckdb")],
     }
 

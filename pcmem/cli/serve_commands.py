@@ -57,13 +57,15 @@ def _open(store, model: str | None, rerank: str | None):  # noqa: ANN001, ANN202
 @click.option("--cors-origin", "cors_origins", multiple=True, metavar="ORIGIN",
               help="Allow browser calls from this origin (repeatable). Default: no CORS.")
 @click.option("--no-mcp", is_flag=True, help="Do not serve MCP at /mcp.")
+@click.option("--dry-run", is_flag=True, help="Open the store and models, print what would be served, and exit.")
 @render.json_option
 def serve(host: str, port: int, token_file: str | None, model: str | None, rerank: str | None, max_body_bytes: int,
-          cors_origins: tuple[str, ...], no_mcp: bool, as_json: bool) -> None:
+          cors_origins: tuple[str, ...], no_mcp: bool, dry_run: bool, as_json: bool) -> None:
     """Serve the store over HTTP: PowerContext's v1 Memory API, /x/pcmem extras and MCP at /mcp.
 
     The store stays open and the models warm, so a search costs milliseconds instead of a CLI start.
-    With --json, print one JSON line (url, mcp url, store) once listening.
+    With --json, print one JSON line (url, mcp url, store) once listening; with --dry-run, print the store,
+    models and address it would serve, and exit.
 
     \b
     Examples:
@@ -81,10 +83,25 @@ def serve(host: str, port: int, token_file: str | None, model: str | None, reran
         raise InputError(f"--host {host} is not a loopback address: refusing to serve without --token-file")
     store = click.get_current_context().obj
     api = _open(store, model, rerank)
+    if dry_run:
+        try:
+            ready = api.readiness().model_dump(mode="json")
+        finally:
+            api.close()
+            api.runtime.close()
+        plan = {**ready, "host": host, "port": port, "token": token is not None, "mcp": not no_mcp,
+                "max_body_bytes": max_body_bytes, "cors_origins": list(cors_origins)}
+        if as_json:
+            render.emit_json(plan)
+        else:
+            for key, value in plan.items():
+                click.echo(f"{key}: {value}")
+        return
     try:
         _run_http(api, host, port, token, max_body_bytes, cors_origins, not no_mcp, as_json)
     finally:
         api.close()
+        api.runtime.close()
 
 
 def _run_http(api, host: str, port: int, token: str | None, max_body_bytes: int, cors_origins: tuple[str, ...],
@@ -153,6 +170,7 @@ def mcp(model: str | None, rerank: str | None, as_json: bool) -> None:
         anyio.run(run_stdio, api)
     finally:
         api.close()
+        api.runtime.close()
 
 
 def register(group: click.Group) -> None:
