@@ -468,3 +468,18 @@ def test_the_cli_loads_no_server_code_until_serve_runs():
              "print(','.join(m for m in ('fastapi', 'uvicorn', 'mcp', 'starlette') if m in sys.modules))\n")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.strip()
     assert out == ""
+
+
+def test_cors_only_for_the_origins_asked_for(tmp_path):
+    runtime, api, live = _start(tmp_path / "cors.duckdb", cors_origins=("http://app.example",))
+    try:
+        with httpx.Client(base_url=live.url) as client:
+            preflight = {"access-control-request-method": "POST"}
+            allowed = client.options("/v1/memory/search", headers={"origin": "http://app.example", **preflight})
+            assert allowed.headers["access-control-allow-origin"] == "http://app.example"
+            other = client.options("/v1/memory/search", headers={"origin": "http://evil.example", **preflight})
+            assert "access-control-allow-origin" not in other.headers
+    finally:
+        live.stop()
+        api.close()
+        runtime.close()
