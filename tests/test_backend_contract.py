@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 
 import numpy as np
 import pytest
+from conftest import TextHashEmbedder, TickingClock
 
 import pcmem
 from pcmem import (
@@ -26,15 +27,10 @@ from pcmem import (
     SearchMemoryRequest,
     StoreError,
 )
-from pcmem.types.memory import EntryVersion
 from pcmem.compose.runtime import SyncRuntime
 from pcmem.store.duckdb import DuckDBBackend
+from pcmem.types.memory import EntryVersion
 from pcmem.types.storage import EntryEvent
-from conftest import TextHashEmbedder, TickingClock
-
-
-
-
 
 
 @pytest.fixture(params=["duckdb", "seekdb"])

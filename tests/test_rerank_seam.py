@@ -20,6 +20,15 @@ from pydantic import ValidationError
 
 import pcmem
 from pcmem import ConfigurationError, NewEntry, RememberRequest
+from pcmem.errors import (
+    InferenceTimeoutError,
+    InferenceUnavailableError,
+    InvalidInferenceOutputError,
+    RerankError,
+)
+from pcmem.inference.port import GenerationRequest, GenerationResult
+from pcmem.rerank.listwise import POLICY_ID, SYSTEM_PROMPT, ListwiseReranker, RankSelection, build_prompt
+from pcmem.rerank.port import fallback_ranks, normalize_ranks
 from pcmem.settings import (
     ENV_GENERATION_MAX_REQUESTS,
     ENV_GENERATION_MODEL,
@@ -29,17 +38,8 @@ from pcmem.settings import (
     InferenceConfig,
     RuntimeConfig,
 )
-from pcmem.errors import (
-    InferenceTimeoutError,
-    InferenceUnavailableError,
-    InvalidInferenceOutputError,
-    RerankError,
-)
-from pcmem.inference.port import GenerationRequest, GenerationResult
 from pcmem.types.memory import Citation
-from pcmem.rerank.listwise import POLICY_ID, SYSTEM_PROMPT, ListwiseReranker, RankSelection, build_prompt
 from pcmem.types.rerank import MemoryRerankDecision
-from pcmem.rerank.port import fallback_ranks, normalize_ranks
 from pcmem.types.search import MemoryHit, SearchMemoryRequest
 from pcmem.types.usage import Usage
 

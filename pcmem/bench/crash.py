@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pcmem
+from pcmem.store.duckdb import DuckDBBackend
 
 STREAM_WRITER = r"""
 import sys, pcmem
@@ -47,10 +48,17 @@ class CrashReport:
     failures: list[str] = field(default_factory=list)
 
 
+def _file_backend(runtime: pcmem.SyncRuntime) -> DuckDBBackend:
+    """The trials write DuckDB files: check() is the file backend's own maintenance call."""
+    assert isinstance(runtime.backend, DuckDBBackend)
+    return runtime.backend
+
+
 def stream_trial(path: Path, seed: int) -> tuple[int, str | None]:
     """Kill a remember/revise stream after a random number of acknowledged writes; return (verified, problem)."""
     rng = random.Random(seed)
     process = subprocess.Popen([sys.executable, "-c", STREAM_WRITER, str(path)], stdout=subprocess.PIPE, text=True)
+    assert process.stdout is not None
     acknowledged: list[int] = []
     deadline, kill_after = time.monotonic() + 60, rng.randint(3, 12)
     while len(acknowledged) < kill_after and time.monotonic() < deadline:
@@ -68,11 +76,12 @@ def verify_stream(path: Path, acknowledged: list[int]) -> tuple[int, str | None]
     if not acknowledged:
         return 0, "the writer never acknowledged a write"
     with pcmem.open_sync(path, embedder=None) as runtime:
-        report = runtime.backend.check()
+        report = _file_backend(runtime).check()
         if not report.ok:
             return 0, "; ".join(report.problems)
         memory = runtime.memory.for_scope("crash")
-        head = memory.head().revision
+        head_ref = memory.head()
+        head = 0 if head_ref is None else head_ref.revision
         if head < acknowledged[-1]:
             return 0, f"acknowledged revision {acknowledged[-1]} is missing (head {head})"
         revisions = memory.revisions()
@@ -96,7 +105,7 @@ def import_trial(path: Path, seed: int, lines: int = 3000) -> tuple[bool, str | 
         os.kill(process.pid, signal.SIGKILL)
     process.wait()
     with pcmem.open_sync(path, embedder=None) as runtime:
-        report = runtime.backend.check()
+        report = _file_backend(runtime).check()
         if not report.ok:
             return midway, "; ".join(report.problems)
         head = runtime.memory.for_scope("imported").head()

@@ -12,8 +12,8 @@ from typing import Any
 import click
 
 from pcmem import __version__
-from pcmem.errors import PcmemError
 from pcmem.compose.runtime import SyncRuntime, open_sync
+from pcmem.errors import PcmemError
 from pcmem.settings import DB_ENV, resolve_db_path
 
 

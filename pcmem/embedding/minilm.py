@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pcmem.embedding.onnx_embedder import OnnxEmbedder, open_fastembed
-from pcmem.types.embedding import EmbeddingProfile
 from pcmem.errors import ConfigurationError, EmbeddingError
 from pcmem.model_files import is_intact, package_dir, write_atomically
 from pcmem.settings import cache_dir as resolve_cache_dir
+from pcmem.types.embedding import EmbeddingProfile
 
 PROFILE = EmbeddingProfile(model_id="sentence-transformers/all-MiniLM-L6-v2@int8", dimension=384, normalized=True)
 #: The name registered with fastembed; fastembed already knows "sentence-transformers/all-MiniLM-L6-v2"

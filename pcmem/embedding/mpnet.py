@@ -36,8 +36,8 @@ from typing import Any, Literal
 import numpy as np
 
 from pcmem.errors import ConfigurationError, EmbeddingError
-from pcmem.types.progress import StageProgress
 from pcmem.model_files import distribution_file, is_intact, sha256_of, write_atomically
+from pcmem.types.progress import StageProgress
 
 Variant = Literal["fp32", "int8"]
 
@@ -206,10 +206,13 @@ def extract_source(parts: Sequence[Path], target: Path, progress: StageProgress 
 
 def _import_build_tools() -> tuple[Any, Any]:
     try:
+        # The order is the message's: the first missing tool is named, torch before its helpers.
+        # isort: off
         import torch
         import transformers
         import onnx  # noqa: F401  - torch.onnx.export needs it
         import onnxruntime.quantization  # noqa: F401
+        # isort: on
     except ImportError as exc:
         raise ConfigurationError(f"preparing mpnet needs torch, transformers and onnx ({exc.name} is missing): "
                                  f"{INSTALL_BUILD}") from exc

@@ -7,6 +7,7 @@ The async API (:class:`pcmem.memory.service.ScopedMemory`) runs these methods in
 
 from __future__ import annotations
 
+import builtins
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -14,8 +15,19 @@ from datetime import UTC, datetime
 
 import numpy as np
 
-from pcmem.errors import EntryNotFoundError, InputError, RevisionConflictError, RevisionNotFoundError, ScopeNotFoundError
+from pcmem.embedding.port import Embedder
+from pcmem.errors import (
+    EntryNotFoundError,
+    InputError,
+    RevisionConflictError,
+    RevisionNotFoundError,
+    ScopeNotFoundError,
+)
 from pcmem.ids import content_hash, new_id
+from pcmem.memory.write_gate import WriteGate
+from pcmem.rerank.port import MemoryReranker
+from pcmem.search.service import DEFAULT_CANDIDATE_LIMIT, SearchService
+from pcmem.store.port import StorageBackend, WriteTransaction
 from pcmem.types.memory import (
     ChangesPage,
     Citation,
@@ -36,14 +48,9 @@ from pcmem.types.memory import (
     RevisionInfo,
     WriteResult,
 )
-from pcmem.memory.write_gate import WriteGate
-from pcmem.embedding.port import Embedder
-from pcmem.rerank.port import MemoryReranker
 from pcmem.types.progress import Progress
 from pcmem.types.search import SearchMemoryRequest, SearchPage
-from pcmem.search.service import DEFAULT_CANDIDATE_LIMIT, SearchService
 from pcmem.types.storage import EntryEvent, HeadEntry
-from pcmem.store.port import StorageBackend, WriteTransaction
 from pcmem.validation import validate_id, validate_revision, validate_scope
 
 Clock = Callable[[], datetime]
@@ -192,7 +199,7 @@ class SyncScopedMemory:
             raise EntryNotFoundError(f"no entry {entry_id!r} in scope {self.scope!r}")
         return EntryHistory(memory=memory, entry_id=entry_id, events=tuple(events))
 
-    def revisions(self) -> list[RevisionInfo]:
+    def revisions(self) -> builtins.list[RevisionInfo]:
         """Every revision of this scope, oldest first."""
         return self._backend.revisions(self._memory())
 
@@ -266,6 +273,7 @@ class SyncScopedMemory:
         vectors = self._parts.vectors_for({version_id: request.text})
         with self._lock, self._backend.write(self.scope) as tx:
             current = self._head_entry(tx, request)
+            assert tx.memory is not None  # the entry exists, so the scope has a head
             if current.state != "active":
                 raise RevisionConflictError(f"entry {request.entry_id!r} is retired; reactivate it before revising")
             old = current.version

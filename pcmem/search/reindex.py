@@ -13,8 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from pcmem.embedding.port import Embedder
-from pcmem.types.embedding import EmbeddingProfile
 from pcmem.store.port import StorageBackend
+from pcmem.types.embedding import EmbeddingProfile
 
 REINDEX_BATCH = 256
 #: Writes landing between the last batch and the switch are embedded and the switch retried this many times.

@@ -14,16 +14,16 @@ import numpy as np
 
 from pcmem.embedding.port import Embedder
 from pcmem.errors import CapabilityNotSupportedError, EmbeddingError, RerankError
-from pcmem.types.memory import Citation
 from pcmem.search.fusion import admit_fts, admit_vector, channel_candidate_count, rrf_fuse
-from pcmem.types.search import MemoryHit, RerankTrace, ResolvedMode, SearchMemoryRequest, SearchPage
 from pcmem.store.port import StorageBackend
+from pcmem.types.memory import Citation
+from pcmem.types.search import MemoryHit, RerankTrace, ResolvedMode, SearchMemoryRequest, SearchPage
 from pcmem.types.storage import VectorStatus
 
 if TYPE_CHECKING:
     from pcmem.rerank.port import MemoryReranker
-    from pcmem.types.rerank import MemoryRerankDecision
     from pcmem.types.progress import Progress
+    from pcmem.types.rerank import MemoryRerankDecision
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +72,8 @@ class SearchService:
                 f"mode {requested!r} is unavailable: the store's embedding profile is {found}, the configured one is "
                 f"{self._embedder.profile.describe()}; switch the store with `pcmem reindex --embedder ...`"
             )
-        return f"mode {requested!r} is unavailable: some entries of {status.memory.scope!r} have no vector; run `pcmem reindex`"
+        scope = status.memory.scope if status.memory is not None else None
+        return f"mode {requested!r} is unavailable: some entries of {scope!r} have no vector; run `pcmem reindex`"
 
     def search(
         self,
@@ -120,6 +121,7 @@ class SearchService:
         mode = self.resolve_mode(request.mode, scope)
         query_vector: np.ndarray | None = None
         if mode != "fts":
+            assert self._embedder is not None  # vector modes resolve only with an embedder
             try:
                 query_vector = self._embedder.embed_query(request.query)
             except EmbeddingError:

@@ -15,6 +15,8 @@ from typing import Protocol
 
 import numpy as np
 
+from pcmem.analysis import Analyzer
+from pcmem.types.embedding import EmbeddingProfile
 from pcmem.types.memory import (
     Change,
     EntryVersion,
@@ -25,8 +27,6 @@ from pcmem.types.memory import (
     RevisionInfo,
     ScopeSummary,
 )
-from pcmem.types.embedding import EmbeddingProfile
-from pcmem.analysis import Analyzer
 from pcmem.types.storage import ChannelCandidates, EntryEvent, HeadEntry, VectorStatus
 
 

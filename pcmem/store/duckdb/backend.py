@@ -21,8 +21,14 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
+from pcmem.analysis import Analyzer
 from pcmem.errors import StoreError
 from pcmem.ids import new_id
+from pcmem.store.duckdb import check as check_module
+from pcmem.store.duckdb import connection, fts_index, migrations, vectors
+from pcmem.store.duckdb.arrow import registered
+from pcmem.store.duckdb.vector_cache import VectorCache
+from pcmem.types.embedding import EmbeddingProfile
 from pcmem.types.memory import (
     Change,
     Citation,
@@ -34,13 +40,6 @@ from pcmem.types.memory import (
     RevisionInfo,
     ScopeSummary,
 )
-from pcmem.types.embedding import EmbeddingProfile
-from pcmem.analysis import Analyzer
-from pcmem.types.search import Candidate
-from pcmem.store.duckdb import check as check_module
-from pcmem.store.duckdb import connection, fts_index, migrations, vectors
-from pcmem.store.duckdb.arrow import registered
-from pcmem.store.duckdb.vector_cache import VectorCache
 from pcmem.types.storage import ChannelCandidates, EntryEvent, HeadEntry, VectorStatus
 from pcmem.validation import canonical_json
 
@@ -354,7 +353,8 @@ class DuckDBBackend:
             fts = fts_index.search(cursor, memory.artifact_id, fts_terms, limit) if fts_terms is not None else []
             profile = vectors.profile(cursor) if query_vector is not None else None
             vector = (
-                self._vector_cache.search(cursor, memory, profile, query_vector, limit) if profile is not None else []
+                self._vector_cache.search(cursor, memory, profile, query_vector, limit)
+                if profile is not None and query_vector is not None else []
             )
             ids = list(dict.fromkeys(c.entry_version_id for c in (*fts, *vector)))
             versions = self.entry_versions(ids)  # joins this transaction: same snapshot, no second round trip

@@ -16,16 +16,17 @@ from typing import Any
 
 import numpy as np
 
-from pcmem.types.embedding import EmbeddingProfile
-from pcmem.errors import StoreError
-from pcmem.types.memory import Change, EntryVersion, HistoryEvent, MemoryEntry, MemoryRef, RevisionInfo, ScopeSummary
 from pcmem.analysis import ANALYZERS
-from pcmem.types.storage import ChannelCandidates, VectorStatus
+from pcmem.errors import StoreError
 from pcmem.store.seekdb import fulltext, schema, vectors
 from pcmem.store.seekdb.engine import Connector, SeekdbTarget, parse
 from pcmem.store.seekdb.records import V_COLUMNS, check_dimension, entry, utc, version_from_row
 from pcmem.store.seekdb.sql import Connection, chunks, in_list, quote, render, row
 from pcmem.store.seekdb.write import SeekdbWrite
+from pcmem.types.embedding import EmbeddingProfile
+from pcmem.types.memory import Change, EntryVersion, HistoryEvent, MemoryEntry, MemoryRef, RevisionInfo, ScopeSummary
+from pcmem.types.storage import ChannelCandidates, VectorStatus
+
 
 class SeekdbBackend:
     """A :class:`~pcmem.store.port.StorageBackend` on seekdb. ``target``: a ``seekdb:`` URL or a parsed target.
@@ -315,9 +316,9 @@ class SeekdbBackend:
             memory, active_count = _find_memory_with_count(db, scope)
             active = self._profiles(db).get("active")
             profile = active[0] if active else None
-            if profile is None or memory is None:
+            if active is None or memory is None:
                 return VectorStatus(memory=memory, profile=profile, complete=profile is not None)
-            key = (memory.artifact_id, memory.revision, profile)
+            key = (memory.artifact_id, memory.revision, active[0])
             complete = self._complete.get(key)
             if complete is None:
                 complete = vectors.active_count(db, active[1], memory.artifact_id) == active_count

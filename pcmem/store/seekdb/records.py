@@ -9,8 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from pcmem.types.embedding import EmbeddingProfile
 from pcmem.errors import StoreError
+from pcmem.types.embedding import EmbeddingProfile
 from pcmem.types.memory import Citation, EntryVersion, MemoryEntry, MemoryRef
 
 VERSION_FIELDS = (

@@ -13,14 +13,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from pcmem.types.embedding import EmbeddingProfile
 from pcmem.errors import RevisionConflictError, StoreError
 from pcmem.ids import new_id
-from pcmem.types.memory import EntryVersion, MemoryRef, Operation
-from pcmem.types.storage import EntryEvent, HeadEntry
 from pcmem.store.seekdb import fulltext, schema, vectors
 from pcmem.store.seekdb.records import V_COLUMNS, check_dimension, version_from_row
 from pcmem.store.seekdb.sql import Connection, DuplicateKeyError, chunks, in_list, insert_rows, quote, render, row
+from pcmem.types.embedding import EmbeddingProfile
+from pcmem.types.memory import EntryVersion, MemoryRef, Operation
+from pcmem.types.storage import EntryEvent, HeadEntry
 from pcmem.validation import canonical_json
 
 if TYPE_CHECKING:
@@ -175,6 +175,7 @@ class SeekdbWrite:
         active_table = tables.get("active")
         if active_table is not None and vectors_by_version:
             profile = self.embedding_profile()
+            assert profile is not None  # an active vector table belongs to the active profile
             check_dimension(profile, vectors_by_version)
             vectors.store(db, active_table, vectors_by_version)  # reads the head before it moves: fix flags below
         for table in dict.fromkeys(tables.values()):
