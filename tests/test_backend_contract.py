@@ -192,6 +192,27 @@ def test_an_exception_inside_write_leaves_nothing(backend, embedder):
     assert backend.vector_status("fresh").complete
 
 
+
+@pytest.mark.parametrize("case", ["unknown version", "entry twice"])
+def test_a_commit_whose_events_do_not_hold_together_is_refused_and_writes_nothing(backend, case):
+    """Both engines refuse, before writing, an event naming an entry version that was never stored, and a revision
+    changing one entry twice (DuckDB used to accept the first and write a head pointing at nothing)."""
+    runtime = SyncRuntime(backend, embedder=None)
+    scope = runtime.memory.for_scope("checked")
+    written = scope.remember(NewEntry(text="a note to point at", entry_id="kept"))
+    stored = written.citations[0].entry_version_id
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    events = {
+        "unknown version": [EntryEvent("kept", "ver_never_written", "active")],
+        "entry twice": [EntryEvent("kept", stored, "retired"), EntryEvent("kept", stored, "active")],
+    }[case]
+    with pytest.raises(StoreError, match="unknown entry versions|at most once"):
+        with backend.write("checked") as tx:
+            tx.commit("reactivate", [], events, now)
+    assert backend.find_memory("checked").revision == 1
+    assert [(e.entry.entry_version_id, e.state) for e in scope.list(ListRequest(state="all")).entries] == [
+        (stored, "active")]
+
 def test_scope_summaries(runtime):
     runtime.memory.for_scope("b-scope").remember(RememberRequest(entries=(NewEntry(text="one", entry_id="1"),
                                                                           NewEntry(text="two", entry_id="2"))))

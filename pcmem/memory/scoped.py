@@ -72,15 +72,6 @@ class ScopeLocks:
             return self._locks.setdefault(scope, threading.Lock())
 
 
-def _citation(memory: MemoryRef, version: EntryVersion) -> Citation:
-    return Citation(
-        artifact_id=memory.artifact_id,
-        revision=memory.revision,
-        entry_id=version.entry_id,
-        entry_version_id=version.entry_version_id,
-    )
-
-
 def _check_expected(tx: WriteTransaction, expected: int | None) -> None:
     _check_head(tx.memory, expected)
 
@@ -251,7 +242,7 @@ class SyncScopedMemory:
             versions = [v.model_copy(update={"created_in_revision": revision}) for v in drafts]
             events = [EntryEvent(v.entry_id, v.entry_version_id, "active") for v in versions]
             memory = tx.commit("remember", versions, events, now, vectors)
-        return WriteResult(memory=memory, citations=tuple(_citation(memory, v) for v in versions),
+        return WriteResult(memory=memory, citations=tuple(Citation.of(memory, v) for v in versions),
                            duplicates=duplicates)
 
     def _gate(self, request: RememberRequest) -> tuple[Duplicate, ...]:
@@ -280,7 +271,7 @@ class SyncScopedMemory:
             kind = request.kind if request.kind is not None else old.kind
             metadata = request.metadata if request.metadata is not None else old.metadata
             if (request.text, kind, metadata) == (old.text, old.kind, old.metadata):
-                return WriteResult(memory=tx.memory, citations=(_citation(tx.memory, old),))
+                return WriteResult(memory=tx.memory, citations=(Citation.of(tx.memory, old),))
             version = EntryVersion(
                 entry_id=old.entry_id,
                 entry_version_id=version_id,
@@ -294,7 +285,7 @@ class SyncScopedMemory:
             )
             event = EntryEvent(old.entry_id, version.entry_version_id, "active")
             memory = tx.commit("revise", [version], [event], now, vectors)
-        return WriteResult(memory=memory, citations=(_citation(memory, version),))
+        return WriteResult(memory=memory, citations=(Citation.of(memory, version),))
 
     def retire(self, request: RetireRequest) -> WriteResult:
         """Deactivate an entry; it stays readable in past revisions and in its history."""
@@ -323,7 +314,7 @@ class SyncScopedMemory:
                 vectors = self._parts.vectors_for({version.entry_version_id: version.text})  # rare: written unembedded
             event = EntryEvent(version.entry_id, version.entry_version_id, to_state)
             memory = tx.commit(operation, [], [event], now, vectors)
-        return WriteResult(memory=memory, citations=(_citation(memory, version),))
+        return WriteResult(memory=memory, citations=(Citation.of(memory, version),))
 
     def _head_entry(self, tx: WriteTransaction, request: ReviseRequest | RetireRequest | ReactivateRequest) -> HeadEntry:
         if tx.memory is None:

@@ -144,12 +144,7 @@ class SearchService:
         hits = []
         for item in fused:
             version = versions[item.candidate.entry_version_id]
-            citation = Citation(
-                artifact_id=found.memory.artifact_id,
-                revision=found.memory.revision,
-                entry_id=version.entry_id,
-                entry_version_id=version.entry_version_id,
-            )
+            citation = Citation.of(found.memory, version)
             hits.append(MemoryHit(citation=citation, text=version.text, kind=version.kind, score=item.score,
                                   matched_by=item.matched_by, metadata=version.metadata))
         return SearchPage(memory=found.memory, mode=mode, hits=tuple(hits))

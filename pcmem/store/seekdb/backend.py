@@ -18,9 +18,9 @@ import numpy as np
 
 from pcmem.analysis import ANALYZERS
 from pcmem.errors import StoreError
+from pcmem.store.common import V_COLUMNS, CompletenessMemo, check_dimension, entry, utc, version_from_row
 from pcmem.store.seekdb import fulltext, schema, vectors
 from pcmem.store.seekdb.engine import Connector, SeekdbTarget, parse
-from pcmem.store.seekdb.records import V_COLUMNS, check_dimension, entry, utc, version_from_row
 from pcmem.store.seekdb.sql import Connection, chunks, in_list, quote, render, row
 from pcmem.store.seekdb.write import SeekdbWrite
 from pcmem.types.embedding import EmbeddingProfile
@@ -45,7 +45,7 @@ class SeekdbBackend:
         self._connections_lock = threading.Lock()
         self._write_lock = threading.Lock()
         self._closed = False
-        self._complete: dict[tuple[str, int, EmbeddingProfile], bool] = {}  # only True is remembered
+        self._complete = CompletenessMemo()
         try:
             self.analyzer = ANALYZERS[schema.ensure(self._connection())]  # DDL: outside any transaction
         except BaseException:
@@ -319,11 +319,11 @@ class SeekdbBackend:
             if active is None or memory is None:
                 return VectorStatus(memory=memory, profile=profile, complete=profile is not None)
             key = (memory.artifact_id, memory.revision, active[0])
-            complete = self._complete.get(key)
-            if complete is None:
+            complete = self._complete.known_complete(key)
+            if not complete:
                 complete = vectors.active_count(db, active[1], memory.artifact_id) == active_count
                 if complete:
-                    self._complete[key] = True
+                    self._complete.remember_complete(key)
         return VectorStatus(memory=memory, profile=profile, complete=complete)
 
     def versions_missing_vectors(self, profile: EmbeddingProfile, limit: int) -> list[tuple[str, str]]:
