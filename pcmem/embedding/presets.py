@@ -45,10 +45,6 @@ class EmbedderPreset:
     #: Texts per inference call: >1 only where batching provably does not change a text's vector.
     batch_size: int
 
-    @property
-    def needs_build(self) -> bool:
-        return self.name != DEFAULT_PRESET
-
 
 EMBEDDER_PRESETS: dict[str, EmbedderPreset] = {
     p.name: p for p in (

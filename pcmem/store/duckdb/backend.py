@@ -23,7 +23,6 @@ from pcmem.analysis import Analyzer
 from pcmem.errors import StoreError
 from pcmem.store.common import (
     V_COLUMNS,
-    VERSION_COLUMNS,
     CompletenessMemo,
     check_events,
     entry,
@@ -203,14 +202,6 @@ class DuckDBBackend:
                 [memory.artifact_id, entry_id, memory.revision],
             ).fetchone()
         return None if row is None else entry(memory, row[0], version_from_row(row[1:]))
-
-    def entry_version(self, artifact_id: str, entry_version_id: str) -> EntryVersion | None:
-        with self._transaction() as cursor:
-            row = cursor.execute(
-                f"SELECT {VERSION_COLUMNS} FROM entry_versions WHERE artifact_id = ? AND entry_version_id = ?",
-                [artifact_id, entry_version_id],
-            ).fetchone()
-        return None if row is None else version_from_row(row)
 
     def changes(self, memory: MemoryRef, since_revision: int) -> list[Change]:
         with self._transaction() as cursor:
@@ -464,9 +455,6 @@ class _DuckDBWrite:
                 [self.memory.artifact_id],
             ).fetchall()
         return {entry_id for (entry_id,) in rows}
-
-    def embedding_profile(self) -> EmbeddingProfile | None:
-        return vectors.profile(self._cursor)
 
     def missing_vectors(self, entry_version_ids: Sequence[str]) -> set[str]:
         if vectors.profile(self._cursor) is None:

@@ -105,11 +105,6 @@ class SeekdbBackend:
                     pass
             self._connections.clear()
 
-    def drop_store(self) -> None:
-        """Delete this store's database entirely (tests; a failed migration's partial copy)."""
-        self.close()
-        self._connector.drop_database()
-
     # --- writes -----------------------------------------------------------------------------------------------
 
     @contextmanager
@@ -181,14 +176,6 @@ class SeekdbBackend:
                 memory.artifact_id, entry_id, memory.revision,
             ))
         return entry(memory, rows[0][0], version_from_row(rows[0][1:])) if rows else None
-
-    def entry_version(self, artifact_id: str, entry_version_id: str) -> EntryVersion | None:
-        with self._transaction() as db:
-            rows = db.run(render(
-                f"SELECT {V_COLUMNS} FROM entry_versions v WHERE v.artifact_id = %s AND v.entry_version_id = %s",
-                artifact_id, entry_version_id,
-            ))
-        return version_from_row(rows[0]) if rows else None
 
     def changes(self, memory: MemoryRef, since_revision: int) -> list[Change]:
         with self._transaction() as db:

@@ -59,7 +59,7 @@ class SeekdbWrite:
             ))
         return found
 
-    def embedding_profile(self) -> EmbeddingProfile | None:
+    def _active_profile(self) -> EmbeddingProfile | None:
         active = self._backend._profiles(self._db).get("active")
         return active[0] if active else None
 
@@ -171,7 +171,7 @@ class SeekdbWrite:
             vectors.set_active(db, table, leaving, False)
         active_table = tables.get("active")
         if active_table is not None and vectors_by_version:
-            profile = self.embedding_profile()
+            profile = self._active_profile()
             assert profile is not None  # an active vector table belongs to the active profile
             check_dimension(profile, vectors_by_version)
             vectors.store(db, active_table, vectors_by_version)  # reads the head before it moves: fix flags below
