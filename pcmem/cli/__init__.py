@@ -52,7 +52,6 @@ class StoreContext:
 @click.option(
     "--db",
     metavar="PATH|URL",
-    envvar=DB_ENV,
     help=f"Store file, or seekdb:///DATA_DIR / seekdb://USER:PASS@HOST:PORT/DB for OceanBase seekdb. "
     f"Default: ${DB_ENV}, else a per-user file (see `pcmem where`).",
 )

@@ -14,7 +14,6 @@ raises ConfigurationError rather than failing at the first search.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -99,7 +98,7 @@ class SyncRuntime:
             raise
 
     def reindex(
-        self, progress: Callable[[int, int], None] | None = None, *, embedder: EmbedderChoice = None
+        self, progress: Progress | None = None, *, embedder: EmbedderChoice = None
     ) -> ReindexReport:
         """Embed every active entry lacking a vector, with ``embedder`` (switching the store to it) or the runtime's.
 
@@ -142,7 +141,7 @@ class Runtime:
         return cls(await asyncio.to_thread(lambda: SyncRuntime.open(path, **options)))
 
     async def reindex(
-        self, progress: Callable[[int, int], None] | None = None, *, embedder: EmbedderChoice = None
+        self, progress: Progress | None = None, *, embedder: EmbedderChoice = None
     ) -> ReindexReport:
         return await asyncio.to_thread(lambda: self.sync.reindex(progress, embedder=embedder))
 
