@@ -33,7 +33,7 @@ def open_backend(target: StoreTarget, *, shared: bool = False, lock_timeout: flo
     if is_seekdb(target):
         from pcmem.store.seekdb import SeekdbBackend
 
-        return SeekdbBackend(target, shared=shared, lock_timeout=lock_timeout)
+        return SeekdbBackend(str(target), shared=shared, lock_timeout=lock_timeout)
     from pcmem.store.duckdb import DuckDBBackend
 
     return DuckDBBackend(Path(target), shared=shared, lock_timeout=lock_timeout)
