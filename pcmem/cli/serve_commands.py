@@ -47,9 +47,9 @@ def _open(store, model: str | None, rerank: str | None):  # noqa: ANN001, ANN202
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="Address to bind. Anything but loopback requires --token-file.")
 @click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True, help="0 picks a free port.")
-@click.option("--token-file", type=click.Path(dir_okay=False), envvar="PCMEM_TOKEN_FILE", default=None,
+@click.option("--token-file", type=click.Path(dir_okay=False), default=None,
               help="File holding the bearer token clients must send (Authorization: Bearer TOKEN). "
-                   "Default: $PCMEM_TOKEN_FILE; none on loopback.")
+                   "Default: none (loopback only).")
 @click.option("--model", metavar="PROVIDER:NAME", default=None, help=_MODEL_HELP)
 @click.option("--rerank", type=_RERANK_CHOICE, default=None, help="Rerank policy (default listwise with --model).")
 @click.option("--max-body-bytes", type=click.IntRange(1024, 64 * 1024 * 1024), default=1024 * 1024,
