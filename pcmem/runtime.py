@@ -23,8 +23,8 @@ from typing import Any
 from pcmem.config import InferenceConfig, RuntimeConfig
 from pcmem.decision.port import DecisionModel
 from pcmem.decision.write_gate import WriteGate
-from pcmem.embedding.port import Embedder
-from pcmem.errors import ConfigurationError
+from pcmem.embedding.port import Embedder, EmbeddingProfile
+from pcmem.errors import ConfigurationError, PcmemError
 from pcmem.memory.scoped import Clock, MemoryParts, utc_now
 from pcmem.memory.service import MemoryService, SyncMemoryService
 from pcmem.model_files import ByteProgress
@@ -64,6 +64,16 @@ def resolve_embedder(choice: EmbedderChoice, backend: StorageBackend) -> Embedde
     return presets.resolve(choice)
 
 
+def _profile_embedder(profile: EmbeddingProfile) -> Embedder | None:
+    """The embedder for a vector space the store switched to while this runtime was open (embedder="auto")."""
+    from pcmem.embedding import presets
+
+    try:
+        return presets.for_profile(profile)
+    except PcmemError:
+        return None
+
+
 class SyncRuntime:
     """A store opened for blocking use (scripts, the CLI). Close it, or use it as a context manager."""
 
@@ -78,6 +88,7 @@ class SyncRuntime:
         reranker: MemoryReranker | None = None,
         model_progress: ByteProgress | None = None,
         write_gate: DecisionModel | None = None,
+        embedder_for: Callable[[EmbeddingProfile], Embedder | None] | None = None,
     ) -> None:
         self.backend = backend
         self.embedder = embedder
@@ -92,7 +103,8 @@ class SyncRuntime:
         self.reranker = reranker
         parts = MemoryParts(backend=backend, embedder=embedder, clock=clock, reranker=reranker,
                             candidate_limit=self.config.memory_rerank_candidate_limit,
-                            write_gate=WriteGate(write_gate) if write_gate is not None else None)
+                            write_gate=WriteGate(write_gate) if write_gate is not None else None,
+                            embedder_for=embedder_for)
         self.memory = SyncMemoryService(parts)
 
     @classmethod
@@ -123,7 +135,8 @@ class SyncRuntime:
         backend = open_backend(path, shared=shared, lock_timeout=lock_timeout)
         try:
             return cls(backend, embedder=resolve_embedder(embedder, backend), clock=clock, config=config,
-                       inference=inference, reranker=reranker, model_progress=model_progress, write_gate=write_gate)
+                       inference=inference, reranker=reranker, model_progress=model_progress, write_gate=write_gate,
+                       embedder_for=_profile_embedder if isinstance(embedder, str) else None)
         except BaseException:
             backend.close()
             raise

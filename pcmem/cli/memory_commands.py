@@ -81,6 +81,11 @@ def _print_write(result: WriteResult, verb: str, as_json: bool) -> None:
     if as_json:
         render.emit_json(result)
         return
+    if result.unchanged:
+        citation = result.citations[0]
+        render.console.print(f"unchanged: {citation.entry_id} already has this text, kind and metadata "
+                             f"(revision {result.memory.revision} stays the head)")
+        return
     for duplicate in result.duplicates:
         render.console.print(f"skipped (already stated by {duplicate.existing}): {render.preview(duplicate.text, 60)}")
     if not result.citations:

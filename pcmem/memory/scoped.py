@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 
 import numpy as np
 
-from pcmem.errors import EntryNotFoundError, InputError, RevisionConflictError, RevisionNotFoundError, ScopeNotFoundError
+from pcmem.errors import ConfigurationError, EntryNotFoundError, InputError, RevisionConflictError, RevisionNotFoundError, ScopeNotFoundError
 from pcmem.ids import content_hash, new_id
 from pcmem.memory.models import (
     ChangesPage,
@@ -37,14 +37,22 @@ from pcmem.memory.models import (
     WriteResult,
 )
 from pcmem.decision.write_gate import WriteGate
-from pcmem.embedding.port import Embedder
+from pcmem.embedding.port import Embedder, EmbeddingProfile
 from pcmem.rerank.port import MemoryReranker, RerankProgress
 from pcmem.search.models import SearchMemoryRequest, SearchPage
 from pcmem.search.service import DEFAULT_CANDIDATE_LIMIT, SearchService
 from pcmem.store.port import EntryEvent, HeadEntry, StorageBackend, WriteTransaction
-from pcmem.validation import validate_id, validate_revision, validate_scope
+from pcmem.validation import canonical_json, validate_id, validate_revision, validate_scope
 
 Clock = Callable[[], datetime]
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """Vectors computed before a write transaction, and the store profile they were computed for."""
+
+    profile: EmbeddingProfile | None
+    vectors: dict[str, np.ndarray]
 
 
 def utc_now() -> datetime:
@@ -95,6 +103,8 @@ class MemoryParts:
     reranker: MemoryReranker | None = None
     candidate_limit: int = DEFAULT_CANDIDATE_LIMIT
     write_gate: WriteGate | None = None
+    #: Finds the embedder for a vector space the store switched to after this runtime opened (``None``: none).
+    embedder_for: Callable[[EmbeddingProfile], Embedder | None] | None = None
 
     def __post_init__(self) -> None:
         self.use_embedder(self.embedder)
@@ -104,14 +114,45 @@ class MemoryParts:
         self.embedder = embedder
         self.search = SearchService(self.backend, embedder, self.reranker, self.candidate_limit)
 
-    def vectors_for(self, texts_by_version: dict[str, str]) -> dict[str, np.ndarray]:
-        """Embed new versions when the store's vector space is the embedder's; else store none (reindex later)."""
-        if not texts_by_version or self.embedder is None:
-            return {}
-        if self.backend.embedding_profile() != self.embedder.profile:
-            return {}
+    def vectors_for(self, texts_by_version: dict[str, str]) -> Prepared:
+        """Embed new versions when the store's vector space is the embedder's; else store none (reindex later).
+
+        Runs before the write transaction (embedding is the slow part); :meth:`vectors_inside` re-checks the store's
+        vector space inside it, because another runtime or process may have switched it meanwhile.
+        """
+        profile = self.backend.embedding_profile()
+        if not texts_by_version or self.embedder is None or profile != self.embedder.profile:
+            return Prepared(profile, {})
         ids = list(texts_by_version)
         matrix = self.embedder.embed_documents([texts_by_version[i] for i in ids])
+        return Prepared(profile, dict(zip(ids, matrix, strict=True)))
+
+    def vectors_inside(self, tx: WriteTransaction, texts_by_version: dict[str, str],
+                       prepared: Prepared) -> dict[str, np.ndarray]:
+        """The vectors to commit, decided inside the write transaction against the store's current vector space.
+
+        A vector made for another profile is never stored (an ``reindex --embedder`` may have committed since it
+        was computed): the texts are embedded again with the right model, or the write is refused with a typed
+        error when this runtime has no embedder for the store's vectors.
+        """
+        current = tx.embedding_profile()
+        if current is None or not texts_by_version:
+            return {}
+        if prepared.profile == current and len(prepared.vectors) == len(texts_by_version):
+            return prepared.vectors
+        embedder = self.embedder
+        if (embedder is None or embedder.profile != current) and self.embedder_for is not None:
+            embedder = self.embedder_for(current)
+            if embedder is not None:
+                self.use_embedder(embedder)
+        if embedder is None or embedder.profile != current:
+            have = "no embedder" if self.embedder is None else f"the embedder {self.embedder.profile.describe()}"
+            raise ConfigurationError(
+                f"this runtime was opened with {have}, but the store's vectors are {current.describe()}: an entry "
+                "written now would be missing from vector search. Open the store with embedder='auto' (the CLI "
+                "does), or switch the store with `pcmem reindex --embedder ...`")
+        ids = list(texts_by_version)
+        matrix = embedder.embed_documents([texts_by_version[i] for i in ids])
         return dict(zip(ids, matrix, strict=True))
 
 
@@ -231,7 +272,8 @@ class SyncScopedMemory:
         now = self._clock()
         drafts = [_first_version(entry, 0, now) for entry in entries]
         # Embedding is the slow part of a write: do it before taking the scope lock.
-        vectors = self._parts.vectors_for({v.entry_version_id: v.text for v in drafts})
+        texts = {v.entry_version_id: v.text for v in drafts}
+        prepared = self._parts.vectors_for(texts)
         with self._lock, self._backend.write(self.scope) as tx:
             _check_expected(tx, request.expected_revision)
             wanted = [entry.entry_id for entry in entries if entry.entry_id is not None]
@@ -241,6 +283,7 @@ class SyncScopedMemory:
             revision = _next_revision(tx)
             versions = [v.model_copy(update={"created_in_revision": revision}) for v in drafts]
             events = [EntryEvent(v.entry_id, v.entry_version_id, "active") for v in versions]
+            vectors = self._parts.vectors_inside(tx, texts, prepared)
             memory = tx.commit("remember", versions, events, now, vectors)
         return WriteResult(memory=memory, citations=tuple(_citation(memory, v) for v in versions),
                            duplicates=duplicates)
@@ -261,7 +304,7 @@ class SyncScopedMemory:
         """Write a new version of an active entry. An unchanged text/kind/metadata writes nothing."""
         now = self._clock()
         version_id = new_id("ver")
-        vectors = self._parts.vectors_for({version_id: request.text})
+        prepared = self._parts.vectors_for({version_id: request.text})
         with self._lock, self._backend.write(self.scope) as tx:
             current = self._head_entry(tx, request)
             if current.state != "active":
@@ -269,8 +312,9 @@ class SyncScopedMemory:
             old = current.version
             kind = request.kind if request.kind is not None else old.kind
             metadata = request.metadata if request.metadata is not None else old.metadata
-            if (request.text, kind, metadata) == (old.text, old.kind, old.metadata):
-                return WriteResult(memory=tx.memory, citations=(_citation(tx.memory, old),))
+            # Canonical JSON keeps types apart: true/1 and 1.0/1 are different metadata (Python's == says equal).
+            if (request.text, kind, canonical_json(metadata)) == (old.text, old.kind, canonical_json(old.metadata)):
+                return WriteResult(memory=tx.memory, citations=(_citation(tx.memory, old),), unchanged=True)
             version = EntryVersion(
                 entry_id=old.entry_id,
                 entry_version_id=version_id,
@@ -283,6 +327,7 @@ class SyncScopedMemory:
                 created_at=now,
             )
             event = EntryEvent(old.entry_id, version.entry_version_id, "active")
+            vectors = self._parts.vectors_inside(tx, {version_id: request.text}, prepared)
             memory = tx.commit("revise", [version], [event], now, vectors)
         return WriteResult(memory=memory, citations=(_citation(memory, version),))
 
@@ -310,7 +355,8 @@ class SyncScopedMemory:
             version = current.version
             vectors: dict[str, np.ndarray] = {}
             if to_state == "active" and tx.missing_vectors([version.entry_version_id]):
-                vectors = self._parts.vectors_for({version.entry_version_id: version.text})  # rare: written unembedded
+                texts = {version.entry_version_id: version.text}  # rare: written unembedded
+                vectors = self._parts.vectors_inside(tx, texts, Prepared(None, {}))
             event = EntryEvent(version.entry_id, version.entry_version_id, to_state)
             memory = tx.commit(operation, [], [event], now, vectors)
         return WriteResult(memory=memory, citations=(_citation(memory, version),))
