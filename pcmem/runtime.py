@@ -91,6 +91,7 @@ class SyncRuntime:
         embedder_for: Callable[[EmbeddingProfile], Embedder | None] | None = None,
     ) -> None:
         self.backend = backend
+        self._closed = False
         self.embedder = embedder
         self.config = config or RuntimeConfig()
         self.inference = inference or InferenceConfig()
@@ -159,7 +160,10 @@ class SyncRuntime:
         return report
 
     def close(self) -> None:
-        self.backend.close()
+        """Release this runtime's share of the store (the file closes with the last runtime of the path)."""
+        if not self._closed:
+            self._closed = True
+            self.backend.close()
 
     def __enter__(self) -> SyncRuntime:
         return self
