@@ -32,7 +32,7 @@ from pcmem.errors import (
     StoreWALError,
     StoreVersionError,
 )
-from pcmem.memory.models import (
+from pcmem.types.memory import (
     Change,
     ChangesPage,
     Citation,
@@ -52,12 +52,17 @@ from pcmem.memory.models import (
     ScopeSummary,
     WriteResult,
 )
-from pcmem.embedding.port import Embedder, EmbeddingProfile
-from pcmem.runtime import Runtime, SyncRuntime, open_runtime, open_sync
-from pcmem.rerank.port import MemoryReranker, MemoryRerankDecision
-from pcmem.search.models import MemoryHit, RerankTrace, SearchMemoryRequest, SearchPage
+from pcmem.embedding.port import Embedder
+from pcmem.types.embedding import EmbeddingProfile
+from pcmem.compose.rerankers import build_reranker
+from pcmem.compose.runtime import Runtime, SyncRuntime, open_runtime, open_sync
+from pcmem.rerank.port import MemoryReranker
+from pcmem.settings import InferenceConfig, RuntimeConfig
+from pcmem.types.progress import Progress, StageProgress
+from pcmem.types.rerank import RERANK_POLICIES, MemoryRerankDecision, RerankPolicy
+from pcmem.types.search import SEARCH_MODES, MemoryHit, RerankTrace, SearchMemoryRequest, SearchMode, SearchPage
 from pcmem.search.reindex import ReindexReport
-from pcmem.usage import Usage
+from pcmem.types.usage import Usage
 
 __version__ = "0.1.0"
 
@@ -75,6 +80,7 @@ __all__ = [
     "EntryPage",
     "EntryVersion",
     "HistoryEvent",
+    "InferenceConfig",
     "InputError",
     "ListRequest",
     "MemoryEntry",
@@ -85,9 +91,12 @@ __all__ = [
     "NewEntry",
     "NotFoundError",
     "PcmemError",
+    "Progress",
+    "RERANK_POLICIES",
     "ReactivateRequest",
     "ReindexReport",
     "RememberRequest",
+    "RerankPolicy",
     "RerankTrace",
     "RetireRequest",
     "ReviseRequest",
@@ -95,10 +104,14 @@ __all__ = [
     "RevisionInfo",
     "RevisionNotFoundError",
     "Runtime",
+    "RuntimeConfig",
+    "SEARCH_MODES",
     "ScopeNotFoundError",
     "ScopeSummary",
     "SearchMemoryRequest",
+    "SearchMode",
     "SearchPage",
+    "StageProgress",
     "StoreError",
     "StoreFormatError",
     "StoreLockedError",
@@ -111,6 +124,7 @@ __all__ = [
     "Usage",
     "WriteResult",
     "__version__",
+    "build_reranker",
     "open_runtime",
     "open_sync",
 ]

@@ -16,8 +16,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
-#: Called with (bytes done, bytes total) while large files are hashed or assembled.
-ByteProgress = Callable[[int, int], None]
+from pcmem.types.progress import Progress
 
 _CHUNK = 1 << 20
 _verified: set[tuple[str, int, int, int, str]] = set()  # (path, inode, size, mtime_ns, sha): hash once per process
@@ -50,7 +49,7 @@ def _stat_key(path: Path, sha256: str) -> tuple[str, int, int, int, str]:
     return (str(path), st.st_ino, st.st_size, st.st_mtime_ns, sha256)
 
 
-def _chunks(paths: Sequence[Path], progress: ByteProgress | None) -> Iterator[bytes]:
+def _chunks(paths: Sequence[Path], progress: Progress | None) -> Iterator[bytes]:
     """The bytes of ``paths`` concatenated, in 1 MiB chunks, reporting (done, total) as they are read."""
     total = sum(p.stat().st_size for p in paths)
     done = 0
@@ -63,7 +62,7 @@ def _chunks(paths: Sequence[Path], progress: ByteProgress | None) -> Iterator[by
                     progress(done, total)
 
 
-def sha256_of(paths: Sequence[Path], progress: ByteProgress | None = None) -> str:
+def sha256_of(paths: Sequence[Path], progress: Progress | None = None) -> str:
     """sha256 of the concatenation of ``paths``."""
     digest = hashlib.sha256()
     for chunk in _chunks(paths, progress):
@@ -71,7 +70,7 @@ def sha256_of(paths: Sequence[Path], progress: ByteProgress | None = None) -> st
     return digest.hexdigest()
 
 
-def is_intact(path: Path, sha256: str, progress: ByteProgress | None = None) -> bool:
+def is_intact(path: Path, sha256: str, progress: Progress | None = None) -> bool:
     """True when ``path`` exists with the pinned full sha256; hashed again only if the file changed on disk."""
     if not path.is_file():
         return False
@@ -86,7 +85,7 @@ def is_intact(path: Path, sha256: str, progress: ByteProgress | None = None) -> 
     return True
 
 
-def write_atomically(target: Path, sources: bytes | Sequence[Path], progress: ByteProgress | None = None) -> None:
+def write_atomically(target: Path, sources: bytes | Sequence[Path], progress: Progress | None = None) -> None:
     """Write ``target`` from bytes or the concatenation of files, via a temp file and ``os.replace``, so racing
     processes only ever see a complete file."""
     target.parent.mkdir(parents=True, exist_ok=True)

@@ -1,16 +1,36 @@
-"""Where the store lives. Precedence: an explicit argument (``--db``) > ``PCMEM_DB`` > the per-user default."""
+"""Settings, typed and read in one place: every environment variable pcmem reads is read in this module.
+
+Precedence everywhere: explicit argument > environment variable > default. The core takes these values as plain
+constructor arguments; the composition root (:mod:`pcmem.compose`), the CLI and the TUI build them from here.
+
+- Where the store lives: ``--db`` > ``PCMEM_DB`` > the per-user default (:func:`resolve_db_path`).
+- Where prepared model files live: ``PCMEM_CACHE_DIR`` > the per-user cache (:func:`cache_dir`).
+- Which embedder a *new* store gets: ``PCMEM_EMBEDDER`` > the bundled default (:func:`new_store_embedder`).
+- Search-time rerank policy and the local generation model, with the RFC 0080 names
+  (:class:`RuntimeConfig`, :class:`InferenceConfig`)::
+
+    export POWERCONTEXT_SERVER_INFERENCE_GENERATION_MODEL=llama-cpp:qwen2.5-coder-1.5b-instruct
+    export POWERCONTEXT_SERVER_RUNTIME_MEMORY_RERANK_ENABLED=true
+    export POWERCONTEXT_SERVER_RUNTIME_MEMORY_RERANK_CANDIDATE_LIMIT=30
+"""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import platformdirs
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from pcmem.errors import ConfigurationError
 
 DB_ENV = "PCMEM_DB"
 CACHE_ENV = "PCMEM_CACHE_DIR"
+EMBEDDER_ENV = "PCMEM_EMBEDDER"
 DEFAULT_DB_NAME = "memory.duckdb"
-SEEKDB_SCHEME = "seekdb:"  # a connection string, not a path: see pcmem.store.open
+SEEKDB_SCHEME = "seekdb:"  # a connection string, not a path: see pcmem.compose.backends
 
 
 def default_db_path() -> Path:
@@ -19,7 +39,7 @@ def default_db_path() -> Path:
 
 
 def resolve_db_path(explicit: str | os.PathLike[str] | None = None) -> Path | str:
-    """A store file path, or a ``seekdb:`` connection string kept as it is (see :mod:`pcmem.store.open`)."""
+    """A store file path, or a ``seekdb:`` connection string kept as it is (see :mod:`pcmem.compose.backends`)."""
     chosen = explicit or os.environ.get(DB_ENV)
     if chosen:
         return str(chosen) if str(chosen).startswith(SEEKDB_SCHEME) else Path(chosen).expanduser()
@@ -30,3 +50,109 @@ def cache_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
     """Where prepared model files live: an explicit path > ``PCMEM_CACHE_DIR`` > the per-user cache directory."""
     root = explicit or os.environ.get(CACHE_ENV) or platformdirs.user_cache_dir("pcmem", appauthor=False)
     return Path(root).expanduser()
+
+
+def new_store_embedder(default: str) -> str:
+    """The embedder a store without vectors adopts: ``PCMEM_EMBEDDER`` when set, else ``default``."""
+    return os.environ.get(EMBEDDER_ENV, "").strip() or default
+
+
+ENV_RERANK_ENABLED = "POWERCONTEXT_SERVER_RUNTIME_MEMORY_RERANK_ENABLED"
+ENV_RERANK_CANDIDATE_LIMIT = "POWERCONTEXT_SERVER_RUNTIME_MEMORY_RERANK_CANDIDATE_LIMIT"
+ENV_GENERATION_MODEL = "POWERCONTEXT_SERVER_INFERENCE_GENERATION_MODEL"
+ENV_GENERATION_TIMEOUT = "POWERCONTEXT_SERVER_INFERENCE_GENERATION_TIMEOUT_SECONDS"
+ENV_GENERATION_MAX_REQUESTS = "POWERCONTEXT_SERVER_INFERENCE_GENERATION_MAX_REQUESTS"
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+
+class _Settings(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    def __init__(self, /, **values: Any) -> None:
+        try:
+            super().__init__(**values)
+        except ValidationError as error:
+            first = error.errors()[0]
+            where = ".".join(map(str, first["loc"]))
+            raise ConfigurationError(f"{type(self).__name__}: {where}: {first['msg']}") from None
+
+    @classmethod
+    def _build(cls, values: dict[str, Any], source: str) -> Any:
+        try:
+            return cls(**values)
+        except ConfigurationError as error:
+            raise ConfigurationError(f"{source}: {error}") from None
+
+
+def _env_values(environ: Mapping[str, str], names: Mapping[str, str]) -> dict[str, str]:
+    return {field: environ[name] for field, name in names.items() if name in environ}
+
+
+class RuntimeConfig(_Settings):
+    """Search-time policy of the runtime."""
+
+    #: Rerank the coarse pool with the configured generation model (listwise policy). Default off.
+    memory_rerank_enabled: bool = False
+    #: How many coarse candidates a reranker sees (c in SPEC §2: coarse_limit = max(k, c)).
+    memory_rerank_candidate_limit: int = Field(default=30, ge=1, le=100)
+
+    @field_validator("memory_rerank_enabled", mode="before")
+    @classmethod
+    def _flag(cls, value: object) -> object:
+        if isinstance(value, str):
+            lowered = value.strip().lower()
+            if lowered in _TRUE:
+                return True
+            if lowered in _FALSE:
+                return False
+            raise ValueError(f"expected true or false, got {value!r}")
+        return value
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> RuntimeConfig:
+        env = _env_values(os.environ if environ is None else environ, {
+            "memory_rerank_enabled": ENV_RERANK_ENABLED,
+            "memory_rerank_candidate_limit": ENV_RERANK_CANDIDATE_LIMIT,
+        })
+        return cls._build({**env, **{k: v for k, v in overrides.items() if v is not None}}, "runtime config")
+
+
+class InferenceConfig(_Settings):
+    """Which local model generates, and how long it may take."""
+
+    #: ``provider:model-name``; provider ``llama-cpp`` takes a GGUF path or a preset (see ``pcmem models``).
+    generation_model: str | None = None
+    #: Per request; generation past it is aborted and the search raises InferenceTimeoutError.
+    generation_timeout_seconds: float = Field(default=30.0, gt=0, le=3600)
+    #: Attempts per operation when the output does not match the schema.
+    generation_max_requests: int = Field(default=2, ge=1, le=10)
+
+    @field_validator("generation_model")
+    @classmethod
+    def _model(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        provider, sep, name = value.strip().partition(":")
+        provider, name = provider.strip(), name.strip()
+        if not sep or not provider or not name:
+            raise ValueError(f"expected provider:model-name, got {value!r}")
+        return f"{provider}:{name}"
+
+    @property
+    def provider(self) -> str | None:
+        return None if self.generation_model is None else self.generation_model.partition(":")[0]
+
+    @property
+    def model_name(self) -> str | None:
+        return None if self.generation_model is None else self.generation_model.partition(":")[2]
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> InferenceConfig:
+        env = _env_values(os.environ if environ is None else environ, {
+            "generation_model": ENV_GENERATION_MODEL,
+            "generation_timeout_seconds": ENV_GENERATION_TIMEOUT,
+            "generation_max_requests": ENV_GENERATION_MAX_REQUESTS,
+        })
+        return cls._build({**env, **{k: v for k, v in overrides.items() if v is not None}}, "inference config")

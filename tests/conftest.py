@@ -11,7 +11,7 @@ import pytest
 from syrupy.extensions.amber import AmberSnapshotExtension
 
 import pcmem
-from pcmem.embedding.port import EmbeddingProfile
+from pcmem.types.embedding import EmbeddingProfile
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -38,7 +38,7 @@ def test_root_namespace_is_sorted_and_complete():
 def test_import_pcmem_loads_no_ui_or_llm_code():
     probe = (
         "import sys, pcmem, pcmem.cli\n"
-        "heavy = [m for m in ('textual', 'llama_cpp', 'tui') if m in sys.modules]\n"
+        "heavy = [m for m in ('textual', 'llama_cpp', 'pcmem_tui') if m in sys.modules]\n"
         "print(','.join(heavy))\n"
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.strip()

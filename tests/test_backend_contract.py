@@ -26,10 +26,10 @@ from pcmem import (
     SearchMemoryRequest,
     StoreError,
 )
-from pcmem.memory.models import EntryVersion
-from pcmem.runtime import SyncRuntime
+from pcmem.types.memory import EntryVersion
+from pcmem.compose.runtime import SyncRuntime
 from pcmem.store.duckdb import DuckDBBackend
-from pcmem.store.port import EntryEvent
+from pcmem.types.storage import EntryEvent
 from conftest import TextHashEmbedder, TickingClock
 
 

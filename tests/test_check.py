@@ -10,7 +10,7 @@ from click.testing import CliRunner
 import pcmem
 from pcmem import NewEntry, RememberRequest, RetireRequest, ReviseRequest
 from pcmem.cli import main
-from pcmem.search.models import SearchMemoryRequest
+from pcmem.types.search import SearchMemoryRequest
 from pcmem.store.duckdb.fts_index import SCHEMA
 
 

@@ -20,7 +20,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from pcmem.cli import main
-from pcmem.demo_data import DEMO_EDITS, DEMO_ENTRIES, DEMO_SCOPE
+from pcmem.cli.demo_data import DEMO_EDITS, DEMO_ENTRIES, DEMO_SCOPE
 from pcmem.errors import InputError, NotFoundError, RevisionConflictError, StoreError
 from pcmem.validation import MAX_SCOPE_CHARS, MAX_TEXT_BYTES
 

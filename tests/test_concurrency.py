@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pcmem
 from pcmem import MemoryRerankDecision, NewEntry, RememberRequest, ReviseRequest, RevisionConflictError
-from pcmem.search.models import SearchMemoryRequest
+from pcmem.types.search import SearchMemoryRequest
 
 SLOW = 0.3
 

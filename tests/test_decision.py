@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 import pcmem
 from pcmem import NewEntry, RememberRequest
-from pcmem.config import (
+from pcmem.settings import (
     ENV_GENERATION_MAX_REQUESTS,
     ENV_GENERATION_MODEL,
     ENV_GENERATION_TIMEOUT,
@@ -28,15 +28,15 @@ from pcmem.config import (
     RuntimeConfig,
 )
 from pcmem.decision.envelope import ROLE_POLICIES, FailOpenDecisionModel, for_role
-from pcmem.decision.port import DecisionFailurePolicy, DecisionOutcome, DecisionRequest, DecisionResult
-from pcmem.decision.write_gate import QUESTION as GATE_QUESTION
-from pcmem.decision.write_gate import ROLE as GATE_ROLE
-from pcmem.decision.write_gate import WriteGate
+from pcmem.types.decision import DecisionFailurePolicy, DecisionOutcome, DecisionRequest, DecisionResult
+from pcmem.memory.write_gate import QUESTION as GATE_QUESTION
+from pcmem.memory.write_gate import ROLE as GATE_ROLE
+from pcmem.memory.write_gate import WriteGate
 from pcmem.errors import InferenceTimeoutError, InferenceUnavailableError, RerankError
-from pcmem.memory.models import Citation
+from pcmem.types.memory import Citation
 from pcmem.rerank.decision import FILL_POLICY_ID, POLICY_ID, QUESTION, DecisionReranker
-from pcmem.search.models import MemoryHit, SearchMemoryRequest, SearchPage
-from pcmem.usage import Usage
+from pcmem.types.search import MemoryHit, SearchMemoryRequest, SearchPage
+from pcmem.types.usage import Usage
 
 YES, NO, ABSTAIN = DecisionOutcome.YES, DecisionOutcome.NO, DecisionOutcome.ABSTAIN
 

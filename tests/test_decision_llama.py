@@ -10,7 +10,7 @@ import pytest
 
 import pcmem
 from pcmem import NewEntry, RememberRequest
-from pcmem.config import (
+from pcmem.settings import (
     ENV_GENERATION_MAX_REQUESTS,
     ENV_GENERATION_MODEL,
     ENV_GENERATION_TIMEOUT,
@@ -20,19 +20,19 @@ from pcmem.config import (
     RuntimeConfig,
 )
 from pcmem.decision.envelope import FailOpenDecisionModel
-from pcmem.decision.port import DecisionOutcome, DecisionRequest, DecisionResult
+from pcmem.types.decision import DecisionOutcome, DecisionRequest, DecisionResult
 from pcmem.errors import InferenceTimeoutError
-from pcmem.search.models import SearchMemoryRequest
+from pcmem.types.search import SearchMemoryRequest
 
 pytestmark = pytest.mark.slow
 
 llama_cpp = pytest.importorskip("llama_cpp")
 
-from pcmem.decision.compose import decision_backend  # noqa: E402 - needs llama_cpp
+from pcmem.compose.decisions import decision_backend  # noqa: E402 - needs llama_cpp
 from pcmem.decision.llama_cpp import POLICY_ID as BACKEND_POLICY_ID  # noqa: E402
 from pcmem.decision.llama_cpp import LlamaCppDecisionModel  # noqa: E402
 from pcmem.inference import presets  # noqa: E402
-from pcmem.rerank.compose import build_reranker, load_model  # noqa: E402
+from pcmem.compose.rerankers import build_reranker, load_model  # noqa: E402
 from pcmem.rerank.decision import FILL_POLICY_ID, POLICY_ID, QUESTION, DecisionReranker  # noqa: E402
 
 PRESET = "smollm2-135m-instruct"

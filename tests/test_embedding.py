@@ -14,7 +14,7 @@ import pytest
 
 import pcmem.embedding.minilm as m
 from pcmem.embedding.presets import default_embedder
-from pcmem.embedding.port import EmbeddingProfile
+from pcmem.types.embedding import EmbeddingProfile
 from pcmem.errors import ConfigurationError, EmbeddingError
 from pcmem.model_files import is_intact
 from pcmem.settings import CACHE_ENV

@@ -7,16 +7,9 @@ import math
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pcmem.search.analysis import analyze, query_terms
-from pcmem.search.fusion import (
-    RRF_K,
-    Candidate,
-    admit_fts,
-    admit_vector,
-    channel_candidate_count,
-    fts_required_terms,
-    rrf_fuse,
-)
+from pcmem.analysis import analyze, query_terms
+from pcmem.search.fusion import RRF_K, admit_fts, admit_vector, channel_candidate_count, fts_required_terms, rrf_fuse
+from pcmem.types.search import Candidate
 
 
 def cand(version: str, score: float = 1.0, matched: int = 0, entry: str | None = None, artifact: str = "mem_a"):
@@ -107,7 +100,7 @@ def test_analyzer_v1_words_and_cjk():
 
 
 def test_analyzer_v2_drops_stopwords_and_stems_latin_words_only():
-    from pcmem.search.analysis import ANALYZERS
+    from pcmem.analysis import ANALYZERS
 
     v2 = ANALYZERS["v2"]
     assert v2.analyze("When did the team deploy? It deploys on Thursdays!") == ["team", "deploy", "deploy", "thursday"]

@@ -10,9 +10,9 @@ from click.testing import CliRunner
 import pcmem
 from pcmem import ListRequest, NewEntry, ReactivateRequest, RememberRequest, RetireRequest, ReviseRequest
 from pcmem.cli import main
-from pcmem.search.models import SearchMemoryRequest
+from pcmem.types.search import SearchMemoryRequest
 from pcmem.store.migrate import DestinationNotEmptyError, migrate
-from pcmem.store.open import open_backend
+from pcmem.compose.backends import open_backend
 from conftest import TextHashEmbedder, TickingClock
 
 

@@ -18,7 +18,7 @@ import pcmem
 from pcmem.cli import main
 from pcmem.embedding import minilm
 from pcmem.errors import EmbeddingError, StoreError
-from pcmem.search.models import SearchMemoryRequest
+from pcmem.types.search import SearchMemoryRequest
 from pcmem.search.reindex import reindex
 
 from conftest import HashEmbedder

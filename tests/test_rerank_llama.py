@@ -16,12 +16,12 @@ from pydantic import BaseModel, field_validator
 
 import pcmem
 from pcmem import NewEntry, RememberRequest
-from pcmem.config import InferenceConfig, RuntimeConfig
+from pcmem.settings import InferenceConfig, RuntimeConfig
 from pcmem.errors import InferenceTimeoutError, InvalidInferenceOutputError
 from pcmem.inference.llama_cpp import LlamaCppGenerator
 from pcmem.inference.port import GenerationRequest
 from pcmem.rerank.listwise import POLICY_ID, ListwiseReranker
-from pcmem.search.models import SearchMemoryRequest
+from pcmem.types.search import SearchMemoryRequest
 
 pytest.importorskip("llama_cpp")
 
@@ -59,7 +59,7 @@ def inference() -> InferenceConfig:
 
 @pytest.fixture(scope="module")
 def reranker(inference):
-    from pcmem.rerank.compose import build_reranker
+    from pcmem.compose.rerankers import build_reranker
 
     built = build_reranker("listwise", inference)
     assert isinstance(built, ListwiseReranker)

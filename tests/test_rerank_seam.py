@@ -20,7 +20,7 @@ from pydantic import ValidationError
 
 import pcmem
 from pcmem import ConfigurationError, NewEntry, RememberRequest
-from pcmem.config import (
+from pcmem.settings import (
     ENV_GENERATION_MAX_REQUESTS,
     ENV_GENERATION_MODEL,
     ENV_GENERATION_TIMEOUT,
@@ -36,11 +36,12 @@ from pcmem.errors import (
     RerankError,
 )
 from pcmem.inference.port import GenerationRequest, GenerationResult
-from pcmem.memory.models import Citation
+from pcmem.types.memory import Citation
 from pcmem.rerank.listwise import POLICY_ID, SYSTEM_PROMPT, ListwiseReranker, RankSelection, build_prompt
-from pcmem.rerank.port import MemoryRerankDecision, fallback_ranks, normalize_ranks
-from pcmem.search.models import MemoryHit, SearchMemoryRequest
-from pcmem.usage import Usage
+from pcmem.types.rerank import MemoryRerankDecision
+from pcmem.rerank.port import fallback_ranks, normalize_ranks
+from pcmem.types.search import MemoryHit, SearchMemoryRequest
+from pcmem.types.usage import Usage
 
 RFC_ENV = {
     "enabled": "POWERCONTEXT_SERVER_RUNTIME_MEMORY_RERANK_ENABLED",

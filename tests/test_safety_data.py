@@ -12,7 +12,7 @@ from click.testing import CliRunner
 import pcmem
 from pcmem.cli import main
 from pcmem.errors import ConfigurationError
-from pcmem.memory.models import NewEntry, RememberRequest, ReviseRequest
+from pcmem.types.memory import NewEntry, RememberRequest, ReviseRequest
 from pcmem.search.reindex import reindex
 
 from conftest import HashEmbedder

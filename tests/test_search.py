@@ -17,8 +17,8 @@ from pcmem import (
     ReviseRequest,
 )
 from pcmem.embedding.presets import default_embedder
-from pcmem.embedding.port import EmbeddingProfile
-from pcmem.search.models import SearchMemoryRequest
+from pcmem.types.embedding import EmbeddingProfile
+from pcmem.types.search import SearchMemoryRequest
 
 
 def search(memory, query: str, mode: str = "auto", limit: int = 10):

@@ -7,7 +7,7 @@ import pytest
 
 import pcmem
 from pcmem import NewEntry, RememberRequest, ReviseRequest, StoreFormatError, StoreVersionError
-from pcmem.search.models import SearchMemoryRequest
+from pcmem.types.search import SearchMemoryRequest
 from pcmem.store.duckdb.migrations import MIGRATIONS
 
 
@@ -97,7 +97,7 @@ def test_a_write_costs_o_change_not_o_scope(tmp_path):
 
 
 def test_new_stores_record_analyzer_v2_and_repair_can_switch(db_path):
-    from pcmem.search.models import SearchMemoryRequest
+    from pcmem.types.search import SearchMemoryRequest
 
     with pcmem.open_sync(db_path, embedder=None) as runtime:
         assert runtime.backend.analyzer.name == "v2"

@@ -29,17 +29,17 @@ import pcmem
 from pcmem import NewEntry, RememberRequest
 from pcmem.cli import main
 from pcmem.cli.demo_command import seed_demo
-from pcmem.rerank.port import MemoryRerankDecision
-from pcmem.usage import Usage
-from tui.app import PcmemApp, make_app
-from tui.screens.dialogs import ConfirmScreen, RememberScreen, RevisionScreen
-from tui.screens.entries import EntriesScreen
-from tui.screens.entry import EntryScreen
-from tui.screens.help import HelpScreen
-from tui.screens.scopes import ScopesScreen
-from tui.screens.search import SearchScreen
-from tui.screens.trace import TraceScreen
-from tui.widgets import StatusLine
+from pcmem.types.rerank import MemoryRerankDecision
+from pcmem.types.usage import Usage
+from pcmem_tui.app import PcmemApp, make_app
+from pcmem_tui.screens.dialogs import ConfirmScreen, RememberScreen, RevisionScreen
+from pcmem_tui.screens.entries import EntriesScreen
+from pcmem_tui.screens.entry import EntryScreen
+from pcmem_tui.screens.help import HelpScreen
+from pcmem_tui.screens.scopes import ScopesScreen
+from pcmem_tui.screens.search import SearchScreen
+from pcmem_tui.screens.trace import TraceScreen
+from pcmem_tui.widgets import StatusLine
 
 ROOT = Path(__file__).resolve().parent.parent
 SNAPSHOT_SIZE = (80, 24)
@@ -464,7 +464,7 @@ def test_cli_tui_opens_the_app_on_the_resolved_store(monkeypatch, tmp_path):
         opened.update(source=source, **options)
         return FakeApp()
 
-    monkeypatch.setattr("tui.app.make_app", fake_make_app)
+    monkeypatch.setattr("pcmem_tui.app.make_app", fake_make_app)
     args = ["--db", str(tmp_path / "x.duckdb"), "tui", "--model", "llama-cpp:tiny"]
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
@@ -477,8 +477,8 @@ def test_cli_tui_opens_the_app_on_the_resolved_store(monkeypatch, tmp_path):
 
 
 def test_tui_uses_only_the_public_api_of_pcmem():
-    """STYLE §8, checked mechanically: pcmem's root names, plus the two modules the TUI composes with."""
-    allowed_modules = {"pcmem", "pcmem.config", "pcmem.rerank.compose"}
+    """STYLE §8, checked mechanically: the TUI imports pcmem's root names and nothing below them."""
+    allowed_modules = {"pcmem"}
     for path in sorted((ROOT / "tui").rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "pcmem":
@@ -492,7 +492,7 @@ def test_tui_uses_only_the_public_api_of_pcmem():
 
 def test_pcmem_does_not_import_textual_or_tui():
     code = ("import sys, pcmem, pcmem.cli; "
-            "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'tui')); "
+            "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'pcmem_tui')); "
             "print(bad); sys.exit(1 if bad else 0)")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert result.returncode == 0, result.stdout + result.stderr

@@ -13,7 +13,7 @@ OPERATIONS = 150
 WORKER = r"""
 import json, sys, pcmem
 from pcmem import NewEntry, RememberRequest, ReviseRequest, RevisionConflictError
-from pcmem.search.models import SearchMemoryRequest
+from pcmem import SearchMemoryRequest
 path, name, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
 log = []
 with pcmem.open_sync(path, embedder=None, shared=True, lock_timeout=30) as runtime:

@@ -16,13 +16,12 @@ from textual.binding import Binding
 from textual.widgets import Header, Static
 from textual.worker import get_current_worker
 
-from pcmem import PcmemError, SyncRuntime
-from pcmem.config import InferenceConfig
-from tui.messages import StoreOpened, WorkFailed
-from tui.screens.help import HelpScreen
-from tui.screens.scopes import ScopesScreen
-from tui.session import Session
-from tui.widgets import key_footer
+from pcmem import InferenceConfig, PcmemError, SyncRuntime
+from pcmem_tui.messages import StoreOpened, WorkFailed
+from pcmem_tui.screens.help import HelpScreen
+from pcmem_tui.screens.scopes import ScopesScreen
+from pcmem_tui.session import Session
+from pcmem_tui.widgets import key_footer
 
 
 class PcmemApp(App[None]):

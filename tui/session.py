@@ -7,13 +7,15 @@ thread workers. Nothing here knows about Textual; screens turn results and :clas
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pcmem
 from pcmem import (
+    RERANK_POLICIES,
+    InferenceConfig,
+    StageProgress,
     EntryHistory,
     EntryPage,
     ListRequest,
@@ -29,13 +31,9 @@ from pcmem import (
     SyncRuntime,
     WriteResult,
 )
-from pcmem.config import InferenceConfig
 
-#: (stage, done, total): "verifying model" counts bytes, "reranking" counts candidates; total 0 = unknown.
-StageProgress = Callable[[str, int, int], None]
-
-MODEL_POLICIES = ("listwise", "decision", "decision-fill")
-SEARCH_MODES = ("auto", "fts", "vector", "hybrid")
+# StageProgress here: "verifying model" counts bytes, "reranking" counts candidates; total 0 = unknown.
+MODEL_POLICIES = RERANK_POLICIES
 
 
 @dataclass(frozen=True)
@@ -131,10 +129,8 @@ class Session:
             return None
         with self._rerankers_lock:
             if policy not in self._rerankers:
-                from pcmem.rerank.compose import build_reranker  # loads llama.cpp code only when asked to rerank
-
                 progress("loading model…", 0, 0)
-                self._rerankers[policy] = build_reranker(
+                self._rerankers[policy] = pcmem.build_reranker(
                     policy, self.inference, lambda done, total: progress("verifying model", done, total)
                 )
             return self._rerankers[policy]

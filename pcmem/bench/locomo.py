@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 from pcmem.bench import metrics
 from pcmem.bench.locomo_data import CATEGORY_NAMES, Conversation, Question
 from pcmem.errors import InferenceError
-from pcmem.memory.models import NewEntry, RememberRequest
-from pcmem.runtime import SyncRuntime
-from pcmem.search.models import SearchMemoryRequest, SearchPage
+from pcmem.types.memory import NewEntry, RememberRequest
+from pcmem.compose.runtime import SyncRuntime
+from pcmem.types.progress import Progress
+from pcmem.types.search import SearchMemoryRequest, SearchPage
 
 KS = (5, 10, 30)
-Progress = Callable[[int, int], None]
 
 
 def ingest(runtime: SyncRuntime, conversations: Sequence[Conversation], progress: Progress | None = None) -> float | None:

@@ -28,12 +28,12 @@ import numpy as np
 
 import pcmem
 from pcmem.bench import slug
-from pcmem.embedding.port import EmbeddingProfile
+from pcmem.types.embedding import EmbeddingProfile
 from pcmem.errors import InputError
-from pcmem.memory.models import NewEntry, RememberRequest
-from pcmem.search.analysis import ANALYZERS
+from pcmem.types.memory import NewEntry, RememberRequest
+from pcmem.analysis import ANALYZERS
 from pcmem.search.fusion import channel_candidate_count
-from pcmem.search.models import SearchMemoryRequest
+from pcmem.types.search import SearchMemoryRequest
 
 _SUBJECTS = ("Priya", "Marco", "the release team", "Tanaka-san", "the designer", "Lea", "Omar", "the support desk",
              "our CI runner", "the finance team", "Ines", "the QA lead")

@@ -7,13 +7,13 @@ import time
 from dataclasses import asdict, dataclass
 
 from pcmem.bench.llama_floor import eval_seconds, measure_floor
-from pcmem.config import InferenceConfig
-from pcmem.decision.compose import decision_backend
-from pcmem.decision.port import DecisionRequest
-from pcmem.memory.models import Citation
-from pcmem.rerank.compose import build_reranker, load_model
+from pcmem.settings import InferenceConfig
+from pcmem.compose.decisions import decision_backend
+from pcmem.types.decision import DecisionRequest
+from pcmem.types.memory import Citation
+from pcmem.compose.rerankers import build_reranker, load_model
 from pcmem.rerank.decision import QUESTION
-from pcmem.search.models import MemoryHit
+from pcmem.types.search import MemoryHit
 
 QUERY = "Who signs off every build before a release, and on which day do releases go out?"
 _SUBJECTS = ("Priya", "Marco", "the release team", "the support desk", "the designer", "Tanaka-san")

@@ -13,7 +13,7 @@ import click
 
 from pcmem import __version__
 from pcmem.errors import PcmemError
-from pcmem.runtime import SyncRuntime, open_sync
+from pcmem.compose.runtime import SyncRuntime, open_sync
 from pcmem.settings import DB_ENV, resolve_db_path
 
 

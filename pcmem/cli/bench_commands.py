@@ -10,7 +10,7 @@ import click
 
 from pcmem.cli import render
 from pcmem.cli.progress import progress_bar
-from pcmem.config import InferenceConfig, RuntimeConfig
+from pcmem.settings import InferenceConfig, RuntimeConfig
 from pcmem.errors import InputError
 
 
@@ -99,7 +99,7 @@ def locomo(data_path: str, modes: str, rerank: str, model: str | None, limit: in
     reranker = None
     inference = InferenceConfig.from_env(generation_model=model)
     if rerank != "none":
-        from pcmem.rerank.compose import build_reranker
+        from pcmem.compose.rerankers import build_reranker
 
         with progress_bar("verifying model", enabled=not as_json, bytes_=True) as advance:
             reranker = build_reranker(rerank, inference, advance)

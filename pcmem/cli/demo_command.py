@@ -5,8 +5,8 @@ from __future__ import annotations
 import click
 
 from pcmem.cli import render
-from pcmem.demo_data import DEMO_EDITS, DEMO_ENTRIES, DEMO_SCOPE
-from pcmem.memory.models import ListRequest, NewEntry, RememberRequest, RetireRequest, ReviseRequest
+from pcmem.cli.demo_data import DEMO_EDITS, DEMO_ENTRIES, DEMO_SCOPE
+from pcmem.types.memory import ListRequest, NewEntry, RememberRequest, RetireRequest, ReviseRequest
 from pcmem.memory.scoped import SyncScopedMemory
 
 

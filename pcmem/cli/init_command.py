@@ -6,8 +6,9 @@ import click
 
 from pcmem.cli import render
 from pcmem.errors import InputError
-from pcmem.runtime import SyncRuntime, resolve_embedder
-from pcmem.store.open import open_backend
+from pcmem.compose.runtime import SyncRuntime
+from pcmem.compose.embedders import resolve_embedder
+from pcmem.compose.backends import open_backend
 
 
 @click.command()

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pcmem.cli.progress import progress_bar
 from pcmem.errors import InputError
-from pcmem.memory.models import NewEntry
+from pcmem.types.memory import NewEntry
 
 _FIELDS = {"text", "kind", "metadata", "entry_id"}
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import dataclasses
 
 import click
 
@@ -12,7 +11,7 @@ from pcmem.cli import render
 from pcmem.cli.progress import progress_bar
 from pcmem.cli.jsonl import read_entries
 from pcmem.errors import InputError, NotFoundError
-from pcmem.memory.models import (
+from pcmem.types.memory import (
     Citation,
     EntryPage,
     ListRequest,
@@ -42,17 +41,15 @@ def _scope(scope: str) -> SyncScopedMemory:
 
 def _gated_scope(scope: str, model: str | None, as_json: bool) -> SyncScopedMemory:
     """The scope with a write gate on the configured decision model (``--write-gate``)."""
-    from pcmem.config import InferenceConfig
-    from pcmem.decision.compose import decision_backend
-    from pcmem.decision.write_gate import WriteGate
-    from pcmem.rerank.compose import load_model
+    from pcmem.compose.decisions import write_gate_model
+    from pcmem.settings import InferenceConfig
 
     inference = InferenceConfig.from_env(generation_model=model)
     with progress_bar("verifying model", enabled=not as_json, bytes_=True) as advance:
-        backend = decision_backend(load_model(inference, advance), inference)
+        gate_model = write_gate_model(inference, advance)
     runtime = click.get_current_context().obj.runtime
-    parts = dataclasses.replace(runtime.memory.parts, write_gate=WriteGate(backend))
-    return SyncScopedMemory(parts, scope)
+    runtime.use_write_gate(gate_model)
+    return runtime.memory.for_scope(scope)
 
 
 gate_options = [
@@ -335,7 +332,7 @@ def scopes(as_json: bool) -> None:
 @render.json_option
 def where(as_json: bool) -> None:
     """Print the store file pcmem uses (from --db, $PCMEM_DB or the per-user default)."""
-    from pcmem.store.open import target_exists
+    from pcmem.compose.backends import target_exists
 
     path = click.get_current_context().obj.path
     if as_json:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import click
 from pcmem.cli import render
 from pcmem.cli.progress import progress_bar
-from pcmem.config import InferenceConfig
-from pcmem.search.models import MAX_SEARCH_LIMIT, SearchMemoryRequest, SearchPage
+from pcmem.settings import InferenceConfig
+from pcmem.types.search import MAX_SEARCH_LIMIT, SearchMemoryRequest, SearchPage
 
 
 def _print_page(page: SearchPage, query: str) -> None:
@@ -59,7 +59,7 @@ def search(scope: str, mode: str, limit: int, rerank: str | None, model: str | N
     request = SearchMemoryRequest(query=query, limit=limit, mode=mode)  # validate before loading any model
     reranker = None
     if rerank and rerank != "none":
-        from pcmem.rerank.compose import build_reranker
+        from pcmem.compose.rerankers import build_reranker
 
         inference = InferenceConfig.from_env(generation_model=model)
         with progress_bar("verifying model", enabled=not as_json, bytes_=True) as advance:

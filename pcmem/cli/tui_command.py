@@ -1,4 +1,4 @@
-"""``pcmem tui``: the terminal UI. Textual and the ``tui`` package load only when this command runs."""
+"""``pcmem tui``: the terminal UI. Textual and the ``pcmem_tui`` package load only when this command runs."""
 
 from __future__ import annotations
 
@@ -8,15 +8,15 @@ from typing import Any
 import click
 
 from pcmem.cli import render
-from pcmem.config import InferenceConfig
+from pcmem.settings import InferenceConfig
 from pcmem.errors import ConfigurationError
 
 
 def _make_app() -> Callable[..., Any]:
     try:
-        from tui.app import make_app
+        from pcmem_tui.app import make_app
     except ModuleNotFoundError as error:
-        if error.name not in ("textual", "tui"):
+        if error.name not in ("textual", "pcmem_tui"):
             raise
         raise ConfigurationError("the terminal UI needs Textual: pip install 'pcmem[tui]'") from None
     return make_app

@@ -4,13 +4,8 @@ from __future__ import annotations
 
 import logging
 
-from pcmem.decision.port import (
-    DecisionFailurePolicy,
-    DecisionModel,
-    DecisionOutcome,
-    DecisionRequest,
-    DecisionResult,
-)
+from pcmem.types.decision import DecisionFailurePolicy, DecisionOutcome, DecisionRequest, DecisionResult
+from pcmem.decision.port import DecisionModel
 
 log = logging.getLogger(__name__)
 

@@ -2,46 +2,9 @@
 
 from __future__ import annotations
 
-from enum import Enum
 from typing import Protocol
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from pcmem.usage import Usage
-
-
-class DecisionOutcome(str, Enum):
-    YES = "yes"
-    NO = "no"
-    ABSTAIN = "abstain"
-
-
-class DecisionFailurePolicy(str, Enum):
-    """Declared by the consumer role, resolved at composition (RFC 1745)."""
-
-    FAIL_OPEN = "fail_open"  # advisory roles: a backend failure becomes abstain + used_fallback
-    FAIL_CLOSED = "fail_closed"  # the rerank role: a backend failure raises
-
-
-class DecisionRequest(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    decision_kind: str  # a low-cardinality consumer label, e.g. "memory.rerank"
-    question: str
-    subject: str
-    evidence: tuple[str, ...] = ()
-
-
-class DecisionResult(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    outcome: DecisionOutcome
-    policy_id: str
-    usage: Usage = Field(default_factory=Usage)
-    rationale: str | None = None
-    confidence: float | None = None
-    #: The backend failed and this result is the envelope's stand-in, not a verdict.
-    used_fallback: bool = False
+from pcmem.types.decision import DecisionRequest, DecisionResult
 
 
 class DecisionModel(Protocol):

@@ -1,5 +1,6 @@
 """Embeddings: the embedder port and its local adapters."""
 
-from pcmem.embedding.port import Embedder, EmbeddingProfile
+from pcmem.embedding.port import Embedder
+from pcmem.types.embedding import EmbeddingProfile
 
 __all__ = ["Embedder", "EmbeddingProfile"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from pcmem.embedding.onnx_embedder import OnnxEmbedder
-from pcmem.embedding.port import EmbeddingProfile
+from pcmem.types.embedding import EmbeddingProfile
 from pcmem.errors import ConfigurationError, EmbeddingError, InputError
 
 

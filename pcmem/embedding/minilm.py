@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pcmem.embedding.onnx_embedder import OnnxEmbedder, open_fastembed
-from pcmem.embedding.port import EmbeddingProfile
+from pcmem.types.embedding import EmbeddingProfile
 from pcmem.errors import ConfigurationError, EmbeddingError
 from pcmem.model_files import is_intact, package_dir, write_atomically
 from pcmem.settings import cache_dir as resolve_cache_dir

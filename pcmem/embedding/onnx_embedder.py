@@ -18,7 +18,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from pcmem.embedding.port import EmbeddingProfile, ProgressCallback
+from pcmem.types.embedding import EmbeddingProfile
+from pcmem.types.progress import Progress
 from pcmem.errors import ConfigurationError, EmbeddingError, PcmemError
 
 _load_lock = threading.Lock()  # guards model loading and fastembed's process-global model registry
@@ -82,7 +83,7 @@ class OnnxEmbedder:
                     self._model = self._load()
         return self._model
 
-    def embed_documents(self, texts: Sequence[str], progress: ProgressCallback | None = None) -> np.ndarray:
+    def embed_documents(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
         """Texts are batched by similar length (less padding, faster); rows come back in input order."""
         total = len(texts)
         out = np.empty((total, self._profile.dimension), dtype=np.float32)

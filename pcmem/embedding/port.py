@@ -2,27 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Protocol
 
 import numpy as np
 
-#: Called with (done, total) while a batch is embedded.
-ProgressCallback = Callable[[int, int], None]
-
-
-@dataclass(frozen=True, slots=True)
-class EmbeddingProfile:
-    """Identifies a vector space. Vectors are only comparable when two profiles are equal (SPEC §2)."""
-
-    model_id: str
-    dimension: int
-    normalized: bool
-
-    def describe(self) -> str:
-        return f"{self.model_id} ({self.dimension}d{', normalised' if self.normalized else ''})"
-
+from pcmem.types.embedding import EmbeddingProfile
+from pcmem.types.progress import Progress
 
 class Embedder(Protocol):
     """Turns texts into float32 vectors of ``profile.dimension``.
@@ -35,7 +21,7 @@ class Embedder(Protocol):
     def profile(self) -> EmbeddingProfile:
         """The vector space this embedder produces; available without loading the model."""
 
-    def embed_documents(self, texts: Sequence[str], progress: ProgressCallback | None = None) -> np.ndarray:
+    def embed_documents(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
         """Embed stored texts: shape (len(texts), dimension), float32, unit length when profile.normalized."""
 
     def embed_query(self, text: str) -> np.ndarray:

@@ -22,8 +22,10 @@ from pathlib import Path
 
 from pcmem.embedding import minilm, mpnet
 from pcmem.embedding.onnx_embedder import OnnxEmbedder
-from pcmem.embedding.port import Embedder, EmbeddingProfile
+from pcmem.embedding.port import Embedder
+from pcmem.types.embedding import EmbeddingProfile
 from pcmem.errors import ConfigurationError, InputError
+from pcmem.types.progress import StageProgress
 from pcmem.model_files import is_intact, sha256_of
 from pcmem.settings import cache_dir as resolve_cache_dir
 
@@ -73,7 +75,7 @@ def preset_state(preset: EmbedderPreset, cache_dir: str | os.PathLike[str] | Non
     return True, embedder.model_dir  # assembled from the installed wheels on first use
 
 
-def prepare_preset(name: str, progress: mpnet.StageProgress | None = None,
+def prepare_preset(name: str, progress: StageProgress | None = None,
                    cache_dir: str | os.PathLike[str] | None = None) -> Path:
     """Make preset ``name`` ready in the cache (idempotent) and return its model directory."""
     preset = _preset(name)

@@ -25,7 +25,7 @@ from pcmem.errors import (
     InvalidInferenceOutputError,
 )
 from pcmem.inference.port import GenerationRequest, GenerationResult
-from pcmem.usage import Usage
+from pcmem.types.usage import Usage
 
 DEFAULT_CONTEXT = 8192
 

@@ -6,7 +6,7 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
-from pcmem.usage import Usage
+from pcmem.types.usage import Usage
 
 
 class GenerationRequest(BaseModel):

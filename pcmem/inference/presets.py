@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pcmem.errors import ConfigurationError
-from pcmem.model_files import ByteProgress, distribution_file, is_intact, write_atomically
+from pcmem.types.progress import Progress
+from pcmem.model_files import distribution_file, is_intact, write_atomically
 from pcmem.settings import cache_dir
 
 GGUF_MAGIC = b"GGUF"
@@ -86,7 +87,7 @@ def state(preset: ModelPreset, root: Path | None = None) -> PresetState:
     return PresetState(preset, installed=_parts(preset) is not None, assembled=path.is_file(), path=path)
 
 
-def prepare(preset: ModelPreset, progress: ByteProgress | None = None, root: Path | None = None) -> Path:
+def prepare(preset: ModelPreset, progress: Progress | None = None, root: Path | None = None) -> Path:
     """Assemble (if needed) and verify the preset's file by full sha256; return its path."""
     parts = _parts(preset)
     if parts is None:
@@ -106,7 +107,7 @@ def prepare(preset: ModelPreset, progress: ByteProgress | None = None, root: Pat
     return target
 
 
-def resolve(name: str, progress: ByteProgress | None = None) -> Path:
+def resolve(name: str, progress: Progress | None = None) -> Path:
     """A preset name → its verified file; otherwise ``name`` must be a readable GGUF file."""
     if name in PRESETS:
         return prepare(PRESETS[name], progress)

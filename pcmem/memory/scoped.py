@@ -16,10 +16,10 @@ import numpy as np
 
 from pcmem.errors import ConfigurationError, EntryNotFoundError, InputError, RevisionConflictError, RevisionNotFoundError, ScopeNotFoundError
 from pcmem.ids import content_hash, new_id
-from pcmem.memory.models import (
+from pcmem.types.memory import (
     ChangesPage,
-    Duplicate,
     Citation,
+    Duplicate,
     EntryHistory,
     EntryPage,
     EntryState,
@@ -36,12 +36,14 @@ from pcmem.memory.models import (
     RevisionInfo,
     WriteResult,
 )
-from pcmem.decision.write_gate import WriteGate
+from pcmem.memory.write_gate import WriteGate
 from pcmem.embedding.port import Embedder, EmbeddingProfile
-from pcmem.rerank.port import MemoryReranker, RerankProgress
-from pcmem.search.models import SearchMemoryRequest, SearchPage
+from pcmem.rerank.port import MemoryReranker
+from pcmem.types.progress import Progress
+from pcmem.types.search import SearchMemoryRequest, SearchPage
 from pcmem.search.service import DEFAULT_CANDIDATE_LIMIT, SearchService
-from pcmem.store.port import EntryEvent, HeadEntry, StorageBackend, WriteTransaction
+from pcmem.types.storage import EntryEvent, HeadEntry
+from pcmem.store.port import StorageBackend, WriteTransaction
 from pcmem.validation import canonical_json, validate_id, validate_revision, validate_scope
 
 Clock = Callable[[], datetime]
@@ -241,7 +243,7 @@ class SyncScopedMemory:
         *,
         reranker: MemoryReranker | None = None,
         rerank: bool = True,
-        progress: RerankProgress | None = None,
+        progress: Progress | None = None,
     ) -> SearchPage:
         """Hybrid retrieval over the head revision (SPEC §2), then the runtime's reranker if one is configured.
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 
-from pcmem.memory.models import (
+from pcmem.types.memory import (
     ChangesPage,
     Citation,
     EntryHistory,
@@ -26,8 +26,9 @@ from pcmem.memory.models import (
     WriteResult,
 )
 from pcmem.memory.scoped import MemoryParts, SyncScopedMemory
-from pcmem.rerank.port import MemoryReranker, RerankProgress
-from pcmem.search.models import SearchMemoryRequest, SearchPage
+from pcmem.rerank.port import MemoryReranker
+from pcmem.types.progress import Progress
+from pcmem.types.search import SearchMemoryRequest, SearchPage
 
 
 class SyncMemoryService:
@@ -90,7 +91,7 @@ class ScopedMemory:
         *,
         reranker: MemoryReranker | None = None,
         rerank: bool = True,
-        progress: RerankProgress | None = None,
+        progress: Progress | None = None,
     ) -> SearchPage:
         return await asyncio.to_thread(self.sync.search, request, reranker=reranker, rerank=rerank, progress=progress)
 

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pcmem.decision.port import DecisionModel, DecisionOutcome, DecisionRequest
+from pcmem.decision.port import DecisionModel
+from pcmem.types.decision import DecisionOutcome, DecisionRequest
 from pcmem.errors import InputError, RerankError
-from pcmem.rerank.port import MemoryRerankDecision, RerankProgress, fallback_ranks
-from pcmem.search.models import MemoryHit
-from pcmem.usage import Usage
+from pcmem.types.rerank import MemoryRerankDecision
+from pcmem.types.progress import Progress
+from pcmem.rerank.port import fallback_ranks
+from pcmem.types.search import MemoryHit
+from pcmem.types.usage import Usage
 
 POLICY_ID = "powercontext.memory.rerank.decision.v1"
 FILL_POLICY_ID = "powercontext.memory.rerank.decision.fill-to-limit.v1"
@@ -34,7 +37,7 @@ class DecisionReranker:
         query: str,
         candidates: Sequence[MemoryHit],
         limit: int,
-        progress: RerankProgress | None = None,
+        progress: Progress | None = None,
     ) -> MemoryRerankDecision:
         if limit < 1:
             raise InputError(f"rerank limit must be at least 1, got {limit}")

@@ -7,8 +7,10 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict, StrictInt
 
 from pcmem.inference.port import GenerationRequest, StructuredGenerator
-from pcmem.rerank.port import MemoryRerankDecision, RerankProgress, normalize_ranks
-from pcmem.search.models import MemoryHit
+from pcmem.types.rerank import MemoryRerankDecision
+from pcmem.types.progress import Progress
+from pcmem.rerank.port import normalize_ranks
+from pcmem.types.search import MemoryHit
 
 POLICY_ID = "powercontext.memory.rerank.listwise.v1"
 
@@ -65,7 +67,7 @@ class ListwiseReranker:
         query: str,
         candidates: Sequence[MemoryHit],
         limit: int,
-        progress: RerankProgress | None = None,
+        progress: Progress | None = None,
     ) -> MemoryRerankDecision:
         count = len(candidates)
         request = GenerationRequest(

@@ -2,31 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Protocol
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from pcmem.search.models import MemoryHit
-from pcmem.usage import Usage
-
-#: Called with (done, total) while a reranker works through its candidates.
-RerankProgress = Callable[[int, int], None]
-
-
-class MemoryRerankDecision(BaseModel):
-    """What a reranker chose: 1-based positions into the candidates it was given, in its preferred order."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    selected_ranks: tuple[int, ...]
-    usage: Usage = Field(default_factory=Usage)
-    #: Ranks the model emitted that were duplicates or out of range (listwise only; 0 for per-candidate policies).
-    discarded_rank_count: int = 0
-    #: The built-in fallback to coarse ranks 1..k was used because no valid rank remained.
-    used_fallback: bool = False
-    #: Per-candidate policies: how many model decisions were actually made.
-    decision_calls: int | None = None
+from pcmem.types.progress import Progress
+from pcmem.types.rerank import MemoryRerankDecision
+from pcmem.types.search import MemoryHit
 
 
 class MemoryReranker(Protocol):
@@ -41,7 +22,7 @@ class MemoryReranker(Protocol):
         query: str,
         candidates: Sequence[MemoryHit],
         limit: int,
-        progress: RerankProgress | None = None,
+        progress: Progress | None = None,
     ) -> MemoryRerankDecision:
         """Choose positions (1..len(candidates)) for the normalised ``query``; candidate text is untrusted evidence."""
 

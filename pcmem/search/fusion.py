@@ -5,26 +5,13 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import get_args
+
+from pcmem.types.search import Candidate, Channel
 
 RRF_K = 60  # Cormack, Clarke & Büttcher 2009; the upstream contract's constant.
 VECTOR_MIN_SIMILARITY = 0.3  # upstream contract: a vector candidate needs cosine similarity ≥ 0.3.
-CHANNELS = ("fts", "vector")  # the order in which matched_by lists channels
-
-
-@dataclass(frozen=True, slots=True)
-class Candidate:
-    """One channel's candidate: identity plus the channel's evidence (BM25 score or cosine similarity)."""
-
-    artifact_id: str
-    entry_id: str
-    entry_version_id: str
-    score: float
-    matched_terms: int = 0  # distinct query terms the document contains (FTS only)
-
-    @property
-    def key(self) -> tuple[bytes, bytes, bytes]:
-        """The bytewise tie-break order: artifact_id, then entry_id, then entry_version_id."""
-        return (self.artifact_id.encode(), self.entry_id.encode(), self.entry_version_id.encode())
+CHANNELS: tuple[Channel, ...] = get_args(Channel)  # the order in which matched_by lists channels
 
 
 @dataclass(frozen=True, slots=True)

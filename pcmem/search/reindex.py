@@ -12,7 +12,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from pcmem.embedding.port import Embedder, EmbeddingProfile
+from pcmem.embedding.port import Embedder
+from pcmem.types.embedding import EmbeddingProfile
 from pcmem.store.port import StorageBackend
 
 REINDEX_BATCH = 256

@@ -14,13 +14,16 @@ import numpy as np
 
 from pcmem.embedding.port import Embedder
 from pcmem.errors import CapabilityNotSupportedError, EmbeddingError, RerankError
-from pcmem.memory.models import Citation
+from pcmem.types.memory import Citation
 from pcmem.search.fusion import admit_fts, admit_vector, channel_candidate_count, rrf_fuse
-from pcmem.search.models import MemoryHit, RerankTrace, ResolvedMode, SearchMemoryRequest, SearchPage
-from pcmem.store.port import StorageBackend, VectorStatus
+from pcmem.types.search import MemoryHit, RerankTrace, ResolvedMode, SearchMemoryRequest, SearchPage
+from pcmem.store.port import StorageBackend
+from pcmem.types.storage import VectorStatus
 
 if TYPE_CHECKING:
-    from pcmem.rerank.port import MemoryReranker, MemoryRerankDecision, RerankProgress
+    from pcmem.rerank.port import MemoryReranker
+    from pcmem.types.rerank import MemoryRerankDecision
+    from pcmem.types.progress import Progress
 
 log = logging.getLogger(__name__)
 
@@ -76,7 +79,7 @@ class SearchService:
         scope: str,
         request: SearchMemoryRequest,
         reranker: MemoryReranker | None = None,
-        progress: RerankProgress | None = None,
+        progress: Progress | None = None,
     ) -> SearchPage:
         """Coarse retrieval, then the reranker (the runtime's, or ``reranker`` for this call) when there are hits."""
         reranker = reranker or self.reranker
@@ -91,7 +94,7 @@ class SearchService:
         return page.model_copy(update={"hits": page.hits[: request.limit]})
 
     def _rerank(
-        self, page: SearchPage, request: SearchMemoryRequest, reranker: MemoryReranker, progress: RerankProgress | None
+        self, page: SearchPage, request: SearchMemoryRequest, reranker: MemoryReranker, progress: Progress | None
     ) -> SearchPage:
         # No lock is held here: a slow model never serialises other searches or writes of the scope.
         candidates = page.hits

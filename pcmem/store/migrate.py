@@ -18,12 +18,12 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from pcmem.embedding.port import EmbeddingProfile
+from pcmem.types.embedding import EmbeddingProfile
 from pcmem.errors import InputError, StoreError
-from pcmem.memory.models import Change, MemoryRef, ScopeSummary
-from pcmem.store.port import EntryEvent, StorageBackend
-
-Progress = Callable[[int, int], None]
+from pcmem.types.memory import Change, MemoryRef, ScopeSummary
+from pcmem.types.storage import EntryEvent
+from pcmem.store.port import StorageBackend
+from pcmem.types.progress import Progress
 
 
 class DestinationNotEmptyError(InputError):

@@ -10,11 +10,11 @@ from textual.screen import Screen
 from textual.worker import get_current_worker
 
 from pcmem import PcmemError
-from tui.messages import Loaded, Progress, WorkFailed
-from tui.widgets import StatusLine, WorkProgress
+from pcmem_tui.messages import Loaded, Progress, WorkFailed
+from pcmem_tui.widgets import StatusLine, WorkProgress
 
 if TYPE_CHECKING:
-    from tui.session import Session
+    from pcmem_tui.session import Session
 
 
 class StoreScreen(Screen):

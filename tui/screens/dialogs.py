@@ -13,7 +13,7 @@ from textual.widgets import Button, Input, Label, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
 from pcmem import InputError, NewEntry, RevisionInfo
-from tui.format import count, when
+from pcmem_tui.format import count, when
 
 
 class ConfirmScreen(ModalScreen[bool]):

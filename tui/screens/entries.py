@@ -12,14 +12,14 @@ from textual.binding import Binding
 from textual.widgets import DataTable, Header, Static
 
 from pcmem import MemoryEntry, RevisionInfo, WriteResult
-from tui.format import plain, preview, state_text
-from tui.messages import ManifestLoaded, RevisionsLoaded, Written
-from tui.screens.base import StoreScreen
-from tui.screens.dialogs import ConfirmScreen, Draft, RememberScreen, RevisionScreen
-from tui.screens.entry import EntryScreen
-from tui.screens.search import SearchScreen
-from tui.session import Manifest
-from tui.widgets import ColumnSpec, StatusLine, fill_table, flex_width, key_footer, selected_key
+from pcmem_tui.format import plain, preview, state_text
+from pcmem_tui.messages import ManifestLoaded, RevisionsLoaded, Written
+from pcmem_tui.screens.base import StoreScreen
+from pcmem_tui.screens.dialogs import ConfirmScreen, Draft, RememberScreen, RevisionScreen
+from pcmem_tui.screens.entry import EntryScreen
+from pcmem_tui.screens.search import SearchScreen
+from pcmem_tui.session import Manifest
+from pcmem_tui.widgets import ColumnSpec, StatusLine, fill_table, flex_width, key_footer, selected_key
 
 MAX_ID_WIDTH = 24  # longer ids (generated ones are 30) are cut in the list; the entry screen shows them whole
 STEP = Binding.Group("Older/newer")

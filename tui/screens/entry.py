@@ -12,12 +12,12 @@ from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Header, Static
 
 from pcmem import HistoryEvent, MemoryEntry
-from tui.diff import describe_event
-from tui.format import preview, state_text, when
-from tui.messages import EntryLoaded
-from tui.screens.base import StoreScreen
-from tui.session import EntryDetail
-from tui.widgets import StatusLine, fill_table, flex_width, key_footer
+from pcmem_tui.diff import describe_event
+from pcmem_tui.format import preview, state_text, when
+from pcmem_tui.messages import EntryLoaded
+from pcmem_tui.screens.base import StoreScreen
+from pcmem_tui.session import EntryDetail
+from pcmem_tui.widgets import StatusLine, fill_table, flex_width, key_footer
 
 HISTORY_COLUMNS = (("rev", 4), ("operation", 10), ("state", 7), ("ver", 4), ("at (UTC)", 19), ("text", None))
 

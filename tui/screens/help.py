@@ -11,11 +11,11 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from tui.screens.entries import EntriesScreen
-from tui.screens.entry import EntryScreen
-from tui.screens.scopes import ScopesScreen
-from tui.screens.search import SearchScreen
-from tui.screens.trace import TraceScreen
+from pcmem_tui.screens.entries import EntriesScreen
+from pcmem_tui.screens.entry import EntryScreen
+from pcmem_tui.screens.scopes import ScopesScreen
+from pcmem_tui.screens.search import SearchScreen
+from pcmem_tui.screens.trace import TraceScreen
 
 INTRO = (
     "pcmem keeps every revision: browsing never changes the store; remember, retire and reactivate write a new "

@@ -9,13 +9,13 @@ from textual.binding import Binding
 from textual.widgets import DataTable, Header, Static
 
 from pcmem import ScopeSummary
-from tui.format import count, plain, when
-from tui.messages import ScopesLoaded, Written
-from tui.screens.base import StoreScreen
-from tui.screens.dialogs import Draft, RememberScreen
-from tui.screens.entries import EntriesScreen
-from tui.screens.search import SearchScreen
-from tui.widgets import StatusLine, fill_table, key_footer, selected_key
+from pcmem_tui.format import count, plain, when
+from pcmem_tui.messages import ScopesLoaded, Written
+from pcmem_tui.screens.base import StoreScreen
+from pcmem_tui.screens.dialogs import Draft, RememberScreen
+from pcmem_tui.screens.entries import EntriesScreen
+from pcmem_tui.screens.search import SearchScreen
+from pcmem_tui.widgets import StatusLine, fill_table, key_footer, selected_key
 
 COLUMNS = (("scope", None), ("active", 7), ("retired", 7), ("head", 5), ("last change (UTC)", 19))
 EMPTY_HINT = "No scopes yet: press n to remember something, or run `pcmem demo` to seed a sample."

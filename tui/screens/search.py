@@ -8,14 +8,14 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.widgets import DataTable, Header, Input, Select, Static
 
-from pcmem import MemoryHit, SearchPage
-from tui.format import count, hit_detail, plain, preview
-from tui.messages import SearchDone
-from tui.screens.base import StoreScreen
-from tui.screens.entry import EntryScreen
-from tui.screens.trace import TraceScreen
-from tui.session import SEARCH_MODES, SearchForm
-from tui.widgets import StatusLine, WorkProgress, fill_table, flex_width, key_footer, selected_key
+from pcmem import SEARCH_MODES, MemoryHit, SearchPage
+from pcmem_tui.format import count, hit_detail, plain, preview
+from pcmem_tui.messages import SearchDone
+from pcmem_tui.screens.base import StoreScreen
+from pcmem_tui.screens.entry import EntryScreen
+from pcmem_tui.screens.trace import TraceScreen
+from pcmem_tui.session import SearchForm
+from pcmem_tui.widgets import StatusLine, WorkProgress, fill_table, flex_width, key_footer, selected_key
 
 COLUMNS = (("#", 2), ("score", 6), ("via", 10), ("kind", 10), ("text", None))
 RERANKED_COLUMNS = (("#", 2), ("coarse", 6), ("score", 6), ("via", 10), ("kind", 10), ("text", None))

@@ -8,10 +8,10 @@ from textual.binding import Binding
 from textual.widgets import DataTable, Header, Static
 
 from pcmem import MemoryHit, SearchPage
-from tui.format import hit_detail, plain, preview, yes_no
-from tui.screens.base import StoreScreen
-from tui.screens.entry import EntryScreen
-from tui.widgets import StatusLine, fill_table, flex_width, key_footer, selected_key
+from pcmem_tui.format import hit_detail, plain, preview, yes_no
+from pcmem_tui.screens.base import StoreScreen
+from pcmem_tui.screens.entry import EntryScreen
+from pcmem_tui.widgets import StatusLine, fill_table, flex_width, key_footer, selected_key
 
 COLUMNS = (("pick", 4), ("coarse", 6), ("verdict", 9), ("score", 6), ("via", 10), ("text", None))
 KEPT, DROPPED = "green", "dim red"

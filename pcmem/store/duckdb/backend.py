@@ -4,7 +4,7 @@ Threading: DuckDB connections are not safe to share between threads, so each tra
 database instance (cheap; they share the buffer pool and catalog) and returns it to a small pool afterwards. Writes
 are serialised by one lock per backend (DuckDB allows a single writer per file anyway); reads run concurrently under
 DuckDB's MVCC and never wait for a write to finish. One process should have one backend per file:
-:mod:`pcmem.store.registry` hands every runtime of a path the same one.
+the composition root (:mod:`pcmem.compose.registry`) hands every runtime of a path the same one.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import json
 import os
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -25,7 +25,7 @@ import pyarrow as pa
 
 from pcmem.errors import InputError, PcmemError, RevisionConflictError, StoreError, StoreFormatError
 from pcmem.ids import new_id
-from pcmem.memory.models import (
+from pcmem.types.memory import (
     Change,
     Citation,
     EntryVersion,
@@ -36,15 +36,14 @@ from pcmem.memory.models import (
     RevisionInfo,
     ScopeSummary,
 )
-from pcmem.embedding.port import EmbeddingProfile
-from pcmem.search.analysis import Analyzer
-from pcmem.search.fusion import Candidate
+from pcmem.types.embedding import EmbeddingProfile
+from pcmem.analysis import Analyzer
+from pcmem.types.search import Candidate
 from pcmem.store.duckdb import check as check_module
-from pcmem.store import registry
 from pcmem.store.duckdb import connection, files, fts_index, migrations, vectors
 from pcmem.store.duckdb.arrow import registered
 from pcmem.store.duckdb.vector_cache import VectorCache
-from pcmem.store.port import ChannelCandidates, EntryEvent, HeadEntry, VectorStatus
+from pcmem.types.storage import ChannelCandidates, EntryEvent, HeadEntry, VectorStatus
 from pcmem.validation import canonical_json
 
 _VERSION_FIELDS = (
@@ -116,6 +115,7 @@ class DuckDBBackend:
         self._local = threading.local()
         self._closed = False
         self._users = 1
+        self._on_close: list[Callable[[], object]] = []
         self._users_lock = threading.Lock()
         self._vector_cache = VectorCache()
         self._complete: dict[tuple[str, int, EmbeddingProfile], bool] = {}  # only True is remembered
@@ -191,7 +191,7 @@ class DuckDBBackend:
                 self._local.cursor = None
 
     def share(self) -> bool:
-        """One more runtime uses this backend (see :mod:`pcmem.store.registry`); False once it is closed."""
+        """One more runtime uses this backend (see :mod:`pcmem.compose.registry`); False once it is closed."""
         with self._users_lock:
             if self._closed:
                 return False
@@ -207,8 +207,13 @@ class DuckDBBackend:
             if self._users > 0:
                 return
             self._closed = True
-        registry.forget(self.path, self)
         self._connections.close()
+        for callback in self._on_close:
+            callback()
+
+    def when_closed(self, callback: Callable[[], object]) -> None:
+        """Call ``callback`` after the last user closed this backend (the per-process registry forgets it)."""
+        self._on_close.append(callback)
 
     # --- writes -----------------------------------------------------------------------------------------------
 

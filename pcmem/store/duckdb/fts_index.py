@@ -8,7 +8,7 @@ dict, and the stats row — in the same transaction as the revision: the next se
 retired version disappears at once, and a write costs O(its own terms), not O(index).
 
 The index holds one document per *active head* entry version of every scope (docname = entry_version_id). Text is
-pre-analysed by :mod:`pcmem.search.analysis` (the store's analyzer, recorded in pcmem_meta) and stored as space-separated
+pre-analysed by :mod:`pcmem.analysis` (the store's analyzer, recorded in pcmem_meta) and stored as space-separated
 terms; the index is configured to split on whitespace only (no stemming, stopwords, accent stripping or lowering),
 so queries analysed the same way match the same terms.
 """
@@ -20,8 +20,8 @@ from collections.abc import Sequence
 import duckdb
 import pyarrow as pa
 
-from pcmem.search.analysis import ANALYZERS, DEFAULT_ANALYZER, Analyzer
-from pcmem.search.fusion import Candidate
+from pcmem.analysis import ANALYZERS, Analyzer, DEFAULT_ANALYZER
+from pcmem.types.search import Candidate
 from pcmem.store.duckdb.arrow import registered
 
 SCHEMA = "fts_main_fts_docs"

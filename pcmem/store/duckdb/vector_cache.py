@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 import duckdb
 import numpy as np
 
-from pcmem.embedding.port import EmbeddingProfile
-from pcmem.memory.models import MemoryRef
-from pcmem.search.fusion import Candidate
+from pcmem.types.embedding import EmbeddingProfile
+from pcmem.types.memory import MemoryRef
+from pcmem.types.search import Candidate
 
 
 def _unit(rows: np.ndarray) -> np.ndarray:

@@ -17,9 +17,9 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
-from pcmem.embedding.port import EmbeddingProfile
+from pcmem.types.embedding import EmbeddingProfile
 from pcmem.errors import StoreError
-from pcmem.search.fusion import Candidate
+from pcmem.types.search import Candidate
 from pcmem.store.duckdb.arrow import registered
 
 Role = Literal["active", "pending"]

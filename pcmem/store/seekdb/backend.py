@@ -16,11 +16,11 @@ from typing import Any
 
 import numpy as np
 
-from pcmem.embedding.port import EmbeddingProfile
+from pcmem.types.embedding import EmbeddingProfile
 from pcmem.errors import StoreError
-from pcmem.memory.models import Change, EntryVersion, HistoryEvent, MemoryEntry, MemoryRef, RevisionInfo, ScopeSummary
-from pcmem.search.analysis import ANALYZERS
-from pcmem.store.port import ChannelCandidates, VectorStatus
+from pcmem.types.memory import Change, EntryVersion, HistoryEvent, MemoryEntry, MemoryRef, RevisionInfo, ScopeSummary
+from pcmem.analysis import ANALYZERS
+from pcmem.types.storage import ChannelCandidates, VectorStatus
 from pcmem.store.seekdb import fulltext, schema, vectors
 from pcmem.store.seekdb.engine import Connector, SeekdbTarget, parse
 from pcmem.store.seekdb.records import V_COLUMNS, check_dimension, entry, utc, version_from_row

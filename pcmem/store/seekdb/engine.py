@@ -26,9 +26,9 @@ from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from pcmem.errors import ConfigurationError, InputError, StoreError
+from pcmem.settings import SEEKDB_SCHEME
 from pcmem.store.seekdb.sql import Connection, EmbeddedConnection, ServerConnection
 
-SCHEME = "seekdb:"
 DEFAULT_DATABASE = "pcmem"
 DEFAULT_PORT = 2881
 _DATABASE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
@@ -57,7 +57,7 @@ class SeekdbTarget:
 
 
 def is_seekdb_url(target: str) -> bool:
-    return target.startswith(SCHEME)
+    return target.startswith(SEEKDB_SCHEME)
 
 
 def parse(url: str) -> SeekdbTarget:

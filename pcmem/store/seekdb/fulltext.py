@@ -20,8 +20,8 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 
-from pcmem.search.analysis import Analyzer
-from pcmem.search.fusion import Candidate
+from pcmem.analysis import Analyzer
+from pcmem.types.search import Candidate
 from pcmem.store.seekdb.sql import Connection, quote
 
 _MAX_PLAIN_CHARS = 48

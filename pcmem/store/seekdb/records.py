@@ -9,9 +9,9 @@ from typing import Any
 
 import numpy as np
 
-from pcmem.embedding.port import EmbeddingProfile
+from pcmem.types.embedding import EmbeddingProfile
 from pcmem.errors import StoreError
-from pcmem.memory.models import Citation, EntryVersion, MemoryEntry, MemoryRef
+from pcmem.types.memory import Citation, EntryVersion, MemoryEntry, MemoryRef
 
 VERSION_FIELDS = (
     "entry_version_id", "entry_id", "version", "kind", "text", "content_hash", "metadata", "created_in_revision",

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import hashlib
 
-from pcmem.embedding.port import EmbeddingProfile
+from pcmem.types.embedding import EmbeddingProfile
 from pcmem.errors import StoreFormatError, StoreVersionError
-from pcmem.search.analysis import DEFAULT_ANALYZER
+from pcmem.analysis import DEFAULT_ANALYZER
 from pcmem.store.seekdb.sql import Connection, render
 
 FORMAT_MARKER = "pcmem-store-seekdb"

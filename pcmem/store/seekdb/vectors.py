@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from pcmem.search.fusion import Candidate
+from pcmem.types.search import Candidate
 from pcmem.store.seekdb.sql import Connection, chunks, in_list, insert_rows, parse_vector, quote, vector_literal
 
 EXACT_SCAN_MAX = 50_000

@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from pcmem.embedding.port import EmbeddingProfile
+from pcmem.types.embedding import EmbeddingProfile
 from pcmem.errors import RevisionConflictError, StoreError
 from pcmem.ids import new_id
-from pcmem.memory.models import EntryVersion, MemoryRef, Operation
-from pcmem.store.port import EntryEvent, HeadEntry
+from pcmem.types.memory import EntryVersion, MemoryRef, Operation
+from pcmem.types.storage import EntryEvent, HeadEntry
 from pcmem.store.seekdb import fulltext, schema, vectors
 from pcmem.store.seekdb.records import V_COLUMNS, check_dimension, version_from_row
 from pcmem.store.seekdb.sql import Connection, DuplicateKeyError, chunks, in_list, insert_rows, quote, render, row

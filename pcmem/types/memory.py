@@ -9,10 +9,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
 from pcmem import validation
 from pcmem.errors import InputError
+from pcmem.types.base import Frozen, Request
 
 EntryState = Literal["active", "retired"]
 Operation = Literal["remember", "revise", "retire", "reactivate"]
@@ -20,33 +21,10 @@ Operation = Literal["remember", "revise", "retire", "reactivate"]
 MAX_ENTRIES_PER_WRITE = 100_000
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class _Request(_Frozen):
-    """Requests turn pydantic's ValidationError into pcmem's InputError, so callers catch one error type."""
-
-    def __init__(self, /, **data: Any) -> None:
-        try:
-            super().__init__(**data)
-        except ValidationError as error:
-            raise InputError(_describe(error)) from None
-
-
-def _describe(error: ValidationError) -> str:
-    first = error.errors()[0]
-    where = ".".join(str(part) for part in first["loc"]) or "request"
-    message = str(first["msg"]).removeprefix("Value error, ")
-    field = str(first["loc"][-1]) if first["loc"] else ""
-    # pcmem's own validators already name the field; pydantic's generic messages ("Field required") do not.
-    return message if field and message.startswith(field) else f"{where}: {message}"
-
-
 # --- identity ---------------------------------------------------------------------------------------------------
 
 
-class Citation(_Frozen):
+class Citation(Frozen):
     """The exact identity of one entry version as read from one revision of one Memory."""
 
     artifact_id: str
@@ -72,7 +50,7 @@ class Citation(_Frozen):
             raise InputError(f"not a citation: {text!r} (expected artifact@revision/entry_id/entry_version_id)") from None
 
 
-class MemoryRef(_Frozen):
+class MemoryRef(Frozen):
     """One Memory (the artifact a scope owns) at one revision."""
 
     scope: str
@@ -80,7 +58,7 @@ class MemoryRef(_Frozen):
     revision: int
 
 
-class EntryVersion(_Frozen):
+class EntryVersion(Frozen):
     """One immutable version of an entry."""
 
     entry_id: str
@@ -94,7 +72,7 @@ class EntryVersion(_Frozen):
     created_at: datetime
 
 
-class MemoryEntry(_Frozen):
+class MemoryEntry(Frozen):
     """An entry as it stands in one revision: its version there, its state, and the citation to read it back."""
 
     citation: Citation
@@ -102,14 +80,14 @@ class MemoryEntry(_Frozen):
     entry: EntryVersion
 
 
-class RevisionInfo(_Frozen):
+class RevisionInfo(Frozen):
     revision: int
     operation: Operation
     created_at: datetime
     change_count: int
 
 
-class ScopeSummary(_Frozen):
+class ScopeSummary(Frozen):
     scope: str
     artifact_id: str
     head_revision: int
@@ -121,7 +99,7 @@ class ScopeSummary(_Frozen):
 # --- writes -----------------------------------------------------------------------------------------------------
 
 
-class NewEntry(_Request):
+class NewEntry(Request):
     """One entry to remember. ``entry_id`` is generated when omitted."""
 
     text: str
@@ -150,7 +128,7 @@ class NewEntry(_Request):
         return None if value is None else validation.validate_id(value)
 
 
-class RememberRequest(_Request):
+class RememberRequest(Request):
     """Add entries in one new revision. ``expected_revision`` (0 for a new scope) makes the write compare-and-swap.
 
     With a write gate configured, entries an existing entry already states are reported as duplicates and not
@@ -174,7 +152,7 @@ class RememberRequest(_Request):
         return self
 
 
-class _HeadWrite(_Request):
+class _HeadWrite(Request):
     """A write that changes one existing entry; it must cite the head revision it was decided on."""
 
     entry_id: str
@@ -222,7 +200,7 @@ class ReactivateRequest(_HeadWrite):
     """Make a retired entry active again, at the version it had when retired."""
 
 
-class Duplicate(_Frozen):
+class Duplicate(Frozen):
     """A new entry the write gate found already stated by an existing one (so it was not added)."""
 
     index: int  # position in the request's entries
@@ -230,7 +208,7 @@ class Duplicate(_Frozen):
     existing: Citation
 
 
-class WriteResult(_Frozen):
+class WriteResult(Frozen):
     """The revision a write created and the citations of the entry versions it touched, in request order.
 
     When the write gate skipped every entry, no revision was written and ``memory`` is the unchanged head.
@@ -247,7 +225,7 @@ class WriteResult(_Frozen):
 # --- reads ------------------------------------------------------------------------------------------------------
 
 
-class ListRequest(_Request):
+class ListRequest(Request):
     """List a revision's manifest: the head unless ``revision`` is given; ``state="all"`` includes retired entries."""
 
     state: Literal["active", "all"] = "active"
@@ -259,12 +237,12 @@ class ListRequest(_Request):
         return None if value is None else validation.validate_revision(value)
 
 
-class EntryPage(_Frozen):
+class EntryPage(Frozen):
     memory: MemoryRef
     entries: tuple[MemoryEntry, ...]
 
 
-class Change(_Frozen):
+class Change(Frozen):
     """One entry changed in one revision."""
 
     revision: int
@@ -274,13 +252,13 @@ class Change(_Frozen):
     state: EntryState
 
 
-class ChangesPage(_Frozen):
+class ChangesPage(Frozen):
     memory: MemoryRef
     since_revision: int
     changes: tuple[Change, ...]
 
 
-class HistoryEvent(_Frozen):
+class HistoryEvent(Frozen):
     revision: int
     operation: Operation
     state: EntryState
@@ -288,7 +266,7 @@ class HistoryEvent(_Frozen):
     created_at: datetime
 
 
-class EntryHistory(_Frozen):
+class EntryHistory(Frozen):
     memory: MemoryRef
     entry_id: str
     events: tuple[HistoryEvent, ...]

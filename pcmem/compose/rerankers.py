@@ -10,24 +10,23 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Literal
 
-from pcmem.config import InferenceConfig, RuntimeConfig
+from pcmem.settings import InferenceConfig, RuntimeConfig
 from pcmem.errors import ConfigurationError
 from pcmem.inference import presets
 from pcmem.inference.llama_cpp import LlamaCppGenerator, LlamaCppModel, require_llama_cpp
-from pcmem.model_files import ByteProgress
+from pcmem.types.progress import Progress
 from pcmem.rerank.listwise import ListwiseReranker
 from pcmem.rerank.port import MemoryReranker
+from pcmem.types.rerank import RerankPolicy
 
-RerankPolicy = Literal["listwise", "decision", "decision-fill"]
 PROVIDERS = ("llama-cpp",)
 
 _models: dict[Path, LlamaCppModel] = {}
 _models_lock = threading.Lock()
 
 
-def load_model(inference: InferenceConfig, progress: ByteProgress | None = None) -> LlamaCppModel:
+def load_model(inference: InferenceConfig, progress: Progress | None = None) -> LlamaCppModel:
     """The configured generation model, loaded once per process and shared by every role that uses it."""
     if inference.generation_model is None:
         raise ConfigurationError(
@@ -45,7 +44,7 @@ def load_model(inference: InferenceConfig, progress: ByteProgress | None = None)
 
 
 def build_reranker(
-    policy: RerankPolicy, inference: InferenceConfig, progress: ByteProgress | None = None
+    policy: RerankPolicy, inference: InferenceConfig, progress: Progress | None = None
 ) -> MemoryReranker:
     """A reranker of ``policy`` on the configured local model (the CLI's ``--rerank``)."""
     model = load_model(inference, progress)
@@ -54,7 +53,7 @@ def build_reranker(
             model, timeout_seconds=inference.generation_timeout_seconds, max_requests=inference.generation_max_requests
         )
         return ListwiseReranker(generator)
-    from pcmem.decision.compose import decision_reranker
+    from pcmem.compose.decisions import decision_reranker
 
     return decision_reranker(model, inference, fill_to_limit=policy == "decision-fill")
 
@@ -63,7 +62,7 @@ def compose_reranker(
     config: RuntimeConfig,
     inference: InferenceConfig,
     injected: MemoryReranker | None,
-    progress: ByteProgress | None = None,
+    progress: Progress | None = None,
 ) -> MemoryReranker | None:
     if injected is not None:
         return injected

@@ -1,4 +1,4 @@
-"""Composition: open a store file and hand out the Memory services.
+"""The runtime: open a store and hand out the Memory services, wired from settings and injected parts.
 
 >>> import pcmem
 >>> with pcmem.open_sync("/tmp/example.duckdb") as runtime:            # doctest: +SKIP
@@ -14,65 +14,24 @@ raises ConfigurationError rather than failing at the first search.
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from pcmem.config import InferenceConfig, RuntimeConfig
+from pcmem.settings import InferenceConfig, RuntimeConfig
 from pcmem.decision.port import DecisionModel
-from pcmem.decision.write_gate import WriteGate
+from pcmem.memory.write_gate import WriteGate
 from pcmem.embedding.port import Embedder, EmbeddingProfile
-from pcmem.errors import ConfigurationError, PcmemError
+from pcmem.errors import ConfigurationError
 from pcmem.memory.scoped import Clock, MemoryParts, utc_now
 from pcmem.memory.service import MemoryService, SyncMemoryService
-from pcmem.model_files import ByteProgress
+from pcmem.types.progress import Progress
 from pcmem.rerank.port import MemoryReranker
 from pcmem.search.reindex import ReindexReport, reindex
-from pcmem.store.open import open_backend
+from pcmem.compose.backends import open_backend
+from pcmem.compose.embedders import EmbedderChoice, profile_embedder, resolve_embedder
 from pcmem.store.port import StorageBackend
-
-#: ``"auto"`` (default): the embedder that made the store's vectors (a new store: ``$PCMEM_EMBEDDER``, else the
-#: bundled ``minilm-l6-int8``); a preset name, a model directory or ``fastembed:MODEL`` (see
-#: :mod:`pcmem.embedding.presets`); an :class:`Embedder`; or ``None``: full-text search only.
-EmbedderChoice = Embedder | str | None
-EMBEDDER_ENV = "PCMEM_EMBEDDER"
-
-
-def resolve_embedder(choice: EmbedderChoice, backend: StorageBackend) -> Embedder | None:
-    if choice is None or not isinstance(choice, str):
-        return choice
-    from pcmem.embedding import presets
-
-    if choice == "auto":
-        stored = backend.embedding_profile()
-        if stored is None:
-            choice = os.environ.get(EMBEDDER_ENV, "").strip() or presets.DEFAULT_PRESET
-        else:
-            # Models load lazily: a store whose model is not prepared here still lists and reads; embedding raises
-            # a ConfigurationError that says how to prepare it.
-            return presets.for_profile(stored)
-    if choice == "default":
-        choice = presets.DEFAULT_PRESET
-    if choice in presets.EMBEDDER_PRESETS:
-        preset = presets.EMBEDDER_PRESETS[choice]
-        ready, _ = presets.preset_state(preset)
-        if not ready:
-            raise ConfigurationError(f"the embedder {choice} is not prepared yet: run `{preset.prepare_hint}`")
-        return presets.shared(choice)
-    return presets.resolve(choice)
-
-
-def _profile_embedder(profile: EmbeddingProfile) -> Embedder | None:
-    """The embedder for a vector space the store switched to while this runtime was open (embedder="auto")."""
-    from pcmem.embedding import presets
-
-    try:
-        return presets.for_profile(profile)
-    except PcmemError:
-        return None
-
 
 class SyncRuntime:
     """A store opened for blocking use (scripts, the CLI). Close it, or use it as a context manager."""
@@ -86,7 +45,7 @@ class SyncRuntime:
         config: RuntimeConfig | None = None,
         inference: InferenceConfig | None = None,
         reranker: MemoryReranker | None = None,
-        model_progress: ByteProgress | None = None,
+        model_progress: Progress | None = None,
         write_gate: DecisionModel | None = None,
         embedder_for: Callable[[EmbeddingProfile], Embedder | None] | None = None,
     ) -> None:
@@ -98,7 +57,7 @@ class SyncRuntime:
         if embedder is not None and backend.embedding_profile() is None:
             backend.set_embedding_profile(embedder.profile)  # a new store adopts the configured vector space
         if reranker is not None or self.config.memory_rerank_enabled:
-            from pcmem.rerank.compose import compose_reranker  # llama.cpp code loads only when rerank is wanted
+            from pcmem.compose.rerankers import compose_reranker  # llama.cpp code loads only when rerank is wanted
 
             reranker = compose_reranker(self.config, self.inference, reranker, model_progress)
         self.reranker = reranker
@@ -118,14 +77,14 @@ class SyncRuntime:
         config: RuntimeConfig | None = None,
         inference: InferenceConfig | None = None,
         reranker: MemoryReranker | None = None,
-        model_progress: ByteProgress | None = None,
+        model_progress: Progress | None = None,
         write_gate: DecisionModel | None = None,
         shared: bool = False,
         lock_timeout: float = 10.0,
     ) -> SyncRuntime:
         """Open (creating if needed) the store at ``path``.
 
-        ``config``/``inference`` default to the environment (RFC 0080 names, see :mod:`pcmem.config`); an injected
+        ``config``/``inference`` default to the environment (RFC 0080 names, see :mod:`pcmem.settings`); an injected
         ``reranker`` applies even when rerank is disabled there (e.g. a ``DecisionReranker``). ``write_gate``: a
         decision model that checks ``remember`` for duplicates (fail-open; off by default). ``shared=True`` opens the
         file per transaction so other processes can use the store too (the TUI does this); a busy file is retried
@@ -137,7 +96,7 @@ class SyncRuntime:
         try:
             return cls(backend, embedder=resolve_embedder(embedder, backend), clock=clock, config=config,
                        inference=inference, reranker=reranker, model_progress=model_progress, write_gate=write_gate,
-                       embedder_for=_profile_embedder if isinstance(embedder, str) else None)
+                       embedder_for=profile_embedder if isinstance(embedder, str) else None)
         except BaseException:
             backend.close()
             raise
@@ -158,6 +117,10 @@ class SyncRuntime:
             self.embedder = target
             self.memory.parts.use_embedder(target)
         return report
+
+    def use_write_gate(self, decision_model: DecisionModel | None) -> None:
+        """Check every later ``remember`` of this runtime with ``decision_model`` (fail-open), or stop (``None``)."""
+        self.memory.parts.write_gate = WriteGate(decision_model) if decision_model is not None else None
 
     def close(self) -> None:
         """Release this runtime's share of the store (the file closes with the last runtime of the path)."""

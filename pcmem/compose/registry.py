@@ -22,6 +22,9 @@ class Shareable(Protocol):
     def share(self) -> bool:
         """Count one more user; False when the backend is already closed."""
 
+    def when_closed(self, callback: Callable[[], object]) -> None:
+        """Call ``callback`` once the last user closed the backend."""
+
 
 B = TypeVar("B", bound=Shareable)
 _backends: dict[str, Shareable] = {}
@@ -41,13 +44,12 @@ def acquire(path: Path, open_backend: Callable[[], B]) -> B:
         if backend is not None and backend.share():
             return backend  # type: ignore[return-value]
         backend = _backends[key] = open_backend()
+        backend.when_closed(lambda: _forget(key, backend))
         return backend
 
 
-def forget(path: Path, backend: object) -> None:
-    """Called by a backend when its last user closed it."""
+def _forget(key: str, backend: object) -> None:
     with _guard:
-        key = key_for(path)
         if _backends.get(key) is backend:
             del _backends[key]
 

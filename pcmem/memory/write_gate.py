@@ -11,9 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from pcmem.decision.envelope import for_role
-from pcmem.decision.port import DecisionModel, DecisionOutcome, DecisionRequest
-from pcmem.memory.models import Citation
-from pcmem.search.models import SearchMemoryRequest, SearchPage
+from pcmem.decision.port import DecisionModel
+from pcmem.types.decision import DecisionOutcome, DecisionRequest
+from pcmem.types.memory import Citation
+from pcmem.types.search import SearchMemoryRequest, SearchPage
 
 ROLE = "memory.write-gate"
 QUESTION = "Does the entry already state everything the new note says?"

@@ -14,9 +14,8 @@ import os
 from pathlib import Path
 
 from pcmem.errors import InputError
+from pcmem.settings import SEEKDB_SCHEME
 from pcmem.store.port import StorageBackend
-
-SEEKDB_SCHEME = "seekdb:"
 
 StoreTarget = str | os.PathLike[str]
 
@@ -31,7 +30,7 @@ def open_backend(
     """The backend for ``target``; ``shared``/``lock_timeout`` as for :class:`~pcmem.store.duckdb.DuckDBBackend`.
 
     A DuckDB file is opened once per process: every caller of one path gets a handle on the same backend (see
-    :mod:`pcmem.store.registry`). ``create=False`` refuses a missing store (StoreMissingError) instead of creating it.
+    :mod:`pcmem.compose.registry`). ``create=False`` refuses a missing store (StoreMissingError) instead of creating it.
     """
     if not isinstance(target, (str, os.PathLike)):
         raise InputError(f"a store target is a path or a seekdb: URL, not {type(target).__name__}")
@@ -41,7 +40,7 @@ def open_backend(
         from pcmem.store.seekdb import SeekdbBackend
 
         return SeekdbBackend(target, shared=shared, lock_timeout=lock_timeout)
-    from pcmem.store import registry
+    from pcmem.compose import registry
     from pcmem.store.duckdb import DuckDBBackend
     from pcmem.store.duckdb.files import refuse_non_local
 

@@ -1,0 +1,10 @@
+"""The composition root: the one place where settings become objects and parts are wired together.
+
+- :mod:`~pcmem.compose.runtime`: ``open_sync``/``open_runtime`` — a store, an embedder, a reranker, a write gate.
+- :mod:`~pcmem.compose.backends`: a store target (a DuckDB file path or a ``seekdb:`` URL) to a storage backend.
+- :mod:`~pcmem.compose.embedders`: an embedder choice (``"auto"``, a preset, a directory) to an embedder.
+- :mod:`~pcmem.compose.rerankers`: a rerank policy on the configured local model to a reranker.
+- :mod:`~pcmem.compose.decisions`: decision backends bound to their consumer roles (RFC 1745).
+
+Settings are read by :mod:`pcmem.settings`; nothing below this package builds its own collaborators.
+"""

@@ -1,0 +1,42 @@
+"""Wiring decision backends to their consumer roles (RFC 1745): resolved once, at composition."""
+
+from __future__ import annotations
+
+import threading
+import weakref
+
+from pcmem.settings import InferenceConfig
+from pcmem.decision.envelope import for_role
+from pcmem.decision.llama_cpp import LlamaCppDecisionModel
+from pcmem.decision.port import DecisionModel
+from pcmem.inference.llama_cpp import LlamaCppModel
+from pcmem.rerank.decision import DecisionReranker
+from pcmem.types.progress import Progress
+
+# Keyed by the model object itself, not ``id(model)``: an id is reused once a model is freed, so an id-keyed cache
+# could hand out a backend bound to a dead model. Weak keys let a model and its backend go together; the lock makes
+# "one backend per model" hold when two threads compose at once.
+_backends: weakref.WeakKeyDictionary[LlamaCppModel, LlamaCppDecisionModel] = weakref.WeakKeyDictionary()
+_backends_lock = threading.Lock()
+
+
+def decision_backend(model: LlamaCppModel, inference: InferenceConfig) -> DecisionModel:
+    """One decision backend per loaded model, shared by every role (rerank unwrapped, advisory roles wrapped)."""
+    with _backends_lock:
+        backend = _backends.get(model)
+        if backend is None:
+            backend = LlamaCppDecisionModel(model, timeout_seconds=inference.generation_timeout_seconds)
+            _backends[model] = backend
+        return backend
+
+
+def write_gate_model(inference: InferenceConfig, progress: Progress | None = None) -> DecisionModel:
+    """The decision backend of the configured local model, for the advisory write-gate role (``--write-gate``)."""
+    from pcmem.compose.rerankers import load_model
+
+    return decision_backend(load_model(inference, progress), inference)
+
+
+def decision_reranker(model: LlamaCppModel, inference: InferenceConfig, *, fill_to_limit: bool = False) -> DecisionReranker:
+    """The rerank role gets the unwrapped backend: a backend failure must fail the search, not keep candidates."""
+    return DecisionReranker(for_role(decision_backend(model, inference), "memory.rerank"), fill_to_limit=fill_to_limit)

@@ -1,0 +1,28 @@
+"""Rerank values (RFC 0080 / RFC 1745): the policy names and what a reranker decided."""
+
+from __future__ import annotations
+
+from typing import Literal, get_args
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from pcmem.types.usage import Usage
+
+#: The rerank policies a runtime can build on a local model (``--rerank``), defined once.
+RerankPolicy = Literal["listwise", "decision", "decision-fill"]
+RERANK_POLICIES: tuple[RerankPolicy, ...] = get_args(RerankPolicy)
+
+
+class MemoryRerankDecision(BaseModel):
+    """What a reranker chose: 1-based positions into the candidates it was given, in its preferred order."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    selected_ranks: tuple[int, ...]
+    usage: Usage = Field(default_factory=Usage)
+    #: Ranks the model emitted that were duplicates or out of range (listwise only; 0 for per-candidate policies).
+    discarded_rank_count: int = 0
+    #: The built-in fallback to coarse ranks 1..k was used because no valid rank remained.
+    used_fallback: bool = False
+    #: Per-candidate policies: how many model decisions were actually made.
+    decision_calls: int | None = None
