@@ -141,3 +141,4 @@ def parse_metadata_json(raw: str) -> dict[str, Any]:
 def canonical_json(value: Any) -> str:
     """Stable JSON text: sorted keys, no spaces, UTF-8 kept as is."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+

@@ -36,7 +36,13 @@ expected_option = click.option(
 
 
 def _scope(scope: str) -> SyncScopedMemory:
+    """The scope for a command that writes (creates the store if needed)."""
     return click.get_current_context().obj.runtime.memory.for_scope(scope)
+
+
+def _read_scope(scope: str) -> SyncScopedMemory:
+    """The scope for a command that only reads (never creates a store)."""
+    return click.get_current_context().obj.reader.memory.for_scope(scope)
 
 
 def _gated_scope(scope: str, model: str | None, as_json: bool) -> SyncScopedMemory:
@@ -169,7 +175,7 @@ def list_(scope: str, include_retired: bool, revision: int | None, as_json: bool
       pcmem list --scope project --all --revision 3
     """
     request = ListRequest(state="all" if include_retired else "active", revision=revision)
-    _print_entries(_scope(scope).list(request), as_json)
+    _print_entries(_read_scope(scope).list(request), as_json)
 
 
 def _lookup(memory: SyncScopedMemory, ref: str, revision: int | None) -> MemoryEntry:
@@ -200,7 +206,7 @@ def show(scope: str, revision: int | None, ref: str, as_json: bool) -> None:
     Example:
       pcmem show --scope project ent_01jd5f2m3x…
     """
-    entry = _lookup(_scope(scope), ref, revision)
+    entry = _lookup(_read_scope(scope), ref, revision)
     if as_json:
         render.emit_json(entry)
         return
@@ -225,7 +231,7 @@ def history(scope: str, entry_id: str, as_json: bool) -> None:
     Example:
       pcmem history --scope project alice-tea
     """
-    result = _scope(scope).history(entry_id)
+    result = _read_scope(scope).history(entry_id)
     if as_json:
         render.emit_json(result)
         return
@@ -248,7 +254,7 @@ def changes(scope: str, since: int, as_json: bool) -> None:
     Example:
       pcmem changes --scope project --since 12
     """
-    page = _scope(scope).changes(since)
+    page = _read_scope(scope).changes(since)
     if as_json:
         render.emit_json(page)
         return
@@ -317,7 +323,7 @@ def scopes(as_json: bool) -> None:
     Example:
       pcmem scopes --json
     """
-    summaries = click.get_current_context().obj.runtime.memory.scopes()
+    summaries = click.get_current_context().obj.reader.memory.scopes()
     if as_json:
         render.emit_json(summaries)
         return
