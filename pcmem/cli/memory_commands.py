@@ -9,7 +9,7 @@ import click
 
 from pcmem.cli import render
 from pcmem.cli.progress import progress_bar
-from pcmem.cli.jsonl import read_entries
+from pcmem.cli.jsonl import STDIN, read_entries, read_text
 from pcmem.errors import InputError, NotFoundError
 from pcmem.types.memory import (
     Citation,
@@ -125,13 +125,15 @@ def _print_entries(page: EntryPage, as_json: bool) -> None:
 @render.json_option
 def remember(scope: str, kind: str, metadata: str | None, entry_id: str | None, expected_revision: int | None,
              write_gate: bool, allow_duplicates: bool, model: str | None, text: str, as_json: bool) -> None:
-    """Remember TEXT in a scope (one new revision).
+    """Remember TEXT in a scope (one new revision). TEXT ``-`` reads it from standard input.
 
     \b
     Examples:
       pcmem remember --scope project --kind decision "Releases go out on Fridays."
       pcmem remember --scope project --write-gate --model llama-cpp:qwen2.5-coder-1.5b-instruct "Deploys: Fridays"
     """
+    if text == STDIN:
+        text = read_text(Path(STDIN))
     entry = NewEntry(text=text, kind=kind, entry_id=entry_id,
                      metadata=parse_metadata_json(metadata) if metadata is not None else None)
     request = RememberRequest(entries=(entry,), expected_revision=expected_revision, allow_duplicates=allow_duplicates)
@@ -143,17 +145,18 @@ def remember(scope: str, kind: str, metadata: str | None, entry_id: str | None, 
 @click.command("import")
 @scope_option
 @expected_option
-@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, allow_dash=True, path_type=Path))
 @render.json_option
 def import_(scope: str, expected_revision: int | None, file: Path, as_json: bool) -> None:
     """Import a JSONL FILE: one {"text": …, "kind"?: …, "metadata"?: {…}, "entry_id"?: …} per line.
 
-    Every line is checked first; one bad line aborts the import and nothing from the file is written.
-    All entries land in one revision.
+    Every line is checked first; a bad line aborts the import (all bad lines are named) and nothing from the file
+    is written. All entries land in one revision. FILE ``-`` reads standard input.
 
     \b
     Example:
       pcmem import --scope notes notes.jsonl
+      cat notes.jsonl | pcmem import --scope notes -
     """
     entries = read_entries(file, show_progress=not as_json)
     if not entries:
