@@ -98,3 +98,47 @@ def test_a_plain_text_file_is_not_a_store(tmp_path):
     path.write_text("block of text, not a database\n")
     message = one_line_error(run("--db", str(path), "scopes"), 5)
     assert "not a DuckDB database file" in message
+
+
+class WritesFromAnotherProcessWhileEmbedding:
+    """An embedder that, while it embeds, has a second process write to the same store with a short lock timeout:
+    the write succeeds only if the CLI does not hold the file while it embeds."""
+
+    def __init__(self, path: Path) -> None:
+        from conftest import HashEmbedder
+
+        self.inner = HashEmbedder()
+        self.profile = self.inner.profile
+        self.path = path
+        self.outcomes: list[str] = []
+
+    def embed_documents(self, texts, progress=None):
+        if len(texts) > 1:  # the import, not the query
+            script = textwrap.dedent("""
+                import sys, pcmem
+                with pcmem.open_sync(sys.argv[1], embedder=None, shared=True, lock_timeout=1) as runtime:
+                    print(runtime.memory.for_scope("other").head())
+            """)
+            done = subprocess.run([sys.executable, "-c", script, str(self.path)], capture_output=True, text=True,
+                                  timeout=120, cwd=ROOT)
+            self.outcomes.append(done.stderr.strip().splitlines()[-1] if done.returncode else "ok")
+        return self.inner.embed_documents(texts, progress)
+
+    def embed_query(self, text):
+        return self.inner.embed_query(text)
+
+
+def test_import_embeds_before_it_takes_the_file(tmp_path, monkeypatch):
+    import json
+
+    from pcmem.compose import runtime as compose_runtime
+
+    path = tmp_path / "m.duckdb"
+    embedder = WritesFromAnotherProcessWhileEmbedding(path)
+    monkeypatch.setattr(compose_runtime, "resolve_embedder", lambda choice, backend: embedder)
+    source = tmp_path / "in.jsonl"
+    source.write_text("".join(json.dumps({"text": f"note {i}"}) + "\n" for i in range(5)))
+    assert run("--db", str(path), "remember", "-s", "s", "first").exit_code == 0
+    result = run("--db", str(path), "import", "-s", "s", str(source))
+    assert result.exit_code == 0, result.output
+    assert embedder.outcomes == ["ok"]

@@ -100,3 +100,29 @@ def test_public_api_wrong_types_are_pcmem_errors(db_path):
 def test_tui_without_a_terminal_is_refused(tmp_path):
     result = cli(tmp_path, "tui")
     assert result.exit_code == ConfigurationError.exit_code and "terminal" in result.stderr
+
+
+class FailingQueries:
+    def __init__(self) -> None:
+        from conftest import HashEmbedder
+
+        self.inner = HashEmbedder()
+        self.profile = self.inner.profile
+
+    def embed_documents(self, texts, progress=None):
+        return self.inner.embed_documents(texts, progress)
+
+    def embed_query(self, text):
+        from pcmem.errors import EmbeddingError
+
+        raise EmbeddingError("the model crashed")
+
+
+def test_auto_mode_with_a_failing_embedder_warns_in_one_line(db_path, caplog):
+    with pcmem.open_sync(db_path, embedder=FailingQueries()) as runtime:
+        memory = runtime.memory.for_scope("s")
+        memory.remember("kiwis grow on vines")
+        page = memory.search("kiwis")
+    assert page.mode == "fts" and page.hits
+    [record] = [r for r in caplog.records if "embedding the query failed" in r.getMessage()]
+    assert record.exc_info is None and "the model crashed" in record.getMessage()
