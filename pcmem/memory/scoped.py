@@ -123,8 +123,10 @@ class MemoryParts:
         Runs before the write transaction (embedding is the slow part); :meth:`vectors_inside` re-checks the store's
         vector space inside it, because another runtime or process may have switched it meanwhile.
         """
+        if not texts_by_version or self.embedder is None:
+            return Prepared(None, {})  # no read: in shared mode every transaction opens the file
         profile = self.backend.embedding_profile()
-        if not texts_by_version or self.embedder is None or profile != self.embedder.profile:
+        if profile != self.embedder.profile:
             return Prepared(profile, {})
         ids = list(texts_by_version)
         matrix = self.embedder.embed_documents([texts_by_version[i] for i in ids])
