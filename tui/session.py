@@ -14,10 +14,9 @@ from typing import Any
 import pcmem
 from pcmem import (
     RERANK_POLICIES,
-    InferenceConfig,
-    StageProgress,
     EntryHistory,
     EntryPage,
+    InferenceConfig,
     ListRequest,
     MemoryEntry,
     NewEntry,
@@ -28,6 +27,7 @@ from pcmem import (
     ScopeSummary,
     SearchMemoryRequest,
     SearchPage,
+    StageProgress,
     SyncRuntime,
     WriteResult,
 )

@@ -7,16 +7,29 @@ The async API (:class:`pcmem.memory.service.ScopedMemory`) runs these methods in
 
 from __future__ import annotations
 
+import builtins
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 from datetime import UTC, datetime
+from typing import Any
 
 import numpy as np
 
-from pcmem.errors import ConfigurationError, EntryNotFoundError, InputError, RevisionConflictError, RevisionNotFoundError, ScopeNotFoundError
+from pcmem.embedding.port import Embedder, EmbeddingProfile
+from pcmem.errors import (
+    ConfigurationError,
+    EntryNotFoundError,
+    InputError,
+    RevisionConflictError,
+    RevisionNotFoundError,
+    ScopeNotFoundError,
+)
 from pcmem.ids import content_hash, new_id
+from pcmem.memory.write_gate import WriteGate
+from pcmem.rerank.port import MemoryReranker
+from pcmem.search.service import DEFAULT_CANDIDATE_LIMIT, SearchService
+from pcmem.store.port import StorageBackend, WriteTransaction
 from pcmem.types.memory import (
     ChangesPage,
     Citation,
@@ -37,14 +50,9 @@ from pcmem.types.memory import (
     RevisionInfo,
     WriteResult,
 )
-from pcmem.memory.write_gate import WriteGate
-from pcmem.embedding.port import Embedder, EmbeddingProfile
-from pcmem.rerank.port import MemoryReranker
 from pcmem.types.progress import Progress
 from pcmem.types.search import SearchMemoryRequest, SearchPage
-from pcmem.search.service import DEFAULT_CANDIDATE_LIMIT, SearchService
 from pcmem.types.storage import EntryEvent, HeadEntry
-from pcmem.store.port import StorageBackend, WriteTransaction
 from pcmem.validation import canonical_json, validate_id, validate_revision, validate_scope
 
 Clock = Callable[[], datetime]
@@ -72,15 +80,6 @@ class ScopeLocks:
     def __call__(self, scope: str) -> threading.Lock:
         with self._guard:
             return self._locks.setdefault(scope, threading.Lock())
-
-
-def _citation(memory: MemoryRef, version: EntryVersion) -> Citation:
-    return Citation(
-        artifact_id=memory.artifact_id,
-        revision=memory.revision,
-        entry_id=version.entry_id,
-        entry_version_id=version.entry_version_id,
-    )
 
 
 def _check_expected(tx: WriteTransaction, expected: int | None) -> None:
@@ -239,7 +238,7 @@ class SyncScopedMemory:
             raise EntryNotFoundError(f"no entry {entry_id!r} in scope {self.scope!r}")
         return EntryHistory(memory=memory, entry_id=entry_id, events=tuple(events))
 
-    def revisions(self) -> list[RevisionInfo]:
+    def revisions(self) -> builtins.list[RevisionInfo]:
         """Every revision of this scope, oldest first."""
         return self._backend.revisions(self._memory())
 
@@ -293,7 +292,7 @@ class SyncScopedMemory:
             events = [EntryEvent(v.entry_id, v.entry_version_id, "active") for v in versions]
             vectors = self._parts.vectors_inside(tx, texts, prepared)
             memory = tx.commit("remember", versions, events, now, vectors)
-        return WriteResult(memory=memory, citations=tuple(_citation(memory, v) for v in versions),
+        return WriteResult(memory=memory, citations=tuple(Citation.of(memory, v) for v in versions),
                            duplicates=duplicates)
 
     def _gate(self, request: RememberRequest) -> tuple[Duplicate, ...]:
@@ -316,6 +315,7 @@ class SyncScopedMemory:
         prepared = self._parts.vectors_for({version_id: request.text})
         with self._lock, self._backend.write(self.scope) as tx:
             current = self._head_entry(tx, request)
+            assert tx.memory is not None  # the entry exists, so the scope has a head
             if current.state != "active":
                 raise RevisionConflictError(f"entry {request.entry_id!r} is retired; reactivate it before revising")
             old = current.version
@@ -323,7 +323,7 @@ class SyncScopedMemory:
             metadata = request.metadata if request.metadata is not None else old.metadata
             # Canonical JSON keeps types apart: true/1 and 1.0/1 are different metadata (Python's == says equal).
             if (request.text, kind, canonical_json(metadata)) == (old.text, old.kind, canonical_json(old.metadata)):
-                return WriteResult(memory=tx.memory, citations=(_citation(tx.memory, old),), unchanged=True)
+                return WriteResult(memory=tx.memory, citations=(Citation.of(tx.memory, old),), unchanged=True)
             version = EntryVersion(
                 entry_id=old.entry_id,
                 entry_version_id=version_id,
@@ -338,7 +338,7 @@ class SyncScopedMemory:
             event = EntryEvent(old.entry_id, version.entry_version_id, "active")
             vectors = self._parts.vectors_inside(tx, {version_id: request.text}, prepared)
             memory = tx.commit("revise", [version], [event], now, vectors)
-        return WriteResult(memory=memory, citations=(_citation(memory, version),))
+        return WriteResult(memory=memory, citations=(Citation.of(memory, version),))
 
     def retire(self, request: RetireRequest) -> WriteResult:
         """Deactivate an entry; it stays readable in past revisions and in its history."""
@@ -369,7 +369,7 @@ class SyncScopedMemory:
                 vectors = self._parts.vectors_inside(tx, texts, Prepared(None, {}))
             event = EntryEvent(version.entry_id, version.entry_version_id, to_state)
             memory = tx.commit(operation, [], [event], now, vectors)
-        return WriteResult(memory=memory, citations=(_citation(memory, version),))
+        return WriteResult(memory=memory, citations=(Citation.of(memory, version),))
 
     def _head_entry(self, tx: WriteTransaction, request: ReviseRequest | RetireRequest | ReactivateRequest) -> HeadEntry:
         if tx.memory is None:

@@ -7,7 +7,10 @@ so an event loop (a desktop app, the TUI) never blocks on the store.
 from __future__ import annotations
 
 import asyncio
+import builtins
 
+from pcmem.memory.scoped import MemoryParts, SyncScopedMemory
+from pcmem.rerank.port import MemoryReranker
 from pcmem.types.memory import (
     ChangesPage,
     Citation,
@@ -25,8 +28,6 @@ from pcmem.types.memory import (
     ScopeSummary,
     WriteResult,
 )
-from pcmem.memory.scoped import MemoryParts, SyncScopedMemory
-from pcmem.rerank.port import MemoryReranker
 from pcmem.types.progress import Progress
 from pcmem.types.search import SearchMemoryRequest, SearchPage
 
@@ -82,7 +83,7 @@ class ScopedMemory:
     async def history(self, entry_id: str) -> EntryHistory:
         return await asyncio.to_thread(self.sync.history, entry_id)
 
-    async def revisions(self) -> list[RevisionInfo]:
+    async def revisions(self) -> builtins.list[RevisionInfo]:
         return await asyncio.to_thread(self.sync.revisions)
 
     async def search(

@@ -14,16 +14,16 @@ import numpy as np
 
 from pcmem.embedding.port import Embedder
 from pcmem.errors import CapabilityNotSupportedError, EmbeddingError, RerankError
-from pcmem.types.memory import Citation
 from pcmem.search.fusion import admit_fts, admit_vector, channel_candidate_count, rrf_fuse
-from pcmem.types.search import MemoryHit, RerankTrace, ResolvedMode, SearchMemoryRequest, SearchPage
 from pcmem.store.port import StorageBackend
+from pcmem.types.memory import Citation
+from pcmem.types.search import MemoryHit, RerankTrace, ResolvedMode, SearchMemoryRequest, SearchPage
 from pcmem.types.storage import VectorStatus
 
 if TYPE_CHECKING:
     from pcmem.rerank.port import MemoryReranker
-    from pcmem.types.rerank import MemoryRerankDecision
     from pcmem.types.progress import Progress
+    from pcmem.types.rerank import MemoryRerankDecision
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +72,8 @@ class SearchService:
                 f"mode {requested!r} is unavailable: the store's embedding profile is {found}, the configured one is "
                 f"{self._embedder.profile.describe()}; switch the store with `pcmem reindex --embedder ...`"
             )
-        return f"mode {requested!r} is unavailable: some entries of {status.memory.scope!r} have no vector; run `pcmem reindex`"
+        scope = status.memory.scope if status.memory is not None else None
+        return f"mode {requested!r} is unavailable: some entries of {scope!r} have no vector; run `pcmem reindex`"
 
     def search(
         self,
@@ -120,6 +121,7 @@ class SearchService:
         mode = self.resolve_mode(request.mode, scope)
         query_vector: np.ndarray | None = None
         if mode != "fts":
+            assert self._embedder is not None  # vector modes resolve only with an embedder
             try:
                 query_vector = self._embedder.embed_query(request.query)
             except EmbeddingError as error:
@@ -143,12 +145,7 @@ class SearchService:
         hits = []
         for item in fused:
             version = versions[item.candidate.entry_version_id]
-            citation = Citation(
-                artifact_id=found.memory.artifact_id,
-                revision=found.memory.revision,
-                entry_id=version.entry_id,
-                entry_version_id=version.entry_version_id,
-            )
+            citation = Citation.of(found.memory, version)
             hits.append(MemoryHit(citation=citation, text=version.text, kind=version.kind, score=item.score,
                                   matched_by=item.matched_by, metadata=version.metadata))
         return SearchPage(memory=found.memory, mode=mode, hits=tuple(hits))

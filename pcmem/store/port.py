@@ -3,7 +3,9 @@
 The services above this port own the semantics (validation, ids, versions, CAS, locking); a backend owns durable,
 atomic storage of revisions and the derived projections used for search. The DuckDB file is the default
 implementation (:mod:`pcmem.store.duckdb`); OceanBase seekdb (:mod:`pcmem.store.seekdb`) implements the same
-protocol on a distributed engine, and ``tests/test_backend_contract.py`` holds both to it.
+protocol on a distributed engine, and ``tests/test_backend_contract.py`` holds both to it. What every backend
+shares (row mapping, revision choice, commit checks, the completeness memo) is written once in
+:mod:`pcmem.store.common`; the values crossing this port live in :mod:`pcmem.types.storage`.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from typing import Protocol
 
 import numpy as np
 
+from pcmem.analysis import Analyzer
+from pcmem.types.embedding import EmbeddingProfile
 from pcmem.types.memory import (
     Change,
     EntryVersion,
@@ -25,8 +29,6 @@ from pcmem.types.memory import (
     RevisionInfo,
     ScopeSummary,
 )
-from pcmem.types.embedding import EmbeddingProfile
-from pcmem.analysis import Analyzer
 from pcmem.types.storage import ChannelCandidates, EntryEvent, HeadEntry, VectorStatus
 
 
@@ -44,7 +46,8 @@ class WriteTransaction(Protocol):
         """The subset of ``entry_ids`` already used in this scope (active or retired)."""
 
     def embedding_profile(self) -> EmbeddingProfile | None:
-        """The store's embedding profile, or ``None`` before any embedder was used with it."""
+        """The store's active embedding profile as this transaction sees it (a write decides its vectors against
+        it: another runtime or process may have switched embedders since the vectors were computed)."""
 
     def missing_vectors(self, entry_version_ids: Sequence[str]) -> set[str]:
         """The subset of ``entry_version_ids`` that has no vector for the store's profile."""
@@ -93,9 +96,6 @@ class StorageBackend(Protocol):
 
     def entry_in_revision(self, memory: MemoryRef, entry_id: str) -> MemoryEntry | None:
         """The entry as it stood in revision ``memory.revision``, or ``None`` if it did not exist yet."""
-
-    def entry_version(self, artifact_id: str, entry_version_id: str) -> EntryVersion | None:
-        """One immutable entry version by id."""
 
     def changes(self, memory: MemoryRef, since_revision: int) -> list[Change]:
         """Entry events in revisions since_revision+1 .. memory.revision, in order."""

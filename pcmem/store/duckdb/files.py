@@ -12,7 +12,6 @@ import stat
 import struct
 from pathlib import Path
 
-from pcmem.settings import refuse_non_local  # noqa: F401  (re-exported for the backend)
 from pcmem.errors import (
     InputError,
     StoreError,
@@ -22,6 +21,7 @@ from pcmem.errors import (
     StoreReadOnlyError,
     StoreWALError,
 )
+from pcmem.settings import refuse_non_local  # noqa: F401  (re-exported for the backend)
 
 try:
     import fcntl
