@@ -85,7 +85,13 @@ def run(workdir: Path, cases: int, cli_main: Any, seed: int = 0):  # noqa: ANN20
 
     def cli(args: list[str], input: str | None = None) -> None:
         tally.operations += 1
-        result = runner.invoke(cli_main, ["--db", str(store), *args], input=input)
+        # A process receives bytes on stdin: a lone surrogate arrives as its UTF-8-ish bytes, not as a str.
+        stdin = None if input is None else input.encode("utf-8", "surrogatepass")
+        try:
+            result = runner.invoke(cli_main, ["--db", str(store), *args], input=stdin)
+        except Exception as error:  # noqa: BLE001 - the harness itself must not stop the campaign
+            tally.untyped_errors.append(f"cli {args[:3]!r:.100}: {type(error).__name__}: {str(error)[:120]}")
+            return
         if result.exit_code == 0:
             if args[0] in ("remember", "import"):
                 tally.acknowledged += 1
