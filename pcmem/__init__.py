@@ -28,7 +28,12 @@ from pcmem.errors import (
     ScopeNotFoundError,
     StoreError,
     StoreFormatError,
+    StoreLockedError,
+    StoreMissingError,
+    StorePermissionError,
+    StoreReadOnlyError,
     StoreVersionError,
+    StoreWALError,
 )
 from pcmem.rerank.port import MemoryReranker
 from pcmem.search.reindex import ReindexReport
@@ -109,7 +114,12 @@ __all__ = [
     "StageProgress",
     "StoreError",
     "StoreFormatError",
+    "StoreLockedError",
+    "StoreMissingError",
+    "StorePermissionError",
+    "StoreReadOnlyError",
     "StoreVersionError",
+    "StoreWALError",
     "SyncRuntime",
     "Usage",
     "WriteResult",

@@ -69,7 +69,39 @@ class StoreError(PcmemError):
 
 
 class StoreFormatError(StoreError):
-    """The file is not a pcmem store (not DuckDB at all, or a DuckDB file that belongs to something else)."""
+    """The file is not a pcmem store (not DuckDB at all, a damaged file, or a DuckDB file that belongs to something
+    else). pcmem leaves it untouched."""
+
+
+class StoreLockedError(StoreError):
+    """Another process holds the store file (the message names it when the system says who)."""
+
+    exit_code = 10
+
+
+class StorePermissionError(StoreError):
+    """The operating system denied access to the store file or its folder."""
+
+    exit_code = 11
+
+
+class StoreReadOnlyError(StoreError):
+    """The store file (or its folder) is read-only: reads work, a write is refused."""
+
+    exit_code = 12
+
+
+class StoreMissingError(StoreError):
+    """There is no store at the path (a read command never creates one; only writes and ``init`` do)."""
+
+    exit_code = 13
+
+
+class StoreWALError(StoreError):
+    """The store's write-ahead log (``FILE.wal``) is left over damaged: opening would silently drop acknowledged
+    writes, so pcmem refuses and says how to set the log aside."""
+
+    exit_code = 14
 
 
 class StoreVersionError(StoreError):

@@ -24,8 +24,14 @@ def is_seekdb(target: StoreTarget) -> bool:
     return isinstance(target, str) and target.startswith(SEEKDB_SCHEME)
 
 
-def open_backend(target: StoreTarget, *, shared: bool = False, lock_timeout: float = 10.0) -> StorageBackend:
-    """The backend for ``target``; ``shared``/``lock_timeout`` as for :class:`~pcmem.store.duckdb.DuckDBBackend`."""
+def open_backend(
+    target: StoreTarget, *, shared: bool = False, lock_timeout: float = 10.0, create: bool = True
+) -> StorageBackend:
+    """The backend for ``target``; ``shared``/``lock_timeout`` as for :class:`~pcmem.store.duckdb.DuckDBBackend`.
+
+    A DuckDB file is opened once per process: every caller of one path gets a handle on the same backend (see
+    :mod:`pcmem.compose.registry`). ``create=False`` refuses a missing store (StoreMissingError) instead of creating it.
+    """
     if not isinstance(target, (str, os.PathLike)):
         raise InputError(f"a store target is a path or a seekdb: URL, not {type(target).__name__}")
     if isinstance(target, str) and not target.strip():
@@ -34,9 +40,14 @@ def open_backend(target: StoreTarget, *, shared: bool = False, lock_timeout: flo
         from pcmem.store.seekdb import SeekdbBackend
 
         return SeekdbBackend(str(target), shared=shared, lock_timeout=lock_timeout)
+    from pcmem.compose import registry
     from pcmem.store.duckdb import DuckDBBackend
+    from pcmem.store.duckdb.files import refuse_non_local
 
-    return DuckDBBackend(Path(target), shared=shared, lock_timeout=lock_timeout)
+    if isinstance(target, str):
+        refuse_non_local(target)
+    path = Path(target).expanduser()
+    return registry.acquire(path, lambda: DuckDBBackend(path, shared=shared, lock_timeout=lock_timeout, create=create))
 
 
 def target_exists(target: StoreTarget) -> bool | None:
@@ -47,3 +58,13 @@ def target_exists(target: StoreTarget) -> bool | None:
         parsed = parse(str(target))
         return parsed.path.is_dir() if parsed.path is not None else None
     return Path(target).exists()
+
+
+def remove_new_store(target: StoreTarget) -> None:
+    """Delete a DuckDB store file (and its log) that this process created moments ago and could not finish setting
+    up, so no later command adopts a half-made store. seekdb targets are left as they are."""
+    if is_seekdb(target):
+        return
+    from pcmem.store.duckdb.backend import remove_store_files
+
+    remove_store_files(Path(target).expanduser())

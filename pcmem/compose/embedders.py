@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from pcmem import settings
-from pcmem.embedding.port import Embedder
-from pcmem.errors import ConfigurationError
+from pcmem.embedding.port import Embedder, EmbeddingProfile
+from pcmem.errors import ConfigurationError, PcmemError
 from pcmem.store.port import StorageBackend
 
 #: ``"auto"`` (default): the embedder that made the store's vectors (a new store: ``$PCMEM_EMBEDDER``, else the
@@ -35,3 +35,14 @@ def resolve_embedder(choice: EmbedderChoice, backend: StorageBackend) -> Embedde
             raise ConfigurationError(f"the embedder {choice} is not prepared yet: run `{preset.prepare_hint}`")
         return presets.shared(choice)
     return presets.resolve(choice)
+
+
+def profile_embedder(profile: EmbeddingProfile) -> Embedder | None:
+    """The embedder for a vector space the store switched to while a runtime was open (embedder="auto"): another
+    runtime or process ran ``reindex --embedder``; a write then embeds with the store's new model."""
+    from pcmem.embedding import presets
+
+    try:
+        return presets.for_profile(profile)
+    except PcmemError:
+        return None

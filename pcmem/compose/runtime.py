@@ -14,14 +14,15 @@ raises ConfigurationError rather than failing at the first search.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 from pcmem.compose.backends import open_backend
-from pcmem.compose.embedders import EmbedderChoice, resolve_embedder
+from pcmem.compose.embedders import EmbedderChoice, profile_embedder, resolve_embedder
 from pcmem.decision.port import DecisionModel
-from pcmem.embedding.port import Embedder
+from pcmem.embedding.port import Embedder, EmbeddingProfile
 from pcmem.errors import ConfigurationError
 from pcmem.memory.scoped import Clock, MemoryParts, utc_now
 from pcmem.memory.service import MemoryService, SyncMemoryService
@@ -47,8 +48,10 @@ class SyncRuntime:
         reranker: MemoryReranker | None = None,
         model_progress: Progress | None = None,
         write_gate: DecisionModel | None = None,
+        embedder_for: Callable[[EmbeddingProfile], Embedder | None] | None = None,
     ) -> None:
         self.backend = backend
+        self._closed = False
         self.embedder = embedder
         self.config = config or RuntimeConfig()
         self.inference = inference or InferenceConfig()
@@ -61,7 +64,8 @@ class SyncRuntime:
         self.reranker = reranker
         parts = MemoryParts(backend=backend, embedder=embedder, clock=clock, reranker=reranker,
                             candidate_limit=self.config.memory_rerank_candidate_limit,
-                            write_gate=WriteGate(write_gate) if write_gate is not None else None)
+                            write_gate=WriteGate(write_gate) if write_gate is not None else None,
+                            embedder_for=embedder_for)
         self.memory = SyncMemoryService(parts)
 
     @classmethod
@@ -78,6 +82,7 @@ class SyncRuntime:
         write_gate: DecisionModel | None = None,
         shared: bool = False,
         lock_timeout: float = 10.0,
+        create: bool = True,
     ) -> SyncRuntime:
         """Open (creating if needed) the store at ``path``.
 
@@ -85,14 +90,16 @@ class SyncRuntime:
         ``reranker`` applies even when rerank is disabled there (e.g. a ``DecisionReranker``). ``write_gate``: a
         decision model that checks ``remember`` for duplicates (fail-open; off by default). ``shared=True`` opens the
         file per transaction so other processes can use the store too (the TUI does this); a busy file is retried
-        for up to ``lock_timeout`` seconds.
+        for up to ``lock_timeout`` seconds. ``create=False`` raises StoreMissingError instead of creating a store.
+        Every runtime of one path in a process shares one backend (see :mod:`pcmem.compose.registry`).
         """
         config = config or RuntimeConfig.from_env()
         inference = inference or InferenceConfig.from_env()
-        backend = open_backend(path, shared=shared, lock_timeout=lock_timeout)
+        backend = open_backend(path, shared=shared, lock_timeout=lock_timeout, create=create)
         try:
             return cls(backend, embedder=resolve_embedder(embedder, backend), clock=clock, config=config,
-                       inference=inference, reranker=reranker, model_progress=model_progress, write_gate=write_gate)
+                       inference=inference, reranker=reranker, model_progress=model_progress, write_gate=write_gate,
+                       embedder_for=profile_embedder if isinstance(embedder, str) else None)
         except BaseException:
             backend.close()
             raise
@@ -119,7 +126,10 @@ class SyncRuntime:
         self.memory.parts.write_gate = WriteGate(decision_model) if decision_model is not None else None
 
     def close(self) -> None:
-        self.backend.close()
+        """Release this runtime's share of the store (the file closes with the last runtime of the path)."""
+        if not self._closed:
+            self._closed = True
+            self.backend.close()
 
     def __enter__(self) -> SyncRuntime:
         return self

@@ -12,11 +12,13 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 
 import numpy as np
 
-from pcmem.embedding.port import Embedder
+from pcmem.embedding.port import Embedder, EmbeddingProfile
 from pcmem.errors import (
+    ConfigurationError,
     EntryNotFoundError,
     InputError,
     RevisionConflictError,
@@ -51,9 +53,17 @@ from pcmem.types.memory import (
 from pcmem.types.progress import Progress
 from pcmem.types.search import SearchMemoryRequest, SearchPage
 from pcmem.types.storage import EntryEvent, HeadEntry
-from pcmem.validation import validate_id, validate_revision, validate_scope
+from pcmem.validation import canonical_json, validate_id, validate_revision, validate_scope
 
 Clock = Callable[[], datetime]
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """Vectors computed before a write transaction, and the store profile they were computed for."""
+
+    profile: EmbeddingProfile | None
+    vectors: dict[str, np.ndarray]
 
 
 def utc_now() -> datetime:
@@ -95,6 +105,8 @@ class MemoryParts:
     reranker: MemoryReranker | None = None
     candidate_limit: int = DEFAULT_CANDIDATE_LIMIT
     write_gate: WriteGate | None = None
+    #: Finds the embedder for a vector space the store switched to after this runtime opened (``None``: none).
+    embedder_for: Callable[[EmbeddingProfile], Embedder | None] | None = None
 
     def __post_init__(self) -> None:
         self.use_embedder(self.embedder)
@@ -104,14 +116,47 @@ class MemoryParts:
         self.embedder = embedder
         self.search = SearchService(self.backend, embedder, self.reranker, self.candidate_limit)
 
-    def vectors_for(self, texts_by_version: dict[str, str]) -> dict[str, np.ndarray]:
-        """Embed new versions when the store's vector space is the embedder's; else store none (reindex later)."""
+    def vectors_for(self, texts_by_version: dict[str, str]) -> Prepared:
+        """Embed new versions when the store's vector space is the embedder's; else store none (reindex later).
+
+        Runs before the write transaction (embedding is the slow part); :meth:`vectors_inside` re-checks the store's
+        vector space inside it, because another runtime or process may have switched it meanwhile.
+        """
         if not texts_by_version or self.embedder is None:
-            return {}
-        if self.backend.embedding_profile() != self.embedder.profile:
-            return {}
+            return Prepared(None, {})  # no read: in shared mode every transaction opens the file
+        profile = self.backend.embedding_profile()
+        if profile != self.embedder.profile:
+            return Prepared(profile, {})
         ids = list(texts_by_version)
         matrix = self.embedder.embed_documents([texts_by_version[i] for i in ids])
+        return Prepared(profile, dict(zip(ids, matrix, strict=True)))
+
+    def vectors_inside(self, tx: WriteTransaction, texts_by_version: dict[str, str],
+                       prepared: Prepared) -> dict[str, np.ndarray]:
+        """The vectors to commit, decided inside the write transaction against the store's current vector space.
+
+        A vector made for another profile is never stored (an ``reindex --embedder`` may have committed since it
+        was computed): the texts are embedded again with the right model, or the write is refused with a typed
+        error when this runtime has no embedder for the store's vectors.
+        """
+        current = tx.embedding_profile()
+        if current is None or not texts_by_version:
+            return {}
+        if prepared.profile == current and len(prepared.vectors) == len(texts_by_version):
+            return prepared.vectors
+        embedder = self.embedder
+        if (embedder is None or embedder.profile != current) and self.embedder_for is not None:
+            embedder = self.embedder_for(current)
+            if embedder is not None:
+                self.use_embedder(embedder)
+        if embedder is None or embedder.profile != current:
+            have = "no embedder" if self.embedder is None else f"the embedder {self.embedder.profile.describe()}"
+            raise ConfigurationError(
+                f"this runtime was opened with {have}, but the store's vectors are {current.describe()}: an entry "
+                "written now would be missing from vector search. Open the store with embedder='auto' (the CLI "
+                "does), or switch the store with `pcmem reindex --embedder ...`")
+        ids = list(texts_by_version)
+        matrix = embedder.embed_documents([texts_by_version[i] for i in ids])
         return dict(zip(ids, matrix, strict=True))
 
 
@@ -138,6 +183,8 @@ class SyncScopedMemory:
         return memory
 
     def _at(self, revision: int | None) -> MemoryRef:
+        if revision is not None:
+            revision = validate_revision(revision)
         memory = self._memory()
         if revision is None:
             return memory
@@ -149,13 +196,14 @@ class SyncScopedMemory:
 
     def list(self, request: ListRequest | None = None) -> EntryPage:
         """The exact manifest of the head (or of ``request.revision``), ordered by entry id."""
-        request = request or ListRequest()
+        request = _expect(request or ListRequest(), ListRequest, "list")
         memory = self._at(request.revision)
         entries = self._backend.manifest(memory, include_retired=request.state == "all")
         return EntryPage(memory=memory, entries=tuple(entries))
 
     def get(self, citation: Citation) -> MemoryEntry:
         """Read back exactly the entry version a citation names, as it stood in the cited revision."""
+        citation = _expect(citation, Citation, "get")
         memory = self._at(citation.revision)
         if citation.artifact_id != memory.artifact_id:
             raise EntryNotFoundError(f"citation {citation} belongs to another memory than scope {self.scope!r}")
@@ -231,7 +279,8 @@ class SyncScopedMemory:
         now = self._clock()
         drafts = [_first_version(entry, 0, now) for entry in entries]
         # Embedding is the slow part of a write: do it before taking the scope lock.
-        vectors = self._parts.vectors_for({v.entry_version_id: v.text for v in drafts})
+        texts = {v.entry_version_id: v.text for v in drafts}
+        prepared = self._parts.vectors_for(texts)
         with self._lock, self._backend.write(self.scope) as tx:
             _check_expected(tx, request.expected_revision)
             wanted = [entry.entry_id for entry in entries if entry.entry_id is not None]
@@ -241,6 +290,7 @@ class SyncScopedMemory:
             revision = _next_revision(tx)
             versions = [v.model_copy(update={"created_in_revision": revision}) for v in drafts]
             events = [EntryEvent(v.entry_id, v.entry_version_id, "active") for v in versions]
+            vectors = self._parts.vectors_inside(tx, texts, prepared)
             memory = tx.commit("remember", versions, events, now, vectors)
         return WriteResult(memory=memory, citations=tuple(Citation.of(memory, v) for v in versions),
                            duplicates=duplicates)
@@ -259,9 +309,10 @@ class SyncScopedMemory:
 
     def revise(self, request: ReviseRequest) -> WriteResult:
         """Write a new version of an active entry. An unchanged text/kind/metadata writes nothing."""
+        request = _expect(request, ReviseRequest, "revise")
         now = self._clock()
         version_id = new_id("ver")
-        vectors = self._parts.vectors_for({version_id: request.text})
+        prepared = self._parts.vectors_for({version_id: request.text})
         with self._lock, self._backend.write(self.scope) as tx:
             current = self._head_entry(tx, request)
             assert tx.memory is not None  # the entry exists, so the scope has a head
@@ -270,8 +321,9 @@ class SyncScopedMemory:
             old = current.version
             kind = request.kind if request.kind is not None else old.kind
             metadata = request.metadata if request.metadata is not None else old.metadata
-            if (request.text, kind, metadata) == (old.text, old.kind, old.metadata):
-                return WriteResult(memory=tx.memory, citations=(Citation.of(tx.memory, old),))
+            # Canonical JSON keeps types apart: true/1 and 1.0/1 are different metadata (Python's == says equal).
+            if (request.text, kind, canonical_json(metadata)) == (old.text, old.kind, canonical_json(old.metadata)):
+                return WriteResult(memory=tx.memory, citations=(Citation.of(tx.memory, old),), unchanged=True)
             version = EntryVersion(
                 entry_id=old.entry_id,
                 entry_version_id=version_id,
@@ -284,6 +336,7 @@ class SyncScopedMemory:
                 created_at=now,
             )
             event = EntryEvent(old.entry_id, version.entry_version_id, "active")
+            vectors = self._parts.vectors_inside(tx, {version_id: request.text}, prepared)
             memory = tx.commit("revise", [version], [event], now, vectors)
         return WriteResult(memory=memory, citations=(Citation.of(memory, version),))
 
@@ -303,6 +356,7 @@ class SyncScopedMemory:
         from_state: EntryState,
         to_state: EntryState,
     ) -> WriteResult:
+        request = _expect(request, RetireRequest if operation == "retire" else ReactivateRequest, operation)
         now = self._clock()
         with self._lock, self._backend.write(self.scope) as tx:
             current = self._head_entry(tx, request)
@@ -311,7 +365,8 @@ class SyncScopedMemory:
             version = current.version
             vectors: dict[str, np.ndarray] = {}
             if to_state == "active" and tx.missing_vectors([version.entry_version_id]):
-                vectors = self._parts.vectors_for({version.entry_version_id: version.text})  # rare: written unembedded
+                texts = {version.entry_version_id: version.text}  # rare: written unembedded
+                vectors = self._parts.vectors_inside(tx, texts, Prepared(None, {}))
             event = EntryEvent(version.entry_id, version.entry_version_id, to_state)
             memory = tx.commit(operation, [], [event], now, vectors)
         return WriteResult(memory=memory, citations=(Citation.of(memory, version),))
@@ -334,6 +389,12 @@ def _as_remember(request: RememberRequest | NewEntry | str) -> RememberRequest:
     if isinstance(request, NewEntry):
         return RememberRequest(entries=(request,))
     raise InputError(f"remember takes a RememberRequest, a NewEntry or a str, not {type(request).__name__}")
+
+
+def _expect(value: Any, kind: type, method: str) -> Any:
+    if not isinstance(value, kind):
+        raise InputError(f"{method} takes a {kind.__name__}, not {type(value).__name__}")
+    return value
 
 
 def _next_revision(tx: WriteTransaction) -> int:

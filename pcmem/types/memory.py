@@ -218,11 +218,14 @@ class WriteResult(Frozen):
     """The revision a write created and the citations of the entry versions it touched, in request order.
 
     When the write gate skipped every entry, no revision was written and ``memory`` is the unchanged head.
+    ``unchanged`` is true when a revise asked for exactly what the entry already holds (text, kind and metadata
+    compared as canonical JSON, types included): nothing was written and the citation is the current version.
     """
 
     memory: MemoryRef
     citations: tuple[Citation, ...]
     duplicates: tuple[Duplicate, ...] = ()
+    unchanged: bool = False
 
 
 # --- reads ------------------------------------------------------------------------------------------------------

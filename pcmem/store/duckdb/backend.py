@@ -1,16 +1,18 @@
 """The default storage backend: one DuckDB file.
 
-Threading: DuckDB connections are not safe to share between threads, so each thread gets its own cursor on the one
-database instance (cheap; they share the buffer pool and catalog). Writes are serialised by one lock per backend
-(DuckDB allows a single writer per file anyway); reads run concurrently under DuckDB's MVCC and never wait for a
-write to finish.
+Threading: DuckDB connections are not safe to share between threads, so each transaction borrows a cursor on the one
+database instance (cheap; they share the buffer pool and catalog) and returns it to a small pool afterwards. Writes
+are serialised by one lock per backend (DuckDB allows a single writer per file anyway); reads run concurrently under
+DuckDB's MVCC and never wait for a write to finish. One process should have one backend per file:
+the composition root (:mod:`pcmem.compose.registry`) hands every runtime of a path the same one.
 """
 
 from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,7 +22,7 @@ import numpy as np
 import pyarrow as pa
 
 from pcmem.analysis import Analyzer
-from pcmem.errors import StoreError
+from pcmem.errors import InputError, PcmemError, RevisionConflictError, StoreError, StoreFormatError
 from pcmem.store.common import (
     V_COLUMNS,
     CompletenessMemo,
@@ -33,7 +35,7 @@ from pcmem.store.common import (
     version_from_row,
 )
 from pcmem.store.duckdb import check as check_module
-from pcmem.store.duckdb import connection, fts_index, migrations, vectors
+from pcmem.store.duckdb import connection, files, fts_index, migrations, vectors
 from pcmem.store.duckdb.arrow import registered
 from pcmem.store.duckdb.vector_cache import VectorCache
 from pcmem.types.embedding import EmbeddingProfile
@@ -64,72 +66,131 @@ class DuckDBBackend:
     file busy retries for up to ``lock_timeout`` seconds before raising StoreError.
     """
 
-    def __init__(self, path: str | Path, *, shared: bool = False, lock_timeout: float = 10.0) -> None:
+    def __init__(self, path: str | Path, *, shared: bool = False, lock_timeout: float = 10.0,
+                 create: bool = True) -> None:
+        if isinstance(path, str):
+            if not path.strip():
+                raise InputError("the store path is empty")
+            files.refuse_non_local(path)
         self.path = Path(path).expanduser()
-        if self.path.is_dir():
-            raise StoreError(f"{self.path} is a directory, not a store file")
-        if not self.path.parent.exists():
-            self.path.parent.mkdir(mode=0o700, parents=True)  # agent memory is private: owner-only by default
-        created = not self.path.exists()
+        existed = files.check_path(self.path, create=create)
+        if existed:
+            files.check_readable(self.path)
+        else:
+            files.make_private_folders(self.path.parent)
+        #: A store whose file or folder is not writable opens read-only: reads work, writes raise StoreReadOnlyError.
+        self.read_only = existed and not files.writable(self.path)
         self.shared = shared
-        self._connections = (_PerTransaction if shared else _Held)(self.path, lock_timeout)
-        if created:
-            os.chmod(self.path, 0o600)
         self._write_lock = threading.Lock()
         self._local = threading.local()
         self._closed = False
+        self._users = 1
+        self._on_close: list[Callable[[], object]] = []
+        self._users_lock = threading.Lock()
         self._vector_cache = VectorCache()
         self._complete = CompletenessMemo()
+        connections: _Connections | None = None
         try:
-            with self._connections.cursor() as db:
-                migrations.migrate(db)
-                self.analyzer = fts_index.stored_analyzer(db)
+            connections = self._connections = _Connections(self.path, lock_timeout, shared=shared,
+                                                           read_only=self.read_only)
+            with connections.cursor() as db:
+                if not existed:
+                    os.chmod(self.path, files.FILE_MODE)  # before any entry is written into it
+                self._prepare(db)
         except BaseException:
-            self._connections.close()
+            if connections is not None:
+                connections.close()
+            if not existed:
+                remove_store_files(self.path)
             raise
+
+    def _prepare(self, db: duckdb.DuckDBPyConnection) -> None:
+        """Apply pending migrations and read the analyzer; damaged pcmem metadata becomes a typed error."""
+        try:
+            pending = migrations.pending(db)
+            if pending and self.read_only:
+                files.refuse_write(self.path)
+            if pending:
+                self._private_wal()
+                migrations.migrate(db)
+            self.analyzer = fts_index.stored_analyzer(db)
+        except duckdb.Error as error:
+            raise StoreFormatError(f"{self.path}: pcmem's own tables are damaged ({_first_line(error)}); "
+                                   "restore a backup or copy the entries out with an older pcmem") from error
+        except KeyError as error:
+            raise StoreFormatError(f"{self.path}: the store names an unknown full-text analyzer {error}") from None
+
+    def _private_wal(self) -> None:
+        # DuckDB creates FILE.wal with the umask's mode (0644) and keeps the mode of one it finds: create it
+        # owner-only first. It is deleted at each checkpoint, so this runs before every write transaction.
+        if not self.read_only:
+            files.create_private_file(files.wal_path(self.path))
 
     # --- connection plumbing ----------------------------------------------------------------------------------
 
     @contextmanager
-    def _transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
+    def _transaction(self, *, write: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
         """One DuckDB transaction on this thread; driver errors become StoreError. Nested use on the same thread
-        joins the open transaction (one snapshot)."""
+        joins the open transaction (one snapshot). The cursor goes back to the pool afterwards."""
         if self._closed:
             raise StoreError("the store is closed")
         open_cursor = getattr(self._local, "cursor", None)
         if open_cursor is not None:
             yield open_cursor
             return
+        if write and self.read_only:
+            files.refuse_write(self.path)
         with self._connections.cursor() as cursor:
+            if write:
+                self._private_wal()
             cursor.execute("BEGIN TRANSACTION")
             self._local.cursor = cursor
             try:
                 yield cursor
             except duckdb.Error as error:
-                cursor.execute("ROLLBACK")
-                raise StoreError(f"store operation failed: {error}") from error
+                _rollback(cursor)
+                raise _translate(error, "store operation failed") from error
             except BaseException:
-                cursor.execute("ROLLBACK")
+                _rollback(cursor)
                 raise
             else:
                 try:
                     cursor.execute("COMMIT")
                 except duckdb.Error as error:
-                    raise StoreError(f"store commit failed: {error}") from error
+                    raise _translate(error, "store commit failed") from error
             finally:
                 self._local.cursor = None
 
+    def share(self) -> bool:
+        """One more runtime uses this backend (see :mod:`pcmem.compose.registry`); False once it is closed."""
+        with self._users_lock:
+            if self._closed:
+                return False
+            self._users += 1
+            return True
+
     def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
+        """Release one user; the file is closed when the last one releases it."""
+        with self._users_lock:
+            if self._closed:
+                return
+            self._users -= 1
+            if self._users > 0:
+                return
+            self._closed = True
         self._connections.close()
+        for callback in self._on_close:
+            callback()
+
+    def when_closed(self, callback: Callable[[], object]) -> None:
+        """Call ``callback`` after the last user closed this backend (the per-process registry forgets it)."""
+        self._on_close.append(callback)
 
     # --- writes -----------------------------------------------------------------------------------------------
 
     @contextmanager
     def write(self, scope: str) -> Iterator[_DuckDBWrite]:
-        with self._write_lock, self._transaction() as cursor:
+        with self._write_lock, self._transaction(write=True) as cursor:
             yield _DuckDBWrite(cursor, scope, _find_memory(cursor, scope), self.analyzer)
 
     # --- reads ------------------------------------------------------------------------------------------------
@@ -252,7 +313,7 @@ class DuckDBBackend:
     def repair(self, analyzer: str | None = None) -> check_module.CheckReport:
         """Rebuild derived data from the event log in one transaction (optionally with another full-text analyzer);
         returns the check after the repair."""
-        with self._write_lock, self._transaction() as cursor:
+        with self._write_lock, self._transaction(write=True) as cursor:
             check_module.repair(cursor, analyzer)
             self.analyzer = fts_index.stored_analyzer(cursor)
         self._vector_cache.invalidate()
@@ -265,7 +326,7 @@ class DuckDBBackend:
             return vectors.profile(cursor)
 
     def set_embedding_profile(self, profile: EmbeddingProfile) -> None:
-        with self._write_lock, self._transaction() as cursor:
+        with self._write_lock, self._transaction(write=True) as cursor:
             vectors.adopt(cursor, profile)
         self._vector_cache.invalidate()
 
@@ -274,11 +335,11 @@ class DuckDBBackend:
             return vectors.profile(cursor, "pending")
 
     def begin_embedding_switch(self, profile: EmbeddingProfile) -> None:
-        with self._write_lock, self._transaction() as cursor:
+        with self._write_lock, self._transaction(write=True) as cursor:
             vectors.begin_switch(cursor, profile)
 
     def commit_embedding_switch(self, profile: EmbeddingProfile) -> bool:
-        with self._write_lock, self._transaction() as cursor:
+        with self._write_lock, self._transaction(write=True) as cursor:
             switched = vectors.commit_switch(cursor, profile)
         self._vector_cache.invalidate()
         return switched
@@ -354,7 +415,7 @@ class DuckDBBackend:
 
     def store_vectors(self, profile: EmbeddingProfile, batch: Mapping[str, np.ndarray]) -> None:
         """Store vectors computed for ``profile``; ignored unless it is the active or pending profile."""
-        with self._write_lock, self._transaction() as cursor:
+        with self._write_lock, self._transaction(write=True) as cursor:
             if (table := vectors.table_for(cursor, profile)) is not None:
                 vectors.store(cursor, batch, table)
 
@@ -372,49 +433,110 @@ class DuckDBBackend:
         return {version_id: np.asarray(vec, dtype=np.float32) for version_id, vec in rows}
 
 
-class _Held:
-    """The file held open for the backend's lifetime; one cursor per thread on the shared database instance."""
+_IDLE_CURSORS = 8  # cursors kept for reuse; beyond that a returned cursor is closed
+_TURN_GAP = 0.01  # seconds a shared-mode process leaves the file free between back-to-back transactions
 
-    def __init__(self, path: Path, lock_timeout: float) -> None:
-        self._db = connection.connect(path, lock_timeout=lock_timeout)
-        self._local = threading.local()
-        self._cursors: list[duckdb.DuckDBPyConnection] = []
+
+class _Connections:
+    """Cursors on the one DuckDB instance of a store, lent per transaction and returned afterwards (never one per
+    thread for the thread's lifetime: 600 short-lived threads must not leave 600 cursors behind).
+
+    Held (default): the instance stays open for the backend's lifetime. Shared: the instance is opened when the
+    first transaction of this process starts and closed when the last one ends, so other processes get the file
+    in between, while every thread of this process uses the same instance (two instances of one file in one
+    process conflict: "Unique file handle conflict").
+    """
+
+    def __init__(self, path: Path, lock_timeout: float, *, shared: bool, read_only: bool) -> None:
+        self._path, self._lock_timeout, self._shared, self._read_only = path, lock_timeout, shared, read_only
         self._lock = threading.Lock()
+        self._idle: list[duckdb.DuckDBPyConnection] = []
+        self._users = 0
+        self._closing = False
+        self._db: duckdb.DuckDBPyConnection | None = None
+        self._released_at = 0.0
+        if not shared:
+            self._db = self._connect()
+
+    def _connect(self) -> duckdb.DuckDBPyConnection:
+        if self._shared:
+            # Fairness between processes: right after closing the file, wait a moment before taking it again, so a
+            # process polling for it (every ≤ 20 ms) gets its turn instead of starving behind a busy one.
+            pause = _TURN_GAP - (time.monotonic() - self._released_at)
+            if pause > 0:
+                time.sleep(pause)
+        return connection.connect(self._path, lock_timeout=self._lock_timeout, read_only=self._read_only)
 
     @contextmanager
     def cursor(self) -> Iterator[duckdb.DuckDBPyConnection]:
-        cursor = getattr(self._local, "cursor", None)
-        if cursor is None:
-            cursor = self._local.cursor = self._db.cursor()
-            with self._lock:
-                self._cursors.append(cursor)
-        yield cursor
+        with self._lock:
+            if self._closing:
+                raise StoreError("the store is closed")
+            if self._db is None:
+                self._db = self._connect()
+            cursor = self._idle.pop() if self._idle else self._db.cursor()
+            self._users += 1
+        reusable = False
+        try:
+            yield cursor
+            reusable = True
+        finally:
+            self._give_back(cursor, reusable)
+
+    def _give_back(self, cursor: duckdb.DuckDBPyConnection, reusable: bool) -> None:
+        with self._lock:
+            self._users -= 1
+            last = self._users == 0 and (self._shared or self._closing)
+            if reusable and not last and len(self._idle) < _IDLE_CURSORS:
+                self._idle.append(cursor)
+            else:
+                cursor.close()
+            if last:
+                self._release()
+
+    def _release(self) -> None:
+        for idle in self._idle:
+            idle.close()
+        self._idle.clear()
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+            self._released_at = time.monotonic()
 
     def close(self) -> None:
         with self._lock:
-            for cursor in self._cursors:
-                cursor.close()
-            self._cursors.clear()
-        self._db.close()
+            self._closing = True
+            if self._users == 0:
+                self._release()
 
 
-class _PerTransaction:
-    """The file opened for each transaction and closed after it, so other processes can use it in between."""
+def _first_line(error: BaseException) -> str:
+    text = str(error)
+    return text.splitlines()[0] if text else type(error).__name__
 
-    def __init__(self, path: Path, lock_timeout: float) -> None:
-        self._path = path
-        self._lock_timeout = lock_timeout
 
-    @contextmanager
-    def cursor(self) -> Iterator[duckdb.DuckDBPyConnection]:
-        db = connection.connect(self._path, lock_timeout=self._lock_timeout)
+def _rollback(cursor: duckdb.DuckDBPyConnection) -> None:
+    try:
+        cursor.execute("ROLLBACK")
+    except duckdb.Error:
+        pass  # the transaction is already gone (DuckDB aborts it on some errors); the original error matters
+
+
+def _translate(error: duckdb.Error, what: str) -> PcmemError:
+    """A driver error as a pcmem error: a write-write conflict is a RevisionConflictError (retry), the rest
+    StoreError."""
+    if isinstance(error, duckdb.TransactionException) and "conflict" in str(error).lower():
+        return RevisionConflictError(f"another writer changed the same rows at the same time; retry ({_first_line(error)})")
+    return StoreError(f"{what}: {_first_line(error)}")
+
+
+def remove_store_files(path: Path) -> None:
+    """Remove a store file this process just created (and its log), after its creation failed."""
+    for leftover in (path, files.wal_path(path)):
         try:
-            yield db
-        finally:
-            db.close()
-
-    def close(self) -> None:
-        pass
+            leftover.unlink()
+        except FileNotFoundError:
+            pass
 
 
 def _find_memory(cursor: duckdb.DuckDBPyConnection, scope: str) -> MemoryRef | None:
@@ -457,6 +579,9 @@ class _DuckDBWrite:
                 [self.memory.artifact_id],
             ).fetchall()
         return {entry_id for (entry_id,) in rows}
+
+    def embedding_profile(self) -> EmbeddingProfile | None:
+        return vectors.profile(self._cursor)
 
     def missing_vectors(self, entry_version_ids: Sequence[str]) -> set[str]:
         if vectors.profile(self._cursor) is None:

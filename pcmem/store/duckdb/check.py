@@ -43,10 +43,44 @@ def check(db: duckdb.DuckDBPyConnection) -> CheckReport:
     report.entry_versions = _count(db, "SELECT count(*) FROM entry_versions")
     _check_revision_chain(db, report)
     _check_hashes(db, report)
-    _check_head(db, report)
-    _check_fts(db, report)
-    _check_vectors(db, report)
+    missing = missing_structures(db)
+    for structure in missing:
+        report.problems.append(f"{structure} is missing (`pcmem check --repair` rebuilds it from the event log)")
+    if "the head projection (head_entries)" not in missing:
+        _check_head(db, report)
+        if not any(structure.startswith("the full-text index") for structure in missing):
+            _check_fts(db, report)
+    _check_vectors(db, report, missing)
     return report
+
+
+_FTS_TABLES = ("docs", "terms", "dict", "stats")
+
+
+def _tables(db: duckdb.DuckDBPyConnection) -> set[str]:
+    rows = db.execute("SELECT schema_name || '.' || table_name FROM duckdb_tables() "
+                      "WHERE database_name = current_database()").fetchall()
+    return {name for (name,) in rows}
+
+
+def missing_structures(db: duckdb.DuckDBPyConnection) -> list[str]:
+    """Every derived structure a store needs that is not in the file (each one rebuildable by :func:`repair`)."""
+    tables = _tables(db)
+    missing = []
+    if "main.head_entries" not in tables:
+        missing.append("the head projection (head_entries)")
+    s = fts_index.SCHEMA
+    absent = [name for name in _FTS_TABLES if f"{s}.{name}" not in tables]
+    macros = {name for (name,) in db.execute(
+        "SELECT function_name FROM duckdb_functions() WHERE schema_name = ? AND database_name = current_database()",
+        [s]).fetchall()}
+    if "main.fts_docs" not in tables or absent or "match_bm25" not in macros:
+        what = ", ".join(absent + ([] if "match_bm25" in macros else ["match_bm25"])) or "fts_docs"
+        missing.append(f"the full-text index ({s}: {what})")
+    for role, table in vectors.TABLES.items():
+        if vectors.profile(db, role) is not None and f"main.{table}" not in tables:
+            missing.append(f"the {role} vector table ({table})")
+    return missing
 
 
 def _check_revision_chain(db: duckdb.DuckDBPyConnection, report: CheckReport) -> None:
@@ -83,10 +117,12 @@ _EXPECTED_HEAD = """
 
 
 def _check_head(db: duckdb.DuckDBPyConnection, report: CheckReport) -> None:
-    differing = _count(db, f"SELECT count(*) FROM (({_EXPECTED_HEAD}) EXCEPT (SELECT * FROM head_entries)) "
-                           f"UNION ALL SELECT count(*) FROM ((SELECT * FROM head_entries) EXCEPT ({_EXPECTED_HEAD}))")
-    if differing:
-        report.problems.append(f"the head projection differs from the event log in {differing} rows")
+    # Both directions, and EXCEPT ALL: a missing row, a wrong row and a duplicated row are all differences.
+    missing = _count(db, f"SELECT count(*) FROM (({_EXPECTED_HEAD}) EXCEPT ALL (SELECT * FROM head_entries))")
+    extra = _count(db, f"SELECT count(*) FROM ((SELECT * FROM head_entries) EXCEPT ALL ({_EXPECTED_HEAD}))")
+    if missing or extra:
+        report.problems.append(f"the head projection differs from the event log: {missing} rows missing or wrong, "
+                               f"{extra} rows extra or wrong")
 
 
 def _check_fts(db: duckdb.DuckDBPyConnection, report: CheckReport) -> None:
@@ -107,36 +143,42 @@ def _check_fts(db: duckdb.DuckDBPyConnection, report: CheckReport) -> None:
         report.problems.append(f"full-text index statistics are inconsistent ({bad_df} document frequencies off)")
 
 
-def _check_vectors(db: duckdb.DuckDBPyConnection, report: CheckReport) -> None:
-    tables = {n for (n,) in db.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+def _check_vectors(db: duckdb.DuckDBPyConnection, report: CheckReport, missing: list[str]) -> None:
+    tables = {name.removeprefix("main.") for name in _tables(db)}
     for table in (t for t in vectors.TABLES.values() if t in tables):
         orphans = _count(db, f"SELECT count(*) FROM {table} e ANTI JOIN entry_versions v USING (entry_version_id)")
         if orphans:
             report.problems.append(f"{orphans} vectors in {table} belong to no entry version")
     active, pending = vectors.profile(db), vectors.profile(db, "pending")
     report.notes.append(f"embeddings: {active.describe() if active else 'none yet'}")
-    if pending is not None:
+    if pending is not None and vectors.TABLES["pending"] in tables and "main.head_entries" in _tables(db):
         left = vectors.count_missing(db, vectors.TABLES["pending"])
         report.notes.append(f"a switch to {pending.describe()} is in progress ({left} entries left; searches use the "
                             f"current vectors until it completes): run `pcmem reindex --embedder ...` to finish it")
 
 
 def repair(db: duckdb.DuckDBPyConnection, analyzer: str | None = None) -> None:
-    """Rebuild head_entries and the full-text index from the event log (vectors: ``pcmem reindex``).
+    """Rebuild every derived structure from the event log: head_entries, the full-text index (recreated when its
+    schema is gone) and the vector tables (recreated empty when dropped; ``pcmem reindex`` refills them).
 
     ``analyzer`` switches the index to another analyzer while rebuilding it.
     """
     if analyzer is not None:
         fts_index.record_analyzer(db, analyzer)
+    tables = _tables(db)
+    if "main.head_entries" not in tables:
+        db.execute("CREATE TABLE head_entries (artifact_id VARCHAR NOT NULL, entry_id VARCHAR NOT NULL, "
+                   "entry_version_id VARCHAR NOT NULL, state VARCHAR NOT NULL, PRIMARY KEY (artifact_id, entry_id))")
     db.execute("DELETE FROM head_entries")
     db.execute(f"INSERT INTO head_entries SELECT * FROM ({_EXPECTED_HEAD})")
     s = fts_index.SCHEMA
-    for table in ("terms", "docs", "dict"):
-        db.execute(f"DELETE FROM {s}.{table}")
-    db.execute(f"UPDATE {s}.stats SET num_docs = 0, avgdl = NULL")
+    db.execute(f"DROP SCHEMA IF EXISTS {s} CASCADE")
+    db.execute("DROP TABLE IF EXISTS fts_docs")
+    fts_index.create(db)
     rows = db.execute("SELECT v.entry_version_id, v.text FROM head_entries h JOIN entry_versions v "
                       "USING (entry_version_id) WHERE h.state = 'active'").fetchall()
     fts_index.add_documents(db, rows, fts_index.stored_analyzer(db))
-    tables = {n for (n,) in db.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
-    for table in (t for t in vectors.TABLES.values() if t in tables):
-        db.execute(f"DELETE FROM {table} WHERE entry_version_id NOT IN (SELECT entry_version_id FROM entry_versions)")
+    vectors.recreate_missing_tables(db)
+    for table in vectors.TABLES.values():
+        if f"main.{table}" in _tables(db):
+            db.execute(f"DELETE FROM {table} WHERE entry_version_id NOT IN (SELECT entry_version_id FROM entry_versions)")

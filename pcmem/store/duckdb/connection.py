@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.abc
 import importlib.util
+import os
 import random
 import sys
 import time
@@ -11,7 +12,14 @@ from pathlib import Path
 
 import duckdb
 
-from pcmem.errors import StoreError, StoreFormatError
+from pcmem.errors import (
+    StoreError,
+    StoreFormatError,
+    StoreLockedError,
+    StorePermissionError,
+    StoreReadOnlyError,
+)
+from pcmem.store.duckdb import files
 
 
 def fts_extension_path() -> Path:
@@ -54,33 +62,52 @@ def _stop_repeated_pandas_lookups() -> None:
         sys.meta_path.insert(0, _AbsentModuleFinder(frozenset({"pandas"})))
 
 
-def connect(path: Path, *, lock_timeout: float = 0.0) -> duckdb.DuckDBPyConnection:
+def connect(path: Path, *, lock_timeout: float = 0.0, read_only: bool = False) -> duckdb.DuckDBPyConnection:
     """Open (or create) the DuckDB file at ``path`` with the FTS extension loaded, translating driver errors.
 
-    When another process holds the file, retry with backoff for up to ``lock_timeout`` seconds.
+    The cause of a failure is decided by looking at the file, not at the words of DuckDB's message: another process
+    holding the lock (retried with backoff for up to ``lock_timeout`` seconds, then StoreLockedError naming it),
+    permission denied, or a damaged file. A leftover write-ahead log that DuckDB could replay only in part is
+    refused before DuckDB sees it (StoreWALError), since DuckDB would drop the rest silently.
     """
     _stop_repeated_pandas_lookups()
     deadline = time.monotonic() + lock_timeout
-    delay = 0.01
+    delay = 0.005
+    unexplained = 0
     while True:
-        try:
-            connection = duckdb.connect(str(path), config={"autoinstall_known_extensions": False})
-            break
-        except duckdb.IOException as error:
-            message = str(error)
-            if "lock" not in message.lower():
-                raise StoreFormatError(f"{path} is not a DuckDB database file ({message})") from error
-            if time.monotonic() + delay > deadline:
-                raise StoreError(
-                    f"{path} is open in another process (waited {lock_timeout:g} s): {message.splitlines()[0]}"
-                ) from error
-            time.sleep(delay + random.random() * delay)  # jitter: two waiting processes should not collide again
-            delay = min(delay * 2, 0.2)
-        except duckdb.Error as error:
-            raise StoreFormatError(f"cannot open {path} as a DuckDB database: {error}") from error
+        holder = files.lock_holder(path)
+        if holder is None:
+            files.refuse_damaged_wal(path)  # only when nobody is writing it
+            try:
+                connection = duckdb.connect(str(path), read_only=read_only,
+                                            config={"autoinstall_known_extensions": False})
+                break
+            except duckdb.Error as error:
+                holder = files.lock_holder(path)
+                if holder is None and files.fcntl is None and isinstance(error, duckdb.IOException):
+                    holder = 0  # no way to ask the system who holds it: an I/O error on open is taken as "held"
+                if holder is None:
+                    unexplained += 1
+                    if unexplained > 3:  # not a lock that came and went between our look and DuckDB's: the file
+                        raise _open_error(path, error) from error
+                    holder = 0
+        if time.monotonic() + delay > deadline:
+            raise StoreLockedError(f"{path} is in use by {files.describe_process(holder)} (waited {lock_timeout:g} s); "
+                                   "open it with shared=True in every process (the TUI and the CLI do) to take turns")
+        time.sleep(delay + random.random() * delay)  # jitter: two waiting processes should not collide again
+        delay = min(delay * 2, 0.02)  # poll often: a busy shared-mode process leaves short gaps (see backend)
     try:
         connection.execute(f"LOAD '{fts_extension_path()}'")
     except duckdb.Error as error:
         connection.close()
         raise StoreError(f"cannot load the DuckDB FTS extension: {error}") from error
     return connection
+
+
+def _open_error(path: Path, error: duckdb.Error) -> StoreError:
+    first_line = str(error).splitlines()[0] if str(error) else type(error).__name__
+    if not os.access(path.parent, os.X_OK) or (path.exists() and not os.access(path, os.R_OK)):
+        return StorePermissionError(f"permission denied opening {path}")
+    if isinstance(error, duckdb.PermissionException) or not files.writable(path if path.exists() else path.parent):
+        return StoreReadOnlyError(f"{path} cannot be opened for writing: {first_line}")
+    return StoreFormatError(f"{path} is not a DuckDB database file, or it is damaged ({first_line})")

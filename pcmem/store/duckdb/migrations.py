@@ -117,24 +117,59 @@ MIGRATIONS: tuple[Migration, ...] = (
 )
 
 
+# Every kind of object a DuckDB catalog can hold, as "kind name" strings. A file without pcmem's marker that holds
+# any of them — a view, a sequence, a macro, a schema, not only a table — is someone else's and is never written to.
+_CATALOG_OBJECTS = """
+    SELECT 'table ' || schema_name || '.' || table_name FROM duckdb_tables() WHERE database_name = current_database()
+    UNION ALL SELECT 'view ' || schema_name || '.' || view_name FROM duckdb_views()
+        WHERE database_name = current_database() AND NOT internal
+    UNION ALL SELECT 'sequence ' || schema_name || '.' || sequence_name FROM duckdb_sequences()
+        WHERE database_name = current_database()
+    UNION ALL SELECT function_type || ' ' || schema_name || '.' || function_name FROM duckdb_functions()
+        WHERE database_name = current_database() AND NOT internal
+    UNION ALL SELECT 'type ' || schema_name || '.' || type_name FROM duckdb_types()
+        WHERE database_name = current_database() AND NOT internal
+    UNION ALL SELECT 'schema ' || schema_name FROM duckdb_schemas()
+        WHERE database_name = current_database() AND NOT internal
+"""
+
+
 def _table_names(db: duckdb.DuckDBPyConnection) -> set[str]:
     rows = db.execute("SELECT table_name FROM duckdb_tables() WHERE database_name = current_database()").fetchall()
     return {name for (name,) in rows}
+
+
+def catalog_objects(db: duckdb.DuckDBPyConnection) -> list[str]:
+    return sorted(name for (name,) in db.execute(_CATALOG_OBJECTS).fetchall())
 
 
 def applied_migrations(db: duckdb.DuckDBPyConnection) -> list[str]:
     """Names of the migrations recorded in the file, in order; raises StoreFormatError for a foreign file."""
     tables = _table_names(db)
     if "pcmem_meta" not in tables:
-        if tables:
+        objects = catalog_objects(db)
+        if objects:
             raise StoreFormatError(
-                f"this DuckDB file belongs to something else (it has tables {sorted(tables)[:5]} but no pcmem marker)"
+                f"this DuckDB file belongs to something else (it holds {', '.join(objects[:5])}"
+                f"{' …' if len(objects) > 5 else ''} but no pcmem marker); pcmem leaves it untouched"
             )
         return []
     marker = db.execute("SELECT value FROM pcmem_meta WHERE key = 'format'").fetchone()
     if marker is None or marker[0] != FORMAT_MARKER:
         raise StoreFormatError("this DuckDB file has a pcmem_meta table but no pcmem format marker")
     return [name for (name,) in db.execute("SELECT name FROM pcmem_migrations ORDER BY seq").fetchall()]
+
+
+def pending(db: duckdb.DuckDBPyConnection) -> list[str]:
+    """Names of the migrations this file still needs; raises for a foreign or newer file."""
+    applied = applied_migrations(db)
+    known = [migration.name for migration in MIGRATIONS]
+    if applied != known[: len(applied)]:
+        unknown = [name for name in applied if name not in known]
+        raise StoreVersionError(
+            f"this store was written by a newer pcmem (unknown migrations {unknown or applied}); upgrade pcmem to open it"
+        )
+    return known[len(applied):]
 
 
 def migrate(db: duckdb.DuckDBPyConnection) -> list[str]:

@@ -60,6 +60,17 @@ def _install(db: duckdb.DuckDBPyConnection, new: EmbeddingProfile, role: Role) -
                f"vec FLOAT[{int(new.dimension)}] NOT NULL)")
 
 
+def recreate_missing_tables(db: duckdb.DuckDBPyConnection) -> None:
+    """Create (empty) the vector table of each recorded profile whose table is gone (check --repair)."""
+    tables = {name for (name,) in db.execute("SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main'")
+              .fetchall()}
+    for role, table in TABLES.items():
+        recorded = profile(db, role)
+        if recorded is not None and table not in tables:
+            db.execute(f"CREATE TABLE {table} (entry_version_id VARCHAR PRIMARY KEY, "
+                       f"vec FLOAT[{int(recorded.dimension)}] NOT NULL)")
+
+
 def adopt(db: duckdb.DuckDBPyConnection, new: EmbeddingProfile) -> None:
     """Make ``new`` the active profile of a store that has none; refuse to replace a different one."""
     current = profile(db)

@@ -59,6 +59,9 @@ class SeekdbWrite:
             ))
         return found
 
+    def embedding_profile(self) -> EmbeddingProfile | None:
+        return self._active_profile()
+
     def _active_profile(self) -> EmbeddingProfile | None:
         active = self._backend._profiles(self._db).get("active")
         return active[0] if active else None

@@ -1,0 +1,213 @@
+"""Issue 16: the store file — foreign files, damaged logs, damaged derived data, file modes, paths, locks."""
+
+from __future__ import annotations
+
+import os
+import signal
+import stat
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import duckdb
+import pytest
+from conftest import HashEmbedder
+
+import pcmem
+from pcmem.errors import (
+    InputError,
+    StoreFormatError,
+    StoreLockedError,
+    StoreMissingError,
+    StoreReadOnlyError,
+    StoreWALError,
+)
+from pcmem.store.duckdb import files
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.parametrize("statement", [
+    "CREATE VIEW v AS SELECT 42 AS answer",
+    "CREATE SEQUENCE s",
+    "CREATE MACRO twice(x) AS x * 2",
+    "CREATE SCHEMA theirs",
+    "CREATE TYPE mood AS ENUM ('ok', 'sad')",
+])
+def test_a_duckdb_file_with_only_views_sequences_or_macros_is_someone_elses(tmp_path, statement):
+    path = tmp_path / "theirs.duckdb"
+    connection = duckdb.connect(str(path))
+    connection.execute(statement)
+    connection.close()
+    before = path.read_bytes()
+    with pytest.raises(StoreFormatError, match="belongs to something else"):
+        pcmem.open_sync(path, embedder=None)
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["theirs.duckdb"]
+
+
+KILLED_AFTER_IMPORT = textwrap.dedent("""
+    import os, sys, pcmem
+    with_runtime = pcmem.open_sync(sys.argv[1], embedder=None)
+    memory = with_runtime.memory.for_scope("s")
+    for i in range(3):
+        memory.remember(f"acknowledged note {i} " + "x" * 200)
+    print("acknowledged", flush=True)
+    os.kill(os.getpid(), 9)
+""")
+
+
+def _killed_store(tmp_path: Path) -> Path:
+    path = tmp_path / "m.duckdb"
+    pcmem.open_sync(path, embedder=None).close()
+    done = subprocess.run([sys.executable, "-c", KILLED_AFTER_IMPORT, str(path)], capture_output=True, text=True,
+                          timeout=120, cwd=ROOT)
+    assert done.returncode == -signal.SIGKILL and "acknowledged" in done.stdout, done.stderr
+    assert files.wal_path(path).stat().st_size > 0
+    return path
+
+
+def test_an_intact_leftover_log_is_replayed(tmp_path):
+    path = _killed_store(tmp_path)
+    with pcmem.open_sync(path, embedder=None) as runtime:
+        assert runtime.memory.for_scope("s").head().revision == 3
+        assert runtime.backend.check().ok
+
+
+@pytest.mark.parametrize("damage", ["truncate", "zero-header", "cut-tail"])
+def test_a_damaged_leftover_log_is_refused_and_left_alone(tmp_path, damage):
+    path = _killed_store(tmp_path)
+    wal = files.wal_path(path)
+    data = wal.read_bytes()
+    data = {"truncate": data[: len(data) // 2], "zero-header": b"\0" * 16 + data[16:], "cut-tail": data[:-7]}[damage]
+    wal.write_bytes(data)
+    before = (path.read_bytes(), wal.read_bytes())
+    with pytest.raises(StoreWALError, match=r"mv .*\.wal.*\.wal\.damaged"):
+        pcmem.open_sync(path, embedder=None)
+    assert (path.read_bytes(), wal.read_bytes()) == before
+    wal.rename(wal.with_name(wal.name + ".damaged"))  # what the message says to do
+    with pcmem.open_sync(path, embedder=None) as runtime:
+        assert runtime.backend.check().ok
+
+
+def _store_with_entries(path: Path) -> None:
+    with pcmem.open_sync(path, embedder=HashEmbedder()) as runtime:
+        memory = runtime.memory.for_scope("s")
+        memory.remember("kiwis grow on vines")
+        memory.remember("the team deploys on fridays")
+
+
+@pytest.mark.parametrize("damage, expected", [
+    ("INSERT INTO head_entries SELECT artifact_id, 'ghost', entry_version_id, state FROM head_entries LIMIT 1",
+     "head projection"),
+    ("DROP TABLE embeddings", "active vector table"),
+    ("DROP SCHEMA fts_main_fts_docs CASCADE", "full-text index"),
+])
+def test_check_sees_damage_and_repair_rebuilds_everything(db_path, damage, expected):
+    _store_with_entries(db_path)
+    connection = duckdb.connect(str(db_path))
+    connection.execute(damage)
+    connection.close()
+    with pcmem.open_sync(db_path, embedder=HashEmbedder()) as runtime:
+        report = runtime.backend.check()
+        assert not report.ok and any(expected in problem for problem in report.problems), report.problems
+        assert runtime.backend.repair().ok
+        runtime.reindex()
+        page = runtime.memory.for_scope("s").search(pcmem.SearchMemoryRequest(query="kiwis vines", mode="hybrid"))
+        assert page.hits and page.hits[0].text == "kiwis grow on vines"
+
+
+def test_every_created_file_is_private_and_every_created_folder_too(tmp_path):
+    path = tmp_path / "a" / "b" / "m.duckdb"
+    with pcmem.open_sync(path, embedder=None) as runtime:
+        runtime.memory.for_scope("s").remember("secret text")
+        wal = files.wal_path(path)
+        assert wal.exists() and stat.S_IMODE(wal.stat().st_mode) == 0o600
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    for folder in (tmp_path / "a", tmp_path / "a" / "b"):
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+
+
+def test_shared_mode_on_a_new_path_creates_the_store(tmp_path):
+    path = tmp_path / "new" / "m.duckdb"
+    with pcmem.open_sync(path, embedder=None, shared=True) as runtime:
+        runtime.memory.for_scope("s").remember("x")
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+@pytest.mark.parametrize("target", ["", "   ", ":memory:", "s3://bucket/m.duckdb", "http://host/m.duckdb",
+                                    "md:my_db", "https://x"])
+def test_targets_that_are_not_local_files_are_refused(tmp_path, monkeypatch, target):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(InputError):
+        pcmem.open_sync(target, embedder=None)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_fifo_is_refused_without_hanging(tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    with pytest.raises(InputError, match="not a regular file"):
+        pcmem.open_sync(fifo, embedder=None)
+
+
+def test_create_false_refuses_a_missing_store_and_creates_nothing(tmp_path):
+    from pcmem.compose.backends import open_backend
+
+    with pytest.raises(StoreMissingError, match="no store at"):
+        open_backend(tmp_path / "missing" / "m.duckdb", create=False)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("damage", [
+    "DELETE FROM pcmem_migrations WHERE seq = 2",
+    "DROP TABLE pcmem_meta; CREATE TABLE pcmem_meta (k VARCHAR)",
+    "INSERT INTO pcmem_meta VALUES ('fts_analyzer', 'no-such-analyzer') ON CONFLICT DO UPDATE SET value = 'x'",
+])
+def test_damaged_pcmem_metadata_is_a_typed_error(db_path, damage):
+    pcmem.open_sync(db_path, embedder=None).close()
+    connection = duckdb.connect(str(db_path))
+    connection.execute(damage)
+    connection.close()
+    with pytest.raises(pcmem.StoreError):
+        pcmem.open_sync(db_path, embedder=None)
+
+
+def test_a_read_only_store_reads_and_refuses_writes(tmp_path, monkeypatch):
+    path = tmp_path / "m.duckdb"
+    with pcmem.open_sync(path, embedder=None) as runtime:
+        runtime.memory.for_scope("s").remember("kept")
+    os.chmod(path, 0o400)
+    if os.access(path, os.W_OK):  # root ignores file modes: make pcmem see what another user would
+        monkeypatch.setattr(files, "writable", lambda _path: False)
+    before = path.read_bytes()
+    try:
+        with pcmem.open_sync(path, embedder=None) as runtime:
+            memory = runtime.memory.for_scope("s")
+            assert [e.entry.text for e in memory.list().entries] == ["kept"]
+            with pytest.raises(StoreReadOnlyError, match="read-only"):
+                memory.remember("refused")
+        assert path.read_bytes() == before
+    finally:
+        os.chmod(path, 0o600)
+
+
+HOLDER = textwrap.dedent("""
+    import sys, time, pcmem
+    runtime = pcmem.open_sync(sys.argv[1], embedder=None)
+    print("holding", flush=True)
+    time.sleep(60)
+""")
+
+
+def test_a_store_held_by_another_process_names_it(tmp_path):
+    path = tmp_path / "m.duckdb"
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(path)], stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        assert holder.stdout.readline().strip() == "holding"
+        with pytest.raises(StoreLockedError, match=f"process {holder.pid}"):
+            pcmem.open_sync(path, embedder=None, lock_timeout=0.2)
+    finally:
+        holder.kill()
+        holder.wait()
