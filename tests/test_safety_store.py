@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import stat
@@ -89,6 +90,40 @@ def test_a_damaged_leftover_log_is_refused_and_left_alone(tmp_path, damage):
     wal.rename(wal.with_name(wal.name + ".damaged"))  # what the message says to do
     with pcmem.open_sync(path, embedder=None) as runtime:
         assert runtime.backend.check().ok
+
+
+def test_a_log_cut_after_complete_transactions_is_recovered_keeping_them(tmp_path):
+    path = _killed_store(tmp_path)
+    wal = files.wal_path(path)
+    damaged = wal.read_bytes()[:-7]  # the last transaction cut short, as a crash inside a commit leaves it
+    wal.write_bytes(damaged)
+    with pytest.raises(StoreWALError, match=r"2 complete transaction\(s\).*check --recover-wal"):
+        pcmem.open_sync(path, embedder=None)
+    done = subprocess.run([sys.executable, "-m", "pcmem", "--db", str(path), "check", "--recover-wal", "--json"],
+                          capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    recovered = json.loads(done.stdout)["recovered_wal"]
+    assert recovered["kept_transactions"] == 2 and recovered["dropped_bytes"] > 0
+    assert Path(recovered["copy"]).read_bytes() == damaged  # the whole log is kept for whoever wants to look
+    with pcmem.open_sync(path, embedder=None) as runtime:
+        memory = runtime.memory.for_scope("s")
+        assert memory.head().revision == 2
+        assert [e.entry.text[:20] for e in memory.list().entries] == sorted(
+            f"acknowledged note {i} "[:20] for i in range(2))
+        assert runtime.backend.check().ok
+
+
+def test_a_log_with_a_damaged_header_has_nothing_to_recover_and_is_set_aside(tmp_path):
+    path = _killed_store(tmp_path)
+    wal = files.wal_path(path)
+    wal.write_bytes(b"\0" * 16 + wal.read_bytes()[16:])
+    with pytest.raises(StoreWALError, match="Nothing in it can be replayed"):
+        pcmem.open_sync(path, embedder=None)
+    recovery = files.recover_wal(path)
+    assert (recovery.kept_transactions, wal.exists(), recovery.copy.exists()) == (0, False, True)
+    assert files.recover_wal(path).copy is None  # nothing left to do: absent log
+    with pcmem.open_sync(path, embedder=None) as runtime:
+        assert runtime.memory.for_scope("s").head() is None  # the log held every write; a backup copy keeps it
 
 
 def _store_with_entries(path: Path) -> None:

@@ -3,32 +3,49 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
 from pcmem.cli import render
+from pcmem.compose.backends import recover_wal as recover_wal_of
+
+if TYPE_CHECKING:
+    from pcmem.store.duckdb.files import WALRecovery
 
 
 @click.command()
 @click.option("--repair", is_flag=True, help="Rebuild the head projection and full-text index from the event log.")
+@click.option("--recover-wal", is_flag=True,
+              help="Before checking: keep the complete transactions of a damaged leftover write-ahead log and set the "
+                   "rest aside in a copy (FILE.wal.damaged).")
 @render.json_option
-def check(repair: bool, as_json: bool) -> None:
+def check(repair: bool, recover_wal: bool, as_json: bool) -> None:
     """Check migrations, the revision chain, entry hashes and that search projections agree with every head.
 
     Exits 1 when problems remain. Without --repair nothing is changed.
 
     \b
-    Example:
+    Examples:
       pcmem check --json
+      pcmem --db memory.duckdb check --recover-wal    # after "cannot be replayed completely"
     """
-    backend = click.get_current_context().obj.reader.backend
+    store = click.get_current_context().obj
+    recovery = recover_wal_of(store.path) if recover_wal else None
+    backend = store.reader.backend
     require_file_maintenance(backend, "pcmem check")
     report = backend.repair() if repair else backend.check()
     result = {"ok": report.ok, "problems": report.problems, "scopes": report.scopes, "revisions": report.revisions,
               "entry_versions": report.entry_versions, "notes": report.notes, "repaired": repair}
+    if recovery is not None:
+        result["recovered_wal"] = {"kept_transactions": recovery.kept_transactions,
+                                   "dropped_bytes": recovery.dropped_bytes,
+                                   "copy": None if recovery.copy is None else str(recovery.copy)}
     if as_json:
         render.emit_json(result)
     else:
+        if recovery is not None:
+            render.console.print(_describe(recovery))
         verdict = "ok" if report.ok else f"{len(report.problems)} problem(s)"
         render.console.print(f"{verdict}: {report.scopes} scopes, {report.revisions} revisions, "
                              f"{report.entry_versions} entry versions" + (" (after repair)" if repair else ""))
@@ -38,6 +55,13 @@ def check(repair: bool, as_json: bool) -> None:
             render.console.print(f"  {note}")
     if not report.ok:
         sys.exit(1)
+
+
+def _describe(recovery: WALRecovery) -> str:
+    if recovery.copy is None:
+        return "write-ahead log: nothing to recover (absent or complete)"
+    return (f"write-ahead log: kept {recovery.kept_transactions} complete transaction(s), set {recovery.dropped_bytes} "
+            f"unreadable bytes aside; the whole log as it was is in {recovery.copy}")
 
 
 def require_file_maintenance(backend: object, what: str) -> None:

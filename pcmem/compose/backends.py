@@ -12,10 +12,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pcmem.errors import InputError
 from pcmem.settings import SEEKDB_SCHEME
 from pcmem.store.port import StorageBackend
+
+if TYPE_CHECKING:
+    from pcmem.store.duckdb.files import WALRecovery
 
 StoreTarget = str | os.PathLike[str]
 
@@ -68,3 +72,15 @@ def remove_new_store(target: StoreTarget) -> None:
     from pcmem.store.duckdb.backend import remove_store_files
 
     remove_store_files(Path(target).expanduser())
+
+
+def recover_wal(target: StoreTarget) -> WALRecovery:
+    """Keep the complete transactions of a DuckDB store's damaged leftover log and set the rest aside in a copy
+    (see :func:`pcmem.store.duckdb.files.recover_wal`). seekdb keeps its own logs: CapabilityNotSupportedError."""
+    if is_seekdb(target):
+        from pcmem.errors import CapabilityNotSupportedError
+
+        raise CapabilityNotSupportedError("--recover-wal works on DuckDB store files; seekdb recovers its own logs")
+    from pcmem.store.duckdb.files import recover_wal as recover
+
+    return recover(Path(target).expanduser())

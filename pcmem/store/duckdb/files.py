@@ -10,12 +10,14 @@ import errno
 import os
 import stat
 import struct
+from dataclasses import dataclass
 from pathlib import Path
 
 from pcmem.errors import (
     InputError,
     StoreError,
     StoreFormatError,
+    StoreLockedError,
     StoreMissingError,
     StorePermissionError,
     StoreReadOnlyError,
@@ -165,43 +167,114 @@ _WAL_HEADER = bytes.fromhex("6400626500" "02ffff")
 _FLUSH_PAYLOAD = bytes.fromhex("640064ffff")  # field 100 (entry type) = 100 (FLUSH), end marker
 
 
-def wal_problem(path: Path) -> str | None:
-    """Why the leftover ``FILE.wal`` next to ``path`` cannot be replayed completely, or None (absent or sound)."""
+@dataclass(frozen=True, slots=True)
+class WALScan:
+    """What a leftover log holds: the bytes and count of its complete transactions, and why the rest is unreadable."""
+
+    size: int
+    committed_bytes: int  # the header plus every complete transaction: exactly what DuckDB replays
+    transactions: int
+    problem: str | None  # None: the whole log replays
+    header_ok: bool
+
+
+def scan_wal(data: bytes) -> WALScan:
+    if not data.startswith(_WAL_HEADER):
+        return WALScan(len(data), 0, 0, "its header is damaged", header_ok=False)
+    position = committed = len(_WAL_HEADER)
+    transactions = 0
+    problem = None
+    while position < len(data):
+        if position + 16 > len(data):
+            problem = f"it ends in the middle of a record (byte {position} of {len(data)})"
+            break
+        (size,) = struct.unpack_from("<Q", data, position)
+        start = position + 16
+        if size > len(data) - start:
+            problem = f"a record at byte {position} runs past the end of the file ({len(data)} bytes)"
+            break
+        if data[start:start + size] == _FLUSH_PAYLOAD:
+            committed, transactions = start + size, transactions + 1
+        position = start + size
+    if problem is None and committed != len(data):
+        problem = f"its last {len(data) - committed} bytes are not a complete transaction"
+    return WALScan(len(data), committed, transactions, problem, header_ok=True)
+
+
+def _read_wal(path: Path) -> bytes | None:
     wal = wal_path(path)
     try:
-        data = wal.read_bytes()
+        return wal.read_bytes()
     except FileNotFoundError:
         return None
     except PermissionError:
         raise StorePermissionError(f"permission denied reading {wal}") from None
-    if not data:
-        return None
-    if not data.startswith(_WAL_HEADER):
-        return "its header is damaged"
-    position, committed = len(_WAL_HEADER), len(_WAL_HEADER)
-    while position < len(data):
-        if position + 16 > len(data):
-            return f"it ends in the middle of a record (byte {position} of {len(data)})"
-        (size,) = struct.unpack_from("<Q", data, position)
-        start = position + 16
-        if size > len(data) - start:
-            return f"a record at byte {position} runs past the end of the file ({len(data)} bytes)"
-        if data[start:start + size] == _FLUSH_PAYLOAD:
-            committed = start + size
-        position = start + size
-    if committed != len(data):
-        return f"its last {len(data) - committed} bytes are not a complete transaction"
-    return None
+
+
+def wal_problem(path: Path) -> str | None:
+    """Why the leftover ``FILE.wal`` next to ``path`` cannot be replayed completely, or None (absent or sound)."""
+    data = _read_wal(path)
+    return None if not data else scan_wal(data).problem
 
 
 def refuse_damaged_wal(path: Path) -> None:
     """Raise StoreWALError when a leftover log would be replayed only in part (DuckDB would drop the rest)."""
-    problem = wal_problem(path)
-    if problem is None:
+    data = _read_wal(path)
+    scan = scan_wal(data) if data else None
+    if scan is None or scan.problem is None:
         return
     wal = wal_path(path)
+    if scan.header_ok and scan.transactions:
+        keep = (f"It holds {scan.transactions} complete transaction(s) before that point: either a crash interrupted "
+                f"a write that was never acknowledged, or the log was damaged. To keep the complete transactions and "
+                f"set the rest aside in a copy, run: pcmem --db '{path}' check --recover-wal. ")
+    else:
+        keep = "Nothing in it can be replayed. "
     raise StoreWALError(
         f"{wal} (the store's write-ahead log, left by a process that did not close the store) cannot be replayed "
-        f"completely: {problem}. Opening would silently drop the writes in it, so pcmem refuses. Keep a copy of both "
-        f"files; to open the store without the log, move it aside: mv '{wal}' '{wal}.damaged'"
+        f"completely: {scan.problem}. Opening would silently drop the writes in it, so pcmem refuses. {keep}"
+        f"Keep a copy of both files; to open the store without the log, move it aside: mv '{wal}' '{wal}.damaged'"
     )
+
+
+@dataclass(frozen=True, slots=True)
+class WALRecovery:
+    """What ``recover_wal`` did: the transactions kept for replay, the bytes set aside, and where the copy is."""
+
+    kept_transactions: int
+    dropped_bytes: int
+    copy: Path | None  # the whole log as it was, or None when there was nothing to recover
+
+
+def recover_wal(path: Path) -> WALRecovery:
+    """Keep the complete transactions of a damaged leftover log and set the rest aside.
+
+    The log is first copied whole to ``FILE.wal.damaged`` (``.damaged.1``, … if taken), then cut back to its header
+    and complete transactions (or removed when none is readable), so the next open replays exactly those. A sound or
+    absent log is left alone. Refuses while another process holds the store (it may be writing the log).
+    """
+    wal = wal_path(path)
+    data = _read_wal(path)
+    scan = scan_wal(data) if data else None
+    if data is None or scan is None or scan.problem is None:
+        return WALRecovery(kept_transactions=scan.transactions if scan else 0, dropped_bytes=0, copy=None)
+    holder = lock_holder(path) if path.exists() else None
+    if holder is not None:
+        raise StoreLockedError(f"{path} is in use by {describe_process(holder)}; close it there before recovering")
+    copy = wal.with_name(wal.name + ".damaged")
+    number = 0
+    while copy.exists():
+        number += 1
+        copy = wal.with_name(f"{wal.name}.damaged.{number}")
+    descriptor = os.open(copy, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
+    with os.fdopen(descriptor, "wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+    if scan.transactions:
+        with open(wal, "r+b") as handle:
+            handle.truncate(scan.committed_bytes)
+            os.fsync(handle.fileno())
+    else:
+        wal.unlink()
+    return WALRecovery(kept_transactions=scan.transactions, dropped_bytes=scan.size - scan.committed_bytes, copy=copy)
