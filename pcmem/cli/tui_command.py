@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -43,6 +44,10 @@ def tui(model: str | None, as_json: bool) -> None:
         render.emit_json({"db": str(store.path), "model": inference.generation_model,
                           "embedder": store.embedder or "auto"})
         return
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        # Without a terminal Textual cannot read keys and spins a CPU drawing to nowhere.
+        raise ConfigurationError("pcmem tui needs an interactive terminal (stdin and stdout are not a TTY); "
+                                 "use the other commands, or --json, in scripts")
     options = {"embedder": store.embedder} if store.embedder else {}
     _make_app()(store.path, inference=inference, **options).run()
 

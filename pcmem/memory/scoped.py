@@ -159,8 +159,10 @@ class MemoryParts:
         Runs before the write transaction (embedding is the slow part); :meth:`vectors_inside` re-checks the store's
         vector space inside it, because another runtime or process may have switched it meanwhile.
         """
+        if not texts_by_version or self.embedder is None:
+            return Prepared(None, {})  # no read: in shared mode every transaction opens the file
         profile = self.backend.embedding_profile()
-        if not texts_by_version or self.embedder is None or profile != self.embedder.profile:
+        if profile != self.embedder.profile:
             return Prepared(profile, {})
         ids = list(texts_by_version)
         matrix = self.embedder.embed_documents([texts_by_version[i] for i in ids])
@@ -215,6 +217,8 @@ class SyncScopedMemory:
         return self._backend.find_memory(self.scope)
 
     def _at(self, revision: int | None) -> MemoryRef | None:
+        if revision is not None:
+            revision = validate_revision(revision)
         memory = self._backend.find_memory(self.scope)
         head = 0 if memory is None else memory.revision
         if revision is None or memory is None and revision == 0:
@@ -236,7 +240,7 @@ class SyncScopedMemory:
         InvalidCursorError / StaleCursorError for a cursor pcmem did not issue for this listing or one an erasure
         made stale, InputError for bad values.
         """
-        request = request or ListRequest()
+        request = _expect(request or ListRequest(), ListRequest, "list")
         return paging.list_page(self, request)
 
     def get(self, citation: Citation) -> MemoryEntry:
@@ -245,6 +249,7 @@ class SyncScopedMemory:
         Raises EntryNotFoundError when the citation names nothing in this scope, EntryErasedError when the entry
         was forgotten, RevisionNotFoundError for a revision outside 1..head.
         """
+        citation = _expect(citation, Citation, "get")
         if self.head() is None:
             raise EntryNotFoundError(f"citation {citation} names nothing in scope {self.scope!r} (it has no memory)")
         memory = self._at(citation.revision)
@@ -431,6 +436,7 @@ class SyncScopedMemory:
         new version's citation. Raises RevisionConflictError when an expectation does not hold or the entry is
         retired, EntryNotFoundError / EntryErasedError, ConfigurationError, EmbeddingError, StoreError.
         """
+        request = _expect(request, ReviseRequest, "revise")
         return _retrying(lambda: self._revise(request), retry=request.expected_revision is None)
 
     def _revise(self, request: ReviseRequest) -> WriteResult:
@@ -491,6 +497,7 @@ class SyncScopedMemory:
         from_state: EntryState,
         to_state: EntryState,
     ) -> WriteResult:
+        request = _expect(request, RetireRequest if operation == "retire" else ReactivateRequest, operation)
         return _retrying(lambda: self._set_state_once(request, operation, from_state, to_state),
                          retry=request.expected_revision is None)
 
@@ -636,6 +643,10 @@ def _plan_upsert(tx: WriteTransaction, scope: str, drafts: list[EntryVersion], u
         plan.events.append(EntryEvent(version.entry_id, version.entry_version_id, "active"))
     plan.unchanged = tuple(unchanged)
     return plan
+def _expect(value: Any, kind: type, method: str) -> Any:
+    if not isinstance(value, kind):
+        raise InputError(f"{method} takes a {kind.__name__}, not {type(value).__name__}")
+    return value
 
 
 def _next_revision(tx: WriteTransaction) -> int:
