@@ -12,6 +12,9 @@ Open a store, pick a scope, remember and read back with exact citations::
 This module imports neither Textual nor llama.cpp; heavy parts load only when used.
 """
 
+from pcmem.compose.rerankers import build_reranker
+from pcmem.compose.runtime import Runtime, SyncRuntime, open_runtime, open_sync
+from pcmem.embedding.port import Embedder
 from pcmem.errors import (
     CapabilityNotSupportedError,
     ConfigurationError,
@@ -29,9 +32,13 @@ from pcmem.errors import (
     StoreMissingError,
     StorePermissionError,
     StoreReadOnlyError,
-    StoreWALError,
     StoreVersionError,
+    StoreWALError,
 )
+from pcmem.rerank.port import MemoryReranker
+from pcmem.search.reindex import ReindexReport
+from pcmem.settings import InferenceConfig, RuntimeConfig
+from pcmem.types.embedding import EmbeddingProfile
 from pcmem.types.memory import (
     Change,
     ChangesPage,
@@ -52,16 +59,9 @@ from pcmem.types.memory import (
     ScopeSummary,
     WriteResult,
 )
-from pcmem.embedding.port import Embedder
-from pcmem.types.embedding import EmbeddingProfile
-from pcmem.compose.rerankers import build_reranker
-from pcmem.compose.runtime import Runtime, SyncRuntime, open_runtime, open_sync
-from pcmem.rerank.port import MemoryReranker
-from pcmem.settings import InferenceConfig, RuntimeConfig
 from pcmem.types.progress import Progress, StageProgress
 from pcmem.types.rerank import RERANK_POLICIES, MemoryRerankDecision, RerankPolicy
 from pcmem.types.search import SEARCH_MODES, MemoryHit, RerankTrace, SearchMemoryRequest, SearchMode, SearchPage
-from pcmem.search.reindex import ReindexReport
 from pcmem.types.usage import Usage
 
 __version__ = "0.1.0"

@@ -19,7 +19,6 @@ from pcmem import (
     ReviseRequest,
     RevisionConflictError,
     RevisionNotFoundError,
-    ScopeNotFoundError,
 )
 
 

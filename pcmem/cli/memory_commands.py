@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-
 import click
 
 from pcmem.cli import render
-from pcmem.cli.progress import progress_bar
 from pcmem.cli.jsonl import STDIN, read_entries, read_text
+from pcmem.cli.progress import progress_bar
 from pcmem.errors import InputError, NotFoundError
+from pcmem.memory.scoped import SyncScopedMemory
 from pcmem.types.memory import (
     Citation,
     EntryPage,
@@ -23,7 +23,6 @@ from pcmem.types.memory import (
     ReviseRequest,
     WriteResult,
 )
-from pcmem.memory.scoped import SyncScopedMemory
 from pcmem.validation import parse_metadata_json
 
 scope_option = click.option("--scope", "-s", required=True, help="The scope (one Memory per scope).")
@@ -329,8 +328,8 @@ def _state_command(name: str, request_type: type[RetireRequest] | type[Reactivat
         memory = _scope(scope)
         request = request_type(entry_id=entry_id, expected_version=expected_version,
                                expected_revision=_head_revision(memory, expected_revision, expected_version))
-        method = memory.retire if request_type is RetireRequest else memory.reactivate
-        _print_write(method(request), f"{name}d", as_json)
+        result = memory.retire(request) if isinstance(request, RetireRequest) else memory.reactivate(request)
+        _print_write(result, f"{name}d", as_json)
 
     return command
 

@@ -7,6 +7,7 @@ The async API (:class:`pcmem.memory.service.ScopedMemory`) runs these methods in
 
 from __future__ import annotations
 
+import builtins
 import random
 import threading
 import time
@@ -17,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from pcmem.embedding.port import Embedder, EmbeddingProfile
 from pcmem.errors import (
     ConcurrentWriteError,
     ConfigurationError,
@@ -28,6 +30,11 @@ from pcmem.errors import (
     ScopeNotFoundError,
 )
 from pcmem.ids import content_hash, new_id
+from pcmem.memory import paging
+from pcmem.memory.write_gate import WriteGate
+from pcmem.rerank.port import MemoryReranker
+from pcmem.search.service import DEFAULT_CANDIDATE_LIMIT, SearchService
+from pcmem.store.port import StorageBackend, WriteTransaction
 from pcmem.types.memory import (
     ChangesPage,
     Citation,
@@ -49,15 +56,9 @@ from pcmem.types.memory import (
     Tombstone,
     WriteResult,
 )
-from pcmem.memory import paging
-from pcmem.memory.write_gate import WriteGate
-from pcmem.embedding.port import Embedder, EmbeddingProfile
-from pcmem.rerank.port import MemoryReranker
 from pcmem.types.progress import Progress
 from pcmem.types.search import SearchMemoryRequest, SearchPage
-from pcmem.search.service import DEFAULT_CANDIDATE_LIMIT, SearchService
 from pcmem.types.storage import EntryEvent, HeadEntry
-from pcmem.store.port import StorageBackend, WriteTransaction
 from pcmem.validation import canonical_json, validate_id, validate_revision, validate_scope
 
 Clock = Callable[[], datetime]
@@ -89,15 +90,6 @@ class ScopeLocks:
     def __call__(self, scope: str) -> threading.Lock:
         with self._guard:
             return self._locks.setdefault(scope, threading.Lock())
-
-
-def _citation(memory: MemoryRef, version: EntryVersion) -> Citation:
-    return Citation(
-        artifact_id=memory.artifact_id,
-        revision=memory.revision,
-        entry_id=version.entry_id,
-        entry_version_id=version.entry_version_id,
-    )
 
 
 def _check_expected(tx: WriteTransaction, expected: int | None) -> None:
@@ -304,7 +296,7 @@ class SyncScopedMemory:
             raise EntryNotFoundError(f"no entry {entry_id!r} in scope {self.scope!r}")
         return EntryHistory(memory=memory, entry_id=entry_id, events=tuple(events))
 
-    def revisions(self) -> list[RevisionInfo]:
+    def revisions(self) -> builtins.list[RevisionInfo]:
         """Every revision of this scope, oldest first (empty for a scope with no memory). Raises StoreError."""
         memory = self.head()
         return [] if memory is None else self._backend.revisions(memory)
@@ -397,7 +389,7 @@ class SyncScopedMemory:
             plan = _plan_upsert(tx, self.scope, drafts, request.upsert, revision)
             if not plan.events:
                 assert tx.memory is not None
-                return WriteResult(memory=tx.memory, citations=tuple(_citation(tx.memory, v) for v in plan.cited),
+                return WriteResult(memory=tx.memory, citations=tuple(Citation.of(tx.memory, v) for v in plan.cited),
                                    duplicates=duplicates, unchanged=True, unchanged_entry_ids=plan.unchanged)
             written = {v.entry_version_id: v.text for v in plan.versions}
             vectors = self._parts.vectors_inside(
@@ -405,10 +397,10 @@ class SyncScopedMemory:
                                                          if k in prepared.vectors}))
             vectors.update(self._revived_vectors(tx, plan.revived))
             memory = tx.commit("remember" if plan.created else "revise", plan.versions, plan.events, now, vectors)
-        return WriteResult(memory=memory, citations=tuple(_citation(memory, v) for v in plan.cited),
+        return WriteResult(memory=memory, citations=tuple(Citation.of(memory, v) for v in plan.cited),
                            duplicates=duplicates, unchanged_entry_ids=plan.unchanged)
 
-    def _revived_vectors(self, tx: WriteTransaction, revived: list[EntryVersion]) -> dict[str, np.ndarray]:
+    def _revived_vectors(self, tx: WriteTransaction, revived: builtins.list[EntryVersion]) -> dict[str, np.ndarray]:
         """Vectors for versions made active again that were written unembedded (rare)."""
         missing = tx.missing_vectors([v.entry_version_id for v in revived]) if revived else set()
         texts = {v.entry_version_id: v.text for v in revived if v.entry_version_id in missing}
@@ -445,6 +437,7 @@ class SyncScopedMemory:
         prepared = self._parts.vectors_for({version_id: request.text})
         with self._lock, self._backend.write(self.scope) as tx:
             current = self._head_entry(tx, request)
+            assert tx.memory is not None  # the entry exists, so the scope has a head
             if current.state != "active":
                 raise RevisionConflictError(f"entry {request.entry_id!r} is retired; reactivate it before revising")
             old = current.version
@@ -453,7 +446,7 @@ class SyncScopedMemory:
             # Canonical JSON keeps types apart: true/1 and 1.0/1 are different metadata (Python's == says equal).
             if _same_content(request.text, kind, metadata, old):
                 assert tx.memory is not None
-                return WriteResult(memory=tx.memory, citations=(_citation(tx.memory, old),), unchanged=True,
+                return WriteResult(memory=tx.memory, citations=(Citation.of(tx.memory, old),), unchanged=True,
                                    unchanged_entry_ids=(old.entry_id,))
             version = EntryVersion(
                 entry_id=old.entry_id,
@@ -469,7 +462,7 @@ class SyncScopedMemory:
             event = EntryEvent(old.entry_id, version.entry_version_id, "active")
             vectors = self._parts.vectors_inside(tx, {version_id: request.text}, prepared)
             memory = tx.commit("revise", [version], [event], now, vectors)
-        return WriteResult(memory=memory, citations=(_citation(memory, version),))
+        return WriteResult(memory=memory, citations=(Citation.of(memory, version),))
 
     def retire(self, request: RetireRequest) -> WriteResult:
         """Deactivate an entry; it stays readable in past revisions and in its history.
@@ -514,7 +507,7 @@ class SyncScopedMemory:
                 vectors = self._revived_vectors(tx, [version])
             event = EntryEvent(version.entry_id, version.entry_version_id, to_state)
             memory = tx.commit(operation, [], [event], now, vectors)
-        return WriteResult(memory=memory, citations=(_citation(memory, version),))
+        return WriteResult(memory=memory, citations=(Citation.of(memory, version),))
 
     def _head_entry(self, tx: WriteTransaction, request: ReviseRequest | RetireRequest | ReactivateRequest) -> HeadEntry:
         _check_expected(tx, request.expected_revision)
@@ -552,7 +545,7 @@ class SyncScopedMemory:
         """
         return _retrying(lambda: self._forget([], whole_scope=True), retry=True)
 
-    def _forget(self, entry_ids: list[str], *, whole_scope: bool) -> WriteResult:
+    def _forget(self, entry_ids: builtins.list[str], *, whole_scope: bool) -> WriteResult:
         now = self._clock()
         with self._lock, self._backend.write(self.scope) as tx:
             memory = tx.memory
@@ -562,7 +555,9 @@ class SyncScopedMemory:
                 raise EntryNotFoundError(f"no entry {entry_ids[0]!r} in scope {self.scope!r} (it has no memory)")
             if whole_scope:
                 entry_ids = [e.entry.entry_id for e in self._backend.manifest(memory, include_retired=True)]
-            events, versions, gone = [], [], []
+            events: builtins.list[EntryEvent] = []
+            versions: builtins.list[EntryVersion] = []
+            gone: builtins.list[str] = []
             for entry_id in entry_ids:
                 current = tx.head_entry(entry_id)
                 if current is None:
@@ -577,7 +572,7 @@ class SyncScopedMemory:
             committed = tx.commit("forget", [], events, now, {})
             tx.erase([event.entry_id for event in events])
         self._backend.reclaim()  # after the commit: checkpoint and overwrite the freed space
-        return WriteResult(memory=committed, citations=tuple(_citation(committed, v) for v in versions),
+        return WriteResult(memory=committed, citations=tuple(Citation.of(committed, v) for v in versions),
                            unchanged_entry_ids=tuple(gone))
 
 

@@ -7,9 +7,13 @@ so an event loop (a desktop app, the TUI) never blocks on the store.
 from __future__ import annotations
 
 import asyncio
+import builtins
 from collections.abc import Sequence
 from typing import Any
 
+from pcmem.errors import InputError
+from pcmem.memory.scoped import MemoryParts, SyncScopedMemory
+from pcmem.rerank.port import MemoryReranker
 from pcmem.types.memory import (
     ChangesPage,
     Citation,
@@ -28,12 +32,9 @@ from pcmem.types.memory import (
     Tombstone,
     WriteResult,
 )
-from pcmem.errors import InputError
-from pcmem.memory.scoped import MemoryParts, SyncScopedMemory
-from pcmem.validation import validate_scope
-from pcmem.rerank.port import MemoryReranker
 from pcmem.types.progress import Progress
 from pcmem.types.search import SearchMemoryRequest, SearchPage
+from pcmem.validation import validate_scope
 
 
 class SyncMemoryService:
@@ -133,7 +134,7 @@ class ScopedMemory:
     async def history(self, entry_id: str) -> EntryHistory:
         return await asyncio.to_thread(self.sync.history, entry_id)
 
-    async def revisions(self) -> list[RevisionInfo]:
+    async def revisions(self) -> builtins.list[RevisionInfo]:
         return await asyncio.to_thread(self.sync.revisions)
 
     async def search(

@@ -28,16 +28,16 @@ import numpy as np
 
 from pcmem.embedding.port import Embedder
 from pcmem.errors import CapabilityNotSupportedError, EmbeddingError, RerankError
-from pcmem.types.memory import Citation, EntryVersion, MemoryRef
 from pcmem.search.fusion import admit_fts, admit_vector, channel_candidate_count, rrf_fuse
-from pcmem.types.search import Candidate, MemoryHit, RerankTrace, ResolvedMode, SearchMemoryRequest, SearchPage
 from pcmem.store.port import StorageBackend
+from pcmem.types.memory import Citation, EntryVersion, MemoryRef
+from pcmem.types.search import Candidate, MemoryHit, RerankTrace, ResolvedMode, SearchMemoryRequest, SearchPage
 from pcmem.types.storage import VectorStatus
 
 if TYPE_CHECKING:
     from pcmem.rerank.port import MemoryReranker
-    from pcmem.types.rerank import MemoryRerankDecision
     from pcmem.types.progress import Progress
+    from pcmem.types.rerank import MemoryRerankDecision
 
 log = logging.getLogger(__name__)
 
@@ -88,7 +88,8 @@ class SearchService:
                 f"mode {requested!r} is unavailable: the store's embedding profile is {found}, the configured one is "
                 f"{self._embedder.profile.describe()}; switch the store with `pcmem reindex --embedder ...`"
             )
-        return f"mode {requested!r} is unavailable: some entries of {status.memory.scope!r} have no vector; run `pcmem reindex`"
+        scope = status.memory.scope if status.memory is not None else None
+        return f"mode {requested!r} is unavailable: some entries of {scope!r} have no vector; run `pcmem reindex`"
 
     def search(
         self,
@@ -136,6 +137,7 @@ class SearchService:
         mode = self.resolve_mode(request.mode, scopes)
         query_vector: np.ndarray | None = None
         if mode != "fts":
+            assert self._embedder is not None  # vector modes resolve only with an embedder
             try:
                 query_vector = self._embedder.embed_query(request.query)
             except EmbeddingError as error:
@@ -177,13 +179,7 @@ class SearchService:
         hits = []
         for item in fused:
             version = versions[item.candidate.entry_version_id]
-            memory = memories[item.candidate.artifact_id]
-            citation = Citation(
-                artifact_id=memory.artifact_id,
-                revision=memory.revision,
-                entry_id=version.entry_id,
-                entry_version_id=version.entry_version_id,
-            )
+            citation = Citation.of(memories[item.candidate.artifact_id], version)
             hits.append(MemoryHit(citation=citation, text=version.text, kind=version.kind, score=item.score,
                                   matched_by=item.matched_by, metadata=version.metadata))
         single = next(iter(memories.values())) if len(scopes) == 1 else None

@@ -15,6 +15,8 @@ from typing import Protocol
 
 import numpy as np
 
+from pcmem.analysis import Analyzer
+from pcmem.types.embedding import EmbeddingProfile
 from pcmem.types.memory import (
     Change,
     EntryVersion,
@@ -26,8 +28,6 @@ from pcmem.types.memory import (
     ScopeSummary,
     Tombstone,
 )
-from pcmem.types.embedding import EmbeddingProfile
-from pcmem.analysis import Analyzer
 from pcmem.types.storage import ChannelCandidates, EntryEvent, HeadEntry, VectorStatus
 
 
@@ -45,7 +45,7 @@ class WriteTransaction(Protocol):
         """The subset of ``entry_ids`` already used in this scope (active or retired)."""
 
     def embedding_profile(self) -> EmbeddingProfile | None:
-        """The store's embedding profile, or ``None`` before any embedder was used with it."""
+        """The store's active embedding profile as this transaction sees it, or ``None`` (no vectors yet)."""
 
     def missing_vectors(self, entry_version_ids: Sequence[str]) -> set[str]:
         """The subset of ``entry_version_ids`` that has no vector for the store's profile."""
@@ -98,9 +98,6 @@ class StorageBackend(Protocol):
 
     def entry_in_revision(self, memory: MemoryRef, entry_id: str) -> MemoryEntry | None:
         """The entry as it stood in revision ``memory.revision``, or ``None`` if it did not exist yet."""
-
-    def entry_version(self, artifact_id: str, entry_version_id: str) -> EntryVersion | None:
-        """One immutable entry version by id."""
 
     def changes(self, memory: MemoryRef, since_revision: int) -> list[Change]:
         """Entry events in revisions since_revision+1 .. memory.revision, in order."""

@@ -38,6 +38,12 @@ class Citation(Frozen):
         return f"{self.artifact_id}@{self.revision}/{self.entry_id}/{self.entry_version_id}"
 
     @classmethod
+    def of(cls, memory: MemoryRef, version: EntryVersion) -> Citation:
+        """The citation of ``version`` as read from revision ``memory.revision`` of ``memory``."""
+        return cls(artifact_id=memory.artifact_id, revision=memory.revision, entry_id=version.entry_id,
+                   entry_version_id=version.entry_version_id)
+
+    @classmethod
     def parse(cls, text: str) -> Citation:
         """Parse the ``artifact@revision/entry/version`` form that ``str(citation)`` prints."""
         try:

@@ -9,8 +9,8 @@ from typing import Any, Literal, get_args
 from pydantic import Field, field_validator, model_validator
 
 from pcmem import validation
-from pcmem.types.base import Frozen, Request
 from pcmem.errors import InputError
+from pcmem.types.base import Frozen, Request
 from pcmem.types.memory import Citation, EntryVersion, MemoryRef
 from pcmem.types.usage import Usage
 

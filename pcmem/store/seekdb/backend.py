@@ -16,8 +16,14 @@ from typing import Any
 
 import numpy as np
 
-from pcmem.types.embedding import EmbeddingProfile
+from pcmem.analysis import ANALYZERS
 from pcmem.errors import StoreError
+from pcmem.store.common import V_COLUMNS, CompletenessMemo, check_dimension, entry, utc, version_from_row
+from pcmem.store.seekdb import fulltext, schema, vectors
+from pcmem.store.seekdb.engine import Connector, SeekdbTarget, parse
+from pcmem.store.seekdb.sql import Connection, chunks, in_list, quote, render, row
+from pcmem.store.seekdb.write import SeekdbWrite
+from pcmem.types.embedding import EmbeddingProfile
 from pcmem.types.memory import (
     Change,
     EntryVersion,
@@ -28,13 +34,8 @@ from pcmem.types.memory import (
     ScopeSummary,
     Tombstone,
 )
-from pcmem.analysis import ANALYZERS
 from pcmem.types.storage import ChannelCandidates, VectorStatus
-from pcmem.store.seekdb import fulltext, schema, vectors
-from pcmem.store.seekdb.engine import Connector, SeekdbTarget, parse
-from pcmem.store.seekdb.records import V_COLUMNS, check_dimension, entry, utc, version_from_row
-from pcmem.store.seekdb.sql import Connection, chunks, in_list, quote, render, row
-from pcmem.store.seekdb.write import SeekdbWrite
+
 
 class SeekdbBackend:
     """A :class:`~pcmem.store.port.StorageBackend` on seekdb. ``target``: a ``seekdb:`` URL or a parsed target.
@@ -53,7 +54,7 @@ class SeekdbBackend:
         self._connections_lock = threading.Lock()
         self._write_lock = threading.Lock()
         self._closed = False
-        self._complete: dict[tuple[str, int, EmbeddingProfile], bool] = {}  # only True is remembered
+        self._complete = CompletenessMemo()
         try:
             self.analyzer = ANALYZERS[schema.ensure(self._connection())]  # DDL: outside any transaction
         except BaseException:
@@ -112,11 +113,6 @@ class SeekdbBackend:
                 except Exception:  # noqa: BLE001 - closing is best effort
                     pass
             self._connections.clear()
-
-    def drop_store(self) -> None:
-        """Delete this store's database entirely (tests; a failed migration's partial copy)."""
-        self.close()
-        self._connector.drop_database()
 
     # --- writes -----------------------------------------------------------------------------------------------
 
@@ -189,14 +185,6 @@ class SeekdbBackend:
                 memory.artifact_id, entry_id, memory.revision,
             ))
         return entry(memory, rows[0][0], version_from_row(rows[0][1:])) if rows else None
-
-    def entry_version(self, artifact_id: str, entry_version_id: str) -> EntryVersion | None:
-        with self._transaction() as db:
-            rows = db.run(render(
-                f"SELECT {V_COLUMNS} FROM entry_versions v WHERE v.artifact_id = %s AND v.entry_version_id = %s",
-                artifact_id, entry_version_id,
-            ))
-        return version_from_row(rows[0]) if rows else None
 
     def changes(self, memory: MemoryRef, since_revision: int) -> list[Change]:
         with self._transaction() as db:
@@ -343,14 +331,14 @@ class SeekdbBackend:
             memory, active_count = _find_memory_with_count(db, scope)
             active = self._profiles(db).get("active")
             profile = active[0] if active else None
-            if profile is None or memory is None:
+            if active is None or memory is None:
                 return VectorStatus(memory=memory, profile=profile, complete=profile is not None)
-            key = (memory.artifact_id, memory.revision, profile)
-            complete = self._complete.get(key)
-            if complete is None:
+            key = (memory.artifact_id, memory.revision, active[0])
+            complete = self._complete.known_complete(key)
+            if not complete:
                 complete = vectors.active_count(db, active[1], memory.artifact_id) == active_count
                 if complete:
-                    self._complete[key] = True
+                    self._complete.remember_complete(key)
         return VectorStatus(memory=memory, profile=profile, complete=complete)
 
     def versions_missing_vectors(self, profile: EmbeddingProfile, limit: int) -> list[tuple[str, str]]:
