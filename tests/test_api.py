@@ -143,3 +143,46 @@ def test_a_scope_with_no_memory_reads_as_empty_and_unknown_entries_are_not_found
         nowhere.changes(1)
     assert nowhere.list(ListRequest(limit=5)).next_cursor is None
     assert threading.active_count() >= 1
+
+
+# --- erasure: the bytes leave the file ---------------------------------------------------------------------------
+
+
+def test_forgotten_text_is_no_longer_in_the_store_files(tmp_path):
+    import secrets
+
+    import pcmem
+    from conftest import HashEmbedder
+
+    marker = "ZQX" + secrets.token_hex(12)
+    path = tmp_path / "erase.duckdb"
+    with pcmem.open_sync(path, embedder=HashEmbedder()) as runtime:
+        scope = runtime.memory.for_scope("user:ana")
+        scope.remember(RememberRequest(entries=tuple(NewEntry(text=f"filler note number {i} about tea")
+                                                     for i in range(300))))
+        scope.remember(NewEntry(text=f"my password is {marker}", entry_id="secret", metadata={"pw": marker}))
+        scope.revise(ReviseRequest(entry_id="secret", text=f"my new password is {marker}x", expected_version=1))
+    assert _occurrences(path, marker) > 0  # the test can see the marker before it is forgotten
+    with pcmem.open_sync(path, embedder=HashEmbedder()) as runtime:
+        scope = runtime.memory.for_scope("user:ana")
+        scope.forget("secret")
+        assert _occurrences(path, marker) == 0  # already when forget returns
+        assert len(scope.list().entries) == 300
+    assert _occurrences(path, marker) == 0
+    assert _occurrences(path, marker.lower()) == 0  # the analysed (casefolded) index term too
+    with pcmem.open_sync(path, embedder=HashEmbedder()) as runtime:
+        from pcmem.store.duckdb import DuckDBBackend
+
+        assert isinstance(runtime.backend, DuckDBBackend)
+        report = runtime.backend.check()
+        assert report.ok, report.problems
+        assert report.tombstones == 1
+        assert runtime.memory.for_scope("user:ana").search("tea").hits
+
+
+def _occurrences(path, marker: str) -> int:
+    found = 0
+    for file in (path, path.with_name(path.name + ".wal")):
+        if file.exists():
+            found += file.read_bytes().count(marker.encode())
+    return found
