@@ -151,8 +151,9 @@ def test_a_scope_with_no_memory_reads_as_empty_and_unknown_entries_are_not_found
 def test_forgotten_text_is_no_longer_in_the_store_files(tmp_path):
     import secrets
 
-    import pcmem
     from conftest import HashEmbedder
+
+    import pcmem
 
     marker = "ZQX" + secrets.token_hex(12)
     path = tmp_path / "erase.duckdb"
