@@ -463,6 +463,7 @@ def test_cli_tui_opens_the_app_on_the_resolved_store(monkeypatch, tmp_path):
         return FakeApp()
 
     monkeypatch.setattr("pcmem_tui.app.make_app", fake_make_app)
+    monkeypatch.setattr("pcmem.cli.tui_command._has_terminal", lambda: True)  # CliRunner's streams are not TTYs
     args = ["--db", str(tmp_path / "x.duckdb"), "tui", "--model", "llama-cpp:tiny"]
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
