@@ -3,7 +3,9 @@
 The services above this port own the semantics (validation, ids, versions, CAS, locking); a backend owns durable,
 atomic storage of revisions and the derived projections used for search. The DuckDB file is the default
 implementation (:mod:`pcmem.store.duckdb`); OceanBase seekdb (:mod:`pcmem.store.seekdb`) implements the same
-protocol on a distributed engine, and ``tests/test_backend_contract.py`` holds both to it.
+protocol on a distributed engine, and ``tests/test_backend_contract.py`` holds both to it. What every backend
+shares (row mapping, revision choice, commit checks, the completeness memo) is written once in
+:mod:`pcmem.store.common`; the values crossing this port live in :mod:`pcmem.types.storage`.
 """
 
 from __future__ import annotations
