@@ -187,3 +187,31 @@ def _occurrences(path, marker: str) -> int:
         if file.exists():
             found += file.read_bytes().count(marker.encode())
     return found
+
+
+# --- the CLI exposes the same ------------------------------------------------------------------------------------
+
+
+def test_cli_upsert_forget_paging_and_several_scopes(tmp_path):
+    from test_cli import invoke, ok, run, run_json, store_path
+
+    created = run_json(tmp_path, "remember", "--scope", "user:ana", "--id", "city", "--upsert", "Ana lives in Porto.")
+    assert created["memory"]["revision"] == 1
+    same = run_json(tmp_path, "remember", "--scope", "user:ana", "--id", "city", "--upsert", "Ana lives in Porto.")
+    assert same["unchanged"] and same["unchanged_entry_ids"] == ["city"]
+    run_json(tmp_path, "remember", "--scope", "project", "--kind", "decision", "Porto office opens in May.")
+    page = run_json(tmp_path, "search", "--scope", "user:ana", "--scope", "project", "--mode", "fts", "Porto")
+    assert len(page["hits"]) == 2 and len(page["memories"]) == 2
+    page = run_json(tmp_path, "search", "--scope", "user:ana", "--scope", "project", "--mode", "fts",
+                    "--kind", "decision", "Porto")
+    assert [h["kind"] for h in page["hits"]] == ["decision"]
+    run_json(tmp_path, "revise", "--scope", "user:ana", "--expected-version", "1", "city", "Ana lives in Lisbon.")
+    listed = run_json(tmp_path, "list", "--scope", "user:ana", "--limit", "1")
+    assert listed["next_cursor"] is None and len(listed["entries"]) == 1
+    refused = invoke(["--db", str(store_path(tmp_path)), "forget", "--scope", "user:ana", "city"], env=None)
+    assert refused.exit_code != 0  # no --yes and no confirmation on stdin: nothing erased
+    assert run_json(tmp_path, "show", "--scope", "user:ana", "city")["entry"]["text"] == "Ana lives in Lisbon."
+    ok(run(tmp_path, "forget", "--scope", "user:ana", "--yes", "city"))
+    gone = run(tmp_path, "show", "--scope", "user:ana", "city")
+    assert gone.exit_code == 4 and "forgotten" in gone.stderr
+    assert run_json(tmp_path, "list", "--scope", "nobody")["entries"] == []
