@@ -215,3 +215,25 @@ def test_cli_upsert_forget_paging_and_several_scopes(tmp_path):
     gone = run(tmp_path, "show", "--scope", "user:ana", "city")
     assert gone.exit_code == 4 and "forgotten" in gone.stderr
     assert run_json(tmp_path, "list", "--scope", "nobody")["entries"] == []
+
+
+def test_migrate_copies_a_store_with_forgotten_entries(tmp_path):
+    import pcmem
+    from pcmem.store.duckdb import DuckDBBackend
+    from pcmem.store.migrate import migrate
+
+    with pcmem.open_sync(tmp_path / "a.duckdb") as runtime:
+        scope = runtime.memory.for_scope("user:ana")
+        scope.remember(RememberRequest(entries=(NewEntry(text="secret one", entry_id="s"),
+                                                NewEntry(text="kept", entry_id="k"))))
+        scope.revise(ReviseRequest(entry_id="s", text="secret two", expected_version=1))
+        scope.forget("s")
+    source, destination = DuckDBBackend(tmp_path / "a.duckdb"), DuckDBBackend(tmp_path / "b.duckdb")
+    try:
+        report = migrate(source, destination)
+        assert report.verified, report.problems
+        assert destination.check().ok and destination.check().tombstones == 1
+    finally:
+        source.close()
+        destination.close()
+    assert b"secret" not in (tmp_path / "b.duckdb").read_bytes()
