@@ -47,7 +47,8 @@ def _strategies() -> dict[str, Any]:
     return {"text": text, "raw_json": raw_json, "jsonl": st.lists(line, min_size=0, max_size=6), "char": char}
 
 
-def run(workdir: Path, cases: int, seed: int = 0):  # noqa: ANN201 - returns chaos.Tally (import cycle)
+def run(workdir: Path, cases: int, cli_main: Any, seed: int = 0):  # noqa: ANN201 - returns chaos.Tally (cycle)
+    """``cli_main``: the click group to drive (``pcmem.cli.main``; the CLI sits above this layer, so it is passed in)."""
     try:
         from hypothesis import HealthCheck, given, settings
         from hypothesis import seed as fixed_seed
@@ -59,7 +60,6 @@ def run(workdir: Path, cases: int, seed: int = 0):  # noqa: ANN201 - returns cha
     from click.testing import CliRunner
 
     from pcmem.bench.chaos import Tally
-    from pcmem.cli import main
     from pcmem.types.memory import NewEntry
     from pcmem.validation import normalize_text, parse_metadata_json, validate_scope
 
@@ -85,7 +85,7 @@ def run(workdir: Path, cases: int, seed: int = 0):  # noqa: ANN201 - returns cha
 
     def cli(args: list[str], input: str | None = None) -> None:
         tally.operations += 1
-        result = runner.invoke(main, ["--db", str(store), *args], input=input)
+        result = runner.invoke(cli_main, ["--db", str(store), *args], input=input)
         if result.exit_code == 0:
             if args[0] in ("remember", "import"):
                 tally.acknowledged += 1

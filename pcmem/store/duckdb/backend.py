@@ -90,11 +90,11 @@ class DuckDBBackend:
         self._users_lock = threading.Lock()
         self._vector_cache = VectorCache()
         self._complete = CompletenessMemo()
-        opened: _Connections | None = None
+        connections: _Connections | None = None
         try:
-            opened = _Connections(self.path, lock_timeout, shared=shared, read_only=self.read_only)
-            self._connections: _Connections = opened
-            with opened.cursor() as db:
+            connections = self._connections = _Connections(self.path, lock_timeout, shared=shared,
+                                                           read_only=self.read_only)
+            with connections.cursor() as db:
                 if not existed:
                     os.chmod(self.path, files.FILE_MODE)  # before any entry is written into it
                 self._prepare(db)
@@ -102,8 +102,8 @@ class DuckDBBackend:
             if unreclaimed:
                 self.reclaim()  # an erasure whose bytes could not be cleared when it committed
         except BaseException:
-            if opened is not None:
-                opened.close()
+            if connections is not None:
+                connections.close()
             if not existed:
                 remove_store_files(self.path)
             raise
