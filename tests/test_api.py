@@ -237,3 +237,21 @@ def test_migrate_copies_a_store_with_forgotten_entries(tmp_path):
         source.close()
         destination.close()
     assert b"secret" not in (tmp_path / "b.duckdb").read_bytes()
+
+
+def test_every_public_method_says_what_it_returns_and_raises():
+    import inspect
+
+    import pcmem
+    from pcmem.memory.scoped import SyncScopedMemory
+    from pcmem.memory.service import MemoryService, ScopedMemory, SyncMemoryService
+
+    missing = []
+    for cls in (SyncScopedMemory, ScopedMemory, SyncMemoryService, MemoryService, pcmem.SyncRuntime, pcmem.Runtime):
+        for name, member in vars(cls).items():
+            if name.startswith("_") or not callable(member):
+                continue
+            doc = inspect.getdoc(member) or ""
+            if "As :meth:" not in doc and "raise" not in doc.lower():
+                missing.append(f"{cls.__name__}.{name}")
+    assert missing == []
