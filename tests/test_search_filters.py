@@ -200,3 +200,27 @@ def test_the_rerank_pool_is_max_k_c_over_the_union_of_filtered_scopes(store, sna
     assert [h.citation.entry_id for h in page.hits] == pool[::-1][:4]
     assert page.rerank is not None and len(page.rerank.candidates) == 12
     assert pool == snapshot
+
+
+@pytest.mark.parametrize("mode", ["fts", "vector"])
+def test_a_selective_filter_reads_deeper_until_the_channel_is_full_or_exhausted(store, mode, monkeypatch):
+    scope = store.memory.for_scope("project")
+    scope.remember(RememberRequest(entries=tuple(
+        NewEntry(text=f"deploy release deploy release checklist item {i}", entry_id=f"fact-{i:03d}")
+        for i in range(200))))
+    scope.remember(RememberRequest(entries=tuple(
+        NewEntry(text=f"deploy release board {i}", kind="decision", entry_id=f"decision-{i}") for i in range(3))))
+    limits: list[int] = []
+    original = store.backend.candidates
+
+    def spy(*args, **kwargs):
+        limits.append(kwargs["limit"])
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(store.backend, "candidates", spy)
+    page = scope.search(SearchMemoryRequest(query="deploy release", limit=1, mode=mode, kinds=["decision"]))
+    assert [h.citation.entry_id for h in page.hits] and page.hits[0].kind == "decision"
+    assert limits == [128, 512]  # 4x the channel count of 32, then 4x more: the store had 203 candidates
+    limits.clear()
+    scope.search(SearchMemoryRequest(query="deploy release", limit=1, mode=mode, kinds=["fact"]))
+    assert limits == [128]  # an unselective filter is satisfied by the first read
