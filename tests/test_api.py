@@ -257,3 +257,40 @@ def test_every_public_method_says_what_it_returns_and_raises():
             if "As :meth:" not in doc and "raise" not in doc.lower():
                 missing.append(f"{cls.__name__}.{name}")
     assert missing == []
+
+
+async def test_a_cancelled_async_remember_may_still_commit(tmp_path):
+    """Documented cancellation semantics: the worker thread cannot be interrupted, so the write lands anyway and an
+    upsert by key makes the caller's retry a no-op."""
+    import asyncio
+
+    import pcmem
+    from pcmem.memory import scoped
+
+    entered, release = threading.Event(), threading.Event()
+    original = scoped.SyncScopedMemory._remember
+
+    def slow(self, request):
+        entered.set()
+        release.wait(10)
+        return original(self, request)
+
+    async with pcmem.open_runtime(tmp_path / "c.duckdb", embedder=None) as runtime:
+        scope = runtime.memory.for_scope("chat")
+        scoped.SyncScopedMemory._remember = slow
+        try:
+            task = asyncio.create_task(scope.remember("Ana prefers tea.", entry_id="drink", upsert=True))
+            await asyncio.to_thread(entered.wait, 10)
+            task.cancel()
+            release.set()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+        finally:
+            scoped.SyncScopedMemory._remember = original
+        for _ in range(100):  # the worker thread finishes the write after the caller was cancelled
+            if await scope.head() is not None:
+                break
+            await asyncio.sleep(0.02)
+        assert (await scope.get_entry("drink")).entry.text == "Ana prefers tea."
+        retry = await scope.remember("Ana prefers tea.", entry_id="drink", upsert=True)
+        assert retry.unchanged
