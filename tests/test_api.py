@@ -148,7 +148,8 @@ def test_a_scope_with_no_memory_reads_as_empty_and_unknown_entries_are_not_found
 # --- erasure: the bytes leave the file ---------------------------------------------------------------------------
 
 
-def test_forgotten_text_is_no_longer_in_the_store_files(tmp_path):
+@pytest.mark.parametrize("shared", [False, True], ids=["held", "shared"])
+def test_forgotten_text_is_no_longer_in_the_store_files(tmp_path, shared):
     import secrets
 
     from conftest import HashEmbedder
@@ -157,21 +158,21 @@ def test_forgotten_text_is_no_longer_in_the_store_files(tmp_path):
 
     marker = "ZQX" + secrets.token_hex(12)
     path = tmp_path / "erase.duckdb"
-    with pcmem.open_sync(path, embedder=HashEmbedder()) as runtime:
+    with pcmem.open_sync(path, embedder=HashEmbedder(), shared=shared) as runtime:
         scope = runtime.memory.for_scope("user:ana")
         scope.remember(RememberRequest(entries=tuple(NewEntry(text=f"filler note number {i} about tea")
                                                      for i in range(300))))
         scope.remember(NewEntry(text=f"my password is {marker}", entry_id="secret", metadata={"pw": marker}))
         scope.revise(ReviseRequest(entry_id="secret", text=f"my new password is {marker}x", expected_version=1))
     assert _occurrences(path, marker) > 0  # the test can see the marker before it is forgotten
-    with pcmem.open_sync(path, embedder=HashEmbedder()) as runtime:
+    with pcmem.open_sync(path, embedder=HashEmbedder(), shared=shared) as runtime:
         scope = runtime.memory.for_scope("user:ana")
         scope.forget("secret")
         assert _occurrences(path, marker) == 0  # already when forget returns
         assert len(scope.list().entries) == 300
     assert _occurrences(path, marker) == 0
     assert _occurrences(path, marker.lower()) == 0  # the analysed (casefolded) index term too
-    with pcmem.open_sync(path, embedder=HashEmbedder()) as runtime:
+    with pcmem.open_sync(path, embedder=HashEmbedder(), shared=shared) as runtime:
         from pcmem.store.duckdb import DuckDBBackend
 
         assert isinstance(runtime.backend, DuckDBBackend)
