@@ -51,6 +51,11 @@ class SyncMemoryService:
         """Every scope that has a memory, with counts at its head. Raises StoreError."""
         return self.parts.backend.scope_summaries()
 
+    def forget_scope(self, scope: str) -> WriteResult:
+        """Erase every entry of ``scope`` for good: ``for_scope(scope).forget_scope()`` (see there; it raises what
+        that raises). Cannot be undone."""
+        return self.for_scope(scope).forget_scope()
+
     def search(
         self,
         request: SearchMemoryRequest | str,
@@ -170,6 +175,10 @@ class MemoryService:
     def for_scope(self, scope: str) -> ScopedMemory:
         """A handle on one scope (cheap; nothing is read). Raises InputError for an invalid scope name."""
         return ScopedMemory(self.sync.for_scope(scope))
+
+    async def forget_scope(self, scope: str) -> WriteResult:
+        """As :meth:`SyncMemoryService.forget_scope` (cannot be undone)."""
+        return await asyncio.to_thread(self.sync.forget_scope, scope)
 
     async def scopes(self) -> list[ScopeSummary]:
         """As :meth:`SyncMemoryService.scopes` (runs in a worker thread): same result, same errors."""
