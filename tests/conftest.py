@@ -139,3 +139,20 @@ def seekdb_url(seekdb_dir: Path):
     from pcmem.store.seekdb.engine import Connector, parse
 
     Connector(parse(url)).drop_database()
+
+
+@pytest.fixture
+def sequential_ids(monkeypatch):
+    """Deterministic ids (``mem_000001``, ``ver_000002``, …) so snapshots can pin exact citations."""
+    import itertools
+
+    import pcmem.ids
+
+    counter = itertools.count(1)
+
+    def new_id(prefix: str) -> str:
+        return f"{prefix}_{next(counter):06d}"
+
+    for module in ("pcmem.ids", "pcmem.memory.scoped", "pcmem.store.common"):
+        monkeypatch.setattr(f"{module}.new_id", new_id)
+    return pcmem.ids

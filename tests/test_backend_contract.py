@@ -416,3 +416,50 @@ def test_search_through_open_sync_gives_the_same_hits_on_both_backends(tmp_path,
     assert pages["duckdb"] == pages["seekdb"]
     assert pages["seekdb"]["fts"][0] == ("budget", 2, ("fts",))
     assert pages["seekdb"]["lunch"] == []
+
+
+# --- erasure (issue 18) -----------------------------------------------------------------------------------------
+
+
+def test_forget_erases_every_version_and_keeps_a_tombstone(backend, project, embedder):
+    from pcmem import EntryErasedError
+
+    project.remember(RememberRequest(entries=(NewEntry(text="secret alpha token", entry_id="s", metadata={"k": 1}),
+                                              NewEntry(text="keep this alpha note", entry_id="keep"))))
+    old = project.revise(ReviseRequest(entry_id="s", expected_version=1, text="secret alpha token two")).citations[0]
+    first = project.get_entry("s", revision=1).citation
+    forgot = project.forget("s")
+    assert forgot.memory.revision == 3 and project.revisions()[-1].operation == "forget"
+    for call in (lambda: project.get(first), lambda: project.get(old), lambda: project.get_entry("s"),
+                 lambda: project.get_entry("s", revision=1), lambda: project.history("s")):
+        with pytest.raises(EntryErasedError) as raised:
+            call()
+        assert raised.value.tombstone.erased_in_revision == 3
+    tombstone = project.tombstone("s")
+    assert tombstone.entry_version_ids == (first.entry_version_id, old.entry_version_id)
+    assert _ids(project.list(ListRequest(revision=1, state="all")).entries) == ["keep"]
+    assert [(c.revision, c.entry_id, c.state) for c in project.changes().changes][-1] == (3, "s", "erased")
+    assert backend.entry_versions([first.entry_version_id, old.entry_version_id]) == {}
+    for mode in ("fts", "vector"):
+        hits = project.search(SearchMemoryRequest(query="secret alpha token", mode=mode)).hits
+        assert [h.citation.entry_id for h in hits] == ["keep"][: len(hits)]
+    profile = backend.embedding_profile()
+    assert backend.stored_vectors(profile, [first.entry_version_id, old.entry_version_id]) == {}
+    assert project.forget("s").unchanged  # idempotent
+    with pytest.raises(pcmem.InputError, match="forgotten"):
+        project.remember("again", entry_id="s", upsert=True)
+    with pytest.raises(EntryErasedError):
+        project.revise(ReviseRequest(entry_id="s", expected_version=2, text="x"))
+    summary = {s.scope: s for s in backend.scope_summaries()}["project"]
+    assert (summary.active_count, summary.retired_count) == (1, 0)
+
+
+def test_forget_scope_erases_everything_and_the_scope_stays_writable(backend, runtime):
+    scope = runtime.memory.for_scope("user:ana")
+    scope.remember(RememberRequest(entries=(NewEntry(text="Ana likes tea."), NewEntry(text="Ana lives in Porto."))))
+    retired = scope.list().entries[0].entry.entry_id
+    scope.retire(RetireRequest(entry_id=retired, expected_version=1))
+    result = runtime.memory.forget_scope("user:ana")
+    assert len(result.citations) == 2 and scope.list(ListRequest(state="all")).entries == ()
+    assert scope.search("Ana").hits == () and scope.forget_scope().unchanged
+    assert scope.remember("Ana moved to Lisbon.").memory.revision == 4

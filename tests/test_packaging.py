@@ -16,3 +16,10 @@ def test_pyproject_lists_every_package_in_the_tree():
     on_disk = {name.rstrip(".") for name in on_disk}
     assert set(config["packages"]) == on_disk
     assert config["package-dir"] == {"pcmem_tui": "tui"}
+
+
+def test_the_wheel_declares_its_types():
+    """PEP 561: py.typed ships as package data, so mypy/pyright use pcmem's annotations."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    assert "py.typed" in config["package-data"]["pcmem"]
+    assert (ROOT / "pcmem" / "py.typed").is_file()

@@ -45,7 +45,7 @@ class Manifest:
 
     @property
     def revision(self) -> int:
-        return self.page.memory.revision
+        return self.page.memory.revision if self.page.memory else 0  # 0: a scope with no memory yet
 
     @property
     def is_head(self) -> bool:
@@ -99,7 +99,7 @@ class Session:
         memory = self.runtime.memory.for_scope(scope)
         page = memory.list(ListRequest(revision=revision, state="all" if include_retired else "active"))
         head = memory.head()
-        return Manifest(page=page, head=head.revision if head else page.memory.revision)
+        return Manifest(page=page, head=head.revision if head else (page.memory.revision if page.memory else 0))
 
     def revisions(self, scope: str) -> list[RevisionInfo]:
         return self.runtime.memory.for_scope(scope).revisions()

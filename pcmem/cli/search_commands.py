@@ -2,23 +2,26 @@
 
 from __future__ import annotations
 
-from typing import cast
+from datetime import datetime
+from typing import Any, cast
 
 import click
 
 from pcmem.cli import render
 from pcmem.cli.progress import progress_bar
+from pcmem.errors import InputError
 from pcmem.settings import InferenceConfig
 from pcmem.types.rerank import RERANK_POLICIES, RerankPolicy
 from pcmem.types.search import MAX_SEARCH_LIMIT, SEARCH_MODES, SearchMemoryRequest, SearchPage
+from pcmem.validation import parse_metadata_json
 
 
 def _print_page(page: SearchPage, query: str) -> None:
-    if page.memory is None:
+    if not page.memories:
         render.console.print("no memory in this scope yet: nothing to search")
         return
-    header = f"{len(page.hits)} hits for {query!r} in {page.memory.scope!r} @ revision {page.memory.revision} " \
-             f"(mode {page.mode})"
+    where = ", ".join(f"{m.scope!r} @ revision {m.revision}" for m in page.memories)
+    header = f"{len(page.hits)} hits for {query!r} in {where} (mode {page.mode})"
     trace = page.rerank
     coarse_rank = {id(hit): rank for rank, hit in enumerate(trace.candidates, start=1)} if trace else {}
     render.table(
@@ -38,8 +41,30 @@ def _print_page(page: SearchPage, query: str) -> None:
         )
 
 
+def _where(pairs: tuple[str, ...]) -> dict[str, Any] | None:
+    """``KEY=JSON`` pairs as a metadata filter (a value that is not JSON is taken as a string)."""
+    if not pairs:
+        return None
+    wanted: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key:
+            raise InputError(f"--where takes KEY=JSON, got {pair!r}")
+        try:
+            wanted[key] = parse_metadata_json(f'{{"v": {raw}}}')["v"]
+        except InputError:
+            wanted[key] = raw
+    return wanted
+
+
 @click.command()
-@click.option("--scope", "-s", required=True, help="The scope to search.")
+@click.option("--scope", "-s", "scopes", required=True, multiple=True,
+              help="The scope to search; repeat it to search several scopes in one RRF.")
+@click.option("--kind", "kinds", multiple=True, help="Only entries of this kind (repeatable).")
+@click.option("--where", "where", multiple=True, metavar="KEY=JSON",
+              help='Only entries whose metadata KEY equals the JSON value, e.g. --where user=\'"ana"\' (repeatable).')
+@click.option("--created-from", type=click.DateTime(), default=None, help="Only versions created at/after (UTC).")
+@click.option("--created-before", type=click.DateTime(), default=None, help="Only versions created before (UTC).")
 @click.option("--mode", type=click.Choice(SEARCH_MODES), default="auto", show_default=True,
               help="auto = hybrid when vectors are available, else full-text.")
 @click.option("--limit", "-n", type=click.IntRange(1, MAX_SEARCH_LIMIT), default=10, show_default=True)
@@ -50,7 +75,8 @@ def _print_page(page: SearchPage, query: str) -> None:
                    "(default: $POWERCONTEXT_SERVER_INFERENCE_GENERATION_MODEL).")
 @click.argument("query")
 @render.json_option
-def search(scope: str, mode: str, limit: int, rerank: str | None, model: str | None, query: str,
+def search(scopes: tuple[str, ...], kinds: tuple[str, ...], where: tuple[str, ...], created_from: datetime | None,
+           created_before: datetime | None, mode: str, limit: int, rerank: str | None, model: str | None, query: str,
            as_json: bool) -> None:
     """Search a scope's head revision: BM25 full-text + vectors, fused with RRF, optionally reranked.
 
@@ -58,9 +84,12 @@ def search(scope: str, mode: str, limit: int, rerank: str | None, model: str | N
     Examples:
       pcmem search --scope pcmem-demo "when do releases go out?"
       pcmem search --scope pcmem-demo --rerank listwise --model llama-cpp:smollm2-135m-instruct "release day"
+      pcmem search --scope user:ana --scope project --kind decision --where source='"standup"' "release day"
     """
     store = click.get_current_context().obj
-    request = SearchMemoryRequest(query=query, limit=limit, mode=mode)  # validate before loading any model
+    request = SearchMemoryRequest(  # validate before loading any model
+        query=query, limit=limit, mode=mode, kinds=list(kinds) or None, metadata=_where(where),
+        created_from=created_from, created_before=created_before)
     reranker = None
     if rerank and rerank != "none":
         from pcmem.compose.rerankers import build_reranker
@@ -69,9 +98,12 @@ def search(scope: str, mode: str, limit: int, rerank: str | None, model: str | N
         with progress_bar("verifying model", enabled=not as_json, bytes_=True) as advance:
             reranker = build_reranker(cast(RerankPolicy, rerank), inference, advance)
     # With a reranker the model runs for seconds: share the file so other processes are not locked out meanwhile.
-    memory = store.open(shared=reranker is not None, create=False).memory.for_scope(scope)
+    runtime = store.open(shared=reranker is not None, create=False)
     with progress_bar("reranking", enabled=not as_json and rerank not in (None, "none", "listwise")) as advance:
-        page = memory.search(request, reranker=reranker, progress=advance)
+        if len(scopes) == 1:
+            page = runtime.memory.for_scope(scopes[0]).search(request, reranker=reranker, progress=advance)
+        else:
+            page = runtime.memory.search(request, scopes=scopes, reranker=reranker, progress=advance)
     if as_json:
         render.emit_json(page)
     else:

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+from collections.abc import Sequence
+from typing import Any
 
+from pcmem.errors import InputError
 from pcmem.memory.scoped import MemoryParts, SyncScopedMemory
 from pcmem.rerank.port import MemoryReranker
 from pcmem.types.memory import (
@@ -26,10 +29,12 @@ from pcmem.types.memory import (
     ReviseRequest,
     RevisionInfo,
     ScopeSummary,
+    Tombstone,
     WriteResult,
 )
 from pcmem.types.progress import Progress
 from pcmem.types.search import SearchMemoryRequest, SearchPage
+from pcmem.validation import validate_scope
 
 
 class SyncMemoryService:
@@ -39,11 +44,48 @@ class SyncMemoryService:
         self.parts = parts
 
     def for_scope(self, scope: str) -> SyncScopedMemory:
+        """A handle on one scope (cheap; nothing is read). Raises InputError for an invalid scope name."""
         return SyncScopedMemory(self.parts, scope)
 
     def scopes(self) -> list[ScopeSummary]:
-        """Every scope that has a memory, with counts at its head."""
+        """Every scope that has a memory, with counts at its head. Raises StoreError."""
         return self.parts.backend.scope_summaries()
+
+    def forget_scope(self, scope: str) -> WriteResult:
+        """Erase every entry of ``scope`` for good: ``for_scope(scope).forget_scope()`` (see there; it raises what
+        that raises). Cannot be undone."""
+        return self.for_scope(scope).forget_scope()
+
+    def search(
+        self,
+        request: SearchMemoryRequest | str,
+        *,
+        scopes: Sequence[str],
+        reranker: MemoryReranker | None = None,
+        rerank: bool = True,
+        progress: Progress | None = None,
+    ) -> SearchPage:
+        """Search several scopes in one call: one RRF over the union of their candidates (see README "Search").
+
+        Each hit keeps the exact citation of its own scope's head; ``page.memories`` lists every scope searched
+        that has a memory. Scopes with no memory contribute nothing. Returns a :class:`SearchPage`; raises as
+        :meth:`SyncScopedMemory.search`, and InputError for an empty or duplicated ``scopes``.
+        """
+        if isinstance(request, str):
+            request = SearchMemoryRequest(query=request)
+        names = _scopes(scopes)
+        if not rerank:
+            return self.parts.search.coarse(names, request)
+        return self.parts.search.search(names, request, reranker, progress)
+
+
+def _scopes(scopes: Sequence[str]) -> tuple[str, ...]:
+    if isinstance(scopes, str):
+        raise InputError("scopes takes a list of scope names, not one string")
+    names = tuple(validate_scope(scope) for scope in scopes)
+    if not names or len(set(names)) != len(names):
+        raise InputError("scopes must name at least one scope, each once")
+    return names
 
 
 class ScopedMemory:
@@ -54,36 +96,62 @@ class ScopedMemory:
         self.scope = sync.scope
 
     async def head(self) -> MemoryRef | None:
+        """As :meth:`SyncScopedMemory.head` (runs in a worker thread): same result, same errors."""
         return await asyncio.to_thread(self.sync.head)
 
-    async def remember(self, request: RememberRequest | NewEntry | str) -> WriteResult:
-        return await asyncio.to_thread(self.sync.remember, request)
+    async def remember(self, request: RememberRequest | NewEntry | str, **fields: Any) -> WriteResult:
+        """As :meth:`SyncScopedMemory.remember`. Cancellation: the write runs in a worker thread that cannot be
+        interrupted, so a ``remember`` cancelled while it runs may still commit — the caller gets CancelledError
+        and the entries exist. Use ``entry_id`` + ``upsert=True`` to make the retry after a cancellation safe."""
+        return await asyncio.to_thread(self.sync.remember, request, **fields)
+
+    async def forget(self, entry_id: str) -> WriteResult:
+        """As :meth:`SyncScopedMemory.forget` (cannot be undone)."""
+        return await asyncio.to_thread(self.sync.forget, entry_id)
+
+    async def forget_scope(self) -> WriteResult:
+        """As :meth:`SyncScopedMemory.forget_scope` (cannot be undone)."""
+        return await asyncio.to_thread(self.sync.forget_scope)
+
+    async def tombstone(self, entry_id: str) -> Tombstone | None:
+        """As :meth:`SyncScopedMemory.tombstone` (runs in a worker thread): same result, same errors."""
+        return await asyncio.to_thread(self.sync.tombstone, entry_id)
 
     async def revise(self, request: ReviseRequest) -> WriteResult:
+        """As :meth:`SyncScopedMemory.revise` (runs in a worker thread): same result, same errors."""
         return await asyncio.to_thread(self.sync.revise, request)
 
     async def retire(self, request: RetireRequest) -> WriteResult:
+        """As :meth:`SyncScopedMemory.retire` (runs in a worker thread): same result, same errors."""
         return await asyncio.to_thread(self.sync.retire, request)
 
     async def reactivate(self, request: ReactivateRequest) -> WriteResult:
+        """As :meth:`SyncScopedMemory.reactivate` (runs in a worker thread): same result, same errors."""
         return await asyncio.to_thread(self.sync.reactivate, request)
 
     async def list(self, request: ListRequest | None = None) -> EntryPage:
+        """As :meth:`SyncScopedMemory.list` (runs in a worker thread): same result, same errors."""
         return await asyncio.to_thread(self.sync.list, request)
 
     async def get(self, citation: Citation) -> MemoryEntry:
+        """As :meth:`SyncScopedMemory.get` (runs in a worker thread): same result, same errors."""
         return await asyncio.to_thread(self.sync.get, citation)
 
     async def get_entry(self, entry_id: str, revision: int | None = None) -> MemoryEntry:
+        """As :meth:`SyncScopedMemory.get_entry` (runs in a worker thread): same result, same errors."""
         return await asyncio.to_thread(self.sync.get_entry, entry_id, revision)
 
-    async def changes(self, since_revision: int = 0) -> ChangesPage:
-        return await asyncio.to_thread(self.sync.changes, since_revision)
+    async def changes(self, since_revision: int = 0, *, limit: int | None = None,
+                      cursor: str | None = None) -> ChangesPage:
+        """As :meth:`SyncScopedMemory.changes` (runs in a worker thread): same result, same errors."""
+        return await asyncio.to_thread(self.sync.changes, since_revision, limit=limit, cursor=cursor)
 
     async def history(self, entry_id: str) -> EntryHistory:
+        """As :meth:`SyncScopedMemory.history` (runs in a worker thread): same result, same errors."""
         return await asyncio.to_thread(self.sync.history, entry_id)
 
     async def revisions(self) -> builtins.list[RevisionInfo]:
+        """As :meth:`SyncScopedMemory.revisions` (runs in a worker thread): same result, same errors."""
         return await asyncio.to_thread(self.sync.revisions)
 
     async def search(
@@ -94,6 +162,7 @@ class ScopedMemory:
         rerank: bool = True,
         progress: Progress | None = None,
     ) -> SearchPage:
+        """As :meth:`SyncScopedMemory.search` (runs in a worker thread): same result, same errors."""
         return await asyncio.to_thread(self.sync.search, request, reranker=reranker, rerank=rerank, progress=progress)
 
 
@@ -104,7 +173,17 @@ class MemoryService:
         self.sync = sync
 
     def for_scope(self, scope: str) -> ScopedMemory:
+        """A handle on one scope (cheap; nothing is read). Raises InputError for an invalid scope name."""
         return ScopedMemory(self.sync.for_scope(scope))
 
+    async def forget_scope(self, scope: str) -> WriteResult:
+        """As :meth:`SyncMemoryService.forget_scope` (cannot be undone)."""
+        return await asyncio.to_thread(self.sync.forget_scope, scope)
+
     async def scopes(self) -> list[ScopeSummary]:
+        """As :meth:`SyncMemoryService.scopes` (runs in a worker thread): same result, same errors."""
         return await asyncio.to_thread(self.sync.scopes)
+
+    async def search(self, request: SearchMemoryRequest | str, *, scopes: Sequence[str], **options: Any) -> SearchPage:
+        """As :meth:`SyncMemoryService.search`: several scopes, one RRF."""
+        return await asyncio.to_thread(self.sync.search, request, scopes=scopes, **options)

@@ -1,7 +1,22 @@
 """The coarse retrieval path of SPEC §2: mode by capability, channel candidates, admission, RRF.
 
-Runs synchronously (the async API calls it from a worker thread). Reads one head snapshot per search, so every hit
-of a page cites the same revision.
+Runs synchronously (the async API calls it from a worker thread). Reads one head snapshot per scope searched, so
+every hit of a scope cites the same revision of it.
+
+Filters and several scopes keep SPEC §2's rules and only change where candidates come from:
+
+- **Filters** (kinds, metadata, created-at) are applied to each channel's candidates *before* the channel is cut
+  to ``max(4 · coarse_limit, 32)``: the backend is asked for 4x the channel count, the filter drops what does not
+  match, and while a channel has fewer survivors than the channel count and the store had more candidates, it is
+  asked again for 4x as many (up to every candidate). Only then is the channel truncated, admitted (FTS term
+  count, cosine ≥ 0.3) and fused. A filter never loses a match because unfiltered candidates filled the channel
+  first; a selective filter costs more reads than an unselective one.
+- **Several scopes**: mode choice needs the capability in every scope (auto → hybrid only if vectors are
+  available in all of them). Each channel's candidates from all scopes are merged into one list by channel
+  score (BM25 and cosine are comparable across scopes: one index, one embedding space per store), ties bytewise
+  by (artifact, entry, version), and cut to ``max(4 · coarse_limit, 32)`` for the union — not per scope. Then one
+  admission and one RRF (k = 60) over the union; the coarse limit and rerank pool (``max(k, c)``) are those of one
+  search. Each hit cites its own scope's artifact and head revision.
 """
 
 from __future__ import annotations
@@ -16,9 +31,9 @@ from pcmem.embedding.port import Embedder
 from pcmem.errors import CapabilityNotSupportedError, EmbeddingError, RerankError
 from pcmem.search.fusion import admit_fts, admit_vector, channel_candidate_count, rrf_fuse
 from pcmem.store.port import StorageBackend
-from pcmem.types.memory import Citation
-from pcmem.types.search import MemoryHit, RerankTrace, ResolvedMode, SearchMemoryRequest, SearchPage
-from pcmem.types.storage import VectorStatus
+from pcmem.types.memory import Citation, EntryVersion, MemoryRef
+from pcmem.types.search import Candidate, MemoryHit, RerankTrace, ResolvedMode, SearchMemoryRequest, SearchPage
+from pcmem.types.storage import ChannelCandidates, VectorStatus
 
 if TYPE_CHECKING:
     from pcmem.rerank.port import MemoryReranker
@@ -28,6 +43,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 DEFAULT_CANDIDATE_LIMIT = 30  # RFC 0080: the reranker sees up to 30 coarse candidates by default
+EVERY_CANDIDATE = 10_000_000  # the most a filtered search asks one channel for (in effect: all of them)
 
 
 class SearchService:
@@ -47,17 +63,18 @@ class SearchService:
         """SPEC §2: the store's profile equals the configured one and every active entry has a vector."""
         return self._embedder is not None and status.profile == self._embedder.profile and status.complete
 
-    def resolve_mode(self, requested: str, scope: str) -> ResolvedMode:
-        """auto → hybrid when vectors are available, else fts (never vector alone); explicit modes never degrade."""
+    def resolve_mode(self, requested: str, scope: str | tuple[str, ...]) -> ResolvedMode:
+        """auto → hybrid when vectors are available (in every scope), else fts (never vector alone); explicit modes
+        never degrade."""
         if requested == "fts":
             return "fts"
-        status = self._backend.vector_status(scope)
-        vector_ok = self.vector_available(status)
-        if requested == "auto":
-            return "hybrid" if vector_ok else "fts"
-        if not vector_ok:
-            raise CapabilityNotSupportedError(self._why_no_vectors(requested, status))
-        return requested  # type: ignore[return-value]
+        for one in (scope,) if isinstance(scope, str) else scope:
+            status = self._backend.vector_status(one)
+            if not self.vector_available(status):
+                if requested == "auto":
+                    return "fts"
+                raise CapabilityNotSupportedError(self._why_no_vectors(requested, status))
+        return "hybrid" if requested == "auto" else requested  # type: ignore[return-value]
 
     def _why_no_vectors(self, requested: str, status: VectorStatus) -> str:
         if self._embedder is None:
@@ -77,21 +94,21 @@ class SearchService:
 
     def search(
         self,
-        scope: str,
+        scopes: tuple[str, ...],
         request: SearchMemoryRequest,
         reranker: MemoryReranker | None = None,
         progress: Progress | None = None,
     ) -> SearchPage:
         """Coarse retrieval, then the reranker (the runtime's, or ``reranker`` for this call) when there are hits."""
         reranker = reranker or self.reranker
-        page = self._coarse(scope, request, reranker is not None)
+        page = self._coarse(scopes, request, reranker is not None)
         if reranker is None or not page.hits:
             return page.model_copy(update={"hits": page.hits[: request.limit]})
         return self._rerank(page, request, reranker, progress)
 
-    def coarse(self, scope: str, request: SearchMemoryRequest) -> SearchPage:
+    def coarse(self, scopes: tuple[str, ...], request: SearchMemoryRequest) -> SearchPage:
         """Fused coarse hits only, never reranked (for advisory consumers such as the write gate)."""
-        page = self._coarse(scope, request, reranking=False)
+        page = self._coarse(scopes, request, reranking=False)
         return page.model_copy(update={"hits": page.hits[: request.limit]})
 
     def _rerank(
@@ -117,8 +134,31 @@ class SearchService:
         hits = tuple(candidates[rank - 1] for rank in decision.selected_ranks)  # the original hit objects
         return page.model_copy(update={"hits": hits, "rerank": trace})
 
-    def _coarse(self, scope: str, request: SearchMemoryRequest, reranking: bool) -> SearchPage:
-        mode = self.resolve_mode(request.mode, scope)
+    def _scope_candidates(self, scope: str, request: SearchMemoryRequest, terms: list[str] | None,
+                          query_vector: np.ndarray | None, channel_limit: int) -> ChannelCandidates:
+        """One scope's channel candidates, filtered before any cut: exact, without reading the whole scope.
+
+        Unfiltered: the channel count itself. Filtered: ask for 4x the channel count and filter; when a channel has
+        fewer than ``channel_limit`` survivors and the store had more candidates, ask again for 4x as many. The
+        survivors returned are then exactly the first ``channel_limit`` a filter-first scan would give, all read
+        from one snapshot (the last request's).
+        """
+        limit = channel_limit
+        while True:
+            if request.filtered:
+                limit = min(4 * limit, EVERY_CANDIDATE)
+            found = self._backend.candidates(scope, fts_terms=terms, query_vector=query_vector, limit=limit)
+            if found.memory is None or not request.filtered:
+                return found
+            fts = [c for c in found.fts if request.admits(found.versions[c.entry_version_id])]
+            vector = [c for c in found.vector if request.admits(found.versions[c.entry_version_id])]
+            enough = all(len(kept) >= channel_limit or len(got) < limit
+                         for kept, got in ((fts, found.fts), (vector, found.vector)))
+            if enough or limit >= EVERY_CANDIDATE:
+                return ChannelCandidates(memory=found.memory, fts=fts, vector=vector, versions=found.versions)
+
+    def _coarse(self, scopes: tuple[str, ...], request: SearchMemoryRequest, reranking: bool) -> SearchPage:
+        mode = self.resolve_mode(request.mode, scopes)
         query_vector: np.ndarray | None = None
         if mode != "fts":
             assert self._embedder is not None  # vector modes resolve only with an embedder
@@ -132,23 +172,35 @@ class SearchService:
                 mode = "fts"
         terms = self._backend.analyzer.query_terms(request.query)
         coarse_limit = max(request.limit, self.candidate_limit) if reranking else request.limit  # SPEC §2 step 3
-        found = self._backend.candidates(
-            scope,
-            fts_terms=terms if mode in ("fts", "hybrid") else None,
-            query_vector=query_vector if mode in ("vector", "hybrid") else None,
-            limit=channel_candidate_count(coarse_limit),
-        )
-        if found.memory is None:
+        channel_limit = channel_candidate_count(coarse_limit)  # SPEC §2 step 4
+        memories: dict[str, MemoryRef] = {}
+        versions: dict[str, EntryVersion] = {}
+        fts: list[Candidate] = []
+        vector: list[Candidate] = []
+        for scope in scopes:
+            found = self._scope_candidates(scope, request, terms if mode in ("fts", "hybrid") else None,
+                                           query_vector if mode in ("vector", "hybrid") else None, channel_limit)
+            if found.memory is None:
+                continue
+            memories[found.memory.artifact_id] = found.memory
+            versions.update(found.versions)
+            fts.extend(found.fts)
+            vector.extend(found.vector)
+        if not memories:
             return SearchPage(memory=None, mode=mode, hits=())
-        fused = rrf_fuse({"fts": admit_fts(found.fts, len(terms)), "vector": admit_vector(found.vector)}, coarse_limit)
-        versions = found.versions
+        if len(scopes) > 1:  # one channel list over the union, best first, ties bytewise (SPEC §2 step 6 order)
+            fts.sort(key=lambda c: (-c.score, c.key))
+            vector.sort(key=lambda c: (-c.score, c.key))
+        fts, vector = fts[:channel_limit], vector[:channel_limit]
+        fused = rrf_fuse({"fts": admit_fts(fts, len(terms)), "vector": admit_vector(vector)}, coarse_limit)
         hits = []
         for item in fused:
             version = versions[item.candidate.entry_version_id]
-            citation = Citation.of(found.memory, version)
+            citation = Citation.of(memories[item.candidate.artifact_id], version)
             hits.append(MemoryHit(citation=citation, text=version.text, kind=version.kind, score=item.score,
                                   matched_by=item.matched_by, metadata=version.metadata))
-        return SearchPage(memory=found.memory, mode=mode, hits=tuple(hits))
+        single = next(iter(memories.values())) if len(scopes) == 1 else None
+        return SearchPage(memory=single, mode=mode, hits=tuple(hits), memories=tuple(memories.values()))
 
 
 def _check_selection(decision: MemoryRerankDecision, count: int, limit: int, policy_id: str) -> None:

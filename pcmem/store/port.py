@@ -28,6 +28,7 @@ from pcmem.types.memory import (
     Operation,
     RevisionInfo,
     ScopeSummary,
+    Tombstone,
 )
 from pcmem.types.storage import ChannelCandidates, EntryEvent, HeadEntry, VectorStatus
 
@@ -51,6 +52,10 @@ class WriteTransaction(Protocol):
 
     def missing_vectors(self, entry_version_ids: Sequence[str]) -> set[str]:
         """The subset of ``entry_version_ids`` that has no vector for the store's profile."""
+
+    def erase(self, entry_ids: Sequence[str]) -> None:
+        """After :meth:`commit` recorded their ``erased`` events: delete the text, metadata and vectors of every
+        version these entries ever had (the event log keeps their ids). Raises StoreError."""
 
     def commit(
         self,
@@ -101,7 +106,14 @@ class StorageBackend(Protocol):
         """Entry events in revisions since_revision+1 .. memory.revision, in order."""
 
     def history(self, memory: MemoryRef, entry_id: str) -> list[HistoryEvent]:
-        """Every event of one entry up to ``memory.revision``, oldest first."""
+        """Every event of one entry up to ``memory.revision``, oldest first (none for an erased entry)."""
+
+    def tombstone(self, memory: MemoryRef, entry_id: str) -> Tombstone | None:
+        """The tombstone of an erased entry of this memory (its ids, the revision that erased it), or ``None``."""
+
+    def reclaim(self) -> None:
+        """Make erased bytes unrecoverable from the store's files (DuckDB: checkpoint, rewrite, overwrite freed
+        space); a no-op where the engine manages its own storage. Raises StoreError."""
 
     def embedding_profile(self) -> EmbeddingProfile | None:
         """The active profile: the vector space searches use, or ``None`` before any embedder was used."""

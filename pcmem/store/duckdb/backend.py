@@ -22,7 +22,7 @@ import numpy as np
 import pyarrow as pa
 
 from pcmem.analysis import Analyzer
-from pcmem.errors import InputError, PcmemError, RevisionConflictError, StoreError, StoreFormatError
+from pcmem.errors import ConcurrentWriteError, InputError, PcmemError, StoreError, StoreFormatError
 from pcmem.store.common import (
     V_COLUMNS,
     CompletenessMemo,
@@ -35,7 +35,7 @@ from pcmem.store.common import (
     version_from_row,
 )
 from pcmem.store.duckdb import check as check_module
-from pcmem.store.duckdb import connection, files, fts_index, migrations, vectors
+from pcmem.store.duckdb import connection, erasure, files, fts_index, migrations, vectors
 from pcmem.store.duckdb.arrow import registered
 from pcmem.store.duckdb.vector_cache import VectorCache
 from pcmem.types.embedding import EmbeddingProfile
@@ -48,6 +48,7 @@ from pcmem.types.memory import (
     Operation,
     RevisionInfo,
     ScopeSummary,
+    Tombstone,
 )
 from pcmem.types.storage import ChannelCandidates, EntryEvent, HeadEntry, VectorStatus
 from pcmem.validation import canonical_json
@@ -97,6 +98,9 @@ class DuckDBBackend:
                 if not existed:
                     os.chmod(self.path, files.FILE_MODE)  # before any entry is written into it
                 self._prepare(db)
+                unreclaimed = not self.read_only and erasure.pending(db)
+            if unreclaimed:
+                self.reclaim()  # an erasure whose bytes could not be cleared when it committed
         except BaseException:
             if connections is not None:
                 connections.close()
@@ -302,6 +306,25 @@ class DuckDBBackend:
             for row in rows
         ]
 
+    def tombstone(self, memory: MemoryRef, entry_id: str) -> Tombstone | None:
+        with self._transaction() as cursor:
+            return erasure.tombstone(cursor, memory.artifact_id, entry_id)
+
+    def reclaim(self) -> None:
+        """Rewrite the tables that held erased rows, checkpoint, and overwrite the freed blocks (see erasure.py).
+
+        Raises StoreError when another transaction of this process stays open for more than 10 s; the erasure
+        itself is committed then, and the next open of the store finishes the reclaim."""
+        with self._write_lock, self._connections.cursor() as cursor:
+            if self.read_only:
+                files.refuse_write(self.path)
+            self._private_wal()
+            try:
+                erasure.reclaim(cursor)
+            except duckdb.Error as error:
+                raise StoreError(f"the entry is erased from every read, but its bytes could not be cleared from the "
+                                 f"file yet ({_first_line(error)}); the next open of the store clears them") from error
+        self._vector_cache.invalidate()
 
     # --- integrity --------------------------------------------------------------------------------------------
 
@@ -523,10 +546,10 @@ def _rollback(cursor: duckdb.DuckDBPyConnection) -> None:
 
 
 def _translate(error: duckdb.Error, what: str) -> PcmemError:
-    """A driver error as a pcmem error: a write-write conflict is a RevisionConflictError (retry), the rest
+    """A driver error as a pcmem error: a write-write conflict is a ConcurrentWriteError (retry), the rest
     StoreError."""
     if isinstance(error, duckdb.TransactionException) and "conflict" in str(error).lower():
-        return RevisionConflictError(f"another writer changed the same rows at the same time; retry ({_first_line(error)})")
+        return ConcurrentWriteError(f"another writer changed the same rows at the same time; retry ({_first_line(error)})")
     return StoreError(f"{what}: {_first_line(error)}")
 
 
@@ -582,6 +605,11 @@ class _DuckDBWrite:
 
     def embedding_profile(self) -> EmbeddingProfile | None:
         return vectors.profile(self._cursor)
+
+    def erase(self, entry_ids: Sequence[str]) -> None:
+        if self.memory is None:
+            raise StoreError("nothing to erase in a scope with no memory")
+        erasure.erase(self._cursor, self.memory.artifact_id, entry_ids)
 
     def missing_vectors(self, entry_version_ids: Sequence[str]) -> set[str]:
         if vectors.profile(self._cursor) is None:

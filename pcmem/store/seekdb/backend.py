@@ -33,7 +33,16 @@ from pcmem.store.seekdb.engine import Connector, SeekdbTarget, parse
 from pcmem.store.seekdb.sql import Connection, chunks, in_list, quote, render, row
 from pcmem.store.seekdb.write import SeekdbWrite
 from pcmem.types.embedding import EmbeddingProfile
-from pcmem.types.memory import Change, EntryVersion, HistoryEvent, MemoryEntry, MemoryRef, RevisionInfo, ScopeSummary
+from pcmem.types.memory import (
+    Change,
+    EntryVersion,
+    HistoryEvent,
+    MemoryEntry,
+    MemoryRef,
+    RevisionInfo,
+    ScopeSummary,
+    Tombstone,
+)
 from pcmem.types.storage import ChannelCandidates, VectorStatus
 
 
@@ -210,6 +219,25 @@ class SeekdbBackend:
             ))
         return [HistoryEvent(revision=int(r[0]), operation=r[1], state=r[2], created_at=utc(r[3]),
                              entry=version_from_row(r[4:])) for r in rows]
+
+    def tombstone(self, memory: MemoryRef, entry_id: str) -> Tombstone | None:
+        with self._transaction() as db:
+            rows = db.run(render(
+                """SELECT e.revision, r.created_at FROM entry_events e
+                   JOIN revisions r ON r.artifact_id = e.artifact_id AND r.revision = e.revision
+                   WHERE e.artifact_id = %s AND e.entry_id = %s AND e.state = 'erased' ORDER BY e.revision LIMIT 1""",
+                memory.artifact_id, entry_id))
+            if not rows:
+                return None
+            versions = db.run(render(
+                """SELECT entry_version_id FROM entry_events WHERE artifact_id = %s AND entry_id = %s
+                   GROUP BY entry_version_id ORDER BY MIN(revision)""", memory.artifact_id, entry_id))
+        return Tombstone(entry_id=entry_id, entry_version_ids=tuple(v for (v,) in versions),
+                         erased_in_revision=int(rows[0][0]), erased_at=utc(rows[0][1]))
+
+    def reclaim(self) -> None:
+        """A no-op: the engine's own compaction reclaims deleted rows (the deleted text is no longer readable
+        through SQL at once; its bytes leave the data files at the engine's next major compaction)."""
 
     def entry_versions(self, entry_version_ids: Sequence[str]) -> dict[str, EntryVersion]:
         found: dict[str, EntryVersion] = {}

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from pcmem.errors import RevisionConflictError, StoreError
+from pcmem.errors import ConcurrentWriteError, StoreError
 from pcmem.store.common import V_COLUMNS, check_dimension, check_events, next_revision, version_from_row
 from pcmem.store.seekdb import fulltext, schema, vectors
 from pcmem.store.seekdb.sql import Connection, DuplicateKeyError, chunks, in_list, insert_rows, quote, render, row
@@ -59,6 +59,21 @@ class SeekdbWrite:
             ))
         return found
 
+    def erase(self, entry_ids: Sequence[str]) -> None:
+        """Delete every version's text/metadata and every vector of these entries (their events stay: the
+        tombstone). The commit already removed their full-text documents."""
+        if self.memory is None:
+            raise StoreError("nothing to erase in a scope with no memory")
+        db, artifact = self._db, quote(self.memory.artifact_id)
+        for batch in chunks(list(entry_ids)):
+            versions = [r[0] for r in db.run(
+                f"SELECT DISTINCT entry_version_id FROM entry_events WHERE artifact_id = {artifact} "
+                f"AND entry_id IN {in_list(batch)}")]
+            db.run(f"DELETE FROM entry_versions WHERE artifact_id = {artifact} AND entry_id IN {in_list(batch)}")
+            for table in dict.fromkeys(self._backend._profile_tables(db).values()):
+                for ids in chunks(versions):
+                    db.run(f"DELETE FROM {table} WHERE entry_version_id IN {in_list(ids)}")
+
     def embedding_profile(self) -> EmbeddingProfile | None:
         return self._active_profile()
 
@@ -95,7 +110,7 @@ class SeekdbWrite:
                     f"WHERE artifact_id = {quote(artifact_id)} AND entry_id IN {in_list(batch)}"
                 ):
                     previous[entry_id] = (version_id, state)
-        delta = {"active": 0, "retired": 0}
+        delta = {"active": 0, "retired": 0, "erased": 0}
         for event in events:
             if event.entry_id in previous:
                 delta[previous[event.entry_id][1]] -= 1
@@ -133,7 +148,7 @@ class SeekdbWrite:
                     delta["retired"], now, now))
             except DuplicateKeyError:
                 # Another process created the scope after this write read it: a compare-and-swap conflict.
-                raise RevisionConflictError(
+                raise ConcurrentWriteError(
                     f"scope {self._scope!r} was created by another writer meanwhile", expected=0, actual=None
                 ) from None
         else:
