@@ -68,6 +68,7 @@ def reranker() -> ScriptedReranker:
 @pytest.fixture(scope="module")
 def server(tmp_path_factory, reranker):  # noqa: ANN001, ANN201
     runtime, api, live = _start(tmp_path_factory.mktemp("serve") / "memory.duckdb", reranker, max_body_bytes=64 * 1024)
+    live.runtime = runtime  # the served runtime, for operations v1 has no route for (forget)
     yield live
     live.stop()
     api.close()
@@ -236,6 +237,19 @@ def test_changes_since_a_revision_past_the_head_is_422(client):
     remember(client, "since", "One revision.")
     assert error_of(client, "/v1/memory/changes", {"scope_id": "since", "since_revision": 7}, 422)["code"] == \
         "invalid_request"
+
+
+def test_a_forgotten_entry_reads_as_deactivated_in_v1_changes_and_is_404_by_citation(client, server):
+    written = remember(client, "erase", "A pasted secret to forget.")
+    entry = written["entry"]
+    server.runtime.memory.for_scope("erase").forget(entry["citation"]["entry_id"])
+    changes = post(client, "/v1/memory/changes", {"scope_id": "erase"})
+    last = changes["revisions"][-1]["changes"]
+    assert [(c["op"], c["entry_id"], c["to_entry_version_id"]) for c in last] == [
+        ("deactivate", entry["citation"]["entry_id"], None)]
+    listed = post(client, "/v1/memory/entries/list", {"scope_id": "erase", "include_inactive": True})
+    assert all("secret" not in e["text"] for e in listed["entries"])
+    assert error_of(client, "/v1/memory/entries/get", {"scope_id": "erase", "citation": entry["citation"]}, 404)
 
 
 def test_an_unavailable_mode_is_422_capability_not_supported(client):

@@ -7,12 +7,15 @@ from collections.abc import Callable
 import pcmem
 from pcmem.serve import wire
 
-_STATE = {"active": wire.MemoryEntryState.active, "retired": wire.MemoryEntryState.inactive}
+_STATE = {"active": wire.MemoryEntryState.active, "retired": wire.MemoryEntryState.inactive,
+          "erased": wire.MemoryEntryState.inactive}
 _OPERATION = {
     "remember": wire.EntryChangeOperation.add,
     "revise": wire.EntryChangeOperation.revise,
     "retire": wire.EntryChangeOperation.deactivate,
     "reactivate": wire.EntryChangeOperation.reactivate,
+    # pcmem's erasure (issue 18) has no v1 operation; to a v1 client the entry leaves the active set.
+    "forget": wire.EntryChangeOperation.deactivate,
 }
 
 
@@ -70,7 +73,7 @@ def search_response(page: pcmem.SearchPage) -> wire.SearchMemoryResponse:
 
 
 def entries_response(page: pcmem.EntryPage | None) -> wire.ListMemoryEntriesResponse:
-    if page is None:
+    if page is None or page.memory is None:  # a scope without Memory lists nothing (memory: null)
         return wire.ListMemoryEntriesResponse(memory=None, entries=[])
     return wire.ListMemoryEntriesResponse(
         memory=memory_reference(page.memory), entries=[memory_entry(entry) for entry in page.entries]
@@ -82,7 +85,7 @@ def changes_response(
 ) -> wire.ListMemoryChangesResponse:
     """Group pcmem's per-entry changes by revision. ``previous_version(entry_id, revision)`` answers the version an
     entry had just before ``revision`` when this page does not show it (a revise whose add is older than the page)."""
-    if page is None:
+    if page is None or page.memory is None:
         return wire.ListMemoryChangesResponse(memory=None, revisions=[])
     last_version: dict[str, str] = {}
     revisions: dict[int, list[wire.EntryChange]] = {}
