@@ -465,6 +465,7 @@ def test_cli_tui_opens_the_app_on_the_resolved_store(monkeypatch, tmp_path):
         return FakeApp()
 
     monkeypatch.setattr("pcmem_tui.app.make_app", fake_make_app)
+    monkeypatch.setattr("pcmem.cli.tui_command.has_terminal", lambda: True)
     args = ["--db", str(tmp_path / "x.duckdb"), "tui", "--model", "llama-cpp:tiny"]
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
@@ -474,6 +475,30 @@ def test_cli_tui_opens_the_app_on_the_resolved_store(monkeypatch, tmp_path):
     assert json.loads(described.stdout) == {"db": str(tmp_path / "x.duckdb"), "model": "llama-cpp:tiny",
                                             "embedder": "auto"}
     assert not (tmp_path / "x.duckdb").exists()
+
+
+def test_cli_tui_without_a_terminal_refuses_with_a_message(tmp_path):
+    """Issue 19.11: piped or under a CI runner, Textual would spin a CPU for minutes; say why and exit non-zero."""
+    result = CliRunner().invoke(main, ["--db", str(tmp_path / "x.duckdb"), "tui"])  # CliRunner's streams are no TTY
+    assert result.exit_code != 0
+    assert "needs an interactive terminal" in result.output and "Traceback" not in result.output
+    assert not (tmp_path / "x.duckdb").exists()
+
+
+async def test_first_run_on_a_new_path_creates_the_store_and_shows_the_empty_scopes_screen(tmp_path):
+    """Issue 19.1: a new default store (in a folder that does not exist yet) opens; no traceback."""
+    path = tmp_path / "new" / "memory.duckdb"
+    app = make_app(path, embedder=None)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert isinstance(app.screen, ScopesScreen) and path.exists()
+        assert text_of(app, "#title").startswith("No scopes yet")
+        await pilot.press("n")  # and the first entry can be written right away
+        app.screen.query_one("#scope", Input).value = "first"
+        app.screen.query_one(TextArea).text = "My first memory."
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert row_keys(app.screen.query_one(DataTable)) == ["first"]
 
 
 def test_tui_uses_only_the_public_api_of_pcmem():

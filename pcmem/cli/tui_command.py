@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -20,6 +21,15 @@ def _make_app() -> Callable[..., Any]:
             raise
         raise ConfigurationError("the terminal UI needs Textual: pip install 'pcmem[tui]'") from None
     return make_app
+
+
+NO_TERMINAL = ("pcmem tui needs an interactive terminal (stdin and stdout must be a TTY); "
+               "in scripts and pipes use `pcmem list`, `pcmem show` and `pcmem search` instead")
+
+
+def has_terminal() -> bool:
+    """Without a TTY Textual cannot read keys and would spin a CPU for minutes drawing to nobody."""
+    return sys.stdin.isatty() and sys.stdout.isatty()
 
 
 @click.command()
@@ -43,6 +53,8 @@ def tui(model: str | None, as_json: bool) -> None:
         render.emit_json({"db": str(store.path), "model": inference.generation_model,
                           "embedder": store.embedder or "auto"})
         return
+    if not has_terminal():
+        raise ConfigurationError(NO_TERMINAL)
     options = {"embedder": store.embedder} if store.embedder else {}
     _make_app()(store.path, inference=inference, **options).run()
 
