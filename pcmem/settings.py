@@ -24,7 +24,7 @@ from typing import Any
 import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from pcmem.errors import ConfigurationError
+from pcmem.errors import ConfigurationError, InputError
 
 DB_ENV = "PCMEM_DB"
 CACHE_ENV = "PCMEM_CACHE_DIR"
@@ -40,9 +40,14 @@ def default_db_path() -> Path:
 
 def resolve_db_path(explicit: str | os.PathLike[str] | None = None) -> Path | str:
     """A store file path, or a ``seekdb:`` connection string kept as it is (see :mod:`pcmem.compose.backends`)."""
-    chosen = explicit or os.environ.get(DB_ENV)
+    chosen = explicit if explicit is not None else os.environ.get(DB_ENV)
+    if chosen is not None and not str(chosen).strip():
+        raise InputError(f"the store path is empty (--db or ${DB_ENV}); give a path, or unset it for the default")
     if chosen:
-        return str(chosen) if str(chosen).startswith(SEEKDB_SCHEME) else Path(chosen).expanduser()
+        if str(chosen).startswith(SEEKDB_SCHEME):
+            return str(chosen)
+        refuse_non_local(str(chosen))
+        return Path(chosen).expanduser()
     return default_db_path()
 
 
@@ -156,3 +161,34 @@ class InferenceConfig(_Settings):
             "generation_max_requests": ENV_GENERATION_MAX_REQUESTS,
         })
         return cls._build({**env, **{k: v for k, v in overrides.items() if v is not None}}, "inference config")
+
+
+_URL_PREFIXES = ("md:", "motherduck:", "s3:", "gs:", "gcs:", "r2:", "az:", "azure:", "abfss:", "hf:", "http:", "https:")
+
+
+def refuse_non_local(target: str) -> None:
+    """A DuckDB store is a local file: refuse URLs and DuckDB's special names (``:memory:``, ``md:``, ``s3://``...)
+    before they create folders, load network extensions or connect anywhere."""
+    if target.startswith(":memory:"):
+        raise InputError("':memory:' is not a store file: pcmem keeps memory in a file (use a temporary file for a "
+                         "throwaway store)")
+    if "://" in target or target.lower().startswith(_URL_PREFIXES):
+        raise InputError(f"{target!r} is a URL; a pcmem store is a local file path (or a seekdb: URL)")
+
+
+LOCK_TIMEOUT_ENV = "PCMEM_LOCK_TIMEOUT"
+DEFAULT_LOCK_TIMEOUT = 10.0
+
+
+def lock_timeout() -> float:
+    """Seconds the CLI waits for a store file another process holds (``$PCMEM_LOCK_TIMEOUT``, default 10)."""
+    raw = os.environ.get(LOCK_TIMEOUT_ENV, "").strip()
+    if not raw:
+        return DEFAULT_LOCK_TIMEOUT
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ConfigurationError(f"${LOCK_TIMEOUT_ENV} must be a number of seconds, got {raw!r}") from None
+    if not 0 <= value <= 3600:
+        raise ConfigurationError(f"${LOCK_TIMEOUT_ENV} must be between 0 and 3600 seconds, got {raw!r}")
+    return value

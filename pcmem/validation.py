@@ -21,8 +21,12 @@ MAX_KIND_CHARS = 64
 MAX_METADATA_BYTES = 4096  # metadata is a small annotation (a source turn id, a timestamp), not a second payload.
 MAX_METADATA_DEPTH = 8
 
-# Tab, newline and carriage return are ordinary text; every other C0/C1 control character is refused.
-_ALLOWED_CONTROLS = frozenset("\t\n\r")
+# Tab, newline, carriage return, vertical tab and form feed are whitespace that real text (chat logs) contains;
+# every other C0/C1 control character (NUL, ESC, ...) is refused.
+_ALLOWED_CONTROLS = frozenset("\t\n\r\x0b\x0c")
+MAX_JSON_BYTES = 1 << 20  # one metadata argument or one JSONL line
+MAX_JSON_DEPTH = 64  # well above metadata's own limit; stops 60,000 nested "[" before the parser recurses
+MAX_JSON_INT_DIGITS = 40  # any real id or count; Python refuses > 4300 digits with a bare ValueError
 _ID_PATTERN = re.compile(r"[\x21-\x7e]+")
 
 
@@ -46,8 +50,9 @@ def normalize_text(value: object, field: str = "text") -> str:
     text = _require_str(value, field)
     _reject_unencodable(text, field)
     text = unicodedata.normalize("NFC", text).strip()
-    if not text:
-        raise InputError(f"{field} is empty after stripping whitespace")
+    if not text or all(char.isspace() or unicodedata.category(char) == "Cf" for char in text):
+        # zero-width spaces/joiners and byte-order marks are invisible format characters: text of only those is empty
+        raise InputError(f"{field} is empty after stripping whitespace and invisible characters")
     size = len(text.encode("utf-8"))
     if size > MAX_TEXT_BYTES:
         raise InputError(f"{field} is {size} UTF-8 bytes; the limit is {MAX_TEXT_BYTES}")
@@ -93,7 +98,11 @@ def validate_revision(value: object, field: str = "revision") -> int:
 def _check_json_value(value: Any, path: str, depth: int) -> None:
     if depth > MAX_METADATA_DEPTH:
         raise InputError(f"metadata nests deeper than {MAX_METADATA_DEPTH} levels at {path}")
-    if value is None or isinstance(value, (bool, int)):
+    if value is None or isinstance(value, bool):
+        return
+    if isinstance(value, int):
+        if value.bit_length() > 133:  # ~40 decimal digits, see MAX_JSON_INT_DIGITS
+            raise InputError(f"metadata number at {path} has more than {MAX_JSON_INT_DIGITS} digits")
         return
     if isinstance(value, float):
         if not math.isfinite(value):
@@ -129,15 +138,56 @@ def validate_metadata(value: object) -> dict[str, Any]:
     return json.loads(canonical_json(value))
 
 
+def _bounded_int(digits: str) -> int:
+    if len(digits.lstrip("-")) > MAX_JSON_INT_DIGITS:
+        raise InputError(f"a JSON number has {len(digits.lstrip('-'))} digits; the limit is {MAX_JSON_INT_DIGITS}")
+    return int(digits)
+
+
+def _json_depth(raw: str) -> int:
+    """The deepest nesting of ``[``/``{`` outside strings (a linear scan; the parser itself would recurse)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for char in raw:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+    return deepest
+
+
+def parse_json(raw: object, what: str = "input") -> Any:
+    """Parse untrusted JSON text with size, nesting and number-length limits: every failure is an InputError."""
+    text = _require_str(raw, what)
+    size = len(text.encode("utf-8", errors="replace"))
+    if size > MAX_JSON_BYTES:
+        raise InputError(f"{what} is {size} bytes of JSON; the limit is {MAX_JSON_BYTES}")
+    if ("[" in text or "{" in text) and _json_depth(text) > MAX_JSON_DEPTH:
+        raise InputError(f"{what} nests deeper than {MAX_JSON_DEPTH} levels")
+    try:
+        return json.loads(text, parse_int=_bounded_int)
+    except json.JSONDecodeError as error:
+        raise InputError(f"{what} is not valid JSON: {error.msg} at column {error.colno}") from None
+    except RecursionError:
+        raise InputError(f"{what} nests too deeply") from None
+
+
 def parse_metadata_json(raw: str) -> dict[str, Any]:
     """Parse a metadata argument given as JSON text (CLI, import files)."""
-    try:
-        value = json.loads(raw)
-    except json.JSONDecodeError as error:
-        raise InputError(f"metadata is not valid JSON: {error.msg} at position {error.pos}") from None
-    return validate_metadata(value)
+    return validate_metadata(parse_json(raw, "metadata"))
 
 
 def canonical_json(value: Any) -> str:
     """Stable JSON text: sorted keys, no spaces, UTF-8 kept as is."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import numpy as np
+import duckdb
 import pytest
 
 import pcmem
+from pcmem.errors import ConfigurationError
 from pcmem import (
     CapabilityNotSupportedError,
     EmbeddingError,
@@ -174,8 +176,15 @@ def test_auto_without_embedder_is_fts_and_explicit_vector_modes_fail(db_path):
 def test_entries_without_vectors_make_vector_unavailable_until_reindex(db_path):
     with pcmem.open_sync(db_path) as runtime:
         runtime.memory.for_scope("p").remember("written with vectors")
-    with pcmem.open_sync(db_path, embedder=None) as runtime:
+    with pcmem.open_sync(db_path, embedder=None) as runtime:  # issue 16: refused, it would leave a vector missing
+        with pytest.raises(ConfigurationError, match="embedder='auto'"):
+            runtime.memory.for_scope("p").remember("refused without vectors")
+    with pcmem.open_sync(db_path) as runtime:
         runtime.memory.for_scope("p").remember("written without vectors")
+    connection = duckdb.connect(str(db_path))  # a vector lost some other way (an older pcmem, a manual edit)
+    connection.execute("DELETE FROM embeddings WHERE entry_version_id IN "
+                       "(SELECT entry_version_id FROM entry_versions WHERE text = 'written without vectors')")
+    connection.close()
     with pcmem.open_sync(db_path) as runtime:
         memory = runtime.memory.for_scope("p")
         assert search(memory, "written").mode == "fts"

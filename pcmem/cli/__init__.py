@@ -14,7 +14,7 @@ import click
 from pcmem import __version__
 from pcmem.errors import PcmemError
 from pcmem.compose.runtime import SyncRuntime, open_sync
-from pcmem.settings import DB_ENV, resolve_db_path
+from pcmem.settings import DB_ENV, lock_timeout, resolve_db_path
 
 
 class _Group(click.Group):
@@ -30,18 +30,32 @@ class _Group(click.Group):
 
 
 class StoreContext:
-    """Opens the store lazily, so ``pcmem --help`` never touches a file."""
+    """Opens the store lazily, so ``pcmem --help`` never touches a file.
+
+    ``runtime`` is for commands that write: it creates a missing store and opens it in shared mode, so the file is
+    held only during each short transaction — never while a model embeds (other processes, e.g. the TUI, keep
+    working). ``reader`` is for commands that only read: a missing store is "no store at PATH" and nothing is
+    created.
+    """
 
     def __init__(self, db: str | None, embedder: str | None = None) -> None:
         self.path = resolve_db_path(db)
         self.embedder = embedder
         self._runtime: SyncRuntime | None = None
 
+    def open(self, *, shared: bool, create: bool) -> SyncRuntime:
+        if self._runtime is None:
+            self._runtime = open_sync(self.path, embedder=self.embedder or "auto", shared=shared, create=create,
+                                      lock_timeout=lock_timeout())
+        return self._runtime
+
     @property
     def runtime(self) -> SyncRuntime:
-        if self._runtime is None:
-            self._runtime = open_sync(self.path, embedder=self.embedder or "auto")
-        return self._runtime
+        return self.open(shared=True, create=True)
+
+    @property
+    def reader(self) -> SyncRuntime:
+        return self.open(shared=False, create=False)
 
     def close(self) -> None:
         if self._runtime is not None:
@@ -75,6 +89,8 @@ def main(ctx: click.Context, db: str | None, embedder: str | None) -> None:
       pcmem remember --scope project "We deploy on Fridays."
       pcmem --db team.duckdb init --embedder mpnet-base-int8   # a store with the stronger embedder
     """
+    if db is not None and not db.strip():
+        raise click.UsageError(f"--db (or ${DB_ENV}) is empty; give a store path, or unset it for the default")
     store = StoreContext(db, embedder)
     ctx.obj = store
     ctx.call_on_close(store.close)

@@ -283,5 +283,54 @@ def crash(trials: int, as_json: bool) -> None:
         raise SystemExit(1)
 
 
+@bench.command()
+@click.option("--quick", is_flag=True, help="A small run (CI, development): a few hundred hostile cases, 1 kill round.")
+@click.option("--hostile-cases", type=int, default=None, help="Hypothesis cases (default 10,000; --quick: 300).")
+@click.option("--kill-rounds", type=int, default=None,
+              help="Rounds of 4 SIGKILL trials (revise stream, import, reindex --embedder, damaged WAL); default 5.")
+@render.json_option
+def chaos(quick: bool, hostile_cases: int | None, kill_rounds: int | None, as_json: bool) -> None:
+    """The safety campaign (issue 16): threads, runtimes, async tasks, processes, SIGKILLs and hostile input.
+
+    Each scenario prints operations, acknowledged writes, acknowledged writes found afterwards (must be equal),
+    typed errors by class, untyped errors (must be 0) and `check` (must pass); then the throughput of 4 threads vs
+    1 on one runtime. Exits 1 when a scenario fails.
+
+    \b
+    Examples:
+      pcmem bench chaos --quick
+      pcmem bench chaos --json > chaos.json
+    """
+    import dataclasses
+    import tempfile
+
+    from pcmem.bench import chaos as bench_chaos
+
+    plan = bench_chaos.QUICK if quick else bench_chaos.Plan()
+    if hostile_cases is not None:
+        plan = dataclasses.replace(plan, hostile_cases=hostile_cases)
+    if kill_rounds is not None:
+        plan = dataclasses.replace(plan, kill_rounds=kill_rounds)
+    say = (lambda _line: None) if as_json else (lambda line: click.echo(f"  … {line}", err=True))
+    with tempfile.TemporaryDirectory(prefix="pcmem-chaos-") as tmp:
+        result = bench_chaos.campaign(Path(tmp), plan, say)
+    if as_json:
+        render.emit_json(result)
+    else:
+        for scenario in result["scenarios"]:
+            typed = ", ".join(f"{name} {count}" for name, count in scenario["typed_errors"].items()) or "none"
+            click.echo(f"{'ok  ' if scenario['ok'] else 'FAIL'} {scenario['scenario']}  ({scenario['seconds']:.0f} s)\n"
+                       f"     operations {scenario['operations']}, acknowledged {scenario['acknowledged']}, found "
+                       f"{scenario['found']}, untyped {scenario['untyped_error_count']}, check {scenario['checks']} "
+                       f"run / {len(scenario['checks_failed'])} failed\n     typed errors: {typed}")
+            for problem in scenario["untyped_errors"][:3] + scenario["checks_failed"][:3]:
+                click.echo(f"     ! {problem[:300]}")
+        figure = result["scaling"]
+        click.echo(f"4 threads vs 1 thread, mixed search/remember on one runtime: {figure['ops_per_second_1']} → "
+                   f"{figure['ops_per_second_4']} ops/s = {figure['ratio']}x")
+    if not result["ok"]:
+        raise SystemExit(1)
+
+
 def register(group: click.Group) -> None:
     group.add_command(bench)

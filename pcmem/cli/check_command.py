@@ -21,7 +21,7 @@ def check(repair: bool, as_json: bool) -> None:
     Example:
       pcmem check --json
     """
-    backend = click.get_current_context().obj.runtime.backend
+    backend = click.get_current_context().obj.reader.backend
     require_file_maintenance(backend, "pcmem check")
     report = backend.repair() if repair else backend.check()
     result = {"ok": report.ok, "problems": report.problems, "scopes": report.scopes, "revisions": report.revisions,

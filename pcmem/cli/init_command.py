@@ -8,7 +8,7 @@ from pcmem.cli import render
 from pcmem.errors import InputError
 from pcmem.compose.runtime import SyncRuntime
 from pcmem.compose.embedders import resolve_embedder
-from pcmem.compose.backends import open_backend
+from pcmem.compose.backends import open_backend, remove_new_store, target_exists
 
 
 @click.command()
@@ -30,6 +30,7 @@ def init(embedder_choice: str | None, as_json: bool) -> None:
     """
     store = click.get_current_context().obj
     choice = embedder_choice or store.embedder or "auto"
+    existed = target_exists(store.path)
     backend = open_backend(store.path)
     try:
         new = backend.embedding_profile() is None and not backend.scope_summaries()
@@ -37,8 +38,12 @@ def init(embedder_choice: str | None, as_json: bool) -> None:
         profile = backend.embedding_profile()
         wanted = runtime.embedder.profile if runtime.embedder is not None else None
         analyzer = backend.analyzer.name
-    finally:
+    except BaseException:
         backend.close()
+        if existed is False:
+            remove_new_store(store.path)  # a failed init leaves nothing a later command could adopt
+        raise
+    backend.close()
     if wanted is not None and profile != wanted:
         raise InputError(f"{store.path} already holds vectors of {profile.describe() if profile else 'no model'}; "
                          f"switch it with `pcmem --db {store.path} reindex --embedder {choice}`")

@@ -9,7 +9,7 @@ import click
 
 from pcmem.cli import render
 from pcmem.cli.progress import progress_bar
-from pcmem.cli.jsonl import read_entries
+from pcmem.cli.jsonl import STDIN, read_entries, read_text
 from pcmem.errors import InputError, NotFoundError
 from pcmem.types.memory import (
     Citation,
@@ -36,7 +36,13 @@ expected_option = click.option(
 
 
 def _scope(scope: str) -> SyncScopedMemory:
+    """The scope for a command that writes (creates the store if needed)."""
     return click.get_current_context().obj.runtime.memory.for_scope(scope)
+
+
+def _read_scope(scope: str) -> SyncScopedMemory:
+    """The scope for a command that only reads (never creates a store)."""
+    return click.get_current_context().obj.reader.memory.for_scope(scope)
 
 
 def _gated_scope(scope: str, model: str | None, as_json: bool) -> SyncScopedMemory:
@@ -119,13 +125,15 @@ def _print_entries(page: EntryPage, as_json: bool) -> None:
 @render.json_option
 def remember(scope: str, kind: str, metadata: str | None, entry_id: str | None, expected_revision: int | None,
              write_gate: bool, allow_duplicates: bool, model: str | None, text: str, as_json: bool) -> None:
-    """Remember TEXT in a scope (one new revision).
+    """Remember TEXT in a scope (one new revision). TEXT ``-`` reads it from standard input.
 
     \b
     Examples:
       pcmem remember --scope project --kind decision "Releases go out on Fridays."
       pcmem remember --scope project --write-gate --model llama-cpp:qwen2.5-coder-1.5b-instruct "Deploys: Fridays"
     """
+    if text == STDIN:
+        text = read_text(Path(STDIN))
     entry = NewEntry(text=text, kind=kind, entry_id=entry_id,
                      metadata=parse_metadata_json(metadata) if metadata is not None else None)
     request = RememberRequest(entries=(entry,), expected_revision=expected_revision, allow_duplicates=allow_duplicates)
@@ -137,17 +145,18 @@ def remember(scope: str, kind: str, metadata: str | None, entry_id: str | None, 
 @click.command("import")
 @scope_option
 @expected_option
-@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, allow_dash=True, path_type=Path))
 @render.json_option
 def import_(scope: str, expected_revision: int | None, file: Path, as_json: bool) -> None:
     """Import a JSONL FILE: one {"text": …, "kind"?: …, "metadata"?: {…}, "entry_id"?: …} per line.
 
-    Every line is checked first; one bad line aborts the import and nothing from the file is written.
-    All entries land in one revision.
+    Every line is checked first; a bad line aborts the import (all bad lines are named) and nothing from the file
+    is written. All entries land in one revision. FILE ``-`` reads standard input.
 
     \b
     Example:
       pcmem import --scope notes notes.jsonl
+      cat notes.jsonl | pcmem import --scope notes -
     """
     entries = read_entries(file, show_progress=not as_json)
     if not entries:
@@ -169,7 +178,7 @@ def list_(scope: str, include_retired: bool, revision: int | None, as_json: bool
       pcmem list --scope project --all --revision 3
     """
     request = ListRequest(state="all" if include_retired else "active", revision=revision)
-    _print_entries(_scope(scope).list(request), as_json)
+    _print_entries(_read_scope(scope).list(request), as_json)
 
 
 def _lookup(memory: SyncScopedMemory, ref: str, revision: int | None) -> MemoryEntry:
@@ -200,7 +209,7 @@ def show(scope: str, revision: int | None, ref: str, as_json: bool) -> None:
     Example:
       pcmem show --scope project ent_01jd5f2m3x…
     """
-    entry = _lookup(_scope(scope), ref, revision)
+    entry = _lookup(_read_scope(scope), ref, revision)
     if as_json:
         render.emit_json(entry)
         return
@@ -225,7 +234,7 @@ def history(scope: str, entry_id: str, as_json: bool) -> None:
     Example:
       pcmem history --scope project alice-tea
     """
-    result = _scope(scope).history(entry_id)
+    result = _read_scope(scope).history(entry_id)
     if as_json:
         render.emit_json(result)
         return
@@ -248,7 +257,7 @@ def changes(scope: str, since: int, as_json: bool) -> None:
     Example:
       pcmem changes --scope project --since 12
     """
-    page = _scope(scope).changes(since)
+    page = _read_scope(scope).changes(since)
     if as_json:
         render.emit_json(page)
         return
@@ -317,7 +326,7 @@ def scopes(as_json: bool) -> None:
     Example:
       pcmem scopes --json
     """
-    summaries = click.get_current_context().obj.runtime.memory.scopes()
+    summaries = click.get_current_context().obj.reader.memory.scopes()
     if as_json:
         render.emit_json(summaries)
         return

@@ -64,7 +64,8 @@ def search(scope: str, mode: str, limit: int, rerank: str | None, model: str | N
         inference = InferenceConfig.from_env(generation_model=model)
         with progress_bar("verifying model", enabled=not as_json, bytes_=True) as advance:
             reranker = build_reranker(rerank, inference, advance)
-    memory = store.runtime.memory.for_scope(scope)
+    # With a reranker the model runs for seconds: share the file so other processes are not locked out meanwhile.
+    memory = store.open(shared=reranker is not None, create=False).memory.for_scope(scope)
     with progress_bar("reranking", enabled=not as_json and rerank not in (None, "none", "listwise")) as advance:
         page = memory.search(request, reranker=reranker, progress=advance)
     if as_json:

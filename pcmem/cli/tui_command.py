@@ -23,15 +23,6 @@ def _make_app() -> Callable[..., Any]:
     return make_app
 
 
-NO_TERMINAL = ("pcmem tui needs an interactive terminal (stdin and stdout must be a TTY); "
-               "in scripts and pipes use `pcmem list`, `pcmem show` and `pcmem search` instead")
-
-
-def has_terminal() -> bool:
-    """Without a TTY Textual cannot read keys and would spin a CPU for minutes drawing to nobody."""
-    return sys.stdin.isatty() and sys.stdout.isatty()
-
-
 @click.command()
 @click.option("--model", metavar="PROVIDER:NAME", default=None,
               help="Generation model for the rerank policies, e.g. llama-cpp:smollm2-135m-instruct "
@@ -53,8 +44,10 @@ def tui(model: str | None, as_json: bool) -> None:
         render.emit_json({"db": str(store.path), "model": inference.generation_model,
                           "embedder": store.embedder or "auto"})
         return
-    if not has_terminal():
-        raise ConfigurationError(NO_TERMINAL)
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        # Without a terminal Textual cannot read keys and spins a CPU drawing to nowhere.
+        raise ConfigurationError("pcmem tui needs an interactive terminal (stdin and stdout are not a TTY); "
+                                 "use the other commands, or --json, in scripts")
     options = {"embedder": store.embedder} if store.embedder else {}
     _make_app()(store.path, inference=inference, **options).run()
 

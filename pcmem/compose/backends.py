@@ -58,3 +58,13 @@ def target_exists(target: StoreTarget) -> bool | None:
         parsed = parse(str(target))
         return parsed.path.is_dir() if parsed.path is not None else None
     return Path(target).exists()
+
+
+def remove_new_store(target: StoreTarget) -> None:
+    """Delete a DuckDB store file (and its log) that this process created moments ago and could not finish setting
+    up, so no later command adopts a half-made store. seekdb targets are left as they are."""
+    if is_seekdb(target):
+        return
+    from pcmem.store.duckdb.backend import remove_store_files
+
+    remove_store_files(Path(target).expanduser())

@@ -81,6 +81,7 @@ class SyncRuntime:
         write_gate: DecisionModel | None = None,
         shared: bool = False,
         lock_timeout: float = 10.0,
+        create: bool = True,
     ) -> SyncRuntime:
         """Open (creating if needed) the store at ``path``.
 
@@ -88,11 +89,12 @@ class SyncRuntime:
         ``reranker`` applies even when rerank is disabled there (e.g. a ``DecisionReranker``). ``write_gate``: a
         decision model that checks ``remember`` for duplicates (fail-open; off by default). ``shared=True`` opens the
         file per transaction so other processes can use the store too (the TUI does this); a busy file is retried
-        for up to ``lock_timeout`` seconds.
+        for up to ``lock_timeout`` seconds. ``create=False`` raises StoreMissingError instead of creating a store.
+        Every runtime of one path in a process shares one backend (see :mod:`pcmem.compose.registry`).
         """
         config = config or RuntimeConfig.from_env()
         inference = inference or InferenceConfig.from_env()
-        backend = open_backend(path, shared=shared, lock_timeout=lock_timeout)
+        backend = open_backend(path, shared=shared, lock_timeout=lock_timeout, create=create)
         try:
             return cls(backend, embedder=resolve_embedder(embedder, backend), clock=clock, config=config,
                        inference=inference, reranker=reranker, model_progress=model_progress, write_gate=write_gate,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 from datetime import UTC, datetime
 
 import numpy as np
@@ -122,8 +123,10 @@ class MemoryParts:
         Runs before the write transaction (embedding is the slow part); :meth:`vectors_inside` re-checks the store's
         vector space inside it, because another runtime or process may have switched it meanwhile.
         """
+        if not texts_by_version or self.embedder is None:
+            return Prepared(None, {})  # no read: in shared mode every transaction opens the file
         profile = self.backend.embedding_profile()
-        if not texts_by_version or self.embedder is None or profile != self.embedder.profile:
+        if profile != self.embedder.profile:
             return Prepared(profile, {})
         ids = list(texts_by_version)
         matrix = self.embedder.embed_documents([texts_by_version[i] for i in ids])
@@ -181,6 +184,8 @@ class SyncScopedMemory:
         return memory
 
     def _at(self, revision: int | None) -> MemoryRef:
+        if revision is not None:
+            revision = validate_revision(revision)
         memory = self._memory()
         if revision is None:
             return memory
@@ -192,13 +197,14 @@ class SyncScopedMemory:
 
     def list(self, request: ListRequest | None = None) -> EntryPage:
         """The exact manifest of the head (or of ``request.revision``), ordered by entry id."""
-        request = request or ListRequest()
+        request = _expect(request or ListRequest(), ListRequest, "list")
         memory = self._at(request.revision)
         entries = self._backend.manifest(memory, include_retired=request.state == "all")
         return EntryPage(memory=memory, entries=tuple(entries))
 
     def get(self, citation: Citation) -> MemoryEntry:
         """Read back exactly the entry version a citation names, as it stood in the cited revision."""
+        citation = _expect(citation, Citation, "get")
         memory = self._at(citation.revision)
         if citation.artifact_id != memory.artifact_id:
             raise EntryNotFoundError(f"citation {citation} belongs to another memory than scope {self.scope!r}")
@@ -304,6 +310,7 @@ class SyncScopedMemory:
 
     def revise(self, request: ReviseRequest) -> WriteResult:
         """Write a new version of an active entry. An unchanged text/kind/metadata writes nothing."""
+        request = _expect(request, ReviseRequest, "revise")
         now = self._clock()
         version_id = new_id("ver")
         prepared = self._parts.vectors_for({version_id: request.text})
@@ -349,6 +356,7 @@ class SyncScopedMemory:
         from_state: EntryState,
         to_state: EntryState,
     ) -> WriteResult:
+        request = _expect(request, RetireRequest if operation == "retire" else ReactivateRequest, operation)
         now = self._clock()
         with self._lock, self._backend.write(self.scope) as tx:
             current = self._head_entry(tx, request)
@@ -381,6 +389,12 @@ def _as_remember(request: RememberRequest | NewEntry | str) -> RememberRequest:
     if isinstance(request, NewEntry):
         return RememberRequest(entries=(request,))
     raise InputError(f"remember takes a RememberRequest, a NewEntry or a str, not {type(request).__name__}")
+
+
+def _expect(value: Any, kind: type, method: str) -> Any:
+    if not isinstance(value, kind):
+        raise InputError(f"{method} takes a {kind.__name__}, not {type(value).__name__}")
+    return value
 
 
 def _next_revision(tx: WriteTransaction) -> int:

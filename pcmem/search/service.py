@@ -122,10 +122,11 @@ class SearchService:
         if mode != "fts":
             try:
                 query_vector = self._embedder.embed_query(request.query)
-            except EmbeddingError:
+            except EmbeddingError as error:
                 if request.mode != "auto":
                     raise
-                log.warning("embedding the query failed; auto mode falls back to fts", exc_info=True)
+                # One line, no traceback: the search still succeeds, the user needs the reason, not our stack.
+                log.warning("embedding the query failed (%s); auto mode searched full text only", error)
                 mode = "fts"
         terms = self._backend.analyzer.query_terms(request.query)
         coarse_limit = max(request.limit, self.candidate_limit) if reranking else request.limit  # SPEC §2 step 3

@@ -10,11 +10,20 @@ from pcmem.errors import InputError
 
 
 class Frozen(BaseModel):
+    """Every model turns pydantic's ValidationError into pcmem's InputError, so callers catch one error type
+    (a ``Citation`` built with an int id is bad input, not a pydantic error)."""
+
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+    def __init__(self, /, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as error:
+            raise InputError(_describe(error)) from None
 
 
 class Request(Frozen):
-    """Requests turn pydantic's ValidationError into pcmem's InputError, so callers catch one error type."""
+    """A request model (see :class:`Frozen` for errors)."""
 
     def __init__(self, /, **data: Any) -> None:
         try:

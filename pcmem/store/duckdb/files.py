@@ -13,6 +13,7 @@ import stat
 import struct
 from pathlib import Path
 
+from pcmem.settings import refuse_non_local  # noqa: F401  (re-exported for the backend)
 from pcmem.errors import (
     InputError,
     StoreError,
@@ -25,21 +26,10 @@ from pcmem.errors import (
 
 FILE_MODE = 0o600  # agent memory is private: owner-only files ...
 FOLDER_MODE = 0o700  # ... and folders, the intermediate ones too
-_URL_PREFIXES = ("md:", "motherduck:", "s3:", "gs:", "gcs:", "r2:", "az:", "azure:", "abfss:", "hf:", "http:", "https:")
 
 
 def wal_path(path: Path) -> Path:
     return path.with_name(path.name + ".wal")
-
-
-def refuse_non_local(target: str) -> None:
-    """A store is a local file: refuse URLs and DuckDB's special names before they create folders or connect."""
-    if target == ":memory:" or target.startswith(":memory:"):
-        raise InputError("':memory:' is not a store file: pcmem keeps memory in a file (use a temporary file for a "
-                         "throwaway store)")
-    lowered = target.lower()
-    if "://" in target or lowered.startswith(_URL_PREFIXES):
-        raise InputError(f"{target!r} is a URL; a pcmem store is a local file path (or a seekdb: URL)")
 
 
 def check_path(path: Path, *, create: bool) -> bool:

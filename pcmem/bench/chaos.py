@@ -1,0 +1,477 @@
+"""``pcmem bench chaos``: the issue-16 campaign — use the store the way real programs do, and hostile input, and count.
+
+Every scenario reports the same figures: operations run, writes acknowledged (the call returned), acknowledged
+writes found afterwards (each acknowledged citation read back exactly: must be equal), typed errors by class (pcmem
+errors: expected under contention, e.g. a compare-and-swap conflict), untyped errors (anything else, a traceback:
+must be 0), and ``check`` after the scenario (must pass).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+import traceback
+from collections import Counter
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pcmem
+from pcmem.bench import crash
+from pcmem.errors import PcmemError, StoreWALError
+from pcmem.types.memory import Citation, NewEntry, ReactivateRequest, RetireRequest, ReviseRequest
+from pcmem.types.search import SearchMemoryRequest
+
+
+@dataclass
+class Tally:
+    scenario: str
+    operations: int = 0
+    acknowledged: int = 0
+    found: int = 0
+    typed_errors: Counter = field(default_factory=Counter)
+    untyped_errors: list[str] = field(default_factory=list)
+    checks: int = 0
+    checks_failed: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.acknowledged == self.found and not self.untyped_errors and not self.checks_failed
+
+    def merge(self, other: Tally) -> None:
+        self.operations += other.operations
+        self.acknowledged += other.acknowledged
+        self.found += other.found
+        self.typed_errors.update(other.typed_errors)
+        self.untyped_errors += other.untyped_errors
+        self.checks += other.checks
+        self.checks_failed += other.checks_failed
+
+    def as_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["typed_errors"] = dict(sorted(self.typed_errors.items()))
+        data["untyped_errors"] = self.untyped_errors[:10]
+        data["untyped_error_count"] = len(self.untyped_errors)
+        data["ok"] = self.ok
+        return data
+
+
+def _attempt(tally: Tally, call: Callable[[], Any]) -> Any:
+    """Run one operation; a pcmem error is counted by class, anything else is an untyped failure."""
+    tally.operations += 1
+    try:
+        return call()
+    except PcmemError as error:
+        tally.typed_errors[type(error).__name__] += 1
+    except Exception as error:  # noqa: BLE001 - counting them is the point of the campaign
+        tally.untyped_errors.append(f"{type(error).__name__}: {error} @ {traceback.format_exc(limit=-2)!r}")
+    return None
+
+
+# --- one process: threads, several runtimes, async ------------------------------------------------------------------
+
+
+def _mixed_worker(memory: Any, worker: int, count: int, seed: int) -> tuple[Tally, list[Citation]]:
+    """remember 35% / search 30% / revise (CAS) 20% / read 10% / retire+reactivate 5% on one scope."""
+    tally, acknowledged, mine = Tally("worker"), [], []
+    rng = random.Random(seed * 1000 + worker)
+    for i in range(count):
+        roll = rng.random()
+        if roll < 0.35 or not mine:
+            result = _attempt(tally, lambda: memory.remember(NewEntry(entry_id=f"w{worker}-{i}",
+                                                                      text=f"worker {worker} kiwi note {i}")))
+            if result is not None:
+                mine.append(f"w{worker}-{i}")
+                acknowledged.append(result.citations[0])
+        elif roll < 0.65:
+            _attempt(tally, lambda: memory.search(SearchMemoryRequest(query=f"kiwi note {i}", mode="fts", limit=5)))
+        elif roll < 0.85:
+            target = rng.choice(mine)
+
+            def revise() -> Any:
+                head = memory.head()
+                return memory.revise(ReviseRequest(entry_id=target, text=f"revised {i} kiwi by {worker}",
+                                                   expected_revision=head.revision))
+
+            result = _attempt(tally, revise)
+            if result is not None and not result.unchanged:
+                acknowledged.append(result.citations[0])
+        elif roll < 0.95:
+            _attempt(tally, lambda: memory.get_entry(rng.choice(mine)))
+        else:
+            target = rng.choice(mine)
+            for change, request_type in ((memory.retire, RetireRequest), (memory.reactivate, ReactivateRequest)):
+                _attempt(tally, lambda change=change, request_type=request_type: change(
+                    request_type(entry_id=target, expected_revision=memory.head().revision)))
+    return tally, acknowledged
+
+
+def verify(path: Path, scope: str, acknowledged: Iterable[Citation], tally: Tally) -> None:
+    """Read every acknowledged citation back exactly, then run ``check``."""
+    try:
+        with pcmem.open_sync(path, embedder=None) as runtime:
+            memory = runtime.memory.for_scope(scope)
+            for citation in acknowledged:
+                try:
+                    if memory.get(citation).entry.entry_version_id == citation.entry_version_id:
+                        tally.found += 1
+                except PcmemError:
+                    pass
+            report = runtime.backend.check()
+    except PcmemError as error:
+        tally.checks += 1
+        tally.checks_failed.append(f"{type(error).__name__}: {error}")
+        return
+    tally.checks += 1
+    if not report.ok:
+        tally.checks_failed.append("; ".join(report.problems))
+
+
+def threads_scenario(path: Path, *, threads: int, ops: int, shared: bool, runtimes: int = 1) -> Tally:
+    name = f"in-process: {threads} threads x {ops} ops, {runtimes} runtime(s), {'shared' if shared else 'exclusive'}"
+    tally = Tally(name)
+    started = time.perf_counter()
+    opened = [pcmem.open_sync(path, embedder=None, shared=shared) for _ in range(runtimes)]
+    try:
+        with ThreadPoolExecutor(threads) as pool:
+            runs = [pool.submit(_mixed_worker, opened[w % runtimes].memory.for_scope("chaos"), w, ops, 1)
+                    for w in range(threads)]
+            results = [run.result() for run in runs]
+    finally:
+        for runtime in opened:
+            runtime.close()
+    acknowledged = [citation for _, cites in results for citation in cites]
+    for worker_tally, _ in results:
+        worker_tally.scenario = name
+        tally.merge(worker_tally)
+    tally.acknowledged = len(acknowledged)
+    verify(path, "chaos", acknowledged, tally)
+    tally.seconds = time.perf_counter() - started
+    return tally
+
+
+def async_scenario(path: Path, *, tasks: int, ops: int) -> Tally:
+    tally = Tally(f"async: {tasks} concurrent tasks x {ops} ops")
+    started = time.perf_counter()
+    acknowledged: list[Citation] = []
+
+    async def task(memory: Any, number: int) -> None:
+        for i in range(ops):
+            tally.operations += 1
+            try:
+                if i % 2 == 0:
+                    result = await memory.remember(NewEntry(text=f"task {number} note {i}"))
+                    acknowledged.append(result.citations[0])
+                else:
+                    await memory.search(SearchMemoryRequest(query=f"note {i}", mode="fts"))
+            except PcmemError as error:
+                tally.typed_errors[type(error).__name__] += 1
+            except Exception as error:  # noqa: BLE001
+                tally.untyped_errors.append(f"{type(error).__name__}: {error}")
+
+    async def main() -> None:
+        async with pcmem.open_runtime(path, embedder=None) as runtime:
+            memory = runtime.memory.for_scope("chaos")
+            await asyncio.gather(*(task(memory, n) for n in range(tasks)))
+
+    asyncio.run(main())
+    tally.acknowledged = len(acknowledged)
+    verify(path, "chaos", acknowledged, tally)
+    tally.seconds = time.perf_counter() - started
+    return tally
+
+
+# --- several processes ---------------------------------------------------------------------------------------------
+
+PROCESS_WORKER = r"""
+import json, sys, pcmem
+from pcmem.errors import PcmemError
+from pcmem.types.memory import NewEntry, ReviseRequest
+from pcmem.types.search import SearchMemoryRequest
+path, role, name, count = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+def say(*fields):
+    print(json.dumps(fields), flush=True)
+try:
+    runtime = pcmem.open_sync(path, embedder=None, shared=True, lock_timeout=60)
+except PcmemError as error:
+    say("typed", type(error).__name__, str(error)); sys.exit(0)
+memory = runtime.memory.for_scope("chaos")
+mine = []
+for i in range(count):
+    try:
+        if role == "search":
+            page = memory.search(SearchMemoryRequest(query=f"kiwi {i}", mode="fts"))
+            say("op")
+        elif i % 3 == 2 and mine:
+            head = memory.head().revision
+            result = memory.revise(ReviseRequest(entry_id=mine[-1], text=f"{name} revised {i} kiwi", expected_revision=head))
+            say("ack", result.citations[0].model_dump())
+        else:
+            result = memory.remember(NewEntry(entry_id=f"{name}-{i}", text=f"{name} note {i} kiwi"))
+            mine.append(f"{name}-{i}")
+            say("ack", result.citations[0].model_dump())
+    except PcmemError as error:
+        say("typed", type(error).__name__, str(error))
+    except Exception as error:
+        say("untyped", type(error).__name__, str(error))
+runtime.close()
+"""
+
+
+def processes_scenario(path: Path, *, ops: int) -> Tally:
+    tally = Tally(f"processes: 2 writers (shared) + 1 searcher, {ops} ops each")
+    started = time.perf_counter()
+    pcmem.open_sync(path, embedder=None).close()
+    roles = [("write", "a"), ("write", "b"), ("search", "s")]
+    workers = [subprocess.Popen([sys.executable, "-c", PROCESS_WORKER, str(path), role, name, str(ops)],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for role, name in roles]
+    acknowledged = []
+    for worker in workers:
+        out, err = worker.communicate(timeout=1800)
+        if worker.returncode != 0 or "Traceback" in err:
+            tally.untyped_errors.append(f"worker exit {worker.returncode}: {err.strip()[-300:]}")
+        for line in out.splitlines():
+            kind, *rest = json.loads(line)
+            tally.operations += 1
+            if kind == "ack":
+                acknowledged.append(Citation(**rest[0]))
+            elif kind == "typed":
+                tally.typed_errors[rest[0]] += 1
+            elif kind == "untyped":
+                tally.untyped_errors.append(f"{rest[0]}: {rest[1]}")
+    tally.acknowledged = len(acknowledged)
+    verify(path, "chaos", acknowledged, tally)
+    tally.seconds = time.perf_counter() - started
+    return tally
+
+
+# --- SIGKILL --------------------------------------------------------------------------------------------------------
+
+REINDEX_WORKER = r"""
+import hashlib, sys, time
+import numpy as np
+import pcmem
+from pcmem.types.embedding import EmbeddingProfile
+class Hashing:
+    def __init__(self, name, dimension):
+        self.profile = EmbeddingProfile(name, dimension, True)
+    def _one(self, text):
+        seed = int.from_bytes(hashlib.sha256(f"{self.profile.model_id}{text}".encode()).digest()[:8], "little")
+        v = np.random.default_rng(seed).standard_normal(self.profile.dimension).astype(np.float32)
+        return v / np.linalg.norm(v)
+    def embed_documents(self, texts, progress=None):
+        time.sleep(0.002 * len(texts))  # a model takes time: the kill lands mid-switch
+        return np.stack([self._one(t) for t in texts])
+    def embed_query(self, text):
+        return self._one(text)
+path, phase = sys.argv[1], sys.argv[2]
+old, new = Hashing("bench/old", 32), Hashing("bench/new", 48)
+if phase == "seed":
+    with pcmem.open_sync(path, embedder=old) as runtime:
+        runtime.memory.for_scope("chaos").remember(pcmem.RememberRequest(entries=tuple(
+            pcmem.NewEntry(text=f"seeded note {i}") for i in range(int(sys.argv[3])))))
+    print("seeded", flush=True)
+else:
+    with pcmem.open_sync(path, embedder=old) as runtime:
+        print("switching", flush=True)
+        runtime.reindex(embedder=new)
+        print("switched", flush=True)
+"""
+
+
+def _kill_at_random(command: list[str], rng: random.Random, low: float, high: float) -> bool:
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(rng.uniform(low, high))
+    midway = process.poll() is None
+    if midway:
+        os.kill(process.pid, signal.SIGKILL)
+    process.wait()
+    return midway
+
+
+def reindex_trial(path: Path, seed: int, entries: int = 600) -> Tally:
+    tally = Tally("reindex")
+    rng = random.Random(seed)
+    subprocess.run([sys.executable, "-c", REINDEX_WORKER, str(path), "seed", str(entries)], check=True,
+                   capture_output=True, timeout=600)
+    tally.acknowledged += entries
+    _kill_at_random([sys.executable, "-c", REINDEX_WORKER, str(path), "switch"], rng, 0.3, 3.0)
+    tally.operations += 1
+    with pcmem.open_sync(path, embedder=None) as runtime:
+        memory = runtime.memory.for_scope("chaos")
+        tally.found += len(memory.list().entries)
+        profiles = (runtime.backend.embedding_profile(), runtime.backend.pending_embedding_profile())
+        report = runtime.backend.check()
+    tally.checks += 1
+    if not report.ok:
+        tally.checks_failed.append("; ".join(report.problems))
+    if profiles[0] is None or profiles[0].model_id not in ("bench/old", "bench/new"):
+        tally.checks_failed.append(f"after a killed switch the active profile is {profiles[0]}")
+    return tally
+
+
+def damaged_wal_trial(path: Path, seed: int) -> Tally:
+    """Kill a writer (its log stays behind), damage the log: opening must refuse (StoreWALError), not drop it."""
+    tally = Tally("damaged WAL")
+    rng = random.Random(seed)
+    writer = subprocess.Popen([sys.executable, "-c", crash.STREAM_WRITER, str(path)], stdout=subprocess.PIPE,
+                              text=True)
+    for _ in range(rng.randint(2, 6)):
+        if not writer.stdout.readline():
+            break
+    os.kill(writer.pid, signal.SIGKILL)
+    writer.wait()
+    wal = path.with_name(path.name + ".wal")
+    tally.operations += 1
+    if not wal.exists() or wal.stat().st_size < 64:
+        tally.notes.append("no leftover log to damage (the writer's log was checkpointed)")
+        return tally
+    data = wal.read_bytes()
+    wal.write_bytes(data[: len(data) // 2] if rng.random() < 0.5 else b"\0" * 16 + data[16:])
+    try:
+        pcmem.open_sync(path, embedder=None).close()
+        tally.untyped_errors.append("a damaged log was opened without a word")
+    except StoreWALError as error:
+        tally.typed_errors[type(error).__name__] += 1
+    wal.rename(wal.with_name(wal.name + ".damaged"))  # what the message tells the user to do
+    with pcmem.open_sync(path, embedder=None) as runtime:
+        report = runtime.backend.check()
+    tally.checks += 1
+    if not report.ok:
+        tally.checks_failed.append("; ".join(report.problems))
+    return tally
+
+
+def kill_scenario(workdir: Path, trials: int) -> Tally:
+    """``trials`` rounds of: a killed remember/revise stream, a killed import, a killed embedder switch, and a
+    damaged log after a kill (each round is four SIGKILLs)."""
+    tally = Tally(f"SIGKILL: {trials} rounds x (revise stream, import, reindex --embedder, damaged WAL)")
+    started = time.perf_counter()
+    for trial in range(trials):
+        # stream_trial reads back every acknowledged revision itself; a missing one is reported as its problem
+        verified, problem = crash.stream_trial(workdir / f"stream-{trial}.duckdb", trial)
+        tally.operations += 1
+        tally.acknowledged += verified
+        tally.found += verified
+        tally.checks += 1
+        if problem:
+            tally.checks_failed.append(f"stream {trial}: {problem}")
+        midway, problem = crash.import_trial(workdir / f"import-{trial}.duckdb", trial, lines=1500)
+        tally.operations += 1
+        tally.checks += 1
+        if problem:
+            tally.checks_failed.append(f"import {trial}: {problem}")
+        tally.merge(reindex_trial(workdir / f"reindex-{trial}.duckdb", trial))
+        wal = damaged_wal_trial(workdir / f"wal-{trial}.duckdb", trial)
+        tally.merge(wal)
+        tally.notes += wal.notes
+    tally.seconds = time.perf_counter() - started
+    return tally
+
+
+# --- hostile input --------------------------------------------------------------------------------------------------
+
+
+def hostile_scenario(workdir: Path, cases: int, seed: int = 0) -> Tally:
+    """Hypothesis-generated text, metadata, JSONL and CLI arguments: each is accepted or refused with a typed
+    error; none may raise anything else or print a traceback."""
+    from pcmem.bench import hostile
+
+    started = time.perf_counter()
+    tally = hostile.run(workdir, cases, seed)
+    tally.seconds = time.perf_counter() - started
+    return tally
+
+
+# --- throughput -----------------------------------------------------------------------------------------------------
+
+
+def scaling(path: Path, *, seconds: float = 6.0, threads: int = 4) -> dict[str, Any]:
+    """Throughput of mixed search/remember (3 searches : 1 remember) on one runtime with 1 and with ``threads``
+    threads, measured in the same run; returns ops/s for both and the ratio."""
+    with pcmem.open_sync(path, embedder=None) as runtime:
+        memory = runtime.memory.for_scope("scaling")
+        memory.remember(pcmem.RememberRequest(entries=tuple(NewEntry(text=f"seed note {i} about kiwis and tea")
+                                                            for i in range(500))))
+
+        def run(workers: int) -> float:
+            done = [0] * workers
+            stop = time.perf_counter() + seconds
+
+            def loop(worker: int) -> None:
+                i = 0
+                while time.perf_counter() < stop:
+                    if i % 4 == 3:
+                        memory.remember(NewEntry(text=f"thread {worker} note {i} about kiwis"))
+                    else:
+                        memory.search(SearchMemoryRequest(query=f"kiwis note {i % 50}", mode="fts", limit=10))
+                    done[worker] += 1
+                    i += 1
+
+            pool = [threading.Thread(target=loop, args=(w,)) for w in range(workers)]
+            started = time.perf_counter()
+            for thread in pool:
+                thread.start()
+            for thread in pool:
+                thread.join()
+            return sum(done) / (time.perf_counter() - started)
+
+        run(1)  # warm caches and the FTS extension before measuring
+        one = run(1)
+        many = run(threads)
+    return {"threads": threads, "ops_per_second_1": round(one, 1), f"ops_per_second_{threads}": round(many, 1),
+            "ratio": round(many / one, 2), "seconds_each": seconds}
+
+
+# --- the campaign ---------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Plan:
+    threads: int = 8
+    ops: int = 200
+    async_tasks: int = 40
+    async_ops: int = 10
+    process_ops: int = 60
+    kill_rounds: int = 5  # x4 kills each = 20 SIGKILL trials
+    hostile_cases: int = 10_000
+    scaling_seconds: float = 6.0
+
+
+QUICK = Plan(threads=8, ops=15, async_tasks=40, async_ops=2, process_ops=15, kill_rounds=1, hostile_cases=300,
+             scaling_seconds=2.0)
+
+
+def campaign(workdir: Path, plan: Plan, progress: Callable[[str], None] = lambda _: None) -> dict[str, Any]:
+    scenarios: list[Tally] = []
+
+    def step(tally_of: Callable[[], Tally]) -> None:
+        tally = tally_of()
+        scenarios.append(tally)
+        progress(f"{tally.scenario}: {'ok' if tally.ok else 'FAILED'} ({tally.seconds:.0f} s)")
+
+    step(lambda: threads_scenario(workdir / "threads-exclusive.duckdb", threads=plan.threads, ops=plan.ops,
+                                  shared=False))
+    step(lambda: threads_scenario(workdir / "threads-shared.duckdb", threads=plan.threads, ops=plan.ops // 2,
+                                  shared=True))
+    step(lambda: threads_scenario(workdir / "two-runtimes.duckdb", threads=plan.threads, ops=plan.ops // 2,
+                                  shared=False, runtimes=2))
+    step(lambda: async_scenario(workdir / "async.duckdb", tasks=plan.async_tasks, ops=plan.async_ops))
+    step(lambda: processes_scenario(workdir / "processes.duckdb", ops=plan.process_ops))
+    step(lambda: kill_scenario(workdir, plan.kill_rounds))
+    step(lambda: hostile_scenario(workdir, plan.hostile_cases))
+    figure = scaling(workdir / "scaling.duckdb", seconds=plan.scaling_seconds)
+    progress(f"4 threads vs 1: {figure['ratio']}x")
+    return {"scenarios": [tally.as_dict() for tally in scenarios], "scaling": figure,
+            "ok": all(tally.ok for tally in scenarios)}

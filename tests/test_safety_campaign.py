@@ -1,0 +1,27 @@
+"""The issue-16 campaign in small: every scenario of `pcmem bench chaos` runs and reports no loss, no untyped error
+and a clean check (the full campaign is `pcmem bench chaos`; speed figures live there, not here)."""
+
+from __future__ import annotations
+
+from pcmem.bench import chaos, hostile
+
+
+def test_threads_exclusive_shared_and_two_runtimes(tmp_path):
+    for name, options in (("x", {"shared": False}), ("s", {"shared": True}), ("r", {"shared": False, "runtimes": 2})):
+        tally = chaos.threads_scenario(tmp_path / f"{name}.duckdb", threads=4, ops=6, **options)
+        assert tally.ok and tally.acknowledged > 0, tally.as_dict()
+
+
+def test_async_tasks(tmp_path):
+    tally = chaos.async_scenario(tmp_path / "a.duckdb", tasks=12, ops=2)
+    assert tally.ok and tally.acknowledged == 12, tally.as_dict()
+
+
+def test_damaged_log_is_refused_typed(tmp_path):
+    tally = chaos.damaged_wal_trial(tmp_path / "w.duckdb", 3)
+    assert tally.ok and tally.typed_errors["StoreWALError"] == 1, tally.as_dict()
+
+
+def test_hostile_input_a_few_hundred_cases(tmp_path):
+    tally = hostile.run(tmp_path, 300, seed=1)
+    assert tally.operations >= 300 and not tally.untyped_errors, tally.untyped_errors[:5]
