@@ -12,26 +12,37 @@ Open a store, pick a scope, remember and read back with exact citations::
 This module imports neither Textual nor llama.cpp; heavy parts load only when used.
 """
 
+from pcmem.compose.rerankers import build_reranker
+from pcmem.compose.runtime import Runtime, SyncRuntime, open_runtime, open_sync
+from pcmem.embedding.port import Embedder
 from pcmem.errors import (
     CapabilityNotSupportedError,
+    ConcurrentWriteError,
     ConfigurationError,
     EmbeddingError,
+    EntryErasedError,
     EntryNotFoundError,
     InputError,
+    InvalidCursorError,
     NotFoundError,
     PcmemError,
     RevisionConflictError,
     RevisionNotFoundError,
     ScopeNotFoundError,
+    StaleCursorError,
     StoreError,
     StoreFormatError,
     StoreLockedError,
     StoreMissingError,
     StorePermissionError,
     StoreReadOnlyError,
-    StoreWALError,
     StoreVersionError,
+    StoreWALError,
 )
+from pcmem.rerank.port import MemoryReranker
+from pcmem.search.reindex import ReindexReport
+from pcmem.settings import InferenceConfig, RuntimeConfig
+from pcmem.types.embedding import EmbeddingProfile
 from pcmem.types.memory import (
     Change,
     ChangesPage,
@@ -50,18 +61,12 @@ from pcmem.types.memory import (
     ReviseRequest,
     RevisionInfo,
     ScopeSummary,
+    Tombstone,
     WriteResult,
 )
-from pcmem.embedding.port import Embedder
-from pcmem.types.embedding import EmbeddingProfile
-from pcmem.compose.rerankers import build_reranker
-from pcmem.compose.runtime import Runtime, SyncRuntime, open_runtime, open_sync
-from pcmem.rerank.port import MemoryReranker
-from pcmem.settings import InferenceConfig, RuntimeConfig
 from pcmem.types.progress import Progress, StageProgress
 from pcmem.types.rerank import RERANK_POLICIES, MemoryRerankDecision, RerankPolicy
 from pcmem.types.search import SEARCH_MODES, MemoryHit, RerankTrace, SearchMemoryRequest, SearchMode, SearchPage
-from pcmem.search.reindex import ReindexReport
 from pcmem.types.usage import Usage
 
 __version__ = "0.1.0"
@@ -71,10 +76,12 @@ __all__ = [
     "Change",
     "ChangesPage",
     "Citation",
+    "ConcurrentWriteError",
     "ConfigurationError",
     "Embedder",
     "EmbeddingError",
     "EmbeddingProfile",
+    "EntryErasedError",
     "EntryHistory",
     "EntryNotFoundError",
     "EntryPage",
@@ -82,6 +89,7 @@ __all__ = [
     "HistoryEvent",
     "InferenceConfig",
     "InputError",
+    "InvalidCursorError",
     "ListRequest",
     "MemoryEntry",
     "MemoryHit",
@@ -112,6 +120,7 @@ __all__ = [
     "SearchMode",
     "SearchPage",
     "StageProgress",
+    "StaleCursorError",
     "StoreError",
     "StoreFormatError",
     "StoreLockedError",
@@ -121,6 +130,7 @@ __all__ = [
     "StoreVersionError",
     "StoreWALError",
     "SyncRuntime",
+    "Tombstone",
     "Usage",
     "WriteResult",
     "__version__",

@@ -39,6 +39,16 @@ class RevisionNotFoundError(NotFoundError):
     """The revision number is outside 1..head of the scope."""
 
 
+class EntryErasedError(EntryNotFoundError):
+    """The entry was forgotten (erased): its texts and metadata are gone for good; ``tombstone`` says which ids it
+    had and which revision forgot it. A citation of any of its versions resolves to this error."""
+
+    def __init__(self, message: str, *, tombstone: object = None) -> None:
+        super().__init__(message)
+        #: A :class:`pcmem.types.memory.Tombstone`.
+        self.tombstone = tombstone
+
+
 class RevisionConflictError(PcmemError):
     """A compare-and-swap write cited a revision that is no longer the head, or the entry is in the wrong state."""
 
@@ -48,6 +58,22 @@ class RevisionConflictError(PcmemError):
         super().__init__(message)
         self.expected = expected
         self.actual = actual
+
+
+class ConcurrentWriteError(RevisionConflictError):
+    """Another writer (another process on the same store) committed to the same scope at the same moment.
+
+    Nothing was written and retrying is safe. Writes that carry no scope expectation (``remember``, and
+    revise/retire/reactivate with only ``expected_version``) retry this internally a few times before raising it.
+    """
+
+
+class InvalidCursorError(InputError):
+    """A paging cursor is not one pcmem issued for this scope and this kind of read (or it was altered)."""
+
+
+class StaleCursorError(InvalidCursorError):
+    """A paging cursor's revision was rewritten by an erasure after it was issued; start again without a cursor."""
 
 
 class CapabilityNotSupportedError(PcmemError):

@@ -13,7 +13,7 @@ import importlib.util
 import os
 import tempfile
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from pcmem.types.progress import Progress

@@ -1,10 +1,9 @@
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
-from pathlib import Path
-
 import hashlib
 import re
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import numpy as np
 import pytest

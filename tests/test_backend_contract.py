@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 
 import numpy as np
 import pytest
+from conftest import TextHashEmbedder, TickingClock
 
 import pcmem
 from pcmem import (
@@ -26,15 +27,10 @@ from pcmem import (
     SearchMemoryRequest,
     StoreError,
 )
-from pcmem.types.memory import EntryVersion
 from pcmem.compose.runtime import SyncRuntime
 from pcmem.store.duckdb import DuckDBBackend
+from pcmem.types.memory import EntryVersion
 from pcmem.types.storage import EntryEvent
-from conftest import TextHashEmbedder, TickingClock
-
-
-
-
 
 
 @pytest.fixture(params=["duckdb", "seekdb"])
@@ -154,11 +150,10 @@ def test_changes_and_history(project):
 def test_entry_version_lookup(backend, project):
     written = project.remember(NewEntry(text="Kept forever.", metadata={"source": "t1", "n": [1, 2]}))
     citation = written.citations[0]
-    version = backend.entry_version(citation.artifact_id, citation.entry_version_id)
+    version = backend.entry_versions([citation.entry_version_id, "ver_missing"])[citation.entry_version_id]
     assert version.text == "Kept forever." and version.metadata == {"source": "t1", "n": [1, 2]}
     assert version.created_at.tzinfo is not None and version.created_in_revision == 1
-    assert backend.entry_version("mem_other", citation.entry_version_id) is None
-    assert backend.entry_versions([citation.entry_version_id, "ver_missing"]) == {citation.entry_version_id: version}
+    assert backend.entry_versions(["ver_missing"]) == {}
 
 
 def test_compare_and_swap_conflicts_write_nothing(backend, project):
@@ -195,6 +190,27 @@ def test_an_exception_inside_write_leaves_nothing(backend, embedder):
     assert [h.citation.entry_id for h in scope.search(SearchMemoryRequest(query="unrelated note", mode="fts")).hits] == ["kept"]
     assert backend.vector_status("fresh").complete
 
+
+
+@pytest.mark.parametrize("case", ["unknown version", "entry twice"])
+def test_a_commit_whose_events_do_not_hold_together_is_refused_and_writes_nothing(backend, case):
+    """Both engines refuse, before writing, an event naming an entry version that was never stored, and a revision
+    changing one entry twice (DuckDB used to accept the first and write a head pointing at nothing)."""
+    runtime = SyncRuntime(backend, embedder=None)
+    scope = runtime.memory.for_scope("checked")
+    written = scope.remember(NewEntry(text="a note to point at", entry_id="kept"))
+    stored = written.citations[0].entry_version_id
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    events = {
+        "unknown version": [EntryEvent("kept", "ver_never_written", "active")],
+        "entry twice": [EntryEvent("kept", stored, "retired"), EntryEvent("kept", stored, "active")],
+    }[case]
+    with pytest.raises(StoreError, match="unknown entry versions|at most once"):
+        with backend.write("checked") as tx:
+            tx.commit("reactivate", [], events, now)
+    assert backend.find_memory("checked").revision == 1
+    assert [(e.entry.entry_version_id, e.state) for e in scope.list(ListRequest(state="all")).entries] == [
+        (stored, "active")]
 
 def test_scope_summaries(runtime):
     runtime.memory.for_scope("b-scope").remember(RememberRequest(entries=(NewEntry(text="one", entry_id="1"),
@@ -395,3 +411,50 @@ def test_search_through_open_sync_gives_the_same_hits_on_both_backends(tmp_path,
     assert pages["duckdb"] == pages["seekdb"]
     assert pages["seekdb"]["fts"][0] == ("budget", 2, ("fts",))
     assert pages["seekdb"]["lunch"] == []
+
+
+# --- erasure (issue 18) -----------------------------------------------------------------------------------------
+
+
+def test_forget_erases_every_version_and_keeps_a_tombstone(backend, project, embedder):
+    from pcmem import EntryErasedError
+
+    project.remember(RememberRequest(entries=(NewEntry(text="secret alpha token", entry_id="s", metadata={"k": 1}),
+                                              NewEntry(text="keep this alpha note", entry_id="keep"))))
+    old = project.revise(ReviseRequest(entry_id="s", expected_version=1, text="secret alpha token two")).citations[0]
+    first = project.get_entry("s", revision=1).citation
+    forgot = project.forget("s")
+    assert forgot.memory.revision == 3 and project.revisions()[-1].operation == "forget"
+    for call in (lambda: project.get(first), lambda: project.get(old), lambda: project.get_entry("s"),
+                 lambda: project.get_entry("s", revision=1), lambda: project.history("s")):
+        with pytest.raises(EntryErasedError) as raised:
+            call()
+        assert raised.value.tombstone.erased_in_revision == 3
+    tombstone = project.tombstone("s")
+    assert tombstone.entry_version_ids == (first.entry_version_id, old.entry_version_id)
+    assert _ids(project.list(ListRequest(revision=1, state="all")).entries) == ["keep"]
+    assert [(c.revision, c.entry_id, c.state) for c in project.changes().changes][-1] == (3, "s", "erased")
+    assert backend.entry_versions([first.entry_version_id, old.entry_version_id]) == {}
+    for mode in ("fts", "vector"):
+        hits = project.search(SearchMemoryRequest(query="secret alpha token", mode=mode)).hits
+        assert [h.citation.entry_id for h in hits] == ["keep"][: len(hits)]
+    profile = backend.embedding_profile()
+    assert backend.stored_vectors(profile, [first.entry_version_id, old.entry_version_id]) == {}
+    assert project.forget("s").unchanged  # idempotent
+    with pytest.raises(pcmem.InputError, match="forgotten"):
+        project.remember("again", entry_id="s", upsert=True)
+    with pytest.raises(EntryErasedError):
+        project.revise(ReviseRequest(entry_id="s", expected_version=2, text="x"))
+    summary = {s.scope: s for s in backend.scope_summaries()}["project"]
+    assert (summary.active_count, summary.retired_count) == (1, 0)
+
+
+def test_forget_scope_erases_everything_and_the_scope_stays_writable(backend, runtime):
+    scope = runtime.memory.for_scope("user:ana")
+    scope.remember(RememberRequest(entries=(NewEntry(text="Ana likes tea."), NewEntry(text="Ana lives in Porto."))))
+    retired = scope.list().entries[0].entry.entry_id
+    scope.retire(RetireRequest(entry_id=retired, expected_version=1))
+    result = scope.forget_scope()
+    assert len(result.citations) == 2 and scope.list(ListRequest(state="all")).entries == ()
+    assert scope.search("Ana").hits == () and scope.forget_scope().unchanged
+    assert scope.remember("Ana moved to Lisbon.").memory.revision == 4

@@ -10,8 +10,8 @@ from click.testing import CliRunner
 import pcmem
 from pcmem import NewEntry, RememberRequest, RetireRequest, ReviseRequest
 from pcmem.cli import main
-from pcmem.types.search import SearchMemoryRequest
 from pcmem.store.duckdb.fts_index import SCHEMA
+from pcmem.types.search import SearchMemoryRequest
 
 
 def _seed(path):

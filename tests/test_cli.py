@@ -637,7 +637,6 @@ def test_click_usage_errors_are_not_confused_with_pcmem_errors(tmp_path: Path) -
 @pytest.mark.parametrize(
     "args",
     [
-        ["list", "--scope", "nope"],
         ["history", "--scope", "nope", "x"],
         ["show", "--scope", "nope", "x"],
         ["retire", "--scope", "nope", "x"],
@@ -874,6 +873,7 @@ def _invocations(tmp_path: Path) -> dict[str, list[str]]:
         "revise": ["revise", "--scope", DEMO_SCOPE, "release-owner", "Priya owns the checklist."],
         "retire": ["retire", "--scope", DEMO_SCOPE, "budget"],
         "reactivate": ["reactivate", "--scope", DEMO_SCOPE, "sync-later"],
+        "forget": ["forget", "--scope", DEMO_SCOPE, "--yes", "font-choice"],
         "scopes": ["scopes"],
         "where": ["where"],
         "init": ["init"],

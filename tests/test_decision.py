@@ -18,6 +18,12 @@ from hypothesis import strategies as st
 
 import pcmem
 from pcmem import NewEntry, RememberRequest
+from pcmem.decision.envelope import ROLE_POLICIES, FailOpenDecisionModel, for_role
+from pcmem.errors import InferenceTimeoutError, InferenceUnavailableError, RerankError
+from pcmem.memory.write_gate import QUESTION as GATE_QUESTION
+from pcmem.memory.write_gate import ROLE as GATE_ROLE
+from pcmem.memory.write_gate import WriteGate
+from pcmem.rerank.decision import FILL_POLICY_ID, POLICY_ID, QUESTION, DecisionReranker
 from pcmem.settings import (
     ENV_GENERATION_MAX_REQUESTS,
     ENV_GENERATION_MODEL,
@@ -27,14 +33,8 @@ from pcmem.settings import (
     InferenceConfig,
     RuntimeConfig,
 )
-from pcmem.decision.envelope import ROLE_POLICIES, FailOpenDecisionModel, for_role
 from pcmem.types.decision import DecisionFailurePolicy, DecisionOutcome, DecisionRequest, DecisionResult
-from pcmem.memory.write_gate import QUESTION as GATE_QUESTION
-from pcmem.memory.write_gate import ROLE as GATE_ROLE
-from pcmem.memory.write_gate import WriteGate
-from pcmem.errors import InferenceTimeoutError, InferenceUnavailableError, RerankError
 from pcmem.types.memory import Citation
-from pcmem.rerank.decision import FILL_POLICY_ID, POLICY_ID, QUESTION, DecisionReranker
 from pcmem.types.search import MemoryHit, SearchMemoryRequest, SearchPage
 from pcmem.types.usage import Usage
 

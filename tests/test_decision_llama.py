@@ -10,6 +10,8 @@ import pytest
 
 import pcmem
 from pcmem import NewEntry, RememberRequest
+from pcmem.decision.envelope import FailOpenDecisionModel
+from pcmem.errors import InferenceTimeoutError
 from pcmem.settings import (
     ENV_GENERATION_MAX_REQUESTS,
     ENV_GENERATION_MODEL,
@@ -19,9 +21,7 @@ from pcmem.settings import (
     InferenceConfig,
     RuntimeConfig,
 )
-from pcmem.decision.envelope import FailOpenDecisionModel
 from pcmem.types.decision import DecisionOutcome, DecisionRequest, DecisionResult
-from pcmem.errors import InferenceTimeoutError
 from pcmem.types.search import SearchMemoryRequest
 
 pytestmark = pytest.mark.slow
@@ -29,10 +29,11 @@ pytestmark = pytest.mark.slow
 llama_cpp = pytest.importorskip("llama_cpp")
 
 from pcmem.compose.decisions import decision_backend  # noqa: E402 - needs llama_cpp
+from pcmem.compose.models import load_model  # noqa: E402
+from pcmem.compose.rerankers import build_reranker  # noqa: E402
 from pcmem.decision.llama_cpp import POLICY_ID as BACKEND_POLICY_ID  # noqa: E402
 from pcmem.decision.llama_cpp import LlamaCppDecisionModel  # noqa: E402
 from pcmem.inference import presets  # noqa: E402
-from pcmem.compose.rerankers import build_reranker, load_model  # noqa: E402
 from pcmem.rerank.decision import FILL_POLICY_ID, POLICY_ID, QUESTION, DecisionReranker  # noqa: E402
 
 PRESET = "smollm2-135m-instruct"

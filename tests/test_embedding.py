@@ -14,10 +14,10 @@ import pytest
 
 import pcmem.embedding.minilm as m
 from pcmem.embedding.presets import default_embedder
-from pcmem.types.embedding import EmbeddingProfile
 from pcmem.errors import ConfigurationError, EmbeddingError
 from pcmem.model_files import is_intact
 from pcmem.settings import CACHE_ENV
+from pcmem.types.embedding import EmbeddingProfile
 
 # More than one batch, with lengths that differ a lot, so length-sorting really reorders the texts.
 TEXTS = [

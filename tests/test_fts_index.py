@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from oracles import extension_scores, reading
 
 import pcmem
 from pcmem import NewEntry, RememberRequest, RetireRequest, ReviseRequest
@@ -29,9 +30,10 @@ def store(db_path):
 def _compare(runtime, memory, query):
     terms = runtime.backend.analyzer.query_terms(query)
     artifact = memory.head().artifact_id
-    with runtime.backend._transaction() as cursor:
-        ours = {c.entry_version_id: c.score for c in fts_index.search(cursor, artifact, terms, 100)}
-        theirs = fts_index.extension_scores(cursor, artifact, terms)
+    found = runtime.backend.candidates("s", fts_terms=terms, query_vector=None, limit=100)
+    ours = {c.entry_version_id: c.score for c in found.fts}
+    with reading(runtime.backend.path) as db:
+        theirs = extension_scores(db, artifact, terms)
     assert ours.keys() == theirs.keys()
     for version_id, score in theirs.items():
         assert ours[version_id] == pytest.approx(score, rel=1e-12)
@@ -55,7 +57,7 @@ def test_scores_stay_equal_after_revise_and_retire(store):
 def test_index_statistics_match_a_full_rebuild(store):
     runtime, memory = store
     memory.revise(ReviseRequest(entry_id="e0", text="Deploys moved to Tuesday.", expected_revision=1))
-    with runtime.backend._transaction() as cursor:
+    with reading(runtime.backend.path) as cursor:
         stats = cursor.execute(f"SELECT num_docs, avgdl FROM {fts_index.SCHEMA}.stats").fetchone()
         docs = cursor.execute(f"SELECT count(*), avg(len) FROM {fts_index.SCHEMA}.docs").fetchone()
         bad_df = cursor.execute(

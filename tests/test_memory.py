@@ -19,7 +19,6 @@ from pcmem import (
     ReviseRequest,
     RevisionConflictError,
     RevisionNotFoundError,
-    ScopeNotFoundError,
 )
 
 
@@ -163,9 +162,14 @@ def test_chosen_entry_ids_must_be_unique(project):
 def test_unknown_scope_and_bad_revisions(runtime):
     nowhere = runtime.memory.for_scope("nowhere")
     assert nowhere.head() is None
-    for call in (nowhere.list, nowhere.changes, nowhere.revisions, lambda: nowhere.history("x")):
-        with pytest.raises(ScopeNotFoundError):
+    # One rule (issue 18): a scope with no memory reads as empty; an unknown entry is EntryNotFoundError.
+    assert nowhere.list().entries == () and nowhere.list().memory is None
+    assert nowhere.changes().changes == () and nowhere.revisions() == []
+    for call in (lambda: nowhere.history("x"), lambda: nowhere.get_entry("x")):
+        with pytest.raises(EntryNotFoundError):
             call()
+    with pytest.raises(RevisionNotFoundError):
+        nowhere.list(ListRequest(revision=1))
     project = runtime.memory.for_scope("project")
     remember(project, "a")
     with pytest.raises(RevisionNotFoundError):

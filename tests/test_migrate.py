@@ -6,14 +6,14 @@ import json
 
 import pytest
 from click.testing import CliRunner
+from conftest import TextHashEmbedder, TickingClock
 
 import pcmem
 from pcmem import ListRequest, NewEntry, ReactivateRequest, RememberRequest, RetireRequest, ReviseRequest
 from pcmem.cli import main
-from pcmem.types.search import SearchMemoryRequest
-from pcmem.store.migrate import DestinationNotEmptyError, migrate
 from pcmem.compose.backends import open_backend
-from conftest import TextHashEmbedder, TickingClock
+from pcmem.store.migrate import DestinationNotEmptyError, migrate
+from pcmem.types.search import SearchMemoryRequest
 
 
 def _seed(target) -> dict:

@@ -13,15 +13,14 @@ from pathlib import Path
 import duckdb
 import pytest
 from click.testing import CliRunner
+from conftest import HashEmbedder
 
 import pcmem
 from pcmem.cli import main
 from pcmem.embedding import minilm
 from pcmem.errors import EmbeddingError, StoreError
-from pcmem.types.search import SearchMemoryRequest
 from pcmem.search.reindex import reindex
-
-from conftest import HashEmbedder
+from pcmem.types.search import SearchMemoryRequest
 
 NOTES = [f"Note {i}: the {w} team deploys on {d}." for i, (w, d) in enumerate(
     [(w, d) for w in ("desktop", "mobile", "web", "infra") for d in ("Monday", "Tuesday", "Thursday")])]

@@ -20,6 +20,15 @@ from pydantic import ValidationError
 
 import pcmem
 from pcmem import ConfigurationError, NewEntry, RememberRequest
+from pcmem.errors import (
+    InferenceTimeoutError,
+    InferenceUnavailableError,
+    InvalidInferenceOutputError,
+    RerankError,
+)
+from pcmem.inference.port import GenerationRequest, GenerationResult
+from pcmem.rerank.listwise import POLICY_ID, SYSTEM_PROMPT, ListwiseReranker, RankSelection, build_prompt
+from pcmem.rerank.port import fallback_ranks, normalize_ranks
 from pcmem.settings import (
     ENV_GENERATION_MAX_REQUESTS,
     ENV_GENERATION_MODEL,
@@ -29,17 +38,8 @@ from pcmem.settings import (
     InferenceConfig,
     RuntimeConfig,
 )
-from pcmem.errors import (
-    InferenceTimeoutError,
-    InferenceUnavailableError,
-    InvalidInferenceOutputError,
-    RerankError,
-)
-from pcmem.inference.port import GenerationRequest, GenerationResult
 from pcmem.types.memory import Citation
-from pcmem.rerank.listwise import POLICY_ID, SYSTEM_PROMPT, ListwiseReranker, RankSelection, build_prompt
 from pcmem.types.rerank import MemoryRerankDecision
-from pcmem.rerank.port import fallback_ranks, normalize_ranks
 from pcmem.types.search import MemoryHit, SearchMemoryRequest
 from pcmem.types.usage import Usage
 
@@ -286,15 +286,15 @@ def test_listwise_empty_ranks_falls_back():
 
 
 def test_listwise_non_integer_ranks_are_not_coerced():
-    """SPEC §3: the output schema accepts only integer ranks. A generator that emits "2", true or 1.0 must not
-    have them silently coerced into ranks 2 and 1: either the output is invalid or those items are discarded."""
-    generator = ScriptedGenerator(ranks_json("2", True, 1.0, 3), ranks_json("2", True, 1.0, 3))
-    try:
-        decision = ListwiseReranker(generator).rerank("q", CANDIDATES, 3)
-    except InvalidInferenceOutputError:
-        return
-    assert decision.selected_ranks == (3,)
-    assert decision.discarded_rank_count == 3
+    """SPEC §3: the output schema accepts only integer ranks. Output with "2", true or 1.0 among the ranks is invalid
+    output (RankSelection's StrictInt), retried and then an error, never silently coerced into ranks 2 and 1."""
+    generator = ScriptedGenerator(ranks_json("2", True, 1.0, 3), ranks_json("2", True, 1.0, 3), max_requests=2)
+    with pytest.raises(InvalidInferenceOutputError):
+        ListwiseReranker(generator).rerank("q", CANDIDATES, 3)
+    assert generator.calls == 2
+    for coercible in ("2", True, 1.0):
+        with pytest.raises(ValidationError):
+            RankSelection.model_validate({"ranks": [coercible, 3]})
 
 
 # --- search integration on a real DuckDB store -----------------------------------------------------------------

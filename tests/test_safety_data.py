@@ -8,14 +8,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from conftest import HashEmbedder
 
 import pcmem
 from pcmem.cli import main
 from pcmem.errors import ConfigurationError
-from pcmem.types.memory import NewEntry, RememberRequest, ReviseRequest
 from pcmem.search.reindex import reindex
-
-from conftest import HashEmbedder
+from pcmem.types.memory import NewEntry, RememberRequest, ReviseRequest
 
 
 def test_revise_with_metadata_of_other_json_types_is_written(db_path):

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from conftest import HashEmbedder
 
 import pcmem
 from pcmem.errors import (
@@ -23,8 +24,6 @@ from pcmem.errors import (
     StoreWALError,
 )
 from pcmem.store.duckdb import files
-
-from conftest import HashEmbedder
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -10,7 +10,7 @@ import pytest
 
 import pcmem
 from pcmem.compose import registry
-from pcmem.types.memory import NewEntry, RememberRequest, ReviseRequest
+from pcmem.types.memory import NewEntry, ReviseRequest
 from pcmem.types.search import SearchMemoryRequest
 
 

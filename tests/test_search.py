@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import numpy as np
 import duckdb
+import numpy as np
 import pytest
 
 import pcmem
-from pcmem.errors import ConfigurationError
 from pcmem import (
     CapabilityNotSupportedError,
     EmbeddingError,
@@ -19,6 +18,7 @@ from pcmem import (
     ReviseRequest,
 )
 from pcmem.embedding.presets import default_embedder
+from pcmem.errors import ConfigurationError
 from pcmem.types.embedding import EmbeddingProfile
 from pcmem.types.search import SearchMemoryRequest
 

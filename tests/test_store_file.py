@@ -7,8 +7,8 @@ import pytest
 
 import pcmem
 from pcmem import NewEntry, RememberRequest, ReviseRequest, StoreFormatError, StoreVersionError
-from pcmem.types.search import SearchMemoryRequest
 from pcmem.store.duckdb.migrations import MIGRATIONS
+from pcmem.types.search import SearchMemoryRequest
 
 
 def test_new_file_records_every_migration_in_order(db_path):

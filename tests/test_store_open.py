@@ -11,9 +11,9 @@ import pytest
 from click.testing import CliRunner
 
 from pcmem.cli import main
+from pcmem.compose.backends import open_backend
 from pcmem.errors import ConfigurationError, InputError
 from pcmem.store.duckdb import DuckDBBackend
-from pcmem.compose.backends import open_backend
 from pcmem.store.seekdb.engine import SeekdbTarget, parse
 
 ROOT = Path(__file__).resolve().parent.parent

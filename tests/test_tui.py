@@ -12,8 +12,6 @@ import ast
 import json
 import re
 import shutil
-import subprocess
-import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -507,14 +505,6 @@ def test_tui_uses_only_the_public_api_of_pcmem():
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     assert alias.name.split(".")[0] != "pcmem" or alias.name in allowed_modules, path.name
-
-
-def test_pcmem_does_not_import_textual_or_tui():
-    code = ("import sys, pcmem, pcmem.cli; "
-            "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'pcmem_tui')); "
-            "print(bad); sys.exit(1 if bad else 0)")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
-    assert result.returncode == 0, result.stdout + result.stderr
 
 
 # --- snapshots at 80×24 -------------------------------------------------------------------------------------------

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from oracles import exact_vector_search, reading
 
 import pcmem
 from pcmem import NewEntry, ReactivateRequest, RememberRequest, RetireRequest, ReviseRequest
 from pcmem.embedding.presets import default_embedder
-from pcmem.store.duckdb import vectors
 
 SENTENCES = [f"Note {i}: the team discussed topic {i % 7} with {name}." for i, name in
              enumerate(["Priya", "Marco", "Tanaka", "Lea", "Omar", "Ines"] * 5)]
@@ -17,8 +17,8 @@ def _both(runtime, scope: str, query: str, limit: int = 10):
     backend = runtime.backend
     vector = default_embedder().embed_query(query)
     found = backend.candidates(scope, fts_terms=None, query_vector=vector, limit=limit)
-    with backend._transaction() as cursor:
-        exact = vectors.search(cursor, found.memory.artifact_id, vector, limit)
+    with reading(backend.path) as db:
+        exact = exact_vector_search(db, found.memory.artifact_id, vector, limit)
     return found.vector, exact
 
 

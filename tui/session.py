@@ -14,10 +14,9 @@ from typing import Any
 import pcmem
 from pcmem import (
     RERANK_POLICIES,
-    InferenceConfig,
-    StageProgress,
     EntryHistory,
     EntryPage,
+    InferenceConfig,
     ListRequest,
     MemoryEntry,
     NewEntry,
@@ -28,6 +27,7 @@ from pcmem import (
     ScopeSummary,
     SearchMemoryRequest,
     SearchPage,
+    StageProgress,
     SyncRuntime,
     WriteResult,
 )
@@ -45,7 +45,7 @@ class Manifest:
 
     @property
     def revision(self) -> int:
-        return self.page.memory.revision
+        return self.page.memory.revision if self.page.memory else 0  # 0: a scope with no memory yet
 
     @property
     def is_head(self) -> bool:
@@ -99,7 +99,7 @@ class Session:
         memory = self.runtime.memory.for_scope(scope)
         page = memory.list(ListRequest(revision=revision, state="all" if include_retired else "active"))
         head = memory.head()
-        return Manifest(page=page, head=head.revision if head else page.memory.revision)
+        return Manifest(page=page, head=head.revision if head else (page.memory.revision if page.memory else 0))
 
     def revisions(self, scope: str) -> list[RevisionInfo]:
         return self.runtime.memory.for_scope(scope).revisions()

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pcmem
+from pcmem.store.duckdb import DuckDBBackend
 
 STREAM_WRITER = r"""
 import sys, pcmem
@@ -38,6 +39,33 @@ with pcmem.open_sync(sys.argv[1], embedder=None) as runtime:
 """
 STREAM_CHANGE_COUNTS = (1, 20)
 
+# `pcmem import` as the CLI runs it, with embedding off (so the write transaction starts at once, instead of after
+# minutes of embedding) and the backend's write announcing when its transaction has begun and when it committed.
+IMPORT_WRITER = r"""
+import sys
+from contextlib import contextmanager
+
+import pcmem.cli as cli
+from pcmem.store.duckdb import DuckDBBackend
+
+open_sync, write = cli.open_sync, DuckDBBackend.write
+cli.open_sync = lambda path, **options: open_sync(path, **{**options, "embedder": None})
+
+
+@contextmanager
+def announced(self, scope):
+    with write(self, scope) as tx:
+        print("in-transaction", flush=True)
+        yield tx
+    print("committed", flush=True)
+
+
+DuckDBBackend.write = announced
+cli.main(["--db", sys.argv[1], "import", "--scope", "imported", sys.argv[2]])
+"""
+#: How long after the import's transaction began the kill may come (the 3000-line transaction takes longer).
+IMPORT_KILL_WINDOW = 0.02
+
 
 @dataclass
 class CrashReport:
@@ -47,10 +75,17 @@ class CrashReport:
     failures: list[str] = field(default_factory=list)
 
 
+def _file_backend(runtime: pcmem.SyncRuntime) -> DuckDBBackend:
+    """The trials write DuckDB files: check() is the file backend's own maintenance call."""
+    assert isinstance(runtime.backend, DuckDBBackend)
+    return runtime.backend
+
+
 def stream_trial(path: Path, seed: int) -> tuple[int, str | None]:
     """Kill a remember/revise stream after a random number of acknowledged writes; return (verified, problem)."""
     rng = random.Random(seed)
     process = subprocess.Popen([sys.executable, "-c", STREAM_WRITER, str(path)], stdout=subprocess.PIPE, text=True)
+    assert process.stdout is not None
     acknowledged: list[int] = []
     deadline, kill_after = time.monotonic() + 60, rng.randint(3, 12)
     while len(acknowledged) < kill_after and time.monotonic() < deadline:
@@ -68,11 +103,12 @@ def verify_stream(path: Path, acknowledged: list[int]) -> tuple[int, str | None]
     if not acknowledged:
         return 0, "the writer never acknowledged a write"
     with pcmem.open_sync(path, embedder=None) as runtime:
-        report = runtime.backend.check()
+        report = _file_backend(runtime).check()
         if not report.ok:
             return 0, "; ".join(report.problems)
         memory = runtime.memory.for_scope("crash")
-        head = memory.head().revision
+        head_ref = memory.head()
+        head = 0 if head_ref is None else head_ref.revision
         if head < acknowledged[-1]:
             return 0, f"acknowledged revision {acknowledged[-1]} is missing (head {head})"
         revisions = memory.revisions()
@@ -84,26 +120,37 @@ def verify_stream(path: Path, acknowledged: list[int]) -> tuple[int, str | None]
 
 
 def import_trial(path: Path, seed: int, lines: int = 3000) -> tuple[bool, str | None]:
-    """Kill ``pcmem import`` at a random moment: afterwards the scope holds all of the file or none of it."""
+    """Kill ``pcmem import`` inside its write transaction: afterwards the scope holds none of the file.
+
+    The importer announces on stdout when its write transaction has begun and when it has committed (embedding is
+    off, so the transaction comes at once); the kill follows the first announcement after a random delay of up to
+    ``IMPORT_KILL_WINDOW`` seconds. Returns (the kill landed inside the transaction, problem) — a kill that landed
+    before or after it proves nothing about atomicity, so it is reported as a problem too.
+    """
     rng = random.Random(seed)
     source = path.with_suffix(".jsonl")
     source.write_text("".join(json.dumps({"text": f"imported line {i} " + "y" * 100}) + "\n" for i in range(lines)))
-    command = [sys.executable, "-m", "pcmem", "--db", str(path), "import", "--scope", "imported", str(source)]
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    time.sleep(rng.uniform(0.5, 6.0))
-    midway = process.poll() is None
-    if midway:
-        os.kill(process.pid, signal.SIGKILL)
+    command = [sys.executable, "-c", IMPORT_WRITER, str(path), str(source)]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    assert process.stdout is not None
+    began = process.stdout.readline().strip() == "in-transaction"
+    if began:
+        time.sleep(rng.uniform(0.0, IMPORT_KILL_WINDOW))
+    os.kill(process.pid, signal.SIGKILL)
     process.wait()
+    committed = "committed" in process.stdout.read().split()
+    inside = began and not committed
     with pcmem.open_sync(path, embedder=None) as runtime:
-        report = runtime.backend.check()
+        report = _file_backend(runtime).check()
         if not report.ok:
-            return midway, "; ".join(report.problems)
+            return inside, "; ".join(report.problems)
         head = runtime.memory.for_scope("imported").head()
         count = 0 if head is None else len(runtime.memory.for_scope("imported").list().entries)
-    if count not in (0, lines):
-        return midway, f"a killed import left {count} of {lines} entries"
-    return midway, None
+    if not inside:
+        return inside, "the kill did not land inside the import's write transaction"
+    if count != 0:
+        return inside, f"an import killed inside its transaction left {count} of {lines} entries"
+    return inside, None
 
 
 def run(trials: int, workdir: Path) -> CrashReport:

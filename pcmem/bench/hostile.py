@@ -47,7 +47,8 @@ def _strategies() -> dict[str, Any]:
 
 def run(workdir: Path, cases: int, seed: int = 0):  # noqa: ANN201 - returns chaos.Tally (import cycle)
     try:
-        from hypothesis import HealthCheck, given, seed as fixed_seed, settings
+        from hypothesis import HealthCheck, given, settings
+        from hypothesis import seed as fixed_seed
         from hypothesis import strategies as st
     except ImportError:  # pragma: no cover - the test extra is installed wherever the campaign runs
         from pcmem.errors import ConfigurationError

@@ -8,16 +8,23 @@ metrics from the returned hits.
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
-from pcmem.bench import metrics
+from pcmem.bench import metrics, slug
 from pcmem.bench.locomo_data import CATEGORY_NAMES, Conversation, Question
-from pcmem.errors import InferenceError
+from pcmem.compose.runtime import SyncRuntime, open_sync
+from pcmem.errors import InferenceError, InputError
+from pcmem.rerank.port import MemoryReranker
+from pcmem.settings import InferenceConfig, RuntimeConfig
 from pcmem.types.memory import NewEntry, RememberRequest
-from pcmem.compose.runtime import SyncRuntime
 from pcmem.types.progress import Progress
 from pcmem.types.search import SearchMemoryRequest, SearchPage
 
@@ -55,7 +62,7 @@ def select_questions(
     for question in pool:
         by_category[question.category].append(question)
     chosen: list[Question] = []
-    for category, questions in sorted(by_category.items()):
+    for _category, questions in sorted(by_category.items()):
         share = max(1, round(limit * len(questions) / len(pool)))
         step = len(questions) / share
         chosen += [questions[int(i * step)] for i in range(min(share, len(questions)))]
@@ -139,10 +146,11 @@ def summarise(results: Sequence[QuestionResult]) -> dict:
     out["search_ms_p50"] = metrics.percentile(latencies, 50)
     out["search_ms_p95"] = metrics.percentile(latencies, 95)
     reranked = [r for r in results if r.rerank_ms is not None]
+    rerank_times = [r.rerank_ms for r in reranked if r.rerank_ms is not None]
     if reranked:
-        out["pool_frac@30"] = _mean(metrics.fraction_found(r.pool, r.question.evidence, 30) for r in reranked)
-        out["rerank_ms_p50"] = metrics.percentile([r.rerank_ms for r in reranked], 50)
-        out["rerank_ms_p95"] = metrics.percentile([r.rerank_ms for r in reranked], 95)
+        out["pool_frac@30"] = _mean(metrics.fraction_found(r.pool or [], r.question.evidence, 30) for r in reranked)
+        out["rerank_ms_p50"] = metrics.percentile(rerank_times, 50)
+        out["rerank_ms_p95"] = metrics.percentile(rerank_times, 95)
         out["rerank_requests"] = sum(r.requests for r in reranked)
         out["rerank_input_tokens"] = sum(r.input_tokens for r in reranked)
         out["rerank_output_tokens"] = sum(r.output_tokens for r in reranked)
@@ -221,3 +229,81 @@ def comparison_markdown(rows: Sequence[dict]) -> str:
         cells = [f"{row[c]:+.3f}" if c.startswith("delta") else f"{row[c]:.2f}x" for c in columns]
         lines.append(f"| {row['backend']} | {row['vs']} | {row['mode']} | {row['n']} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+#: Wraps one stage of the matrix (``label``) and yields its progress callback; the CLI draws a bar with it.
+StageBar = Callable[[str], AbstractContextManager[Progress]]
+
+
+@dataclass(frozen=True)
+class Matrix:
+    """One LoCoMo run: every embedder × backend ingests the conversations once and answers the questions per mode."""
+
+    conversations: Sequence[Conversation]
+    questions: Sequence[Question]
+    modes: Sequence[str]
+    embedders: Sequence[str]
+    backends: Sequence[str]
+    rerank: str = "none"
+    limit: int = 10
+    candidates: int = 30
+    store: str | None = None  # a DuckDB file to ingest into and reuse (one per embedder when several)
+    seekdb_store: str | None = None  # a seekdb store to ingest into and reuse
+    inference: InferenceConfig = field(default_factory=InferenceConfig)
+
+    def __post_init__(self) -> None:
+        if not self.embedders:
+            raise InputError("--embedder needs at least one embedder")
+        if len(self.embedders) > 1 and self.seekdb_store and "seekdb" in self.backends:
+            raise InputError("--seekdb-store names one store, and each embedder needs its own: give one --embedder "
+                             "with it, or leave --seekdb-store out (a database per embedder is then made)")
+
+    def target(self, backend: str, embedder: str, workdir: Path) -> str | Path:
+        """Where ``embedder``'s data lives on ``backend``: the given store, or a temporary one under ``workdir``."""
+        from pcmem.bench.perf import store_target
+
+        several = len(self.embedders) > 1
+        if backend == "duckdb":
+            base = Path(self.store) if self.store else workdir / "locomo.duckdb"
+            return base.with_name(f"{base.stem}.{slug(embedder)}{base.suffix}") if several else base
+        return self.seekdb_store or store_target("seekdb", workdir, f"locomo_{slug(embedder)}" if several else "locomo")
+
+
+def run_matrix(matrix: Matrix, reranker: MemoryReranker | None, bar: StageBar) -> dict[str, Any]:
+    """Run every embedder × backend × mode of ``matrix``; temporary stores are removed afterwards."""
+    config = RuntimeConfig(memory_rerank_candidate_limit=matrix.candidates)
+    started = time.perf_counter()
+    workdir = Path(tempfile.mkdtemp(prefix="pcmem-locomo-"))
+    try:
+        runs = [_run_store(matrix, config, reranker, backend, embedder, matrix.target(backend, embedder, workdir), bar)
+                for embedder in matrix.embedders for backend in matrix.backends]
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    conversations = matrix.conversations
+    return {
+        "data": None, "stores": [r["store"] for r in runs], "limit": matrix.limit, "candidates": matrix.candidates,
+        "questions": len(matrix.questions),
+        "ingest_entries_per_s": {f"{r['backend']}/{r['embedder']}": r["ingest_entries_per_s"] for r in runs},
+        "wall_seconds": round(time.perf_counter() - started, 1), "model": matrix.inference.generation_model,
+        "evidence_repaired": sorted({r for c in conversations for r in c.repaired}),
+        "evidence_unresolved": sorted({r for c in conversations for r in c.unresolved}),
+        "reports": [rep for r in runs for rep in r["reports"]],
+        "runs": runs,
+        "comparison": compare_backends(runs),
+    }
+
+
+def _run_store(matrix: Matrix, config: RuntimeConfig, reranker: MemoryReranker | None, backend: str, embedder: str,
+               where: str | Path, bar: StageBar) -> dict[str, Any]:
+    """Ingest into one store and search it in every mode."""
+    with open_sync(where, config=config, inference=matrix.inference, reranker=reranker, embedder=embedder) as runtime:
+        with bar(f"ingesting ({backend}, {embedder})") as advance:
+            ingest_rate = ingest(runtime, matrix.conversations, advance)
+        reports = []
+        for mode in matrix.modes:
+            with bar(f"{mode} ({matrix.rerank}, {backend}, {embedder})") as advance:
+                run = run_mode(runtime, matrix.questions, mode, limit=matrix.limit, rerank=matrix.rerank,
+                               progress=advance)
+            reports.append({**report(run), "backend": backend, "embedder": embedder})
+    return {"backend": backend, "embedder": embedder, "store": str(where),
+            "ingest_entries_per_s": None if ingest_rate is None else round(ingest_rate, 1), "reports": reports}

@@ -27,12 +27,12 @@ from pathlib import Path
 import numpy as np
 
 import pcmem
-from pcmem.bench import slug
-from pcmem.types.embedding import EmbeddingProfile
-from pcmem.errors import InputError
-from pcmem.types.memory import NewEntry, RememberRequest
 from pcmem.analysis import ANALYZERS
+from pcmem.bench import slug
+from pcmem.errors import InputError
 from pcmem.search.fusion import channel_candidate_count
+from pcmem.types.embedding import EmbeddingProfile
+from pcmem.types.memory import NewEntry, RememberRequest
 from pcmem.types.search import SearchMemoryRequest
 
 _SUBJECTS = ("Priya", "Marco", "the release team", "Tanaka-san", "the designer", "Lea", "Omar", "the support desk",
@@ -139,9 +139,11 @@ def bench_size(size: int, workdir: Path, scopes: int = 1, backend: str = "duckdb
         # compare its raw candidates (top 10 by cosine) too.
         result["top10"]["vector_candidates"] = []
         for q in queries:
-            found = backend_.candidates("s0", fts_terms=None, query_vector=embedder.embed_query(q), limit=10)
-            result["top10"]["vector_candidates"].append([found.versions[c.entry_version_id].text for c in found.vector])
-        entries = backend_.manifest(memory.head(), include_retired=False)
+            pool = backend_.candidates("s0", fts_terms=None, query_vector=embedder.embed_query(q), limit=10)
+            result["top10"]["vector_candidates"].append([pool.versions[c.entry_version_id].text for c in pool.vector])
+        head = memory.head()
+        assert head is not None
+        entries = backend_.manifest(head, include_retired=False)
         stored = backend_.stored_vectors(embedder.profile, [e.entry.entry_version_id for e in entries])
         rows = [(e.entry.text, stored[e.entry.entry_version_id]) for e in entries if e.entry.entry_version_id in stored]
     result["file_bytes_per_entry"] = round(path.stat().st_size / size, 1) if isinstance(path, Path) else None

@@ -7,13 +7,17 @@ import time
 from dataclasses import asdict, dataclass
 
 from pcmem.bench.llama_floor import eval_seconds, measure_floor
-from pcmem.settings import InferenceConfig
 from pcmem.compose.decisions import decision_backend
+from pcmem.compose.models import load_model
+from pcmem.compose.rerankers import build_reranker
+from pcmem.inference.llama_cpp import LlamaCppGenerator
+from pcmem.rerank.decision import QUESTION
+from pcmem.rerank.listwise import ListwiseReranker
+from pcmem.settings import InferenceConfig
 from pcmem.types.decision import DecisionRequest
 from pcmem.types.memory import Citation
-from pcmem.compose.rerankers import build_reranker, load_model
-from pcmem.rerank.decision import QUESTION
 from pcmem.types.search import MemoryHit
+from pcmem.types.usage import Usage
 
 QUERY = "Who signs off every build before a release, and on which day do releases go out?"
 _SUBJECTS = ("Priya", "Marco", "the release team", "the support desk", "the designer", "Tanaka-san")
@@ -54,16 +58,20 @@ class RerankBench:
 def bench_listwise(model_name: str, repeats: int = 3) -> RerankBench:
     inference = InferenceConfig(generation_model=f"llama-cpp:{model_name}", generation_timeout_seconds=600)
     reranker = build_reranker("listwise", inference)
+    assert isinstance(reranker, ListwiseReranker)
     model = load_model(inference)
     pool = candidate_pool()
-    times, usage = [], None
+    times: list[float] = []
+    usage = Usage()
     for _ in range(repeats):
         model.llm.reset()  # a new search's prompt shares nothing with the last one: start cold, like the floor
         started = time.perf_counter()
         decision = reranker.rerank(QUERY, pool, 10)
         times.append(time.perf_counter() - started)
         usage = decision.usage
-    prompt = reranker.generator.last_prompt  # the exact chat-formatted text that was prefilled
+    generator = reranker.generator
+    assert isinstance(generator, LlamaCppGenerator)
+    prompt = generator.last_prompt  # the exact chat-formatted text that was prefilled
     floor = measure_floor(model, prompt)
     return RerankBench(model_name, "listwise", len(pool), usage.input_tokens, usage.output_tokens,
                        statistics.median(times), floor.seconds(usage.input_tokens, usage.output_tokens))

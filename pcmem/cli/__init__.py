@@ -12,8 +12,8 @@ from typing import Any
 import click
 
 from pcmem import __version__
-from pcmem.errors import PcmemError
 from pcmem.compose.runtime import SyncRuntime, open_sync
+from pcmem.errors import PcmemError
 from pcmem.settings import DB_ENV, lock_timeout, resolve_db_path
 
 
@@ -66,7 +66,6 @@ class StoreContext:
 @click.option(
     "--db",
     metavar="PATH|URL",
-    envvar=DB_ENV,
     help=f"Store file, or seekdb:///DATA_DIR / seekdb://USER:PASS@HOST:PORT/DB for OceanBase seekdb. "
     f"Default: ${DB_ENV}, else a per-user file (see `pcmem where`).",
 )

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
+from typing import cast
 
 import click
 
 from pcmem.cli import render
 from pcmem.cli.progress import progress_bar
-from pcmem.settings import InferenceConfig, RuntimeConfig
 from pcmem.errors import InputError
+from pcmem.settings import InferenceConfig
+from pcmem.types.rerank import RERANK_POLICIES, RerankPolicy
 
 
 def _csv(value: str, cast=str) -> list:  # noqa: ANN001
@@ -46,7 +47,7 @@ def bench(ctx: click.Context, as_json: bool) -> None:
 @click.option("--data", "data_path", required=True, type=click.Path(exists=True, dir_okay=False),
               help="Path to locomo10.json (CC BY-NC 4.0; bring your own copy).")
 @click.option("--modes", default="fts,vector,hybrid", show_default=True, help="Search modes to compare.")
-@click.option("--rerank", type=click.Choice(["none", "listwise", "decision", "decision-fill"]), default="none",
+@click.option("--rerank", type=click.Choice(["none", *RERANK_POLICIES]), default="none",
               show_default=True)
 @click.option("--model", default=None, metavar="PROVIDER:NAME", help="Generation model for --rerank.")
 @click.option("--limit", type=click.IntRange(1, 50), default=10, show_default=True, help="Final hits per search.")
@@ -77,13 +78,9 @@ def locomo(data_path: str, modes: str, rerank: str, model: str | None, limit: in
       pcmem bench locomo --data locomo10.json --modes hybrid --embedder minilm-l6-int8,mpnet-base-int8
       pcmem bench locomo --data locomo10.json --backends duckdb,seekdb --questions 200
     """
-    import tempfile
-
-    import pcmem
     from pcmem.bench import locomo as bench_locomo
-    from pcmem.bench import slug
     from pcmem.bench.locomo_data import load
-    from pcmem.bench.perf import BACKENDS, store_target
+    from pcmem.bench.perf import BACKENDS
 
     backend_list = _csv(backends)
     if not backend_list or any(b not in BACKENDS for b in backend_list) or len(set(backend_list)) != len(backend_list):
@@ -93,61 +90,22 @@ def locomo(data_path: str, modes: str, rerank: str, model: str | None, limit: in
         wanted = set(_csv(conversations))
         convs = [c for i, c in enumerate(convs) if c.sample_id in wanted or str(i) in wanted]
     chosen = bench_locomo.select_questions(convs, _csv(categories, int), questions)
-    mode_list = _csv(modes)
     if not chosen:
         raise InputError("no questions match the chosen categories and conversations")
+    matrix = bench_locomo.Matrix(
+        conversations=convs, questions=chosen, modes=_csv(modes), embedders=_csv(embedders), backends=backend_list,
+        rerank=rerank, limit=limit, candidates=candidates, store=store, seekdb_store=seekdb_store,
+        inference=InferenceConfig.from_env(generation_model=model),
+    )
     reranker = None
-    inference = InferenceConfig.from_env(generation_model=model)
     if rerank != "none":
         from pcmem.compose.rerankers import build_reranker
 
         with progress_bar("verifying model", enabled=not as_json, bytes_=True) as advance:
-            reranker = build_reranker(rerank, inference, advance)
-    embedder_names = _csv(embedders)
-    if not embedder_names:
-        raise InputError("--embedder needs at least one embedder")
-    several = len(embedder_names) > 1
-    if several and seekdb_store and "seekdb" in backend_list:
-        raise InputError("--seekdb-store names one store, and each embedder needs its own: give one --embedder "
-                         "with it, or leave --seekdb-store out (a database per embedder is then made)")
-    workdir = Path(tempfile.mkdtemp(prefix="pcmem-locomo-"))
-
-    def target(backend: str, embedder: str) -> str | Path:
-        if backend == "duckdb":
-            base = Path(store) if store else workdir / "locomo.duckdb"
-            return base.with_name(f"{base.stem}.{slug(embedder)}{base.suffix}") if several else base
-        return seekdb_store or store_target("seekdb", workdir, f"locomo_{slug(embedder)}" if several else "locomo")
-
-    config = RuntimeConfig(memory_rerank_candidate_limit=candidates)
-    started = time.perf_counter()
-    runs = []
-    for embedder in embedder_names:
-        for backend in backend_list:
-            where = target(backend, embedder)
-            with pcmem.open_sync(where, config=config, inference=inference, reranker=reranker,
-                                 embedder=embedder) as runtime:
-                with progress_bar(f"ingesting ({backend}, {embedder})", enabled=not as_json) as advance:
-                    ingest_rate = bench_locomo.ingest(runtime, convs, advance)
-                reports = []
-                for mode in mode_list:
-                    with progress_bar(f"{mode} ({rerank}, {backend}, {embedder})", enabled=not as_json) as advance:
-                        run = bench_locomo.run_mode(runtime, chosen, mode, limit=limit, rerank=rerank,
-                                                    progress=advance)
-                    reports.append({**bench_locomo.report(run), "backend": backend, "embedder": embedder})
-            runs.append({"backend": backend, "embedder": embedder, "store": str(where),
-                         "ingest_entries_per_s": None if ingest_rate is None else round(ingest_rate, 1),
-                         "reports": reports})
-    result = {
-        "data": str(data_path), "stores": [r["store"] for r in runs], "limit": limit, "candidates": candidates,
-        "questions": len(chosen),
-        "ingest_entries_per_s": {f"{r['backend']}/{r['embedder']}": r["ingest_entries_per_s"] for r in runs},
-        "wall_seconds": round(time.perf_counter() - started, 1), "model": inference.generation_model,
-        "evidence_repaired": sorted({r for c in convs for r in c.repaired}),
-        "evidence_unresolved": sorted({r for c in convs for r in c.unresolved}),
-        "reports": [rep for r in runs for rep in r["reports"]],
-        "runs": runs,
-        "comparison": bench_locomo.compare_backends(runs),
-    }
+            reranker = build_reranker(cast(RerankPolicy, rerank), matrix.inference, advance)
+    result = bench_locomo.run_matrix(matrix, reranker, lambda label: progress_bar(label, enabled=not as_json))
+    result["data"] = str(data_path)
+    runs = result["runs"]
     if out:
         Path(out).write_text(json.dumps(result, indent=2))
     if as_json:

@@ -6,8 +6,8 @@ import click
 
 from pcmem.cli import render
 from pcmem.cli.demo_data import DEMO_EDITS, DEMO_ENTRIES, DEMO_SCOPE
-from pcmem.types.memory import ListRequest, NewEntry, RememberRequest, RetireRequest, ReviseRequest
 from pcmem.memory.scoped import SyncScopedMemory
+from pcmem.types.memory import ListRequest, NewEntry, RememberRequest, RetireRequest, ReviseRequest
 
 
 def seed_demo(memory: SyncScopedMemory) -> bool:

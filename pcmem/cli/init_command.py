@@ -5,10 +5,10 @@ from __future__ import annotations
 import click
 
 from pcmem.cli import render
-from pcmem.errors import InputError
-from pcmem.compose.runtime import SyncRuntime
-from pcmem.compose.embedders import resolve_embedder
 from pcmem.compose.backends import open_backend, remove_new_store, target_exists
+from pcmem.compose.embedders import resolve_embedder
+from pcmem.compose.runtime import SyncRuntime
+from pcmem.errors import InputError
 
 
 @click.command()

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-
 import click
 
 from pcmem.cli import render
-from pcmem.cli.progress import progress_bar
 from pcmem.cli.jsonl import STDIN, read_entries, read_text
+from pcmem.cli.progress import progress_bar
 from pcmem.errors import InputError, NotFoundError
+from pcmem.memory.scoped import SyncScopedMemory
 from pcmem.types.memory import (
     Citation,
     EntryPage,
@@ -23,7 +23,6 @@ from pcmem.types.memory import (
     ReviseRequest,
     WriteResult,
 )
-from pcmem.memory.scoped import SyncScopedMemory
 from pcmem.validation import parse_metadata_json
 
 scope_option = click.option("--scope", "-s", required=True, help="The scope (one Memory per scope).")
@@ -32,6 +31,12 @@ expected_option = click.option(
     type=int,
     default=None,
     help="Compare-and-swap: fail unless this is the scope's head revision. Default: the current head.",
+)
+expected_version_option = click.option(
+    "--expected-version",
+    type=int,
+    default=None,
+    help="Compare-and-swap on the entry only: fail unless the entry is at this version (other entries may change).",
 )
 
 
@@ -73,9 +78,9 @@ def _with_gate_options(function):  # noqa: ANN001, ANN202 - click decorator plum
     return function
 
 
-def _head_revision(memory: SyncScopedMemory, expected: int | None) -> int:
-    if expected is not None:
-        return expected
+def _head_revision(memory: SyncScopedMemory, expected: int | None, version: int | None = None) -> int | None:
+    if expected is not None or version is not None:
+        return expected  # --expected-version alone: only the entry is compared
     head = memory.head()
     return 0 if head is None else head.revision
 
@@ -85,9 +90,9 @@ def _print_write(result: WriteResult, verb: str, as_json: bool) -> None:
         render.emit_json(result)
         return
     if result.unchanged:
-        citation = result.citations[0]
-        render.console.print(f"unchanged: {citation.entry_id} already has this text, kind and metadata "
-                             f"(revision {result.memory.revision} stays the head)")
+        ids = ", ".join(result.unchanged_entry_ids) or ", ".join(c.entry_id for c in result.citations)
+        render.console.print(f"unchanged: {ids or 'nothing to change'} (revision {result.memory.revision} stays "
+                             "the head)")
         return
     for duplicate in result.duplicates:
         render.console.print(f"skipped (already stated by {duplicate.existing}): {render.preview(duplicate.text, 60)}")
@@ -102,7 +107,7 @@ def _print_write(result: WriteResult, verb: str, as_json: bool) -> None:
         render.console.print(f"  … and {count - 20} more")
 
 
-def _print_entries(page: EntryPage, as_json: bool) -> None:
+def _print_entries(scope: str, page: EntryPage, as_json: bool) -> None:
     if as_json:
         render.emit_json(page)
         return
@@ -110,8 +115,10 @@ def _print_entries(page: EntryPage, as_json: bool) -> None:
         (e.entry.entry_id, e.entry.kind, f"v{e.entry.version}", e.state, render.preview(e.entry.text, 60))
         for e in page.entries
     ]
-    title = f"{page.memory.scope} @ revision {page.memory.revision} — {len(rows)} entries"
-    render.table(title, ("entry", "kind", "ver", "state", "text"), rows)
+    where = f"{scope} @ revision {page.memory.revision}" if page.memory else f"{scope} (no memory yet)"
+    render.table(f"{where} — {len(rows)} entries", ("entry", "kind", "ver", "state", "text"), rows)
+    if page.next_cursor:
+        render.console.print(f"more: --cursor {page.next_cursor}")
 
 
 @click.command()
@@ -119,24 +126,31 @@ def _print_entries(page: EntryPage, as_json: bool) -> None:
 @click.option("--kind", "-k", default="fact", show_default=True, help="An open label: fact, preference, event, …")
 @click.option("--metadata", "-m", default=None, help='A small JSON object, e.g. \'{"turn": "D1:3"}\'.')
 @click.option("--id", "entry_id", default=None, help="Choose the entry id (printable ASCII, ≤128). Default: generated.")
+@click.option("--upsert", is_flag=True,
+              help="With --id: write a new version when the entry exists and differs; report unchanged when equal.")
 @expected_option
 @_with_gate_options
 @click.argument("text")
 @render.json_option
-def remember(scope: str, kind: str, metadata: str | None, entry_id: str | None, expected_revision: int | None,
-             write_gate: bool, allow_duplicates: bool, model: str | None, text: str, as_json: bool) -> None:
+def remember(scope: str, kind: str, metadata: str | None, entry_id: str | None, upsert: bool,
+             expected_revision: int | None, write_gate: bool, allow_duplicates: bool, model: str | None, text: str,
+             as_json: bool) -> None:
     """Remember TEXT in a scope (one new revision). TEXT ``-`` reads it from standard input.
 
     \b
     Examples:
       pcmem remember --scope project --kind decision "Releases go out on Fridays."
+      pcmem remember --scope user:ana --id city --upsert "Ana lives in Lisbon."
       pcmem remember --scope project --write-gate --model llama-cpp:qwen2.5-coder-1.5b-instruct "Deploys: Fridays"
     """
+    if upsert and entry_id is None:
+        raise InputError("--upsert needs --id (the key to update)")
     if text == STDIN:
         text = read_text(Path(STDIN))
     entry = NewEntry(text=text, kind=kind, entry_id=entry_id,
                      metadata=parse_metadata_json(metadata) if metadata is not None else None)
-    request = RememberRequest(entries=(entry,), expected_revision=expected_revision, allow_duplicates=allow_duplicates)
+    request = RememberRequest(entries=(entry,), expected_revision=expected_revision, allow_duplicates=allow_duplicates,
+                              upsert=upsert)
     memory = _gated_scope(scope, model, as_json) if write_gate else _scope(scope)
     result = memory.remember(request)
     _print_write(result, "remembered", as_json)
@@ -169,16 +183,20 @@ def import_(scope: str, expected_revision: int | None, file: Path, as_json: bool
 @scope_option
 @click.option("--all", "include_retired", is_flag=True, help="Include retired entries.")
 @click.option("--revision", "-r", type=int, default=None, help="List the exact manifest of a past revision.")
+@click.option("--limit", type=int, default=None, help="At most this many entries (1..100); prints a cursor for more.")
+@click.option("--cursor", default=None, help="Continue a listing from its next_cursor.")
 @render.json_option
-def list_(scope: str, include_retired: bool, revision: int | None, as_json: bool) -> None:
-    """List a scope's entries at the head or at a past revision.
+def list_(scope: str, include_retired: bool, revision: int | None, limit: int | None, cursor: str | None,
+          as_json: bool) -> None:
+    """List a scope's entries at the head or at a past revision (a scope with no memory lists nothing).
 
     \b
     Example:
       pcmem list --scope project --all --revision 3
+      pcmem list --scope project --limit 50 --cursor eyJ…
     """
-    request = ListRequest(state="all" if include_retired else "active", revision=revision)
-    _print_entries(_read_scope(scope).list(request), as_json)
+    request = ListRequest(state="all" if include_retired else "active", revision=revision, limit=limit, cursor=cursor)
+    _print_entries(scope, _read_scope(scope).list(request), as_json)
 
 
 def _lookup(memory: SyncScopedMemory, ref: str, revision: int | None) -> MemoryEntry:
@@ -249,20 +267,24 @@ def history(scope: str, entry_id: str, as_json: bool) -> None:
 @click.command()
 @scope_option
 @click.option("--since", type=int, default=0, show_default=True, help="Changes after this revision.")
+@click.option("--limit", type=int, default=None, help="At most this many changes (1..100); prints a cursor for more.")
+@click.option("--cursor", default=None, help="Continue from a previous page's next_cursor.")
 @render.json_option
-def changes(scope: str, since: int, as_json: bool) -> None:
+def changes(scope: str, since: int, limit: int | None, cursor: str | None, as_json: bool) -> None:
     """List entry changes made after revision --since.
 
     \b
     Example:
       pcmem changes --scope project --since 12
     """
-    page = _read_scope(scope).changes(since)
+    page = _read_scope(scope).changes(since, limit=limit, cursor=cursor)
     if as_json:
         render.emit_json(page)
         return
     rows = [(c.revision, c.operation, c.entry_id, c.entry_version_id, c.state) for c in page.changes]
     render.table(f"{scope}: changes after revision {since}", ("rev", "operation", "entry", "version", "state"), rows)
+    if page.next_cursor:
+        render.console.print(f"more: --cursor {page.next_cursor}")
 
 
 @click.command()
@@ -270,11 +292,12 @@ def changes(scope: str, since: int, as_json: bool) -> None:
 @click.option("--kind", "-k", default=None, help="New kind (default: keep).")
 @click.option("--metadata", "-m", default=None, help="New metadata JSON object (default: keep).")
 @expected_option
+@expected_version_option
 @click.argument("entry_id")
 @click.argument("text")
 @render.json_option
-def revise(scope: str, kind: str | None, metadata: str | None, expected_revision: int | None, entry_id: str,
-           text: str, as_json: bool) -> None:
+def revise(scope: str, kind: str | None, metadata: str | None, expected_revision: int | None,
+           expected_version: int | None, entry_id: str, text: str, as_json: bool) -> None:
     """Write a new version of ENTRY_ID with TEXT.
 
     \b
@@ -287,7 +310,8 @@ def revise(scope: str, kind: str | None, metadata: str | None, expected_revision
         text=text,
         kind=kind,
         metadata=parse_metadata_json(metadata) if metadata is not None else None,
-        expected_revision=_head_revision(memory, expected_revision),
+        expected_revision=_head_revision(memory, expected_revision, expected_version),
+        expected_version=expected_version,
     )
     _print_write(memory.revise(request), "revised", as_json)
 
@@ -296,13 +320,16 @@ def _state_command(name: str, request_type: type[RetireRequest] | type[Reactivat
     @click.command(name, help=doc)
     @scope_option
     @expected_option
+    @expected_version_option
     @click.argument("entry_id")
     @render.json_option
-    def command(scope: str, expected_revision: int | None, entry_id: str, as_json: bool) -> None:
+    def command(scope: str, expected_revision: int | None, expected_version: int | None, entry_id: str,
+                as_json: bool) -> None:
         memory = _scope(scope)
-        request = request_type(entry_id=entry_id, expected_revision=_head_revision(memory, expected_revision))
-        method = memory.retire if request_type is RetireRequest else memory.reactivate
-        _print_write(method(request), f"{name}d", as_json)
+        request = request_type(entry_id=entry_id, expected_version=expected_version,
+                               expected_revision=_head_revision(memory, expected_revision, expected_version))
+        result = memory.retire(request) if isinstance(request, RetireRequest) else memory.reactivate(request)
+        _print_write(result, f"{name}d", as_json)
 
     return command
 
@@ -315,6 +342,35 @@ reactivate = _state_command(
     "reactivate", ReactivateRequest,
     "Make a retired ENTRY_ID active again.\n\n\b\nExample:\n  pcmem reactivate --scope project alice-tea",
 )
+
+
+@click.command()
+@scope_option
+@click.option("--all", "whole_scope", is_flag=True, help="Forget every entry of the scope.")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@click.argument("entry_ids", nargs=-1)
+@render.json_option
+def forget(scope: str, whole_scope: bool, yes: bool, entry_ids: tuple[str, ...], as_json: bool) -> None:
+    """Erase ENTRY_IDs (or, with --all, the whole scope) for good: text, metadata and vectors of every version.
+
+    The revision chain keeps a tombstone (the ids and the revision that forgot them); citations of a forgotten
+    entry report it as erased. This cannot be undone.
+
+    \b
+    Examples:
+      pcmem forget --scope user:ana city
+      pcmem forget --scope user:ana --all --yes
+    """
+    if whole_scope == bool(entry_ids):
+        raise InputError("name the entries to forget, or pass --all for the whole scope (not both)")
+    what = f"every entry of scope {scope!r}" if whole_scope else f"{', '.join(entry_ids)} in scope {scope!r}"
+    if not yes:
+        click.confirm(f"Erase {what}? Their text and metadata are deleted for good; this cannot be undone.",
+                      abort=True, err=True)
+    memory = _scope(scope)
+    results = [memory.forget_scope()] if whole_scope else [memory.forget(entry_id) for entry_id in entry_ids]
+    for result in results:
+        _print_write(result, "forgot", as_json)
 
 
 @click.command()
@@ -351,5 +407,5 @@ def where(as_json: bool) -> None:
 
 
 def register(group: click.Group) -> None:
-    for command in (remember, import_, list_, show, history, changes, revise, retire, reactivate, scopes, where):
+    for command in (remember, import_, list_, show, history, changes, revise, retire, reactivate, forget, scopes, where):
         group.add_command(command)

@@ -25,9 +25,9 @@ def migrate(source: str, destination: str, as_json: bool) -> None:
       pcmem migrate --from ~/.local/share/pcmem/memory.duckdb --to seekdb:///srv/pcmem-seekdb
       pcmem migrate --from memory.duckdb --to 'seekdb://pcmem:secret@ob.example:2881/pcmem?tenant=app' --json
     """
-    from pcmem.store.migrate import migrate as copy_store
     from pcmem.compose.backends import open_backend, target_exists
     from pcmem.settings import resolve_db_path
+    from pcmem.store.migrate import migrate as copy_store
 
     source_target, destination_target = resolve_db_path(source), resolve_db_path(destination)
     if target_exists(source_target) is False:

@@ -85,10 +85,10 @@ def prepare(name: str, as_json: bool) -> None:
         result = {"name": name, "kind": "embedder", "path": str(path), "profile": preset.profile.model_id,
                   "verified": True}
     elif name in presets.PRESETS:
-        preset = presets.PRESETS[name]
+        model_preset = presets.PRESETS[name]
         with progress_bar(f"preparing {name}", enabled=not as_json, bytes_=True) as advance:
-            path = presets.prepare(preset, advance)
-        result = {"name": name, "kind": "generation", "path": str(path), "sha256": preset.sha256, "verified": True}
+            path = presets.prepare(model_preset, advance)
+        result = {"name": name, "kind": "generation", "path": str(path), "sha256": model_preset.sha256, "verified": True}
     else:
         known = [*embedder_presets.EMBEDDER_PRESETS, *presets.PRESETS]
         raise InputError(f"unknown preset {name!r}; known: {', '.join(known)}")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 
 from rich.progress import (
@@ -17,10 +17,12 @@ from rich.progress import (
 )
 
 from pcmem.cli.render import err_console
+from pcmem.types.progress import Progress as ProgressCallback
+from pcmem.types.progress import StageProgress
 
 
 @contextmanager
-def progress_bar(label: str, *, enabled: bool = True, bytes_: bool = False) -> Iterator[Callable[[int, int], None]]:
+def progress_bar(label: str, *, enabled: bool = True, bytes_: bool = False) -> Iterator[ProgressCallback]:
     """Yields ``advance(done, total)`` for a library progress callback."""
     counter = DownloadColumn() if bytes_ else MofNCompleteColumn()
     with Progress(TextColumn(label), BarColumn(), counter, TimeRemainingColumn(), console=err_console,
@@ -34,7 +36,7 @@ def progress_bar(label: str, *, enabled: bool = True, bytes_: bool = False) -> I
 
 
 @contextmanager
-def stage_progress(*, enabled: bool = True) -> Iterator[Callable[[str, int, int], None]]:
+def stage_progress(*, enabled: bool = True) -> Iterator[StageProgress]:
     """Yields ``report(stage, done, total)`` for multi-step work (one bar whose label follows the stage)."""
     with Progress(TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(), TimeElapsedColumn(),
                   console=err_console, disable=not (enabled and err_console.is_terminal), transient=True) as progress:

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 import click
+
 from pcmem.cli import render
 from pcmem.cli.progress import progress_bar
 from pcmem.settings import InferenceConfig
-from pcmem.types.search import MAX_SEARCH_LIMIT, SearchMemoryRequest, SearchPage
+from pcmem.types.rerank import RERANK_POLICIES, RerankPolicy
+from pcmem.types.search import MAX_SEARCH_LIMIT, SEARCH_MODES, SearchMemoryRequest, SearchPage
 
 
 def _print_page(page: SearchPage, query: str) -> None:
@@ -36,10 +40,10 @@ def _print_page(page: SearchPage, query: str) -> None:
 
 @click.command()
 @click.option("--scope", "-s", required=True, help="The scope to search.")
-@click.option("--mode", type=click.Choice(["auto", "fts", "vector", "hybrid"]), default="auto", show_default=True,
+@click.option("--mode", type=click.Choice(SEARCH_MODES), default="auto", show_default=True,
               help="auto = hybrid when vectors are available, else full-text.")
 @click.option("--limit", "-n", type=click.IntRange(1, MAX_SEARCH_LIMIT), default=10, show_default=True)
-@click.option("--rerank", type=click.Choice(["none", "listwise", "decision", "decision-fill"]), default=None,
+@click.option("--rerank", type=click.Choice(["none", *RERANK_POLICIES]), default=None,
               help="Rerank the coarse pool with a local model (default: as configured by the environment).")
 @click.option("--model", metavar="PROVIDER:NAME", default=None,
               help="Generation model, e.g. llama-cpp:qwen2.5-coder-1.5b-instruct or llama-cpp:/path/model.gguf "
@@ -63,7 +67,7 @@ def search(scope: str, mode: str, limit: int, rerank: str | None, model: str | N
 
         inference = InferenceConfig.from_env(generation_model=model)
         with progress_bar("verifying model", enabled=not as_json, bytes_=True) as advance:
-            reranker = build_reranker(rerank, inference, advance)
+            reranker = build_reranker(cast(RerankPolicy, rerank), inference, advance)
     # With a reranker the model runs for seconds: share the file so other processes are not locked out meanwhile.
     memory = store.open(shared=reranker is not None, create=False).memory.for_scope(scope)
     with progress_bar("reranking", enabled=not as_json and rerank not in (None, "none", "listwise")) as advance:

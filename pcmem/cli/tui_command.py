@@ -9,8 +9,8 @@ from typing import Any
 import click
 
 from pcmem.cli import render
-from pcmem.settings import InferenceConfig
 from pcmem.errors import ConfigurationError
+from pcmem.settings import InferenceConfig
 
 
 def _make_app() -> Callable[..., Any]:

@@ -39,7 +39,7 @@ def open_backend(
     if is_seekdb(target):
         from pcmem.store.seekdb import SeekdbBackend
 
-        return SeekdbBackend(target, shared=shared, lock_timeout=lock_timeout)
+        return SeekdbBackend(str(target), shared=shared, lock_timeout=lock_timeout)
     from pcmem.compose import registry
     from pcmem.store.duckdb import DuckDBBackend
     from pcmem.store.duckdb.files import refuse_non_local

@@ -5,12 +5,13 @@ from __future__ import annotations
 import threading
 import weakref
 
-from pcmem.settings import InferenceConfig
+from pcmem.compose.models import load_model
 from pcmem.decision.envelope import for_role
 from pcmem.decision.llama_cpp import LlamaCppDecisionModel
 from pcmem.decision.port import DecisionModel
 from pcmem.inference.llama_cpp import LlamaCppModel
 from pcmem.rerank.decision import DecisionReranker
+from pcmem.settings import InferenceConfig
 from pcmem.types.progress import Progress
 
 # Keyed by the model object itself, not ``id(model)``: an id is reused once a model is freed, so an id-keyed cache
@@ -32,8 +33,6 @@ def decision_backend(model: LlamaCppModel, inference: InferenceConfig) -> Decisi
 
 def write_gate_model(inference: InferenceConfig, progress: Progress | None = None) -> DecisionModel:
     """The decision backend of the configured local model, for the advisory write-gate role (``--write-gate``)."""
-    from pcmem.compose.rerankers import load_model
-
     return decision_backend(load_model(inference, progress), inference)
 
 

@@ -8,39 +8,15 @@
 
 from __future__ import annotations
 
-import threading
-from pathlib import Path
-
-from pcmem.settings import InferenceConfig, RuntimeConfig
+from pcmem.compose.decisions import decision_reranker
+from pcmem.compose.models import load_model
 from pcmem.errors import ConfigurationError
-from pcmem.inference import presets
-from pcmem.inference.llama_cpp import LlamaCppGenerator, LlamaCppModel, require_llama_cpp
-from pcmem.types.progress import Progress
+from pcmem.inference.llama_cpp import LlamaCppGenerator
 from pcmem.rerank.listwise import ListwiseReranker
 from pcmem.rerank.port import MemoryReranker
+from pcmem.settings import InferenceConfig, RuntimeConfig
+from pcmem.types.progress import Progress
 from pcmem.types.rerank import RerankPolicy
-
-PROVIDERS = ("llama-cpp",)
-
-_models: dict[Path, LlamaCppModel] = {}
-_models_lock = threading.Lock()
-
-
-def load_model(inference: InferenceConfig, progress: Progress | None = None) -> LlamaCppModel:
-    """The configured generation model, loaded once per process and shared by every role that uses it."""
-    if inference.generation_model is None:
-        raise ConfigurationError(
-            "no generation model: set POWERCONTEXT_SERVER_INFERENCE_GENERATION_MODEL=llama-cpp:<preset-or-path> "
-            f"(presets: {', '.join(presets.PRESETS)})"
-        )
-    if inference.provider not in PROVIDERS:
-        raise ConfigurationError(f"unknown inference provider {inference.provider!r}; available: {', '.join(PROVIDERS)}")
-    require_llama_cpp()
-    path = presets.resolve(inference.model_name, progress)
-    with _models_lock:
-        if path not in _models:
-            _models[path] = LlamaCppModel(path, model_id=inference.generation_model)
-        return _models[path]
 
 
 def build_reranker(
@@ -53,8 +29,6 @@ def build_reranker(
             model, timeout_seconds=inference.generation_timeout_seconds, max_requests=inference.generation_max_requests
         )
         return ListwiseReranker(generator)
-    from pcmem.compose.decisions import decision_reranker
-
     return decision_reranker(model, inference, fill_to_limit=policy == "decision-fill")
 
 

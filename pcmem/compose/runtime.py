@@ -19,19 +19,20 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from pcmem.settings import InferenceConfig, RuntimeConfig
+from pcmem.compose.backends import open_backend
+from pcmem.compose.embedders import EmbedderChoice, profile_embedder, resolve_embedder
 from pcmem.decision.port import DecisionModel
-from pcmem.memory.write_gate import WriteGate
 from pcmem.embedding.port import Embedder, EmbeddingProfile
 from pcmem.errors import ConfigurationError
 from pcmem.memory.scoped import Clock, MemoryParts, utc_now
 from pcmem.memory.service import MemoryService, SyncMemoryService
-from pcmem.types.progress import Progress
+from pcmem.memory.write_gate import WriteGate
 from pcmem.rerank.port import MemoryReranker
 from pcmem.search.reindex import ReindexReport, reindex
-from pcmem.compose.backends import open_backend
-from pcmem.compose.embedders import EmbedderChoice, profile_embedder, resolve_embedder
+from pcmem.settings import InferenceConfig, RuntimeConfig
 from pcmem.store.port import StorageBackend
+from pcmem.types.progress import Progress
+
 
 class SyncRuntime:
     """A store opened for blocking use (scripts, the CLI). Close it, or use it as a context manager."""
@@ -104,7 +105,7 @@ class SyncRuntime:
             raise
 
     def reindex(
-        self, progress: Callable[[int, int], None] | None = None, *, embedder: EmbedderChoice = None
+        self, progress: Progress | None = None, *, embedder: EmbedderChoice = None
     ) -> ReindexReport:
         """Embed every active entry lacking a vector, with ``embedder`` (switching the store to it) or the runtime's.
 
@@ -150,7 +151,7 @@ class Runtime:
         return cls(await asyncio.to_thread(lambda: SyncRuntime.open(path, **options)))
 
     async def reindex(
-        self, progress: Callable[[int, int], None] | None = None, *, embedder: EmbedderChoice = None
+        self, progress: Progress | None = None, *, embedder: EmbedderChoice = None
     ) -> ReindexReport:
         return await asyncio.to_thread(lambda: self.sync.reindex(progress, embedder=embedder))
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import logging
 
-from pcmem.types.decision import DecisionFailurePolicy, DecisionOutcome, DecisionRequest, DecisionResult
 from pcmem.decision.port import DecisionModel
+from pcmem.types.decision import DecisionFailurePolicy, DecisionOutcome, DecisionRequest, DecisionResult
 
 log = logging.getLogger(__name__)
 

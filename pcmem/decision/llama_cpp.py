@@ -12,9 +12,9 @@ import math
 
 import numpy as np
 
-from pcmem.types.decision import DecisionOutcome, DecisionRequest, DecisionResult
 from pcmem.errors import InferenceUnavailableError
 from pcmem.inference.llama_cpp import LlamaCppModel, require_llama_cpp
+from pcmem.types.decision import DecisionOutcome, DecisionRequest, DecisionResult
 from pcmem.types.usage import Usage
 
 POLICY_ID = "powercontext.decision.evaluate.v1"

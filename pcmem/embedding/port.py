@@ -10,6 +10,7 @@ import numpy as np
 from pcmem.types.embedding import EmbeddingProfile
 from pcmem.types.progress import Progress
 
+
 class Embedder(Protocol):
     """Turns texts into float32 vectors of ``profile.dimension``.
 

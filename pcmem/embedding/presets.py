@@ -16,18 +16,21 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
+
+import numpy as np
 
 from pcmem.embedding import minilm, mpnet
 from pcmem.embedding.onnx_embedder import OnnxEmbedder
 from pcmem.embedding.port import Embedder
-from pcmem.types.embedding import EmbeddingProfile
 from pcmem.errors import ConfigurationError, InputError
-from pcmem.types.progress import StageProgress
 from pcmem.model_files import is_intact, sha256_of
 from pcmem.settings import cache_dir as resolve_cache_dir
+from pcmem.types.embedding import EmbeddingProfile
+from pcmem.types.progress import StageProgress
 
 DEFAULT_PRESET = "minilm-l6-int8"
 _MPNET_SOURCE = "sentence-transformers/all-mpnet-base-v2"
@@ -41,10 +44,6 @@ class EmbedderPreset:
     prepare_hint: str  # what makes it ready
     #: Texts per inference call: >1 only where batching provably does not change a text's vector.
     batch_size: int
-
-    @property
-    def needs_build(self) -> bool:
-        return self.name != DEFAULT_PRESET
 
 
 EMBEDDER_PRESETS: dict[str, EmbedderPreset] = {
@@ -82,7 +81,7 @@ def prepare_preset(name: str, progress: StageProgress | None = None,
     root = resolve_cache_dir(cache_dir)
     if preset.name in _VARIANTS:
 
-        def embed(directory: Path, sentences) -> object:
+        def embed(directory: Path, sentences: Sequence[str]) -> np.ndarray:
             candidate = _mpnet_embedder(preset, lambda: directory, f"pcmem/{preset.name}-candidate")
             return candidate.embed_documents(list(sentences))
 
@@ -124,7 +123,7 @@ def local_dir_embedder(directory: Path, batch_size: int = 1) -> Embedder:
         config = json.loads((directory / "config.json").read_text())
         dimension = int(config["hidden_size"])
         pooling_config = directory / "1_Pooling" / "config.json"
-        pooling = "cls" if pooling_config.is_file() and json.loads(pooling_config.read_text()).get(
+        pooling: Literal["mean", "cls"] = "cls" if pooling_config.is_file() and json.loads(pooling_config.read_text()).get(
             "pooling_mode_cls_token") else "mean"
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise ConfigurationError(f"cannot read the model configuration in {directory}: {exc}") from exc

@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pcmem.errors import ConfigurationError
-from pcmem.types.progress import Progress
 from pcmem.model_files import distribution_file, is_intact, write_atomically
 from pcmem.settings import cache_dir
+from pcmem.types.progress import Progress
 
 GGUF_MAGIC = b"GGUF"
 

@@ -7,7 +7,13 @@ so an event loop (a desktop app, the TUI) never blocks on the store.
 from __future__ import annotations
 
 import asyncio
+import builtins
+from collections.abc import Sequence
+from typing import Any
 
+from pcmem.errors import InputError
+from pcmem.memory.scoped import MemoryParts, SyncScopedMemory
+from pcmem.rerank.port import MemoryReranker
 from pcmem.types.memory import (
     ChangesPage,
     Citation,
@@ -23,12 +29,12 @@ from pcmem.types.memory import (
     ReviseRequest,
     RevisionInfo,
     ScopeSummary,
+    Tombstone,
     WriteResult,
 )
-from pcmem.memory.scoped import MemoryParts, SyncScopedMemory
-from pcmem.rerank.port import MemoryReranker
 from pcmem.types.progress import Progress
 from pcmem.types.search import SearchMemoryRequest, SearchPage
+from pcmem.validation import validate_scope
 
 
 class SyncMemoryService:
@@ -41,8 +47,39 @@ class SyncMemoryService:
         return SyncScopedMemory(self.parts, scope)
 
     def scopes(self) -> list[ScopeSummary]:
-        """Every scope that has a memory, with counts at its head."""
+        """Every scope that has a memory, with counts at its head. Raises StoreError."""
         return self.parts.backend.scope_summaries()
+
+    def search(
+        self,
+        request: SearchMemoryRequest | str,
+        *,
+        scopes: Sequence[str],
+        reranker: MemoryReranker | None = None,
+        rerank: bool = True,
+        progress: Progress | None = None,
+    ) -> SearchPage:
+        """Search several scopes in one call: one RRF over the union of their candidates (see README "Search").
+
+        Each hit keeps the exact citation of its own scope's head; ``page.memories`` lists every scope searched
+        that has a memory. Scopes with no memory contribute nothing. Returns a :class:`SearchPage`; raises as
+        :meth:`SyncScopedMemory.search`, and InputError for an empty or duplicated ``scopes``.
+        """
+        if isinstance(request, str):
+            request = SearchMemoryRequest(query=request)
+        names = _scopes(scopes)
+        if not rerank:
+            return self.parts.search.coarse(names, request)
+        return self.parts.search.search(names, request, reranker, progress)
+
+
+def _scopes(scopes: Sequence[str]) -> tuple[str, ...]:
+    if isinstance(scopes, str):
+        raise InputError("scopes takes a list of scope names, not one string")
+    names = tuple(validate_scope(scope) for scope in scopes)
+    if not names or len(set(names)) != len(names):
+        raise InputError("scopes must name at least one scope, each once")
+    return names
 
 
 class ScopedMemory:
@@ -55,8 +92,22 @@ class ScopedMemory:
     async def head(self) -> MemoryRef | None:
         return await asyncio.to_thread(self.sync.head)
 
-    async def remember(self, request: RememberRequest | NewEntry | str) -> WriteResult:
-        return await asyncio.to_thread(self.sync.remember, request)
+    async def remember(self, request: RememberRequest | NewEntry | str, **fields: Any) -> WriteResult:
+        """As :meth:`SyncScopedMemory.remember`. Cancellation: the write runs in a worker thread that cannot be
+        interrupted, so a ``remember`` cancelled while it runs may still commit — the caller gets CancelledError
+        and the entries exist. Use ``entry_id`` + ``upsert=True`` to make the retry after a cancellation safe."""
+        return await asyncio.to_thread(self.sync.remember, request, **fields)
+
+    async def forget(self, entry_id: str) -> WriteResult:
+        """As :meth:`SyncScopedMemory.forget` (cannot be undone)."""
+        return await asyncio.to_thread(self.sync.forget, entry_id)
+
+    async def forget_scope(self) -> WriteResult:
+        """As :meth:`SyncScopedMemory.forget_scope` (cannot be undone)."""
+        return await asyncio.to_thread(self.sync.forget_scope)
+
+    async def tombstone(self, entry_id: str) -> Tombstone | None:
+        return await asyncio.to_thread(self.sync.tombstone, entry_id)
 
     async def revise(self, request: ReviseRequest) -> WriteResult:
         return await asyncio.to_thread(self.sync.revise, request)
@@ -76,13 +127,14 @@ class ScopedMemory:
     async def get_entry(self, entry_id: str, revision: int | None = None) -> MemoryEntry:
         return await asyncio.to_thread(self.sync.get_entry, entry_id, revision)
 
-    async def changes(self, since_revision: int = 0) -> ChangesPage:
-        return await asyncio.to_thread(self.sync.changes, since_revision)
+    async def changes(self, since_revision: int = 0, *, limit: int | None = None,
+                      cursor: str | None = None) -> ChangesPage:
+        return await asyncio.to_thread(self.sync.changes, since_revision, limit=limit, cursor=cursor)
 
     async def history(self, entry_id: str) -> EntryHistory:
         return await asyncio.to_thread(self.sync.history, entry_id)
 
-    async def revisions(self) -> list[RevisionInfo]:
+    async def revisions(self) -> builtins.list[RevisionInfo]:
         return await asyncio.to_thread(self.sync.revisions)
 
     async def search(
@@ -107,3 +159,7 @@ class MemoryService:
 
     async def scopes(self) -> list[ScopeSummary]:
         return await asyncio.to_thread(self.sync.scopes)
+
+    async def search(self, request: SearchMemoryRequest | str, *, scopes: Sequence[str], **options: Any) -> SearchPage:
+        """As :meth:`SyncMemoryService.search`: several scopes, one RRF."""
+        return await asyncio.to_thread(self.sync.search, request, scopes=scopes, **options)

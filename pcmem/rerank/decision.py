@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from pcmem.decision.port import DecisionModel
-from pcmem.types.decision import DecisionOutcome, DecisionRequest
 from pcmem.errors import InputError, RerankError
-from pcmem.types.rerank import MemoryRerankDecision
-from pcmem.types.progress import Progress
 from pcmem.rerank.port import fallback_ranks
+from pcmem.types.decision import DecisionOutcome, DecisionRequest
+from pcmem.types.progress import Progress
+from pcmem.types.rerank import MemoryRerankDecision
 from pcmem.types.search import MemoryHit
 from pcmem.types.usage import Usage
 

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 from pydantic import BaseModel, ConfigDict, StrictInt
 
 from pcmem.inference.port import GenerationRequest, StructuredGenerator
-from pcmem.types.rerank import MemoryRerankDecision
-from pcmem.types.progress import Progress
 from pcmem.rerank.port import normalize_ranks
+from pcmem.types.progress import Progress
+from pcmem.types.rerank import MemoryRerankDecision
 from pcmem.types.search import MemoryHit
 
 POLICY_ID = "powercontext.memory.rerank.listwise.v1"
@@ -78,7 +79,7 @@ class ListwiseReranker:
             max_output_tokens=16 + self._tokens_per_rank * limit,
         )
         result = self.generator.generate(request)
-        selected, discarded, used_fallback = normalize_ranks(result.value.ranks, count, limit)
+        selected, discarded, used_fallback = normalize_ranks(cast(RankSelection, result.value).ranks, count, limit)
         if progress:
             progress(count, count)
         return MemoryRerankDecision(

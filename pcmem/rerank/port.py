@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Protocol, cast
 
 from pcmem.types.progress import Progress
 from pcmem.types.rerank import MemoryRerankDecision
@@ -47,7 +47,7 @@ def normalize_ranks(raw: Sequence[object], candidate_count: int, limit: int) -> 
         if not valid or rank in selected:
             discarded += 1
             continue
-        selected.append(rank)
+        selected.append(cast(int, rank))
     if not selected:
         return fallback_ranks(candidate_count, limit), discarded, True
     return tuple(selected), discarded, False

@@ -9,12 +9,12 @@ using the old profile.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from pcmem.embedding.port import Embedder
-from pcmem.types.embedding import EmbeddingProfile
 from pcmem.store.port import StorageBackend
+from pcmem.types.embedding import EmbeddingProfile
+from pcmem.types.progress import Progress
 
 REINDEX_BATCH = 256
 #: Writes landing between the last batch and the switch are embedded and the switch retried this many times.
@@ -34,7 +34,7 @@ def reindex(
     backend: StorageBackend,
     embedder: Embedder,
     *,
-    progress: Callable[[int, int], None] | None = None,
+    progress: Progress | None = None,
     batch_size: int = REINDEX_BATCH,
 ) -> ReindexReport:
     """Embed every active head version lacking a vector under ``embedder.profile``, then make it the active profile.

@@ -1,7 +1,21 @@
 """The coarse retrieval path of SPEC §2: mode by capability, channel candidates, admission, RRF.
 
-Runs synchronously (the async API calls it from a worker thread). Reads one head snapshot per search, so every hit
-of a page cites the same revision.
+Runs synchronously (the async API calls it from a worker thread). Reads one head snapshot per scope searched, so
+every hit of a scope cites the same revision of it.
+
+Filters and several scopes keep SPEC §2's rules and only change where candidates come from:
+
+- **Filters** (kinds, metadata, created-at) are applied to each channel's candidates *before* the channel is cut
+  to ``max(4 · coarse_limit, 32)``: the backend returns every candidate of the channel (FTS: every active document
+  with a query term; vector: every active version), the filter drops what does not match, and only then the
+  channel is truncated, admitted (FTS term count, cosine ≥ 0.3) and fused. A filter never loses a match because
+  unfiltered candidates filled the channel first. Cost: O(candidates of the scope) instead of O(channel count).
+- **Several scopes**: mode choice needs the capability in every scope (auto → hybrid only if vectors are
+  available in all of them). Each channel's candidates from all scopes are merged into one list by channel
+  score (BM25 and cosine are comparable across scopes: one index, one embedding space per store), ties bytewise
+  by (artifact, entry, version), and cut to ``max(4 · coarse_limit, 32)`` for the union — not per scope. Then one
+  admission and one RRF (k = 60) over the union; the coarse limit and rerank pool (``max(k, c)``) are those of one
+  search. Each hit cites its own scope's artifact and head revision.
 """
 
 from __future__ import annotations
@@ -14,20 +28,21 @@ import numpy as np
 
 from pcmem.embedding.port import Embedder
 from pcmem.errors import CapabilityNotSupportedError, EmbeddingError, RerankError
-from pcmem.types.memory import Citation
 from pcmem.search.fusion import admit_fts, admit_vector, channel_candidate_count, rrf_fuse
-from pcmem.types.search import MemoryHit, RerankTrace, ResolvedMode, SearchMemoryRequest, SearchPage
 from pcmem.store.port import StorageBackend
+from pcmem.types.memory import Citation, EntryVersion, MemoryRef
+from pcmem.types.search import Candidate, MemoryHit, RerankTrace, ResolvedMode, SearchMemoryRequest, SearchPage
 from pcmem.types.storage import VectorStatus
 
 if TYPE_CHECKING:
     from pcmem.rerank.port import MemoryReranker
-    from pcmem.types.rerank import MemoryRerankDecision
     from pcmem.types.progress import Progress
+    from pcmem.types.rerank import MemoryRerankDecision
 
 log = logging.getLogger(__name__)
 
 DEFAULT_CANDIDATE_LIMIT = 30  # RFC 0080: the reranker sees up to 30 coarse candidates by default
+EVERY_CANDIDATE = 10_000_000  # a filtered search asks each channel for all its candidates, then filters
 
 
 class SearchService:
@@ -47,17 +62,18 @@ class SearchService:
         """SPEC §2: the store's profile equals the configured one and every active entry has a vector."""
         return self._embedder is not None and status.profile == self._embedder.profile and status.complete
 
-    def resolve_mode(self, requested: str, scope: str) -> ResolvedMode:
-        """auto → hybrid when vectors are available, else fts (never vector alone); explicit modes never degrade."""
+    def resolve_mode(self, requested: str, scope: str | tuple[str, ...]) -> ResolvedMode:
+        """auto → hybrid when vectors are available (in every scope), else fts (never vector alone); explicit modes
+        never degrade."""
         if requested == "fts":
             return "fts"
-        status = self._backend.vector_status(scope)
-        vector_ok = self.vector_available(status)
-        if requested == "auto":
-            return "hybrid" if vector_ok else "fts"
-        if not vector_ok:
-            raise CapabilityNotSupportedError(self._why_no_vectors(requested, status))
-        return requested  # type: ignore[return-value]
+        for one in (scope,) if isinstance(scope, str) else scope:
+            status = self._backend.vector_status(one)
+            if not self.vector_available(status):
+                if requested == "auto":
+                    return "fts"
+                raise CapabilityNotSupportedError(self._why_no_vectors(requested, status))
+        return "hybrid" if requested == "auto" else requested  # type: ignore[return-value]
 
     def _why_no_vectors(self, requested: str, status: VectorStatus) -> str:
         if self._embedder is None:
@@ -72,25 +88,26 @@ class SearchService:
                 f"mode {requested!r} is unavailable: the store's embedding profile is {found}, the configured one is "
                 f"{self._embedder.profile.describe()}; switch the store with `pcmem reindex --embedder ...`"
             )
-        return f"mode {requested!r} is unavailable: some entries of {status.memory.scope!r} have no vector; run `pcmem reindex`"
+        scope = status.memory.scope if status.memory is not None else None
+        return f"mode {requested!r} is unavailable: some entries of {scope!r} have no vector; run `pcmem reindex`"
 
     def search(
         self,
-        scope: str,
+        scopes: tuple[str, ...],
         request: SearchMemoryRequest,
         reranker: MemoryReranker | None = None,
         progress: Progress | None = None,
     ) -> SearchPage:
         """Coarse retrieval, then the reranker (the runtime's, or ``reranker`` for this call) when there are hits."""
         reranker = reranker or self.reranker
-        page = self._coarse(scope, request, reranker is not None)
+        page = self._coarse(scopes, request, reranker is not None)
         if reranker is None or not page.hits:
             return page.model_copy(update={"hits": page.hits[: request.limit]})
         return self._rerank(page, request, reranker, progress)
 
-    def coarse(self, scope: str, request: SearchMemoryRequest) -> SearchPage:
+    def coarse(self, scopes: tuple[str, ...], request: SearchMemoryRequest) -> SearchPage:
         """Fused coarse hits only, never reranked (for advisory consumers such as the write gate)."""
-        page = self._coarse(scope, request, reranking=False)
+        page = self._coarse(scopes, request, reranking=False)
         return page.model_copy(update={"hits": page.hits[: request.limit]})
 
     def _rerank(
@@ -116,10 +133,11 @@ class SearchService:
         hits = tuple(candidates[rank - 1] for rank in decision.selected_ranks)  # the original hit objects
         return page.model_copy(update={"hits": hits, "rerank": trace})
 
-    def _coarse(self, scope: str, request: SearchMemoryRequest, reranking: bool) -> SearchPage:
-        mode = self.resolve_mode(request.mode, scope)
+    def _coarse(self, scopes: tuple[str, ...], request: SearchMemoryRequest, reranking: bool) -> SearchPage:
+        mode = self.resolve_mode(request.mode, scopes)
         query_vector: np.ndarray | None = None
         if mode != "fts":
+            assert self._embedder is not None  # vector modes resolve only with an embedder
             try:
                 query_vector = self._embedder.embed_query(request.query)
             except EmbeddingError as error:
@@ -130,28 +148,42 @@ class SearchService:
                 mode = "fts"
         terms = self._backend.analyzer.query_terms(request.query)
         coarse_limit = max(request.limit, self.candidate_limit) if reranking else request.limit  # SPEC §2 step 3
-        found = self._backend.candidates(
-            scope,
-            fts_terms=terms if mode in ("fts", "hybrid") else None,
-            query_vector=query_vector if mode in ("vector", "hybrid") else None,
-            limit=channel_candidate_count(coarse_limit),
-        )
-        if found.memory is None:
+        channel_limit = channel_candidate_count(coarse_limit)  # SPEC §2 step 4
+        memories: dict[str, MemoryRef] = {}
+        versions: dict[str, EntryVersion] = {}
+        fts: list[Candidate] = []
+        vector: list[Candidate] = []
+        for scope in scopes:
+            found = self._backend.candidates(
+                scope,
+                fts_terms=terms if mode in ("fts", "hybrid") else None,
+                query_vector=query_vector if mode in ("vector", "hybrid") else None,
+                limit=EVERY_CANDIDATE if request.filtered else channel_limit,
+            )
+            if found.memory is None:
+                continue
+            memories[found.memory.artifact_id] = found.memory
+            versions.update(found.versions)
+            fts.extend(found.fts)
+            vector.extend(found.vector)
+        if not memories:
             return SearchPage(memory=None, mode=mode, hits=())
-        fused = rrf_fuse({"fts": admit_fts(found.fts, len(terms)), "vector": admit_vector(found.vector)}, coarse_limit)
-        versions = found.versions
+        if request.filtered:
+            fts = [c for c in fts if request.admits(versions[c.entry_version_id])]
+            vector = [c for c in vector if request.admits(versions[c.entry_version_id])]
+        if len(scopes) > 1:  # one channel list over the union, best first, ties bytewise (SPEC §2 step 6 order)
+            fts.sort(key=lambda c: (-c.score, c.key))
+            vector.sort(key=lambda c: (-c.score, c.key))
+        fts, vector = fts[:channel_limit], vector[:channel_limit]
+        fused = rrf_fuse({"fts": admit_fts(fts, len(terms)), "vector": admit_vector(vector)}, coarse_limit)
         hits = []
         for item in fused:
             version = versions[item.candidate.entry_version_id]
-            citation = Citation(
-                artifact_id=found.memory.artifact_id,
-                revision=found.memory.revision,
-                entry_id=version.entry_id,
-                entry_version_id=version.entry_version_id,
-            )
+            citation = Citation.of(memories[item.candidate.artifact_id], version)
             hits.append(MemoryHit(citation=citation, text=version.text, kind=version.kind, score=item.score,
                                   matched_by=item.matched_by, metadata=version.metadata))
-        return SearchPage(memory=found.memory, mode=mode, hits=tuple(hits))
+        single = next(iter(memories.values())) if len(scopes) == 1 else None
+        return SearchPage(memory=single, mode=mode, hits=tuple(hits), memories=tuple(memories.values()))
 
 
 def _check_selection(decision: MemoryRerankDecision, count: int, limit: int, policy_id: str) -> None:

@@ -15,6 +15,8 @@ from typing import Protocol
 
 import numpy as np
 
+from pcmem.analysis import Analyzer
+from pcmem.types.embedding import EmbeddingProfile
 from pcmem.types.memory import (
     Change,
     EntryVersion,
@@ -24,9 +26,8 @@ from pcmem.types.memory import (
     Operation,
     RevisionInfo,
     ScopeSummary,
+    Tombstone,
 )
-from pcmem.types.embedding import EmbeddingProfile
-from pcmem.analysis import Analyzer
 from pcmem.types.storage import ChannelCandidates, EntryEvent, HeadEntry, VectorStatus
 
 
@@ -44,10 +45,14 @@ class WriteTransaction(Protocol):
         """The subset of ``entry_ids`` already used in this scope (active or retired)."""
 
     def embedding_profile(self) -> EmbeddingProfile | None:
-        """The store's embedding profile, or ``None`` before any embedder was used with it."""
+        """The store's active embedding profile as this transaction sees it, or ``None`` (no vectors yet)."""
 
     def missing_vectors(self, entry_version_ids: Sequence[str]) -> set[str]:
         """The subset of ``entry_version_ids`` that has no vector for the store's profile."""
+
+    def erase(self, entry_ids: Sequence[str]) -> None:
+        """After :meth:`commit` recorded their ``erased`` events: delete the text, metadata and vectors of every
+        version these entries ever had (the event log keeps their ids). Raises StoreError."""
 
     def commit(
         self,
@@ -94,14 +99,18 @@ class StorageBackend(Protocol):
     def entry_in_revision(self, memory: MemoryRef, entry_id: str) -> MemoryEntry | None:
         """The entry as it stood in revision ``memory.revision``, or ``None`` if it did not exist yet."""
 
-    def entry_version(self, artifact_id: str, entry_version_id: str) -> EntryVersion | None:
-        """One immutable entry version by id."""
-
     def changes(self, memory: MemoryRef, since_revision: int) -> list[Change]:
         """Entry events in revisions since_revision+1 .. memory.revision, in order."""
 
     def history(self, memory: MemoryRef, entry_id: str) -> list[HistoryEvent]:
-        """Every event of one entry up to ``memory.revision``, oldest first."""
+        """Every event of one entry up to ``memory.revision``, oldest first (none for an erased entry)."""
+
+    def tombstone(self, memory: MemoryRef, entry_id: str) -> Tombstone | None:
+        """The tombstone of an erased entry of this memory (its ids, the revision that erased it), or ``None``."""
+
+    def reclaim(self) -> None:
+        """Make erased bytes unrecoverable from the store's files (DuckDB: checkpoint, rewrite, overwrite freed
+        space); a no-op where the engine manages its own storage. Raises StoreError."""
 
     def embedding_profile(self) -> EmbeddingProfile | None:
         """The active profile: the vector space searches use, or ``None`` before any embedder was used."""

@@ -15,10 +15,12 @@ from pcmem import validation
 from pcmem.errors import InputError
 from pcmem.types.base import Frozen, Request
 
-EntryState = Literal["active", "retired"]
-Operation = Literal["remember", "revise", "retire", "reactivate"]
+#: "erased": the entry was forgotten (:meth:`~pcmem.memory.scoped.SyncScopedMemory.forget`); only its ids remain.
+EntryState = Literal["active", "retired", "erased"]
+Operation = Literal["remember", "revise", "retire", "reactivate", "forget"]
 
 MAX_ENTRIES_PER_WRITE = 100_000
+MAX_PAGE_LIMIT = 100  # RFC 1656 entries/query: a page holds 1..100 items
 
 
 # --- identity ---------------------------------------------------------------------------------------------------
@@ -34,6 +36,12 @@ class Citation(Frozen):
 
     def __str__(self) -> str:
         return f"{self.artifact_id}@{self.revision}/{self.entry_id}/{self.entry_version_id}"
+
+    @classmethod
+    def of(cls, memory: MemoryRef, version: EntryVersion) -> Citation:
+        """The citation of ``version`` as read from revision ``memory.revision`` of ``memory``."""
+        return cls(artifact_id=memory.artifact_id, revision=memory.revision, entry_id=version.entry_id,
+                   entry_version_id=version.entry_version_id)
 
     @classmethod
     def parse(cls, text: str) -> Citation:
@@ -78,6 +86,15 @@ class MemoryEntry(Frozen):
     citation: Citation
     state: EntryState
     entry: EntryVersion
+
+
+class Tombstone(Frozen):
+    """What remains of a forgotten entry: its ids and the revision that erased it (no text, kind or metadata)."""
+
+    entry_id: str
+    entry_version_ids: tuple[str, ...]
+    erased_in_revision: int
+    erased_at: datetime
 
 
 class RevisionInfo(Frozen):
@@ -131,13 +148,19 @@ class NewEntry(Request):
 class RememberRequest(Request):
     """Add entries in one new revision. ``expected_revision`` (0 for a new scope) makes the write compare-and-swap.
 
+    ``upsert=True`` makes the write idempotent by key: an entry whose ``entry_id`` already exists gets a new version
+    when its text, kind or metadata differ (canonical JSON, types included) and is reported unchanged otherwise
+    (a retired one is made active again); an unknown id is created. Without ``upsert`` an existing id is an
+    :class:`~pcmem.errors.InputError`. The id of a forgotten (erased) entry is never reused.
+
     With a write gate configured, entries an existing entry already states are reported as duplicates and not
-    added, unless ``allow_duplicates`` is true.
+    added, unless ``allow_duplicates`` is true (upserts with an ``entry_id`` skip the gate: the key decides).
     """
 
     entries: tuple[NewEntry, ...] = Field(min_length=1, max_length=MAX_ENTRIES_PER_WRITE)
     expected_revision: int | None = None
     allow_duplicates: bool = False
+    upsert: bool = False
 
     @field_validator("expected_revision", mode="before")
     @classmethod
@@ -153,10 +176,16 @@ class RememberRequest(Request):
 
 
 class _HeadWrite(Request):
-    """A write that changes one existing entry; it must cite the head revision it was decided on."""
+    """A write that changes one existing entry, decided on what the caller read: compare-and-swap.
+
+    Give ``expected_revision`` (the scope's head revision the caller read: any other write to the scope
+    conflicts) or ``expected_version`` (the entry's logical ``version`` the caller read: only a write to *this*
+    entry conflicts, so writers of different entries of one scope never collide), or both.
+    """
 
     entry_id: str
-    expected_revision: int
+    expected_revision: int | None = None
+    expected_version: int | None = None
 
     @field_validator("entry_id", mode="before")
     @classmethod
@@ -165,8 +194,25 @@ class _HeadWrite(Request):
 
     @field_validator("expected_revision", mode="before")
     @classmethod
-    def _expected(cls, value: object) -> int:
-        return validation.validate_revision(value, "expected_revision")
+    def _expected(cls, value: object) -> int | None:
+        return None if value is None else validation.validate_revision(value, "expected_revision")
+
+    @field_validator("expected_version", mode="before")
+    @classmethod
+    def _expected_version(cls, value: object) -> int | None:
+        if value is None:
+            return None
+        version = validation.validate_revision(value, "expected_version")
+        if version < 1:
+            raise InputError("expected_version must be ≥ 1 (entry versions start at 1)")
+        return version
+
+    @model_validator(mode="after")
+    def _some_expectation(self) -> _HeadWrite:
+        if self.expected_revision is None and self.expected_version is None:
+            raise InputError("give expected_revision (the scope head you read) or expected_version (the entry's "
+                             "version you read): revise, retire and reactivate are compare-and-swap")
+        return self
 
 
 class ReviseRequest(_HeadWrite):
@@ -220,16 +266,25 @@ class WriteResult(Frozen):
     citations: tuple[Citation, ...]
     duplicates: tuple[Duplicate, ...] = ()
     unchanged: bool = False
+    #: Entries the write left as they were (an upsert or a revise that asked for what the entry already holds, a
+    #: forget of an entry already erased); their citations are in ``citations`` too.
+    unchanged_entry_ids: tuple[str, ...] = ()
 
 
 # --- reads ------------------------------------------------------------------------------------------------------
 
 
 class ListRequest(Request):
-    """List a revision's manifest: the head unless ``revision`` is given; ``state="all"`` includes retired entries."""
+    """List a revision's manifest: the head unless ``revision`` is given; ``state="all"`` includes retired entries.
+
+    ``limit`` (1..100) pages the listing; pass the page's ``next_cursor`` as ``cursor`` (with the same ``state``)
+    for the next page. Pages after the first read the revision the first one read, however the scope moved since.
+    """
 
     state: Literal["active", "all"] = "active"
     revision: int | None = None
+    limit: int | None = Field(default=None, ge=1, le=MAX_PAGE_LIMIT)
+    cursor: str | None = None
 
     @field_validator("revision", mode="before")
     @classmethod
@@ -238,8 +293,12 @@ class ListRequest(Request):
 
 
 class EntryPage(Frozen):
-    memory: MemoryRef
+    """A manifest (or one page of it). ``memory`` is ``None`` for a scope with no memory; ``next_cursor`` is set
+    when more entries follow."""
+
+    memory: MemoryRef | None
     entries: tuple[MemoryEntry, ...]
+    next_cursor: str | None = None
 
 
 class Change(Frozen):
@@ -253,9 +312,13 @@ class Change(Frozen):
 
 
 class ChangesPage(Frozen):
-    memory: MemoryRef
+    """Changes after ``since_revision`` (or one page of them). ``memory`` is ``None`` for a scope with no memory;
+    ``next_cursor`` is set when more changes follow."""
+
+    memory: MemoryRef | None
     since_revision: int
     changes: tuple[Change, ...]
+    next_cursor: str | None = None
 
 
 class HistoryEvent(Frozen):

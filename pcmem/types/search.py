@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any, Literal, get_args
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from pcmem import validation
+from pcmem.errors import InputError
 from pcmem.types.base import Frozen, Request
-from pcmem.types.memory import Citation, MemoryRef
+from pcmem.types.memory import Citation, EntryVersion, MemoryRef
 from pcmem.types.usage import Usage
 
 SearchMode = Literal["auto", "fts", "vector", "hybrid"]
@@ -37,16 +39,76 @@ class Candidate:
 
 
 class SearchMemoryRequest(Request):
-    """``query`` (1..8192 UTF-8 bytes after NFC + strip), ``limit`` 1..50 (default 10), ``mode`` (default auto)."""
+    """``query`` (1..8192 UTF-8 bytes after NFC + strip), ``limit`` 1..50 (default 10), ``mode`` (default auto).
+
+    Optional filters, applied to every channel's candidates *before* channel truncation, admission and RRF (so a
+    filter never shrinks the result because candidates were cut first): ``kinds`` (the entry's kind is one of
+    them), ``metadata`` (each given top-level key is present with exactly this value, compared as canonical JSON:
+    ``1`` does not match ``true`` or ``1.0``), ``created_from`` (inclusive) / ``created_before`` (exclusive) on the
+    entry version's ``created_at`` (naive datetimes are UTC).
+    """
 
     query: str
     limit: int = Field(default=10, ge=1, le=MAX_SEARCH_LIMIT)
     mode: SearchMode = "auto"
+    kinds: tuple[str, ...] | None = None
+    metadata: dict[str, Any] | None = None
+    created_from: datetime | None = None
+    created_before: datetime | None = None
 
     @field_validator("query", mode="before")
     @classmethod
     def _query(cls, value: object) -> str:
         return validation.normalize_text(value, "query")
+
+    @field_validator("kinds", mode="before")
+    @classmethod
+    def _kinds(cls, value: object) -> tuple[str, ...] | None:
+        if value is None:
+            return None
+        if isinstance(value, str) or not isinstance(value, list | tuple | set | frozenset):
+            raise InputError("kinds takes a list of kinds, e.g. kinds=['fact']")
+        kinds = tuple(sorted({validation.validate_kind(kind) for kind in value}))
+        if not kinds:
+            raise InputError("kinds must name at least one kind (leave it out to search every kind)")
+        return kinds
+
+    @field_validator("metadata", mode="before")
+    @classmethod
+    def _metadata(cls, value: object) -> dict[str, Any] | None:
+        return None if value is None else validation.validate_metadata(value)
+
+    @field_validator("created_from", "created_before", mode="after")
+    @classmethod
+    def _utc(cls, value: datetime | None) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+    @model_validator(mode="after")
+    def _range(self) -> SearchMemoryRequest:
+        if self.created_from and self.created_before and self.created_from >= self.created_before:
+            raise InputError("created_from must be before created_before")
+        return self
+
+    @property
+    def filtered(self) -> bool:
+        """Whether any filter is set."""
+        return bool(self.kinds or self.metadata or self.created_from or self.created_before)
+
+    def admits(self, version: EntryVersion) -> bool:
+        """Whether an entry version passes every filter of this request."""
+        if self.kinds is not None and version.kind not in self.kinds:
+            return False
+        if self.created_from is not None and version.created_at < self.created_from:
+            return False
+        if self.created_before is not None and version.created_at >= self.created_before:
+            return False
+        for key, wanted in (self.metadata or {}).items():
+            if key not in version.metadata or (validation.canonical_json(version.metadata[key])
+                                               != validation.canonical_json(wanted)):
+                return False
+        return True
 
 
 class MemoryHit(Frozen):
@@ -80,10 +142,12 @@ class RerankTrace(Frozen):
 
 
 class SearchPage(Frozen):
-    """The memory searched (``None`` when the scope is empty), the mode that actually ran, the hits, and the rerank
-    trace when a reranker ran."""
+    """The memory searched (``None`` when the scope is empty, and for a search over several scopes: see
+    ``memories``), the mode that actually ran, the hits, and the rerank trace when a reranker ran."""
 
     memory: MemoryRef | None
     mode: ResolvedMode
     hits: tuple[MemoryHit, ...]
     rerank: RerankTrace | None = None
+    #: Every scope searched that has a memory, at the revision read (one entry for a single-scope search).
+    memories: tuple[MemoryRef, ...] = ()

@@ -34,7 +34,7 @@ class TraceScreen(StoreScreen):
         yield key_footer()
 
     def on_mount(self) -> None:
-        self.sub_title = f"rerank trace · {self.page.memory.scope}"
+        self.sub_title = f"rerank trace · {self.page.memory.scope if self.page.memory else ''}"
         self.query_one("#trace-summary", Static).update(summary(self.page))
         self.query_one("#candidate-detail").border_title = "candidate"
         table = self.query_one(DataTable)

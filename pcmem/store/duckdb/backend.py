@@ -9,7 +9,6 @@ the composition root (:mod:`pcmem.compose.registry`) hands every runtime of a pa
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 import time
@@ -17,17 +16,29 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import duckdb
 import numpy as np
 import pyarrow as pa
 
-from pcmem.errors import InputError, PcmemError, RevisionConflictError, StoreError, StoreFormatError
-from pcmem.ids import new_id
+from pcmem.analysis import Analyzer
+from pcmem.errors import ConcurrentWriteError, InputError, PcmemError, StoreError, StoreFormatError
+from pcmem.store.common import (
+    V_COLUMNS,
+    CompletenessMemo,
+    check_events,
+    entry,
+    next_revision,
+    utc,
+    version_from_row,
+)
+from pcmem.store.duckdb import check as check_module
+from pcmem.store.duckdb import connection, erasure, files, fts_index, migrations, vectors
+from pcmem.store.duckdb.arrow import registered
+from pcmem.store.duckdb.vector_cache import VectorCache
+from pcmem.types.embedding import EmbeddingProfile
 from pcmem.types.memory import (
     Change,
-    Citation,
     EntryVersion,
     HistoryEvent,
     MemoryEntry,
@@ -35,56 +46,14 @@ from pcmem.types.memory import (
     Operation,
     RevisionInfo,
     ScopeSummary,
+    Tombstone,
 )
-from pcmem.types.embedding import EmbeddingProfile
-from pcmem.analysis import Analyzer
-from pcmem.types.search import Candidate
-from pcmem.store.duckdb import check as check_module
-from pcmem.store.duckdb import connection, files, fts_index, migrations, vectors
-from pcmem.store.duckdb.arrow import registered
-from pcmem.store.duckdb.vector_cache import VectorCache
 from pcmem.types.storage import ChannelCandidates, EntryEvent, HeadEntry, VectorStatus
 from pcmem.validation import canonical_json
-
-_VERSION_FIELDS = (
-    "entry_version_id", "entry_id", "version", "kind", "text", "content_hash", "metadata", "created_in_revision",
-    "created_at",
-)
-_VERSION_COLUMNS = ", ".join(_VERSION_FIELDS)
-# The same columns read through the alias ``v`` of entry_versions in joins.
-_V_COLUMNS = ", ".join(f"v.{name}" for name in _VERSION_FIELDS)
-
-
-def _utc(value: datetime) -> datetime:
-    return value.replace(tzinfo=UTC)
 
 
 def _naive_utc(value: datetime) -> datetime:
     return value.astimezone(UTC).replace(tzinfo=None)
-
-
-def _version_from_row(row: Sequence[Any]) -> EntryVersion:
-    return EntryVersion(
-        entry_version_id=row[0],
-        entry_id=row[1],
-        version=row[2],
-        kind=row[3],
-        text=row[4],
-        content_hash=row[5],
-        metadata=json.loads(row[6]),
-        created_in_revision=row[7],
-        created_at=_utc(row[8]),
-    )
-
-
-def _entry(memory: MemoryRef, state: str, version: EntryVersion) -> MemoryEntry:
-    citation = Citation(
-        artifact_id=memory.artifact_id,
-        revision=memory.revision,
-        entry_id=version.entry_id,
-        entry_version_id=version.entry_version_id,
-    )
-    return MemoryEntry(citation=citation, state=state, entry=version)
 
 
 class DuckDBBackend:
@@ -118,17 +87,18 @@ class DuckDBBackend:
         self._on_close: list[Callable[[], object]] = []
         self._users_lock = threading.Lock()
         self._vector_cache = VectorCache()
-        self._complete: dict[tuple[str, int, EmbeddingProfile], bool] = {}  # only True is remembered
-        self._connections: _Connections | None = None
+        self._complete = CompletenessMemo()
+        opened: _Connections | None = None
         try:
-            self._connections = _Connections(self.path, lock_timeout, shared=shared, read_only=self.read_only)
-            with self._connections.cursor() as db:
+            opened = _Connections(self.path, lock_timeout, shared=shared, read_only=self.read_only)
+            self._connections: _Connections = opened
+            with opened.cursor() as db:
                 if not existed:
                     os.chmod(self.path, files.FILE_MODE)  # before any entry is written into it
                 self._prepare(db)
         except BaseException:
-            if self._connections is not None:
-                self._connections.close()
+            if opened is not None:
+                opened.close()
             if not existed:
                 remove_store_files(self.path)
             raise
@@ -244,7 +214,7 @@ class DuckDBBackend:
                 scope=scope,
                 artifact_id=artifact_id,
                 head_revision=head,
-                updated_at=_utc(updated),
+                updated_at=utc(updated),
                 active_count=active,
                 retired_count=retired,
             )
@@ -259,7 +229,7 @@ class DuckDBBackend:
                 [memory.artifact_id, memory.revision],
             ).fetchall()
         return [
-            RevisionInfo(revision=rev, operation=op, created_at=_utc(at), change_count=count)
+            RevisionInfo(revision=rev, operation=op, created_at=utc(at), change_count=count)
             for rev, op, at, count in rows
         ]
 
@@ -274,34 +244,26 @@ class DuckDBBackend:
                     FROM entry_events WHERE artifact_id = $artifact AND revision <= $revision
                     GROUP BY entry_id
                 )
-                SELECT s.state, {_V_COLUMNS}
+                SELECT s.state, {V_COLUMNS}
                 FROM standing s JOIN entry_versions v USING (entry_version_id)
                 WHERE s.state IN $states ORDER BY v.entry_id
                 """,
                 {"artifact": memory.artifact_id, "revision": memory.revision, "states": list(states)},
             ).fetchall()
-        return [_entry(memory, row[0], _version_from_row(row[1:])) for row in rows]
+        return [entry(memory, row[0], version_from_row(row[1:])) for row in rows]
 
     def entry_in_revision(self, memory: MemoryRef, entry_id: str) -> MemoryEntry | None:
         with self._transaction() as cursor:
             row = cursor.execute(
                 f"""
-                SELECT e.state, {_V_COLUMNS}
+                SELECT e.state, {V_COLUMNS}
                 FROM entry_events e JOIN entry_versions v USING (entry_version_id)
                 WHERE e.artifact_id = ? AND e.entry_id = ? AND e.revision <= ?
                 ORDER BY e.revision DESC LIMIT 1
                 """,
                 [memory.artifact_id, entry_id, memory.revision],
             ).fetchone()
-        return None if row is None else _entry(memory, row[0], _version_from_row(row[1:]))
-
-    def entry_version(self, artifact_id: str, entry_version_id: str) -> EntryVersion | None:
-        with self._transaction() as cursor:
-            row = cursor.execute(
-                f"SELECT {_VERSION_COLUMNS} FROM entry_versions WHERE artifact_id = ? AND entry_version_id = ?",
-                [artifact_id, entry_version_id],
-            ).fetchone()
-        return None if row is None else _version_from_row(row)
+        return None if row is None else entry(memory, row[0], version_from_row(row[1:]))
 
     def changes(self, memory: MemoryRef, since_revision: int) -> list[Change]:
         with self._transaction() as cursor:
@@ -324,7 +286,7 @@ class DuckDBBackend:
             rows = cursor.execute(
                 f"""
                 SELECT e.revision, r.operation, e.state, r.created_at,
-                       {_V_COLUMNS}
+                       {V_COLUMNS}
                 FROM entry_events e
                 JOIN revisions r USING (artifact_id, revision)
                 JOIN entry_versions v USING (entry_version_id)
@@ -334,11 +296,26 @@ class DuckDBBackend:
                 [memory.artifact_id, entry_id, memory.revision],
             ).fetchall()
         return [
-            HistoryEvent(revision=row[0], operation=row[1], state=row[2], created_at=_utc(row[3]),
-                         entry=_version_from_row(row[4:]))
+            HistoryEvent(revision=row[0], operation=row[1], state=row[2], created_at=utc(row[3]),
+                         entry=version_from_row(row[4:]))
             for row in rows
         ]
 
+    def tombstone(self, memory: MemoryRef, entry_id: str) -> Tombstone | None:
+        with self._transaction() as cursor:
+            return erasure.tombstone(cursor, memory.artifact_id, entry_id)
+
+    def reclaim(self) -> None:
+        """Rewrite the tables that held erased rows, checkpoint, and overwrite the freed blocks (see erasure.py)."""
+        with self._write_lock, self._connections.cursor() as cursor:
+            if self.read_only:
+                files.refuse_write(self.path)
+            self._private_wal()
+            try:
+                erasure.reclaim(cursor)
+            except duckdb.Error as error:
+                raise _translate(error, "reclaiming erased space failed") from error
+        self._vector_cache.invalidate()
 
     # --- integrity --------------------------------------------------------------------------------------------
 
@@ -382,8 +359,6 @@ class DuckDBBackend:
         return switched
 
     def vector_status(self, scope: str) -> VectorStatus:
-        # Completeness can only change with a new revision or new vectors, so it is remembered per
-        # (artifact, revision, profile) and the O(scope) check runs once per revision.
         with self._transaction() as cursor:
             row = cursor.execute(
                 "SELECT m.artifact_id, m.head_revision, p.model_id, p.dimension, p.normalized "
@@ -396,12 +371,12 @@ class DuckDBBackend:
         if profile is None or memory is None:
             return VectorStatus(memory=memory, profile=profile, complete=profile is not None)
         key = (memory.artifact_id, memory.revision, profile)
-        complete = self._complete.get(key)
-        if complete is None:
+        complete = self._complete.known_complete(key)
+        if not complete:
             with self._transaction() as cursor:
                 complete = vectors.complete(cursor, memory.artifact_id)
             if complete:
-                self._complete[key] = True
+                self._complete.remember_complete(key)
         return VectorStatus(memory=memory, profile=profile, complete=complete)
 
     def candidates(
@@ -414,7 +389,8 @@ class DuckDBBackend:
             fts = fts_index.search(cursor, memory.artifact_id, fts_terms, limit) if fts_terms is not None else []
             profile = vectors.profile(cursor) if query_vector is not None else None
             vector = (
-                self._vector_cache.search(cursor, memory, profile, query_vector, limit) if profile is not None else []
+                self._vector_cache.search(cursor, memory, profile, query_vector, limit)
+                if profile is not None and query_vector is not None else []
             )
             ids = list(dict.fromkeys(c.entry_version_id for c in (*fts, *vector)))
             versions = self.entry_versions(ids)  # joins this transaction: same snapshot, no second round trip
@@ -426,10 +402,10 @@ class DuckDBBackend:
         # A search page needs at most ~130 versions: a list parameter is cheaper than registering an Arrow table.
         with self._transaction() as cursor:
             rows = cursor.execute(
-                f"SELECT {_V_COLUMNS} FROM entry_versions v WHERE entry_version_id IN (SELECT unnest($ids))",
+                f"SELECT {V_COLUMNS} FROM entry_versions v WHERE entry_version_id IN (SELECT unnest($ids))",
                 {"ids": list(entry_version_ids)},
             ).fetchall()
-        return {row[0]: _version_from_row(row) for row in rows}
+        return {row[0]: version_from_row(row) for row in rows}
 
     def _vector_table(self, cursor: duckdb.DuckDBPyConnection, profile: EmbeddingProfile) -> str:
         table = vectors.table_for(cursor, profile)
@@ -561,10 +537,10 @@ def _rollback(cursor: duckdb.DuckDBPyConnection) -> None:
 
 
 def _translate(error: duckdb.Error, what: str) -> PcmemError:
-    """A driver error as a pcmem error: a write-write conflict is a RevisionConflictError (retry), the rest
+    """A driver error as a pcmem error: a write-write conflict is a ConcurrentWriteError (retry), the rest
     StoreError."""
     if isinstance(error, duckdb.TransactionException) and "conflict" in str(error).lower():
-        return RevisionConflictError(f"another writer changed the same rows at the same time; retry ({_first_line(error)})")
+        return ConcurrentWriteError(f"another writer changed the same rows at the same time; retry ({_first_line(error)})")
     return StoreError(f"{what}: {_first_line(error)}")
 
 
@@ -599,13 +575,13 @@ class _DuckDBWrite:
             return None
         row = self._cursor.execute(
             f"""
-            SELECT h.state, {_V_COLUMNS}
+            SELECT h.state, {V_COLUMNS}
             FROM head_entries h JOIN entry_versions v USING (entry_version_id)
             WHERE h.artifact_id = ? AND h.entry_id = ?
             """,
             [self.memory.artifact_id, entry_id],
         ).fetchone()
-        return None if row is None else HeadEntry(version=_version_from_row(row[1:]), state=row[0])
+        return None if row is None else HeadEntry(version=version_from_row(row[1:]), state=row[0])
 
     def existing_entry_ids(self, entry_ids: Sequence[str]) -> set[str]:
         if self.memory is None or not entry_ids:
@@ -620,6 +596,11 @@ class _DuckDBWrite:
 
     def embedding_profile(self) -> EmbeddingProfile | None:
         return vectors.profile(self._cursor)
+
+    def erase(self, entry_ids: Sequence[str]) -> None:
+        if self.memory is None:
+            raise StoreError("nothing to erase in a scope with no memory")
+        erasure.erase(self._cursor, self.memory.artifact_id, entry_ids)
 
     def missing_vectors(self, entry_version_ids: Sequence[str]) -> set[str]:
         if vectors.profile(self._cursor) is None:
@@ -638,43 +619,64 @@ class _DuckDBWrite:
         if self._committed:
             raise StoreError("a write transaction commits at most once")
         self._committed = True
-        cursor = self._cursor
+        artifact_id, revision = next_revision(self._scope, self.memory, artifact_id)
+        check_events(events, new_versions, self._stored_version_ids)
         stamp = _naive_utc(now)
-        if self.memory is None:
-            artifact_id = artifact_id or new_id("mem")
-            revision = 1
-            cursor.execute(
+        self._write_memory_row(artifact_id, revision, stamp)
+        self._cursor.execute(
+            "INSERT INTO revisions VALUES (?, ?, ?, ?, ?)", [artifact_id, revision, operation, len(events), stamp]
+        )
+        self._insert_versions(artifact_id, revision, new_versions, stamp)
+        self._apply_events(artifact_id, revision, events, vectors_by_version or {})
+        self.memory = MemoryRef(scope=self._scope, artifact_id=artifact_id, revision=revision)
+        return self.memory
+
+    def _stored_version_ids(self, entry_version_ids: Sequence[str]) -> set[str]:
+        wanted = pa.table({"entry_version_id": pa.array(list(entry_version_ids), pa.string())})
+        with registered(self._cursor, "pcmem_wanted_versions", wanted):
+            rows = self._cursor.execute(
+                "SELECT entry_version_id FROM entry_versions JOIN pcmem_wanted_versions USING (entry_version_id)"
+            ).fetchall()
+        return {version_id for (version_id,) in rows}
+
+    def _write_memory_row(self, artifact_id: str, revision: int, stamp: datetime) -> None:
+        if revision == 1:
+            self._cursor.execute(
                 "INSERT INTO memories VALUES (?, ?, ?, ?, ?)", [artifact_id, self._scope, revision, stamp, stamp]
             )
         else:
-            if artifact_id is not None and artifact_id != self.memory.artifact_id:
-                raise StoreError(f"scope {self._scope!r} already has memory {self.memory.artifact_id}")
-            artifact_id = self.memory.artifact_id
-            revision = self.memory.revision + 1
-            cursor.execute(
+            self._cursor.execute(
                 "UPDATE memories SET head_revision = ?, updated_at = ? WHERE artifact_id = ?",
                 [revision, stamp, artifact_id],
             )
-        cursor.execute(
-            "INSERT INTO revisions VALUES (?, ?, ?, ?, ?)", [artifact_id, revision, operation, len(events), stamp]
+
+    def _insert_versions(
+        self, artifact_id: str, revision: int, new_versions: Sequence[EntryVersion], stamp: datetime
+    ) -> None:
+        if not new_versions:
+            return
+        versions = pa.table(
+            {
+                "entry_version_id": [v.entry_version_id for v in new_versions],
+                "artifact_id": pa.array([artifact_id] * len(new_versions), pa.string()),
+                "entry_id": [v.entry_id for v in new_versions],
+                "version": pa.array([v.version for v in new_versions], pa.int64()),
+                "kind": [v.kind for v in new_versions],
+                "text": [v.text for v in new_versions],
+                "content_hash": [v.content_hash for v in new_versions],
+                "metadata": [canonical_json(v.metadata) for v in new_versions],
+                "created_in_revision": pa.array([revision] * len(new_versions), pa.int64()),
+                "created_at": pa.array([stamp] * len(new_versions), pa.timestamp("us")),
+            }
         )
-        if new_versions:
-            versions = pa.table(
-                {
-                    "entry_version_id": [v.entry_version_id for v in new_versions],
-                    "artifact_id": pa.array([artifact_id] * len(new_versions), pa.string()),
-                    "entry_id": [v.entry_id for v in new_versions],
-                    "version": pa.array([v.version for v in new_versions], pa.int64()),
-                    "kind": [v.kind for v in new_versions],
-                    "text": [v.text for v in new_versions],
-                    "content_hash": [v.content_hash for v in new_versions],
-                    "metadata": [canonical_json(v.metadata) for v in new_versions],
-                    "created_in_revision": pa.array([revision] * len(new_versions), pa.int64()),
-                    "created_at": pa.array([stamp] * len(new_versions), pa.timestamp("us")),
-                }
-            )
-            with registered(cursor, "pcmem_versions", versions):
-                cursor.execute("INSERT INTO entry_versions SELECT * FROM pcmem_versions")
+        with registered(self._cursor, "pcmem_versions", versions):
+            self._cursor.execute("INSERT INTO entry_versions SELECT * FROM pcmem_versions")
+
+    def _apply_events(
+        self, artifact_id: str, revision: int, events: Sequence[EntryEvent], vectors_by_version: Mapping[str, np.ndarray]
+    ) -> None:
+        """Log the events, move the search projections, then the head rows of the touched entries (O(change))."""
+        cursor = self._cursor
         changed = pa.table(
             {
                 "artifact_id": pa.array([artifact_id] * len(events), pa.string()),
@@ -686,7 +688,7 @@ class _DuckDBWrite:
         )
         with registered(cursor, "pcmem_changed", changed):
             cursor.execute("INSERT INTO entry_events SELECT * FROM pcmem_changed")
-            self._update_search_projections(vectors_by_version or {})
+            self._update_search_projections(vectors_by_version)
             # O(change): only the head rows of the entries this revision touched are updated or added.
             cursor.execute(
                 """
@@ -702,8 +704,6 @@ class _DuckDBWrite:
                                   WHERE h.artifact_id = c.artifact_id AND h.entry_id = c.entry_id)
                 """
             )
-        self.memory = MemoryRef(scope=self._scope, artifact_id=artifact_id, revision=revision)
-        return self.memory
 
     def _update_search_projections(self, vectors_by_version: Mapping[str, np.ndarray]) -> None:
         """Before head_entries moves: drop the touched entries' active docs from the FTS index, add the new ones."""

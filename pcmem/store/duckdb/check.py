@@ -21,6 +21,7 @@ class CheckReport:
     scopes: int = 0
     revisions: int = 0
     entry_versions: int = 0
+    tombstones: int = 0  # forgotten entries (their ids remain, their content is erased)
     notes: list[str] = field(default_factory=list)  # facts worth knowing that are not problems
 
     @property
@@ -97,9 +98,17 @@ def _check_revision_chain(db: duckdb.DuckDBPyConnection, report: CheckReport) ->
     empty = _count(db, "SELECT count(*) FROM revisions r ANTI JOIN entry_events e USING (artifact_id, revision)")
     if empty:
         report.problems.append(f"{empty} revisions have no entry events")
-    dangling = _count(db, "SELECT count(*) FROM entry_events e ANTI JOIN entry_versions v USING (entry_version_id)")
+    # A forgotten entry's versions are gone on purpose: its events are a tombstone (an 'erased' event ends them).
+    dangling = _count(db, """SELECT count(*) FROM entry_events e ANTI JOIN entry_versions v USING (entry_version_id)
+                             WHERE (e.artifact_id, e.entry_id) NOT IN
+                                   (SELECT (artifact_id, entry_id) FROM entry_events WHERE state = 'erased')""")
     if dangling:
         report.problems.append(f"{dangling} entry events point at missing entry versions")
+    erased_text = _count(db, """SELECT count(*) FROM entry_versions v SEMI JOIN entry_events e
+                                ON e.artifact_id = v.artifact_id AND e.entry_id = v.entry_id AND e.state = 'erased'""")
+    if erased_text:
+        report.problems.append(f"{erased_text} entry versions of forgotten entries still hold their text")
+    report.tombstones = _count(db, "SELECT count(*) FROM entry_events WHERE state = 'erased'")
 
 
 def _check_hashes(db: duckdb.DuckDBPyConnection, report: CheckReport) -> None:

@@ -13,7 +13,6 @@ import stat
 import struct
 from pathlib import Path
 
-from pcmem.settings import refuse_non_local  # noqa: F401  (re-exported for the backend)
 from pcmem.errors import (
     InputError,
     StoreError,
@@ -23,6 +22,7 @@ from pcmem.errors import (
     StoreReadOnlyError,
     StoreWALError,
 )
+from pcmem.settings import refuse_non_local  # noqa: F401  (re-exported for the backend)
 
 FILE_MODE = 0o600  # agent memory is private: owner-only files ...
 FOLDER_MODE = 0o700  # ... and folders, the intermediate ones too

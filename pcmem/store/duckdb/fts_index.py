@@ -20,9 +20,9 @@ from collections.abc import Sequence
 import duckdb
 import pyarrow as pa
 
-from pcmem.analysis import ANALYZERS, Analyzer, DEFAULT_ANALYZER
-from pcmem.types.search import Candidate
+from pcmem.analysis import ANALYZERS, Analyzer
 from pcmem.store.duckdb.arrow import registered
+from pcmem.types.search import Candidate
 
 SCHEMA = "fts_main_fts_docs"
 
@@ -168,13 +168,3 @@ def search(db: duckdb.DuckDBPyConnection, artifact_id: str, terms: Sequence[str]
         return []
     rows = db.execute(_SEARCH_SQL, {"terms": list(terms), "artifact": artifact_id, "limit": limit}).fetchall()
     return [Candidate(a, e, v, float(score), int(matched)) for a, e, v, score, matched in rows]
-
-
-def extension_scores(db: duckdb.DuckDBPyConnection, artifact_id: str, terms: Sequence[str]) -> dict[str, float]:
-    """Scores from the extension's own ``match_bm25`` macro, for checking :func:`search` against it."""
-    rows = db.execute(
-        f"SELECT h.entry_version_id, {SCHEMA}.match_bm25(h.entry_version_id, $query) FROM head_entries h "
-        "WHERE h.artifact_id = $artifact AND h.state = 'active'",
-        {"query": " ".join(terms), "artifact": artifact_id},
-    ).fetchall()
-    return {version_id: float(score) for version_id, score in rows if score is not None}

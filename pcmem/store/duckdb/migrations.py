@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 
 import duckdb
 
+from pcmem.analysis import DEFAULT_ANALYZER
 from pcmem.errors import StoreFormatError, StoreVersionError
 
 FORMAT_MARKER = "pcmem-store"
@@ -98,7 +99,7 @@ def _record_fts_analyzer(db: duckdb.DuckDBPyConnection) -> None:
     from pcmem.store.duckdb import fts_index
 
     has_docs = db.execute(f"SELECT count(*) FROM {fts_index.SCHEMA}.docs").fetchone()[0] > 0
-    fts_index.record_analyzer(db, "v1" if has_docs else fts_index.DEFAULT_ANALYZER)
+    fts_index.record_analyzer(db, "v1" if has_docs else DEFAULT_ANALYZER)
 
 
 def _embedding_roles(db: duckdb.DuckDBPyConnection) -> None:

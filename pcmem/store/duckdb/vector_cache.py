@@ -132,7 +132,7 @@ def _apply_events(db: duckdb.DuckDBPyConnection, state: _ScopeMatrix, memory: Me
            FROM entry_events WHERE artifact_id = ? AND revision > ? AND revision <= ? GROUP BY entry_id""",
         [memory.artifact_id, state.revision, memory.revision],
     ).fetchall()
-    for entry_id, _version_id, entry_state in rows:
+    for entry_id, _version_id, _state in rows:
         state.drop(entry_id)
     active = {version_id: entry_id for entry_id, version_id, entry_state in rows if entry_state == "active"}
     state.missing.update({entry_id: version_id for version_id, entry_id in active.items()})

@@ -17,10 +17,9 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
-from pcmem.types.embedding import EmbeddingProfile
 from pcmem.errors import StoreError
-from pcmem.types.search import Candidate
 from pcmem.store.duckdb.arrow import registered
+from pcmem.types.embedding import EmbeddingProfile
 
 Role = Literal["active", "pending"]
 TABLES: dict[Role, str] = {"active": "embeddings", "pending": "embeddings_pending"}
@@ -159,20 +158,3 @@ def complete(db: duckdb.DuckDBPyConnection, artifact_id: str) -> bool:
         [artifact_id],
     ).fetchone()
     return row[0] == 0
-
-
-def search(db: duckdb.DuckDBPyConnection, artifact_id: str, query: np.ndarray, limit: int) -> list[Candidate]:
-    """The ``limit`` active head versions most similar to ``query`` (cosine similarity, highest first)."""
-    with registered(db, "pcmem_query", pa.table({"q": _vector_column(query.reshape(1, -1))})):
-        rows = db.execute(
-            f"""
-            SELECT h.artifact_id, h.entry_id, h.entry_version_id,
-                   1 - array_cosine_distance(e.vec, (SELECT q FROM pcmem_query)::FLOAT[{query.shape[0]}]) AS similarity
-            FROM head_entries h JOIN embeddings e USING (entry_version_id)
-            WHERE h.artifact_id = ? AND h.state = 'active'
-            ORDER BY similarity DESC, h.artifact_id, h.entry_id, h.entry_version_id
-            LIMIT ?
-            """,
-            [artifact_id, limit],
-        ).fetchall()
-    return [Candidate(a, e, v, float(similarity)) for a, e, v, similarity in rows]

@@ -16,16 +16,26 @@ from typing import Any
 
 import numpy as np
 
-from pcmem.types.embedding import EmbeddingProfile
-from pcmem.errors import StoreError
-from pcmem.types.memory import Change, EntryVersion, HistoryEvent, MemoryEntry, MemoryRef, RevisionInfo, ScopeSummary
 from pcmem.analysis import ANALYZERS
-from pcmem.types.storage import ChannelCandidates, VectorStatus
+from pcmem.errors import StoreError
+from pcmem.store.common import V_COLUMNS, CompletenessMemo, check_dimension, entry, utc, version_from_row
 from pcmem.store.seekdb import fulltext, schema, vectors
 from pcmem.store.seekdb.engine import Connector, SeekdbTarget, parse
-from pcmem.store.seekdb.records import V_COLUMNS, check_dimension, entry, utc, version_from_row
 from pcmem.store.seekdb.sql import Connection, chunks, in_list, quote, render, row
 from pcmem.store.seekdb.write import SeekdbWrite
+from pcmem.types.embedding import EmbeddingProfile
+from pcmem.types.memory import (
+    Change,
+    EntryVersion,
+    HistoryEvent,
+    MemoryEntry,
+    MemoryRef,
+    RevisionInfo,
+    ScopeSummary,
+    Tombstone,
+)
+from pcmem.types.storage import ChannelCandidates, VectorStatus
+
 
 class SeekdbBackend:
     """A :class:`~pcmem.store.port.StorageBackend` on seekdb. ``target``: a ``seekdb:`` URL or a parsed target.
@@ -44,7 +54,7 @@ class SeekdbBackend:
         self._connections_lock = threading.Lock()
         self._write_lock = threading.Lock()
         self._closed = False
-        self._complete: dict[tuple[str, int, EmbeddingProfile], bool] = {}  # only True is remembered
+        self._complete = CompletenessMemo()
         try:
             self.analyzer = ANALYZERS[schema.ensure(self._connection())]  # DDL: outside any transaction
         except BaseException:
@@ -103,11 +113,6 @@ class SeekdbBackend:
                 except Exception:  # noqa: BLE001 - closing is best effort
                     pass
             self._connections.clear()
-
-    def drop_store(self) -> None:
-        """Delete this store's database entirely (tests; a failed migration's partial copy)."""
-        self.close()
-        self._connector.drop_database()
 
     # --- writes -----------------------------------------------------------------------------------------------
 
@@ -181,14 +186,6 @@ class SeekdbBackend:
             ))
         return entry(memory, rows[0][0], version_from_row(rows[0][1:])) if rows else None
 
-    def entry_version(self, artifact_id: str, entry_version_id: str) -> EntryVersion | None:
-        with self._transaction() as db:
-            rows = db.run(render(
-                f"SELECT {V_COLUMNS} FROM entry_versions v WHERE v.artifact_id = %s AND v.entry_version_id = %s",
-                artifact_id, entry_version_id,
-            ))
-        return version_from_row(rows[0]) if rows else None
-
     def changes(self, memory: MemoryRef, since_revision: int) -> list[Change]:
         with self._transaction() as db:
             rows = db.run(render(
@@ -213,6 +210,25 @@ class SeekdbBackend:
             ))
         return [HistoryEvent(revision=int(r[0]), operation=r[1], state=r[2], created_at=utc(r[3]),
                              entry=version_from_row(r[4:])) for r in rows]
+
+    def tombstone(self, memory: MemoryRef, entry_id: str) -> Tombstone | None:
+        with self._transaction() as db:
+            rows = db.run(render(
+                """SELECT e.revision, r.created_at FROM entry_events e
+                   JOIN revisions r ON r.artifact_id = e.artifact_id AND r.revision = e.revision
+                   WHERE e.artifact_id = %s AND e.entry_id = %s AND e.state = 'erased' ORDER BY e.revision LIMIT 1""",
+                memory.artifact_id, entry_id))
+            if not rows:
+                return None
+            versions = db.run(render(
+                """SELECT entry_version_id FROM entry_events WHERE artifact_id = %s AND entry_id = %s
+                   GROUP BY entry_version_id ORDER BY MIN(revision)""", memory.artifact_id, entry_id))
+        return Tombstone(entry_id=entry_id, entry_version_ids=tuple(v for (v,) in versions),
+                         erased_in_revision=int(rows[0][0]), erased_at=utc(rows[0][1]))
+
+    def reclaim(self) -> None:
+        """A no-op: the engine's own compaction reclaims deleted rows (the deleted text is no longer readable
+        through SQL at once; its bytes leave the data files at the engine's next major compaction)."""
 
     def entry_versions(self, entry_version_ids: Sequence[str]) -> dict[str, EntryVersion]:
         found: dict[str, EntryVersion] = {}
@@ -315,14 +331,14 @@ class SeekdbBackend:
             memory, active_count = _find_memory_with_count(db, scope)
             active = self._profiles(db).get("active")
             profile = active[0] if active else None
-            if profile is None or memory is None:
+            if active is None or memory is None:
                 return VectorStatus(memory=memory, profile=profile, complete=profile is not None)
-            key = (memory.artifact_id, memory.revision, profile)
-            complete = self._complete.get(key)
-            if complete is None:
+            key = (memory.artifact_id, memory.revision, active[0])
+            complete = self._complete.known_complete(key)
+            if not complete:
                 complete = vectors.active_count(db, active[1], memory.artifact_id) == active_count
                 if complete:
-                    self._complete[key] = True
+                    self._complete.remember_complete(key)
         return VectorStatus(memory=memory, profile=profile, complete=complete)
 
     def versions_missing_vectors(self, profile: EmbeddingProfile, limit: int) -> list[tuple[str, str]]:

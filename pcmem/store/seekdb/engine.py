@@ -165,7 +165,7 @@ class Connector:
     def __init__(self, target: SeekdbTarget, lock_timeout: float = 10.0) -> None:
         _require_pyseekdb()
         self.target = target
-        self._instance = _embedded_instance(target.path, lock_timeout) if target.embedded else None
+        self._instance = _embedded_instance(target.path, lock_timeout) if target.path is not None else None
         bootstrap = self._raw_connect(None)
         try:
             bootstrap.run(f"CREATE DATABASE IF NOT EXISTS `{target.database}`")

@@ -21,8 +21,8 @@ import hashlib
 from collections.abc import Sequence
 
 from pcmem.analysis import Analyzer
-from pcmem.types.search import Candidate
 from pcmem.store.seekdb.sql import Connection, quote
+from pcmem.types.search import Candidate
 
 _MAX_PLAIN_CHARS = 48
 

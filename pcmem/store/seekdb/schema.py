@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import hashlib
 
-from pcmem.types.embedding import EmbeddingProfile
-from pcmem.errors import StoreFormatError, StoreVersionError
 from pcmem.analysis import DEFAULT_ANALYZER
+from pcmem.errors import StoreFormatError, StoreVersionError
 from pcmem.store.seekdb.sql import Connection, render
+from pcmem.types.embedding import EmbeddingProfile
 
 FORMAT_MARKER = "pcmem-store-seekdb"
 SCHEMA_VERSION = "1"

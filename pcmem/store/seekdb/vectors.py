@@ -18,8 +18,8 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from pcmem.types.search import Candidate
 from pcmem.store.seekdb.sql import Connection, chunks, in_list, insert_rows, parse_vector, quote, vector_literal
+from pcmem.types.search import Candidate
 
 EXACT_SCAN_MAX = 50_000
 

@@ -13,14 +13,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from pcmem.errors import ConcurrentWriteError, StoreError
+from pcmem.store.common import V_COLUMNS, check_dimension, check_events, next_revision, version_from_row
+from pcmem.store.seekdb import fulltext, schema, vectors
+from pcmem.store.seekdb.sql import Connection, DuplicateKeyError, chunks, in_list, insert_rows, quote, render, row
 from pcmem.types.embedding import EmbeddingProfile
-from pcmem.errors import RevisionConflictError, StoreError
-from pcmem.ids import new_id
 from pcmem.types.memory import EntryVersion, MemoryRef, Operation
 from pcmem.types.storage import EntryEvent, HeadEntry
-from pcmem.store.seekdb import fulltext, schema, vectors
-from pcmem.store.seekdb.records import V_COLUMNS, check_dimension, version_from_row
-from pcmem.store.seekdb.sql import Connection, DuplicateKeyError, chunks, in_list, insert_rows, quote, render, row
 from pcmem.validation import canonical_json
 
 if TYPE_CHECKING:
@@ -60,7 +59,25 @@ class SeekdbWrite:
             ))
         return found
 
+    def erase(self, entry_ids: Sequence[str]) -> None:
+        """Delete every version's text/metadata and every vector of these entries (their events stay: the
+        tombstone). The commit already removed their full-text documents."""
+        if self.memory is None:
+            raise StoreError("nothing to erase in a scope with no memory")
+        db, artifact = self._db, quote(self.memory.artifact_id)
+        for batch in chunks(list(entry_ids)):
+            versions = [r[0] for r in db.run(
+                f"SELECT DISTINCT entry_version_id FROM entry_events WHERE artifact_id = {artifact} "
+                f"AND entry_id IN {in_list(batch)}")]
+            db.run(f"DELETE FROM entry_versions WHERE artifact_id = {artifact} AND entry_id IN {in_list(batch)}")
+            for table in dict.fromkeys(self._backend._profile_tables(db).values()):
+                for ids in chunks(versions):
+                    db.run(f"DELETE FROM {table} WHERE entry_version_id IN {in_list(ids)}")
+
     def embedding_profile(self) -> EmbeddingProfile | None:
+        return self._active_profile()
+
+    def _active_profile(self) -> EmbeddingProfile | None:
         active = self._backend._profiles(self._db).get("active")
         return active[0] if active else None
 
@@ -82,25 +99,18 @@ class SeekdbWrite:
             raise StoreError("a write transaction commits at most once")
         self._committed = True
         db = self._db
+        artifact_id, revision = next_revision(self._scope, self.memory, artifact_id)
+        check_events(events, new_versions, self._stored_version_ids)
         touched = [event.entry_id for event in events]
-        if len(set(touched)) != len(touched):
-            raise StoreError("a revision changes each entry at most once")
         previous: dict[str, tuple[str, str]] = {}  # entry_id -> (version id, state) at the old head
-        if self.memory is None:
-            artifact_id = artifact_id or new_id("mem")
-            revision = 1
-        else:
-            if artifact_id is not None and artifact_id != self.memory.artifact_id:
-                raise StoreError(f"scope {self._scope!r} already has memory {self.memory.artifact_id}")
-            artifact_id = self.memory.artifact_id
-            revision = self.memory.revision + 1
+        if self.memory is not None:
             for batch in chunks(touched):
                 for entry_id, version_id, state in db.run(
                     f"SELECT entry_id, entry_version_id, state FROM head_entries "
                     f"WHERE artifact_id = {quote(artifact_id)} AND entry_id IN {in_list(batch)}"
                 ):
                     previous[entry_id] = (version_id, state)
-        delta = {"active": 0, "retired": 0}
+        delta = {"active": 0, "retired": 0, "erased": 0}
         for event in events:
             if event.entry_id in previous:
                 delta[previous[event.entry_id][1]] -= 1
@@ -121,6 +131,14 @@ class SeekdbWrite:
         self.memory = MemoryRef(scope=self._scope, artifact_id=artifact_id, revision=revision)
         return self.memory
 
+    def _stored_version_ids(self, entry_version_ids: Sequence[str]) -> set[str]:
+        found: set[str] = set()
+        for batch in chunks(list(entry_version_ids)):
+            found.update(r[0] for r in self._db.run(
+                f"SELECT entry_version_id FROM entry_versions WHERE entry_version_id IN {in_list(batch)}"
+            ))
+        return found
+
     def _write_memory_row(self, artifact_id: str, revision: int, now: datetime, delta: dict[str, int]) -> None:
         db = self._db
         if self.memory is None:
@@ -130,7 +148,7 @@ class SeekdbWrite:
                     delta["retired"], now, now))
             except DuplicateKeyError:
                 # Another process created the scope after this write read it: a compare-and-swap conflict.
-                raise RevisionConflictError(
+                raise ConcurrentWriteError(
                     f"scope {self._scope!r} was created by another writer meanwhile", expected=0, actual=None
                 ) from None
         else:
@@ -162,9 +180,6 @@ class SeekdbWrite:
                 f"SELECT entry_version_id, entry_id, text FROM entry_versions WHERE entry_version_id IN {in_list(batch)}"
             ):
                 texts[version_id] = (entry_id, text)
-        missing = [version_id for version_id in joining if version_id not in texts]
-        if missing:
-            raise StoreError(f"events name unknown entry versions {missing[:3]}")
         insert_rows(db, "INSERT INTO fts_docs (entry_version_id, artifact_id, entry_id, body)", [
             row(version_id, artifact_id, texts[version_id][0], fulltext.body(texts[version_id][1], self.analyzer))
             for version_id in joining
@@ -174,7 +189,8 @@ class SeekdbWrite:
             vectors.set_active(db, table, leaving, False)
         active_table = tables.get("active")
         if active_table is not None and vectors_by_version:
-            profile = self.embedding_profile()
+            profile = self._active_profile()
+            assert profile is not None  # an active vector table belongs to the active profile
             check_dimension(profile, vectors_by_version)
             vectors.store(db, active_table, vectors_by_version)  # reads the head before it moves: fix flags below
         for table in dict.fromkeys(tables.values()):

@@ -1,0 +1,127 @@
+"""What every storage backend shares, written once beside the port.
+
+Row mapping (the entry-version columns in one order, rows to models, citations), the decisions a commit makes before
+it writes (which memory and revision; whether its events are consistent), and the bounded memo of vector
+completeness. The DuckDB and seekdb backends both use these, so the contract suite holds them to one behaviour.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+
+from pcmem.errors import StoreError
+from pcmem.ids import new_id
+from pcmem.types.embedding import EmbeddingProfile
+from pcmem.types.memory import Citation, EntryState, EntryVersion, MemoryEntry, MemoryRef
+from pcmem.types.storage import EntryEvent
+
+VERSION_FIELDS = (
+    "entry_version_id", "entry_id", "version", "kind", "text", "content_hash", "metadata", "created_in_revision",
+    "created_at",
+)
+VERSION_COLUMNS = ", ".join(VERSION_FIELDS)
+# The same columns read through the alias ``v`` of entry_versions in joins.
+V_COLUMNS = ", ".join(f"v.{name}" for name in VERSION_FIELDS)
+
+
+def utc(value: datetime) -> datetime:
+    return value.replace(tzinfo=UTC)
+
+
+def version_from_row(values: Sequence[Any]) -> EntryVersion:
+    return EntryVersion(
+        entry_version_id=values[0], entry_id=values[1], version=int(values[2]), kind=values[3], text=values[4],
+        content_hash=values[5], metadata=json.loads(values[6]), created_in_revision=int(values[7]),
+        created_at=utc(values[8]),
+    )
+
+
+def entry(memory: MemoryRef, state: EntryState, version: EntryVersion) -> MemoryEntry:
+    """The entry as read from revision ``memory.revision``, with the citation that reads it back."""
+    return MemoryEntry(citation=Citation.of(memory, version), state=state, entry=version)
+
+
+def check_dimension(profile: EmbeddingProfile, batch: Mapping[str, np.ndarray]) -> None:
+    for version_id, vector in batch.items():
+        if np.asarray(vector).reshape(-1).shape[0] != profile.dimension:
+            raise StoreError(f"vector for {version_id} has {np.asarray(vector).size} dimensions, "
+                             f"{profile.describe()} has {profile.dimension}")
+
+
+# --- writes: what every backend's commit decides before it writes anything ---------------------------------------
+
+
+def next_revision(scope: str, memory: MemoryRef | None, artifact_id: str | None) -> tuple[str, int]:
+    """The memory and revision a commit writes: revision 1 of a new memory (``artifact_id`` or a new id), else the
+    head + 1 of the scope's memory. Naming another memory than the scope's raises StoreError."""
+    if memory is None:
+        return artifact_id or new_id("mem"), 1
+    if artifact_id is not None and artifact_id != memory.artifact_id:
+        raise StoreError(f"scope {scope!r} already has memory {memory.artifact_id}")
+    return memory.artifact_id, memory.revision + 1
+
+
+def check_events(
+    events: Sequence[EntryEvent],
+    new_versions: Sequence[EntryVersion],
+    stored_version_ids: Callable[[Sequence[str]], set[str]],
+) -> None:
+    """Refuse a commit that would corrupt the log, before anything is written: an entry changed twice in one
+    revision, or an event naming an entry version that is neither written by this commit nor stored already.
+    ``stored_version_ids(ids)`` returns the subset of ``ids`` the store holds."""
+    touched = [event.entry_id for event in events]
+    if len(set(touched)) != len(touched):
+        raise StoreError("a revision changes each entry at most once")
+    written = {version.entry_version_id for version in new_versions}
+    others = list(dict.fromkeys(e.entry_version_id for e in events if e.entry_version_id not in written))
+    stored = stored_version_ids(others) if others else set()
+    missing = [version_id for version_id in others if version_id not in stored]
+    if missing:
+        raise StoreError(f"events name unknown entry versions {missing[:3]}")
+
+
+# --- vector availability -----------------------------------------------------------------------------------------
+
+CompletenessKey = tuple[str, int, EmbeddingProfile]  # (artifact_id, revision, profile)
+
+
+class CompletenessMemo:
+    """Which (artifact, revision, profile) are known to have a vector for every active head entry.
+
+    Completeness changes only with a new revision or new vectors, so a "complete" answer is remembered per key and the
+    O(scope) check runs once per revision; "incomplete" is never remembered (vectors may arrive). Bounded, least
+    recently used first out: every write makes a new key, so a long-lived process would otherwise grow it forever.
+    """
+
+    def __init__(self, capacity: int = 1024) -> None:
+        self.capacity = capacity
+        self._known: OrderedDict[CompletenessKey, None] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def known_complete(self, key: CompletenessKey) -> bool:
+        with self._lock:
+            if key in self._known:
+                self._known.move_to_end(key)
+                return True
+            return False
+
+    def remember_complete(self, key: CompletenessKey) -> None:
+        with self._lock:
+            self._known[key] = None
+            self._known.move_to_end(key)
+            while len(self._known) > self.capacity:
+                self._known.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._known.clear()
+
+    def __len__(self) -> int:
+        return len(self._known)
