@@ -31,7 +31,7 @@ from pcmem.cli.demo_command import seed_demo
 from pcmem.types.rerank import MemoryRerankDecision
 from pcmem.types.usage import Usage
 from pcmem_tui.app import PcmemApp, make_app
-from pcmem_tui.screens.dialogs import ConfirmScreen, RememberScreen, RevisionScreen
+from pcmem_tui.screens.dialogs import ConfirmScreen, RememberScreen, ReviseScreen, RevisionScreen
 from pcmem_tui.screens.entries import EntriesScreen
 from pcmem_tui.screens.entry import EntryScreen
 from pcmem_tui.screens.help import HelpScreen
@@ -234,7 +234,7 @@ async def test_entries_screen_shows_the_head_manifest_and_hides_retired_on_reque
         screen = await open_scope(pilot)
         table = screen.query_one(DataTable)
         assert len(table.rows) == 18
-        assert rows(table)[row_keys(table).index("release-day")][:4] == ["release-day", "decision", "v2", "active"]
+        assert rows(table)[row_keys(table).index("release-day")][1:] == ["decision", "v2", "active", "release-day"]
         assert rows(table)[row_keys(table).index("sync-later")][3] == "retired"
         assert "revision 3 of 3" in text_of(app, "#title")
         await pilot.press("a")
@@ -276,7 +276,14 @@ async def test_browsing_a_past_revision_lists_its_manifest_read_only(app):
         assert rows(table)[row_keys(table).index("release-day")][2] == "v1"
         assert rows(table)[row_keys(table).index("sync-later")][3] == "active"
         assert "◷ past · read-only" in text_of(app, "#title")
-        assert screen.check_action("retire", ()) is False and screen.check_action("step", (-1,)) is False
+        assert screen.check_action("step", (-1,)) is False
+        for key, verb in (("d", "retire"), ("n", "remember"), ("u", "reactivate")):  # issue 19.8: say why, not nothing
+            await pilot.press(key)
+            assert isinstance(app.screen, EntriesScreen)
+            assert "past revision and read-only" in status(app) and f"to {verb}" in status(app)
+        await pilot.press("slash")
+        assert isinstance(app.screen, SearchScreen) and "search reads the head (r3)" in status(app)
+        await pilot.press("escape")
         await pilot.press("right_square_bracket")
         await settle(pilot)
         assert screen.manifest.revision == 2
@@ -563,3 +570,210 @@ async def test_snapshot_help(app, svg_snapshot):
         await pilot.press("question_mark")
         await settle(pilot)
         assert await screenshot(pilot) == svg_snapshot
+
+
+# --- issue 19: daily use ------------------------------------------------------------------------------------------
+
+
+async def test_an_outside_write_does_not_fail_a_new_entry_and_keeps_the_text(app, runtime):
+    """19.2: a new entry needs no compare-and-swap, so an agent's write meanwhile cannot cost the user's typing."""
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_scope(pilot, "notes")
+        await pilot.press("n")
+        app.screen.query_one(TextArea).text = "Typed while an agent wrote."
+        runtime.memory.for_scope("notes").remember("The agent's note.")  # the head moves under the open dialog
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert app.screen is screen and screen.manifest.revision == 3
+        new_id = screen.query_one(DataTable).coordinate_to_cell_key(screen.query_one(DataTable).cursor_coordinate)
+        assert rows(screen.query_one(DataTable))[screen.query_one(DataTable).cursor_row][0] == "Typed while an agent wrote."
+        assert new_id.row_key.value not in ("n1", "n2")  # after n the cursor is on the new entry
+
+
+async def test_retire_checks_the_entry_and_a_real_conflict_keeps_the_dialog_and_shows_the_change(app, runtime):
+    """19.2: another entry's write does not conflict; a write to *this* entry does, and the dialog says how."""
+    notes = runtime.memory.for_scope("notes")
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_scope(pilot, "notes")
+        screen.query_one(DataTable).move_cursor(row=row_keys(screen.query_one(DataTable)).index("n1"))
+        await pilot.press("d")
+        notes.remember("Unrelated.")  # another entry: no conflict for n1
+        notes.revise(pcmem.ReviseRequest(entry_id="n1", text="Buy sencha tea for Marco.", expected_version=1))
+        await pilot.press("y")
+        await settle(pilot)
+        assert isinstance(app.screen, ConfirmScreen)
+        shown = text_of(app, "#dialog-error")
+        assert "changed since you opened it: v1 active → v2 active" in shown
+        assert "[-oolong-]{+sencha+}" in shown and "Press y to do it anyway" in shown
+        await pilot.press("y")  # the user saw the change and retires the new version
+        await settle(pilot)
+        assert app.screen is screen and notes.get_entry("n1").state == "retired"
+
+
+async def test_revise_conflict_keeps_the_dialog_open_with_the_typed_text(app, runtime):
+    notes = runtime.memory.for_scope("notes")
+    async with app.run_test(size=SIZE) as pilot:
+        await open_scope(pilot, "notes")
+        await open_entry(pilot, "n2")
+        await pilot.press("e")
+        assert isinstance(app.screen, ReviseScreen)
+        app.screen.query_one(TextArea).text = "Book the Porto venue for 40 people."
+        notes.revise(pcmem.ReviseRequest(entry_id="n2", text="Book the Lisbon venue.", expected_version=1))
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert isinstance(app.screen, ReviseScreen)
+        assert app.screen.query_one(TextArea).text == "Book the Porto venue for 40 people."
+        assert "[-Porto-]{+Lisbon+}" in text_of(app, "#dialog-error")
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert isinstance(app.screen, EntryScreen)
+        assert notes.get_entry("n2").entry.text == "Book the Porto venue for 40 people."
+        assert "revised 'n2' → revision" in status(app)
+
+
+async def test_an_outside_write_refreshes_the_visible_list_and_keeps_the_cursor(app, runtime):
+    """19.3: the app watches the store; the visible screen reloads in place."""
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_scope(pilot)
+        table = screen.query_one(DataTable)
+        app.watch_store()  # the first look only records the heads
+        await settle(pilot)
+        table.move_cursor(row=row_keys(table).index("release-owner"))
+        runtime.memory.for_scope("pcmem-demo").remember("An agent remembered this meanwhile.")
+        app.watch_store()  # what the 1-second timer calls
+        await settle(pilot)
+        assert len(table.rows) == 19 and screen.manifest.revision == 4
+        assert row_keys(table)[table.cursor_row] == "release-owner"
+
+
+@pytest.mark.parametrize("width", [60, 80, 140])
+async def test_resize_reflows_the_text_column(app, width):
+    """19.4: the text column takes the free width; a cut text ends with an ellipsis."""
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_scope(pilot)
+        await pilot.resize_terminal(width, 30)
+        await settle(pilot)
+        table = screen.query_one(DataTable)
+        text_column = table.ordered_columns[0]
+        assert str(text_column.label) == "text"
+        others = sum(column.width + 2 for column in table.ordered_columns[1:])
+        assert text_column.width == max(table.size.width - others - 2 - 2, 12)
+        longest = max((e.entry.text for e in screen.manifest.page.entries), key=len)
+        cut = rows(table)[[e.entry.text for e in sorted(screen.manifest.page.entries,
+                           key=lambda e: row_keys(table).index(e.entry.entry_id))].index(longest)][0]
+        assert cut.endswith("…") and longest.startswith(cut[:-1].rstrip())
+
+
+async def test_entries_show_text_first_a_short_id_and_creation_order_and_sort_on_request(tmp_path):
+    """19.5: generated ids share a prefix within a batch; the list shows their distinguishing end."""
+    with open_store(tmp_path / "m.duckdb") as runtime:
+        texts = [f"Entry number {i} of one batch." for i in range(6)]
+        runtime.memory.for_scope("batch").remember(RememberRequest(entries=tuple(NewEntry(text=t) for t in texts)))
+        runtime.memory.for_scope("batch").remember("Written later.")
+        app = make_app(runtime)
+        async with app.run_test(size=SNAPSHOT_SIZE) as pilot:
+            screen = await open_scope(pilot, "batch")
+            table = screen.query_one(DataTable)
+            shown = rows(table)
+            assert shown[-1][0] == "Written later."  # creation order: the later revision last
+            ids = [row[4] for row in shown]
+            assert len(set(ids)) == len(ids) and all(i.startswith("…") and len(i) == 9 for i in ids)
+            await pilot.press("s", "s")  # created → changed → text
+            assert "by text" in text_of(app, "#title")
+            assert [row[0] for row in rows(table)] == sorted(row[0] for row in shown)
+
+
+async def test_table_keys_filter_and_contextual_help(app):
+    """19.8: j/k, g/G, Home/End; f filters the loaded rows; ? starts with this screen's keys; q goes back."""
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_scope(pilot)
+        table = screen.query_one(DataTable)
+        await pilot.press("G")
+        assert table.cursor_row == table.row_count - 1
+        await pilot.press("g", "j", "j", "k")
+        assert table.cursor_row == 1
+        await pilot.press("end")
+        assert table.cursor_row == table.row_count - 1
+        await pilot.press("home")
+        assert table.cursor_row == 0
+        await pilot.press("f")
+        await pilot.press(*"tuesdays")
+        await settle(pilot)
+        assert row_keys(table) == ["release-day"]
+        await pilot.press("escape")
+        await settle(pilot)
+        assert len(table.rows) == 18
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        assert text_of(app, "#help-keys").startswith("this screen: entries")
+        await pilot.press("escape")
+        await pilot.press("q")  # from a deeper screen q goes back instead of quitting
+        assert isinstance(app.screen, ScopesScreen) and app.is_running
+
+
+async def test_u_on_an_active_entry_says_why_without_asking(app):
+    async with app.run_test(size=SIZE) as pilot:
+        await open_scope(pilot, "notes")
+        await pilot.press("u")
+        assert isinstance(app.screen, EntriesScreen)
+        assert status(app) == "✗ 'n1' is already active: nothing to reactivate (d retires it)"
+
+
+async def test_entry_screen_enter_on_a_history_row_opens_that_version(app):
+    """19.6: Enter on a history row opens the entry as of that revision (read-only there)."""
+    async with app.run_test(size=SIZE) as pilot:
+        await open_scope(pilot)
+        await open_entry(pilot, "release-day")
+        await pilot.press("k", "enter")
+        await settle(pilot)
+        assert isinstance(app.screen, EntryScreen) and app.screen.revision == 1
+        assert "on Thursdays after" in text_of(app, "#entry-text")
+        assert "past · read-only" in text_of(app, "#entry-head")
+        await pilot.press("e")
+        assert isinstance(app.screen, EntryScreen) and "past version" in status(app)
+
+
+async def test_copy_citation_inside_tmux_says_what_happened_and_offers_a_field(app, monkeypatch):
+    """19.10: OSC 52 cannot confirm the copy; inside tmux it needs set-clipboard on."""
+    monkeypatch.setenv("TMUX", "/tmp/tmux-1000/default,1,0")
+    async with app.run_test(size=SIZE) as pilot:
+        await open_scope(pilot)
+        screen = await open_entry(pilot, "release-day")
+        await pilot.press("c")
+        assert "set-clipboard on" in status(app) and "copied" not in status(app)
+        field = screen.query_one("#citation-field", Input)
+        assert field.display and field.value == str(screen.detail.entry.citation)
+
+
+def test_citation_breaks_between_its_parts_never_inside_an_id():
+    from pcmem_tui.screens.entry import citation_text
+
+    citation = pcmem.Citation(artifact_id="mem_" + "a" * 26, revision=12, entry_id="ent_" + "b" * 26,
+                              entry_version_id="ver_" + "c" * 26)
+    lines = citation_text(citation, 70).plain.split("\n")
+    assert "".join(lines) == str(citation) and all(len(line) <= 70 for line in lines)
+    assert len(lines) > 1 and all(any(part in line for line in lines) for part in
+                                  (citation.artifact_id, citation.entry_id, citation.entry_version_id))
+
+
+@pytest.mark.parametrize(("old", "new", "expected"), [
+    ("東京の会議は20日に変更されました。", "東京の会議は27日に変更されました。", "東京の会議は[-20-]{+27+}日に変更されました。"),
+    ("会議は月曜日です。", "会議は火曜日です。", "会議は[-月-]{+火+}曜日です。"),
+    ("Releases go out on Thursdays.", "Releases go out on Tuesdays.", "Releases go out on [-Thursdays-]{+Tuesdays+}."),
+    ("The cat sat on the mat.", "Completely different words appear here.",
+     "replaced:\n[-The cat sat on the mat.-]\n{+Completely different words appear here.+}"),
+])
+def test_diff_is_character_level_in_cjk_word_level_otherwise_and_whole_for_a_rewrite(old, new, expected):
+    """19.7."""
+    from pcmem_tui.diff import text_diff
+
+    assert text_diff(old, new).plain == expected
+
+
+def test_diff_folds_long_unchanged_stretches_around_changes():
+    from pcmem_tui.diff import CONTEXT, text_diff
+
+    middle = " ".join(f"word{i}" for i in range(80))
+    shown = text_diff(f"Start {middle} end one.", f"Begin {middle} end two.").plain
+    assert shown.startswith("[-Start-]{+Begin+} word0") and shown.endswith("end [-one-]{+two+}.")
+    assert "…" in shown and len(shown) < 2 * CONTEXT + 60

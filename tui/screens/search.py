@@ -29,9 +29,9 @@ class SearchScreen(StoreScreen):
         Binding("t", "trace", "Trace"),
     ]
 
-    def __init__(self, scope: str, query: str = "") -> None:
+    def __init__(self, scope: str, query: str = "", note: str | None = None) -> None:
         super().__init__()
-        self.scope, self.initial_query = scope, query
+        self.scope, self.initial_query, self.note = scope, query, note
         self.page: SearchPage | None = None
 
     def compose(self) -> ComposeResult:
@@ -55,7 +55,7 @@ class SearchScreen(StoreScreen):
         self.query_one("#hit-detail").display = False
         self.query_one("#hit-detail").border_title = "hit"
         self.query_one("#query", Input).focus()
-        self.status.info("type a query and press enter")
+        self.status.info(self.note or "type a query and press enter")
 
     def form(self) -> SearchForm:
         return SearchForm(
