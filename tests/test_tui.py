@@ -408,7 +408,7 @@ async def test_trace_inspector_shows_picks_in_model_order_and_dropped_candidates
             summary = text_of(app, "#trace-summary")
             assert "policy test.scripted.v1" in summary
             assert f"kept 2 of {len(trace.candidates)} · dropped {len(trace.candidates) - 2}" in summary
-            assert "discarded ranks 1 · fallback no" in summary
+            assert "discarded ranks 1" in summary and "fallback" not in summary
             n = len(trace.candidates)
             assert f"{n} requests · 640 in + 7 out tokens · {n} decision calls" in summary
 
@@ -777,3 +777,58 @@ def test_diff_folds_long_unchanged_stretches_around_changes():
     shown = text_diff(f"Start {middle} end one.", f"Begin {middle} end two.").plain
     assert shown.startswith("[-Start-]{+Begin+} word0") and shown.endswith("end [-one-]{+two+}.")
     assert "…" in shown and len(shown) < 2 * CONTEXT + 60
+
+
+class FallbackReranker(ScriptedReranker):
+    """A decision-style rerank whose model said no to everything: the built-in fallback keeps coarse 1..k."""
+
+    policy_id = "test.decision-fallback.v1"
+
+    def rerank(self, query, candidates, limit, progress=None):  # noqa: ANN001, ANN201
+        decisions = tuple(pcmem.CandidateDecision(rank=rank, outcome="no", yes_probability=0.04 + rank / 100)
+                          for rank in range(1, len(candidates) + 1))
+        return MemoryRerankDecision(selected_ranks=tuple(range(1, limit + 1)), used_fallback=True,
+                                    usage=Usage(requests=len(candidates)), decision_calls=len(candidates),
+                                    decisions=decisions)
+
+
+async def test_a_decision_rerank_with_fallback_says_so_in_rows_summary_and_search_status(store_path):
+    """19.9: no "✓ kept" on rows the model rejected; the per-candidate verdicts with p(yes) are shown."""
+    with open_store(store_path, reranker=FallbackReranker()) as runtime:
+        app = make_app(runtime)
+        async with app.run_test(size=SIZE) as pilot:
+            await open_scope(pilot)
+            await pilot.press("slash")
+            await search(pilot, "Marco Priya", limit="2")
+            assert "fell back to coarse order: the model kept nothing" in status(app)
+            await pilot.press("t")
+            table = app.screen.query_one(DataTable)
+            shown = rows(table)
+            assert [row[2] for row in shown[:2]] == ["↩ fallback", "↩ fallback"]
+            assert "✓ kept" not in [row[2] for row in shown]
+            assert [row[3] for row in shown[:2]] == ["no 0.05", "no 0.06"]
+            assert "fallback: the model kept nothing" in text_of(app, "#trace-summary")
+
+
+def test_the_decision_reranker_records_each_verdict_and_the_probability_of_yes():
+    from pcmem.rerank.decision import DecisionReranker
+    from pcmem.types.decision import DecisionOutcome, DecisionResult
+
+    class Model:
+        policy_id = "test.model"
+
+        def __init__(self) -> None:
+            self.outcomes = iter([DecisionOutcome.NO, DecisionOutcome.YES, DecisionOutcome.ABSTAIN])
+
+        def evaluate(self, request):  # noqa: ANN001, ANN201
+            outcome = next(self.outcomes)
+            return DecisionResult(outcome=outcome, policy_id=self.policy_id,
+                                  yes_probability=0.9 if outcome == DecisionOutcome.YES else 0.1)
+
+    hits = [pcmem.MemoryHit(citation=pcmem.Citation(artifact_id="a", revision=1, entry_id=f"e{i}",
+                                                    entry_version_id=f"v{i}"), text=f"t{i}", kind="fact", score=0.1,
+                            matched_by=("fts",)) for i in range(3)]
+    decision = DecisionReranker(Model()).rerank("q", hits, 3)
+    assert decision.selected_ranks == (2, 3)
+    assert [(d.rank, d.outcome, d.yes_probability) for d in decision.decisions] == [
+        (1, "no", 0.1), (2, "yes", 0.9), (3, "abstain", 0.1)]

@@ -109,20 +109,19 @@ async def measure(path: Path, **options: Any) -> dict[str, float]:
             screen.query_one("#query", Input).focus()
             started = time.perf_counter()
             await pilot.press("enter")
-            await _until(pilot, lambda s=screen: getattr(s, "page", None) is not None)  # type: ignore[misc]
+            await _until(pilot, lambda: getattr(screen, "page", None) is not None)
             mark(name, started)
             await pilot.press("escape")
             await _until(pilot, lambda: type(app.screen).__name__ == "EntriesScreen")
 
-        entries_screen = app.screen
-        before = entries_screen.manifest.head  # type: ignore[attr-defined]
+        entries_screen: Any = app.screen
+        before = entries_screen.manifest.head
         await pilot.press("n")
         await _until(pilot, lambda: type(app.screen).__name__ == "RememberScreen")
         app.screen.query_one(TextArea).text = "The bench wrote this entry."
         started = time.perf_counter()
         await pilot.press("ctrl+s")
-        await _until(pilot, lambda: app.screen is entries_screen
-                     and entries_screen.manifest.head > before)  # type: ignore[attr-defined]
+        await _until(pilot, lambda: app.screen is entries_screen and entries_screen.manifest.head > before)
         mark("a write (remember)", started)
     return timings
 

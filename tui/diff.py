@@ -54,8 +54,8 @@ def text_diff(old: str, new: str) -> Text:
 
 def _similarity(before: list[str], after: list[str]) -> float:
     """How much of the wording survived: spaces and punctuation match everywhere and would hide a rewrite."""
-    words = [[token for token in side if any(c.isalnum() for c in token)] for side in (before, after)]
-    return difflib.SequenceMatcher(None, *words, autojunk=False).ratio()
+    old_words, new_words = ([token for token in side if any(c.isalnum() for c in token)] for side in (before, after))
+    return difflib.SequenceMatcher(None, old_words, new_words, autojunk=False).ratio()
 
 
 def word_diff(old: str, new: str) -> Text:

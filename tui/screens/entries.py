@@ -16,7 +16,17 @@ from pcmem_tui.screens.dialogs import ConfirmScreen, Outcome, RememberScreen, Re
 from pcmem_tui.screens.entry import EntryScreen
 from pcmem_tui.screens.search import SearchScreen
 from pcmem_tui.session import Manifest
-from pcmem_tui.widgets import FilterBar, StatusLine, Table, fill_table, flex_width, key_footer, matches, selected_key, short_id
+from pcmem_tui.widgets import (
+    FilterBar,
+    StatusLine,
+    Table,
+    fill_table,
+    flex_width,
+    key_footer,
+    matches,
+    selected_key,
+    short_id,
+)
 
 #: Text first (it is what tells entries apart), then the short id that shows an id's distinguishing part.
 COLUMNS = (("text", None), ("kind", 8), ("ver", 3), ("state", 7), ("id", 12))

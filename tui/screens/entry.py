@@ -93,8 +93,11 @@ class EntryScreen(StoreScreen):
         self._show_change(current)
 
     def on_resize(self) -> None:
+        self.call_after_refresh(self._reflow)
+
+    def _reflow(self) -> None:
         if self.detail is not None:
-            self.call_after_refresh(lambda: self.detail and self._fill_history(self.detail.history.events))
+            self._fill_history(self.detail.history.events)
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         if self.detail is not None and event.row_key.value is not None:

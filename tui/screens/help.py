@@ -8,7 +8,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
-from textual.screen import ModalScreen
+from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
 from pcmem_tui.screens.entries import EntriesScreen
@@ -43,7 +43,7 @@ class HelpScreen(ModalScreen[None]):
             yield Static(self._keys(), id="help-keys")
 
     def _keys(self) -> Text:
-        screens = [("scopes", ScopesScreen), ("entries", EntriesScreen), ("entry", EntryScreen),
+        screens: list[tuple[str, type[Screen]]] = [("scopes", ScopesScreen), ("entries", EntriesScreen), ("entry", EntryScreen),
                    ("search", SearchScreen), ("trace", TraceScreen)]
         here = [(f"this screen: {title}", screen.BINDINGS) for title, screen in screens if screen is self.current]
         others = [(title, screen.BINDINGS) for title, screen in screens if screen is not self.current]

@@ -146,5 +146,8 @@ def _summary(page: SearchPage) -> str:
     summary = f"{count(len(page.hits), 'hit')} · mode {page.mode} · revision {page.memory.revision}"
     if page.rerank is not None:
         trace = page.rerank
-        summary += f" · reranked: kept {len(trace.selected_ranks)} of {len(trace.candidates)} (t: trace)"
+        if trace.used_fallback:
+            summary += " · rerank fell back to coarse order: the model kept nothing (t: trace)"
+        else:
+            summary += f" · reranked: kept {len(trace.selected_ranks)} of {len(trace.candidates)} (t: trace)"
     return summary
