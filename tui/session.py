@@ -14,7 +14,9 @@ from typing import Any
 import pcmem
 from pcmem import (
     RERANK_POLICIES,
+    Citation,
     EntryHistory,
+    EntryNotFoundError,
     EntryPage,
     InferenceConfig,
     ListRequest,
@@ -149,8 +151,17 @@ class Session:
         return self.runtime.memory.for_scope(scope).revisions()
 
     def entry(self, scope: str, entry_id: str, revision: int | None) -> EntryDetail:
-        memory = self.runtime.memory.for_scope(scope)
-        return EntryDetail(entry=memory.get_entry(entry_id, revision), history=memory.history(entry_id))
+        """The entry as of ``revision`` (the head when ``None``) with its history, read in one store call: the
+        history holds every version with its state, so the entry at a revision is its last event up to there."""
+        history = self.runtime.memory.for_scope(scope).history(entry_id)
+        shown = history.memory.revision if revision is None else revision
+        events = [event for event in history.events if event.revision <= shown]
+        if not events:
+            raise EntryNotFoundError(f"entry {entry_id!r} does not exist in revision {shown} of {scope!r}")
+        last = events[-1]
+        citation = Citation(artifact_id=history.memory.artifact_id, revision=shown, entry_id=entry_id,
+                            entry_version_id=last.entry.entry_version_id)
+        return EntryDetail(entry=MemoryEntry(citation=citation, state=last.state, entry=last.entry), history=history)
 
     # --- search ---------------------------------------------------------------------------------------------
 

@@ -37,6 +37,10 @@ class StatusLine(Static):
 class WorkProgress(Horizontal):
     """A labelled progress bar, shown only while long work runs (model loading, reranking)."""
 
+    def on_mount(self) -> None:
+        if not self.query_one(ProgressBar).progress:
+            self.display = False
+
     def compose(self) -> ComposeResult:
         yield Label(id="progress-stage")
         yield ProgressBar(id="progress-bar", show_eta=False)

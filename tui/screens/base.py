@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.worker import get_current_worker
+from textual.worker import Worker, WorkerState, get_current_worker
 
 from pcmem import PcmemError
 from pcmem_tui.messages import Loaded, Progress, WorkFailed
@@ -56,6 +56,35 @@ class StoreScreen(Screen):
         self.query_one(WorkProgress).advance(message.stage, message.done, message.total)
 
     def _stop_progress(self) -> None:
+        for strip in self.query(WorkProgress):
+            strip.finish()
+
+    # Any store call that takes longer than this shows that it is running (the target for an interaction is
+    # 300 ms; past it, the user sees why nothing changed yet).
+    BUSY_AFTER = 0.3
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.state == WorkerState.RUNNING:
+            self._busy.add(event.worker)
+            self.set_timer(self.BUSY_AFTER, self._show_busy)
+        elif event.state in (WorkerState.SUCCESS, WorkerState.ERROR, WorkerState.CANCELLED):
+            self._busy.discard(event.worker)
+            if not self._busy:
+                self._hide_busy()
+
+    @property
+    def _busy(self) -> set[Worker]:
+        if not hasattr(self, "_busy_workers"):
+            self._busy_workers: set[Worker] = set()
+        return self._busy_workers
+
+    def _show_busy(self) -> None:
+        if self._busy and self.is_mounted:
+            for strip in self.query(WorkProgress):
+                if not strip.display:
+                    strip.advance("reading the store…", 0, 0)
+
+    def _hide_busy(self) -> None:
         for strip in self.query(WorkProgress):
             strip.finish()
 

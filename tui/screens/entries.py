@@ -20,6 +20,7 @@ from pcmem_tui.widgets import (
     FilterBar,
     StatusLine,
     Table,
+    WorkProgress,
     fill_table,
     flex_width,
     key_footer,
@@ -72,6 +73,7 @@ class EntriesScreen(StoreScreen):
         yield Static(id="title", classes="title")
         yield Table(id="entries", zebra_stripes=True)
         yield FilterBar()
+        yield WorkProgress()
         yield StatusLine()
         yield key_footer()
 

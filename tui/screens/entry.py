@@ -19,7 +19,7 @@ from pcmem_tui.messages import EntryLoaded
 from pcmem_tui.screens.base import StoreScreen
 from pcmem_tui.screens.dialogs import ConfirmScreen, Outcome, ReviseScreen
 from pcmem_tui.session import EntryDetail
-from pcmem_tui.widgets import StatusLine, Table, fill_table, flex_width, key_footer
+from pcmem_tui.widgets import StatusLine, Table, WorkProgress, fill_table, flex_width, key_footer
 
 HISTORY_COLUMNS = (("rev", 4), ("operation", 10), ("state", 7), ("ver", 4), ("at (UTC)", 19), ("text", None))
 
@@ -49,6 +49,7 @@ class EntryScreen(StoreScreen):
         yield Table(id="history")
         with VerticalScroll(id="diff-box"):
             yield Static(id="diff")
+        yield WorkProgress()
         yield StatusLine()
         yield key_footer()
 
