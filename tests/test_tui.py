@@ -42,6 +42,8 @@ from pcmem_tui.widgets import StatusLine
 
 ROOT = Path(__file__).resolve().parent.parent
 SNAPSHOT_SIZE = (80, 24)
+SNAPSHOT_SIZES = [(80, 24), (120, 36)]
+SIZE_IDS = ["80x24", "120x36"]
 SIZE = (100, 30)
 
 
@@ -88,9 +90,14 @@ class ScriptedReranker:
         for done in range(1, len(candidates) + 1):
             if progress:
                 progress(done, len(candidates))
-        return MemoryRerankDecision(selected_ranks=tuple(r for r in self.ranks if r <= len(candidates))[:limit],
+        selected = tuple(r for r in self.ranks if r <= len(candidates))[:limit]
+        decisions = tuple(pcmem.CandidateDecision(rank=rank, outcome="yes" if rank in selected else "no",
+                                                  yes_probability=0.9 if rank in selected else 0.2)
+                          for rank in range(1, len(candidates) + 1))
+        return MemoryRerankDecision(selected_ranks=selected,
                                     usage=Usage(requests=len(candidates), input_tokens=640, output_tokens=7),
-                                    discarded_rank_count=self.discarded, decision_calls=len(candidates))
+                                    discarded_rank_count=self.discarded, decision_calls=len(candidates),
+                                    decisions=decisions)
 
 
 # --- stores -------------------------------------------------------------------------------------------------------
@@ -517,14 +524,16 @@ def test_tui_uses_only_the_public_api_of_pcmem():
 # --- snapshots at 80×24 -------------------------------------------------------------------------------------------
 
 
-async def test_snapshot_scopes(app, svg_snapshot):
-    async with app.run_test(size=SNAPSHOT_SIZE) as pilot:
+@pytest.mark.parametrize("size", SNAPSHOT_SIZES, ids=SIZE_IDS)
+async def test_snapshot_scopes(size, app, svg_snapshot):
+    async with app.run_test(size=size) as pilot:
         await settle(pilot)
         assert await screenshot(pilot) == svg_snapshot
 
 
-async def test_snapshot_entries(app, svg_snapshot):
-    async with app.run_test(size=SNAPSHOT_SIZE) as pilot:
+@pytest.mark.parametrize("size", SNAPSHOT_SIZES, ids=SIZE_IDS)
+async def test_snapshot_entries(size, app, svg_snapshot):
+    async with app.run_test(size=size) as pilot:
         await open_scope(pilot)
         assert await screenshot(pilot) == svg_snapshot
 
@@ -537,25 +546,29 @@ async def test_snapshot_past_revision(app, svg_snapshot):
         assert await screenshot(pilot) == svg_snapshot
 
 
-async def test_snapshot_entry(app, svg_snapshot):
-    async with app.run_test(size=SNAPSHOT_SIZE) as pilot:
+@pytest.mark.parametrize("size", SNAPSHOT_SIZES, ids=SIZE_IDS)
+async def test_snapshot_entry(size, app, svg_snapshot):
+    """The entry with its change panel (the revise diff) on screen."""
+    async with app.run_test(size=size) as pilot:
         await open_scope(pilot)
         await open_entry(pilot, "release-day")
         assert await screenshot(pilot) == svg_snapshot
 
 
-async def test_snapshot_search(app, svg_snapshot):
-    async with app.run_test(size=SNAPSHOT_SIZE) as pilot:
+@pytest.mark.parametrize("size", SNAPSHOT_SIZES, ids=SIZE_IDS)
+async def test_snapshot_search(size, app, svg_snapshot):
+    async with app.run_test(size=size) as pilot:
         await open_scope(pilot)
         await pilot.press("slash")
         await search(pilot, "Marco Priya")
         assert await screenshot(pilot) == svg_snapshot
 
 
-async def test_snapshot_trace(store_path, svg_snapshot):
+@pytest.mark.parametrize("size", SNAPSHOT_SIZES, ids=SIZE_IDS)
+async def test_snapshot_trace(size, store_path, svg_snapshot):
     with open_store(store_path, reranker=ScriptedReranker(ranks=(3, 1))) as runtime:
         app = make_app(runtime)
-        async with app.run_test(size=SNAPSHOT_SIZE) as pilot:
+        async with app.run_test(size=size) as pilot:
             await open_scope(pilot)
             await pilot.press("slash")
             await search(pilot, "Marco Priya", limit="3")
@@ -746,7 +759,7 @@ async def test_copy_citation_inside_tmux_says_what_happened_and_offers_a_field(a
 
 
 def test_citation_breaks_between_its_parts_never_inside_an_id():
-    from pcmem_tui.screens.entry import citation_text
+    from pcmem_tui.format import citation_text
 
     citation = pcmem.Citation(artifact_id="mem_" + "a" * 26, revision=12, entry_id="ent_" + "b" * 26,
                               entry_version_id="ver_" + "c" * 26)

@@ -264,7 +264,8 @@ def _title(scope: str, manifest: Manifest, include_retired: bool, sort: str) -> 
     title = Text.assemble((scope, "bold"), f" · revision {manifest.revision} of {manifest.head}",
                           f" · {len(entries) - retired} active")
     title.append(f", {retired} retired" if include_retired else " (retired hidden)")
-    title.append(f" · by {sort}", style="dim")
+    if sort != "created":  # the default order goes unsaid: 80 columns are tight
+        title.append(f" · by {sort}", style="dim")
     if not manifest.is_head:
         title.append("  ◷ past · read-only", style="bold yellow")
     return title

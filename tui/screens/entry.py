@@ -12,9 +12,9 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Header, Input, Static
 
-from pcmem import Citation, HistoryEvent, MemoryEntry
+from pcmem import HistoryEvent, MemoryEntry
 from pcmem_tui.diff import describe_event
-from pcmem_tui.format import preview, state_text, when
+from pcmem_tui.format import citation_text, preview, state_text, when
 from pcmem_tui.messages import EntryLoaded
 from pcmem_tui.screens.base import StoreScreen
 from pcmem_tui.screens.dialogs import ConfirmScreen, Outcome, ReviseScreen
@@ -196,22 +196,6 @@ def _head(entry: MemoryEntry, is_head: bool) -> Text:
     if not is_head:
         head.append("  ◷ past · read-only", style="bold yellow")
     return head
-
-
-def citation_text(citation: Citation, width: int) -> Text:
-    """The citation on one line when it fits, else broken after its ``/`` separators, never inside an id."""
-    whole = str(citation)
-    if len(whole) <= width:
-        return Text(whole, style="cyan", no_wrap=True)
-    parts = [f"{citation.artifact_id}@{citation.revision}/", f"{citation.entry_id}/", citation.entry_version_id]
-    lines, line = [], ""
-    for part in parts:
-        if line and len(line) + len(part) > width:
-            lines.append(line)
-            line = ""
-        line += part
-    lines.append(line)
-    return Text("\n".join(lines), style="cyan", no_wrap=True, overflow="ellipsis")
 
 
 def _meta(entry: MemoryEntry, width: int) -> Text:

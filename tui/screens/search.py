@@ -110,7 +110,7 @@ class SearchScreen(StoreScreen):
         detail.display = 0 <= index < len(hits)
         if not detail.display:
             return
-        detail.update(hit_detail(hits[index]))
+        detail.update(hit_detail(hits[index], self.app.size.width - 6))  # border and padding: 4, scrollbar: 2
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()

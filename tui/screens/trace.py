@@ -45,7 +45,8 @@ class TraceScreen(StoreScreen):
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         if event.row_key.value is not None:
-            self.query_one("#candidate-detail", Static).update(hit_detail(self._candidate(event.row_key.value)))
+            self.query_one("#candidate-detail", Static).update(
+                hit_detail(self._candidate(event.row_key.value), self.app.size.width - 6))
 
     def _candidate(self, key: str) -> MemoryHit:
         return self.page.rerank.candidates[int(key) - 1]  # type: ignore[union-attr]
