@@ -132,6 +132,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--runs", type=int, default=3, help="passes; the median is reported")
     parser.add_argument("--embedder", default="auto", help="'auto' (the default model) or 'none'")
     parser.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()) / "pcmem-tui-bench")
+    parser.add_argument("--exclusive", action="store_true",
+                        help="hold the file (shared=False): separates the TUI's own cost from shared mode's per-read "
+                             "open of the file")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     options: dict[str, Any] = {"embedder": None} if args.embedder == "none" else {}
@@ -139,17 +142,19 @@ def main(argv: list[str] | None = None) -> None:
     if not template.exists():
         args.dir.mkdir(parents=True, exist_ok=True)
         seed(template, args.entries, **options)
+    app_options = {**options, "shared": False} if args.exclusive else options
     runs = []
     for run in range(args.runs):
         path = args.dir / f"run-{run}.duckdb"
         path.unlink(missing_ok=True)
         path.write_bytes(template.read_bytes())  # every pass starts from the same store (the write adds to it)
-        runs.append(asyncio.run(measure(path, **options)))
+        runs.append(asyncio.run(measure(path, **app_options)))
     medians = {name: statistics.median(run[name] for run in runs) for name in runs[0]}
     if args.json:
         print(json.dumps({name: round(ms, 1) for name, ms in medians.items()}))
         return
     print(f"{args.entries} entries in {len(SCOPES)} scopes, embedder {args.embedder}, {SIZE[0]}x{SIZE[1]}, "
+          f"{'exclusive' if args.exclusive else 'shared'} mode, "
           f"median of {args.runs} runs")
     for name, ms in medians.items():
         print(f"  {name:<24} {ms:8.0f} ms   (runs: {', '.join(f'{run[name]:.0f}' for run in runs)})")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from textual import events, on
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState, get_current_worker
@@ -22,9 +23,19 @@ class StoreScreen(Screen):
 
     BINDINGS = [Binding("escape", "back", "Back")]
 
+    _session: Session | None = None
+
+    @on(events.Mount)
+    def _keep_session(self) -> None:
+        """Held by the screen: a worker thread still finishing while the app exits must not need the active app."""
+        self._session = self.app.session  # type: ignore[attr-defined]
+
     @property
     def session(self) -> Session:
-        return self.app.session  # type: ignore[attr-defined]
+        if self._session is None:
+            self._keep_session()
+        assert self._session is not None
+        return self._session
 
     def deliver(self, call: Callable[[], Any], wrap: type[Loaded]) -> None:
         """Run ``call`` (from a worker thread) and post ``wrap(result)``, or WorkFailed with pcmem's message.
