@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -49,8 +50,13 @@ def test_import_pcmem_loads_no_ui_or_llm_code():
 
 def test_python_dash_m_pcmem_runs(tmp_path):
     result = subprocess.run(
+        [sys.executable, "-m", "pcmem", "--db", str(tmp_path / "m.duckdb"), "remember", "-s", "s", "x"],
+        capture_output=True, text=True,
+    )
+    assert result.returncode == 0, result.stderr
+    result = subprocess.run(
         [sys.executable, "-m", "pcmem", "--db", str(tmp_path / "m.duckdb"), "scopes", "--json"],
         capture_output=True, text=True,
     )
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "[]"
+    assert [scope["scope"] for scope in json.loads(result.stdout)] == ["s"]

@@ -212,6 +212,11 @@ def test_a_commit_whose_events_do_not_hold_together_is_refused_and_writes_nothin
     assert [(e.entry.entry_version_id, e.state) for e in scope.list(ListRequest(state="all")).entries] == [
         (stored, "active")]
 
+
+def test_a_candidate_limit_below_one_is_refused(backend):
+    with pytest.raises(StoreError, match="candidate limit must be positive"):
+        backend.candidates("anything", fts_terms=["x"], query_vector=None, limit=0)
+
 def test_scope_summaries(runtime):
     runtime.memory.for_scope("b-scope").remember(RememberRequest(entries=(NewEntry(text="one", entry_id="1"),
                                                                           NewEntry(text="two", entry_id="2"))))

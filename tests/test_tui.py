@@ -15,7 +15,6 @@ import shutil
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 from click.testing import CliRunner
@@ -478,8 +477,7 @@ def test_cli_tui_opens_the_app_on_the_resolved_store(monkeypatch, tmp_path):
         return FakeApp()
 
     monkeypatch.setattr("pcmem_tui.app.make_app", fake_make_app)
-    tty = SimpleNamespace(isatty=lambda: True)  # CliRunner's streams are no TTY, and the command refuses those
-    monkeypatch.setattr("pcmem.cli.tui_command.sys", SimpleNamespace(stdin=tty, stdout=tty))
+    monkeypatch.setattr("pcmem.cli.tui_command._has_terminal", lambda: True)  # CliRunner's streams are not TTYs
     args = ["--db", str(tmp_path / "x.duckdb"), "tui", "--model", "llama-cpp:tiny"]
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output

@@ -23,6 +23,10 @@ def _make_app() -> Callable[..., Any]:
     return make_app
 
 
+def _has_terminal() -> bool:
+    return sys.stdin.isatty() and sys.stdout.isatty()
+
+
 @click.command()
 @click.option("--model", metavar="PROVIDER:NAME", default=None,
               help="Generation model for the rerank policies, e.g. llama-cpp:smollm2-135m-instruct "
@@ -44,7 +48,7 @@ def tui(model: str | None, as_json: bool) -> None:
         render.emit_json({"db": str(store.path), "model": inference.generation_model,
                           "embedder": store.embedder or "auto"})
         return
-    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+    if not _has_terminal():
         # Without a terminal Textual cannot read keys and spins a CPU drawing to nowhere.
         raise ConfigurationError("pcmem tui needs an interactive terminal (stdin and stdout are not a TTY); "
                                  "use the other commands, or --json, in scripts")

@@ -20,7 +20,8 @@ from pcmem.errors import StoreError
 from pcmem.ids import new_id
 from pcmem.types.embedding import EmbeddingProfile
 from pcmem.types.memory import Citation, EntryState, EntryVersion, MemoryEntry, MemoryRef
-from pcmem.types.storage import EntryEvent
+from pcmem.types.search import Candidate
+from pcmem.types.storage import ChannelCandidates, EntryEvent
 
 VERSION_FIELDS = (
     "entry_version_id", "entry_id", "version", "kind", "text", "content_hash", "metadata", "created_in_revision",
@@ -54,6 +55,26 @@ def check_dimension(profile: EmbeddingProfile, batch: Mapping[str, np.ndarray]) 
             raise StoreError(f"vector for {version_id} has {np.asarray(vector).size} dimensions, "
                              f"{profile.describe()} has {profile.dimension}")
 
+
+
+# --- reads: a search's candidates ----------------------------------------------------------------------------------
+
+
+def check_candidate_limit(limit: int) -> None:
+    if limit < 1:
+        raise StoreError(f"candidate limit must be positive, got {limit}")
+
+
+def assemble_candidates(
+    memory: MemoryRef,
+    fts: list[Candidate],
+    vector: list[Candidate],
+    entry_versions: Callable[[Sequence[str]], dict[str, EntryVersion]],
+) -> ChannelCandidates:
+    """Both channels' candidates with every candidate's entry version; call it inside the read's transaction, so the
+    versions come from the same snapshot as the candidates."""
+    ids = list(dict.fromkeys(c.entry_version_id for c in (*fts, *vector)))
+    return ChannelCandidates(memory=memory, fts=fts, vector=vector, versions=entry_versions(ids))
 
 # --- writes: what every backend's commit decides before it writes anything ---------------------------------------
 

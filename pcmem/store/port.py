@@ -3,7 +3,9 @@
 The services above this port own the semantics (validation, ids, versions, CAS, locking); a backend owns durable,
 atomic storage of revisions and the derived projections used for search. The DuckDB file is the default
 implementation (:mod:`pcmem.store.duckdb`); OceanBase seekdb (:mod:`pcmem.store.seekdb`) implements the same
-protocol on a distributed engine, and ``tests/test_backend_contract.py`` holds both to it.
+protocol on a distributed engine, and ``tests/test_backend_contract.py`` holds both to it. What every backend
+shares (row mapping, revision choice, commit checks, the completeness memo) is written once in
+:mod:`pcmem.store.common`; the values crossing this port live in :mod:`pcmem.types.storage`.
 """
 
 from __future__ import annotations
@@ -45,7 +47,8 @@ class WriteTransaction(Protocol):
         """The subset of ``entry_ids`` already used in this scope (active or retired)."""
 
     def embedding_profile(self) -> EmbeddingProfile | None:
-        """The store's active embedding profile as this transaction sees it, or ``None`` (no vectors yet)."""
+        """The store's active embedding profile as this transaction sees it (a write decides its vectors against
+        it: another runtime or process may have switched embedders since the vectors were computed)."""
 
     def missing_vectors(self, entry_version_ids: Sequence[str]) -> set[str]:
         """The subset of ``entry_version_ids`` that has no vector for the store's profile."""

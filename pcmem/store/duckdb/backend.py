@@ -22,10 +22,18 @@ import numpy as np
 import pyarrow as pa
 
 from pcmem.analysis import Analyzer
-from pcmem.errors import ConcurrentWriteError, InputError, PcmemError, StoreError, StoreFormatError
+from pcmem.errors import (
+    ConcurrentWriteError,
+    InputError,
+    PcmemError,
+    StoreError,
+    StoreFormatError,
+)
 from pcmem.store.common import (
     V_COLUMNS,
     CompletenessMemo,
+    assemble_candidates,
+    check_candidate_limit,
     check_events,
     entry,
     next_revision,
@@ -382,6 +390,7 @@ class DuckDBBackend:
     def candidates(
         self, scope: str, *, fts_terms: Sequence[str] | None, query_vector: np.ndarray | None, limit: int
     ) -> ChannelCandidates:
+        check_candidate_limit(limit)
         with self._transaction() as cursor:
             memory = _find_memory(cursor, scope)
             if memory is None:
@@ -392,9 +401,8 @@ class DuckDBBackend:
                 self._vector_cache.search(cursor, memory, profile, query_vector, limit)
                 if profile is not None and query_vector is not None else []
             )
-            ids = list(dict.fromkeys(c.entry_version_id for c in (*fts, *vector)))
-            versions = self.entry_versions(ids)  # joins this transaction: same snapshot, no second round trip
-        return ChannelCandidates(memory=memory, fts=fts, vector=vector, versions=versions)
+            # entry_versions joins this transaction: same snapshot, no second round trip.
+            return assemble_candidates(memory, fts, vector, self.entry_versions)
 
     def entry_versions(self, entry_version_ids: Sequence[str]) -> dict[str, EntryVersion]:
         if not entry_version_ids:

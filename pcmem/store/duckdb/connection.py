@@ -84,6 +84,8 @@ def connect(path: Path, *, lock_timeout: float = 0.0, read_only: bool = False) -
                 break
             except duckdb.Error as error:
                 holder = files.lock_holder(path)
+                if holder is None and files.fcntl is None and isinstance(error, duckdb.IOException):
+                    holder = 0  # no way to ask the system who holds it: an I/O error on open is taken as "held"
                 if holder is None:
                     unexplained += 1
                     if unexplained > 3:  # not a lock that came and went between our look and DuckDB's: the file

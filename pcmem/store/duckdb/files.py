@@ -7,7 +7,6 @@ Everything here looks at the file system only, so a refusal leaves the file (and
 from __future__ import annotations
 
 import errno
-import fcntl
 import os
 import stat
 import struct
@@ -23,6 +22,11 @@ from pcmem.errors import (
     StoreWALError,
 )
 from pcmem.settings import refuse_non_local  # noqa: F401  (re-exported for the backend)
+
+try:
+    import fcntl
+except ImportError:  # Windows: no POSIX locks to ask; connection.connect then treats an I/O error as "held"
+    fcntl = None  # type: ignore[assignment]
 
 FILE_MODE = 0o600  # agent memory is private: owner-only files ...
 FOLDER_MODE = 0o700  # ... and folders, the intermediate ones too
@@ -121,7 +125,11 @@ def refuse_write(path: Path) -> None:
 
 
 def lock_holder(path: Path) -> int | None:
-    """The pid of another process holding DuckDB's lock on ``path`` (0 when the system does not say), else None."""
+    """The pid of another process holding DuckDB's lock on ``path`` (0 when the system does not say), else None.
+
+    Asked with F_GETLK, which neither takes nor releases a lock (so it cannot drop this process's own locks)."""
+    if fcntl is None:
+        return None
     try:
         descriptor = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     except OSError:

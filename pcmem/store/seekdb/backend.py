@@ -18,7 +18,16 @@ import numpy as np
 
 from pcmem.analysis import ANALYZERS
 from pcmem.errors import StoreError
-from pcmem.store.common import V_COLUMNS, CompletenessMemo, check_dimension, entry, utc, version_from_row
+from pcmem.store.common import (
+    V_COLUMNS,
+    CompletenessMemo,
+    assemble_candidates,
+    check_candidate_limit,
+    check_dimension,
+    entry,
+    utc,
+    version_from_row,
+)
 from pcmem.store.seekdb import fulltext, schema, vectors
 from pcmem.store.seekdb.engine import Connector, SeekdbTarget, parse
 from pcmem.store.seekdb.sql import Connection, chunks, in_list, quote, render, row
@@ -382,8 +391,7 @@ class SeekdbBackend:
     def candidates(
         self, scope: str, *, fts_terms: Sequence[str] | None, query_vector: np.ndarray | None, limit: int
     ) -> ChannelCandidates:
-        if limit < 1:
-            raise StoreError(f"candidate limit must be positive, got {limit}")
+        check_candidate_limit(limit)
         with self._transaction() as db:
             memory, active_count = _find_memory_with_count(db, scope)
             if memory is None:
@@ -394,9 +402,7 @@ class SeekdbBackend:
                 active = self._profiles(db).get("active")
                 if active is not None:
                     vector = vectors.search(db, active[1], memory.artifact_id, query_vector, limit, active_count)
-            ids = list(dict.fromkeys(c.entry_version_id for c in (*fts, *vector)))
-            versions = self.entry_versions(ids)  # joins this transaction: same snapshot
-        return ChannelCandidates(memory=memory, fts=fts, vector=vector, versions=versions)
+            return assemble_candidates(memory, fts, vector, self.entry_versions)  # joins this transaction
 
     # --- write support ----------------------------------------------------------------------------------------
 
