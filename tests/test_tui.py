@@ -843,3 +843,35 @@ def test_the_decision_reranker_records_each_verdict_and_the_probability_of_yes()
     assert decision.selected_ranks == (2, 3)
     assert [(d.rank, d.outcome, d.yes_probability) for d in decision.decisions] == [
         (1, "no", 0.1), (2, "yes", 0.9), (3, "abstain", 0.1)]
+
+
+async def test_a_store_call_longer_than_300_ms_shows_progress(app, monkeypatch):
+    """The timing target: past 300 ms the screen shows that it is reading the store, and hides it when done."""
+    import time
+
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        manifest = app.session.manifest
+        monkeypatch.setattr(app.session, "manifest", lambda *args: (time.sleep(2.0), manifest(*args))[1])
+        await pilot.press("enter")
+        started = time.monotonic()
+        while not app.screen.query("WorkProgress") or not app.screen.query_one("WorkProgress").display:
+            assert time.monotonic() - started < 1.5, "no progress shown while the store call runs"
+            await pilot.pause(0.05)
+        strip = app.screen.query_one("WorkProgress")
+        assert str(app.screen.query_one("#progress-stage").render()) == "reading the store…"
+        await settle(pilot)
+        assert not strip.display and len(app.screen.query_one(DataTable).rows) == 2
+
+
+async def test_the_entry_text_scrolls(runtime):
+    runtime.memory.for_scope("notes").remember(NewEntry(entry_id="long", text="\n".join(f"line {i}" for i in range(40))))
+    app = make_app(runtime)
+    async with app.run_test(size=SNAPSHOT_SIZE) as pilot:
+        await open_scope(pilot, "notes")
+        screen = await open_entry(pilot, "long")
+        await pilot.press("t")
+        box = screen.query_one("#entry-text-box")
+        assert box.has_focus and box.max_scroll_y > 0
+        await pilot.press("end")
+        assert box.scroll_y == box.max_scroll_y
