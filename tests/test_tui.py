@@ -875,3 +875,17 @@ async def test_the_entry_text_scrolls(runtime):
         assert box.has_focus and box.max_scroll_y > 0
         await pilot.press("end")
         assert box.scroll_y == box.max_scroll_y
+
+
+async def test_retiring_an_entry_somebody_else_just_retired_says_so(app, runtime):
+    async with app.run_test(size=SIZE) as pilot:
+        await open_scope(pilot, "notes")
+        await pilot.press("d")
+        runtime.memory.for_scope("notes").retire(pcmem.RetireRequest(entry_id="n1", expected_version=1))
+        await pilot.press("y")
+        await settle(pilot)
+        assert isinstance(app.screen, ConfirmScreen)
+        assert "Somebody else already did it: it is retired" in text_of(app, "#dialog-error")
+        await pilot.press("n")
+        await settle(pilot)
+        assert isinstance(app.screen, EntriesScreen) and rows(app.screen.query_one(DataTable))[0][3] == "retired"

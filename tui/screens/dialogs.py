@@ -130,6 +130,17 @@ class ConfirmScreen(WriteDialog):
     def on_mount(self) -> None:
         self.query_one("#no", Button).focus()
 
+    def on_conflict(self, message: Conflict) -> None:
+        message.prevent_default()  # Textual would call WriteDialog.on_conflict after this one as well
+        target = "retired" if self.operation == "retire" else "active"
+        if message.current.state != target:
+            super().on_conflict(message)
+            return
+        assert self.read is not None
+        self.busy = True  # nothing left to write: y does nothing more, n closes
+        self.show_error(describe_conflict(self.read, message.current)
+                        + Text(f"\nSomebody else already did it: it is {target}. n closes.", style="bold"))
+
     def write(self) -> Outcome:
         assert self.read is not None and self.expected_version is not None
         entry_id = self.read.entry.entry_id
