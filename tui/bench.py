@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import statistics
 import tempfile
 import time
@@ -150,14 +151,17 @@ def main(argv: list[str] | None = None) -> None:
         path.write_bytes(template.read_bytes())  # every pass starts from the same store (the write adds to it)
         runs.append(asyncio.run(measure(path, **app_options)))
     medians = {name: statistics.median(run[name] for run in runs) for name in runs[0]}
+    best = {name: min(run[name] for run in runs) for name in runs[0]}
     if args.json:
-        print(json.dumps({name: round(ms, 1) for name, ms in medians.items()}))
+        print(json.dumps({name: {"median_ms": round(ms, 1), "best_ms": round(best[name], 1)}
+                          for name, ms in medians.items()}))
         return
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"{args.entries} entries in {len(SCOPES)} scopes, embedder {args.embedder}, {SIZE[0]}x{SIZE[1]}, "
           f"{'exclusive' if args.exclusive else 'shared'} mode, "
-          f"median of {args.runs} runs")
+          f"median of {args.runs} runs, load average {load:.1f} on {os.cpu_count()} CPUs")
     for name, ms in medians.items():
-        print(f"  {name:<24} {ms:8.0f} ms   (runs: {', '.join(f'{run[name]:.0f}' for run in runs)})")
+        print(f"  {name:<24} {ms:8.0f} ms  best {best[name]:6.0f} ms  (runs: {', '.join(f'{run[name]:.0f}' for run in runs)})")
 
 
 if __name__ == "__main__":
