@@ -889,3 +889,16 @@ async def test_retiring_an_entry_somebody_else_just_retired_says_so(app, runtime
         await pilot.press("n")
         await settle(pilot)
         assert isinstance(app.screen, EntriesScreen) and rows(app.screen.query_one(DataTable))[0][3] == "retired"
+
+
+def test_cli_list_reads_in_creation_order_even_inside_one_batch(tmp_path):
+    """19.5 for the CLI: generated ids are monotonic within a process, so one batch lists in the order written."""
+    texts = [f"Batch entry {letter}." for letter in "QWERTYUIOPASDFGH"]
+    jsonl = tmp_path / "batch.jsonl"
+    jsonl.write_text("".join(json.dumps({"text": text}) + "\n" for text in texts))
+    db = ["--db", str(tmp_path / "m.duckdb")]
+    assert CliRunner().invoke(main, [*db, "import", "--scope", "s", str(jsonl)]).exit_code == 0
+    assert CliRunner().invoke(main, [*db, "remember", "--scope", "s", "--id", "aaa-first-by-id", "Later."]).exit_code == 0
+    listed = CliRunner().invoke(main, [*db, "list", "--scope", "s"], terminal_width=200).output
+    order = [line for line in listed.splitlines() if "Batch entry" in line or "Later." in line]
+    assert [next(t for t in [*texts, "Later."] if t in line) for line in order] == [*texts, "Later."]
