@@ -2,8 +2,8 @@
 
 The store is the real thing (a seeded file copied per test, a frozen clock, ``embedder=None``: these tests are about
 the UI, not vectors). The reranker is a scripted in-process ``MemoryReranker``: what is under test is how the trace
-is shown, not a model. Screens at 80×24 are compared as SVG snapshots under ``snapshots/test_tui/`` with the random
-artifact and version ids masked.
+is shown, not a model. Screens at 80×24 and 120×36 are compared as SVG snapshots under ``snapshots/test_tui/`` with
+the random artifact and version ids masked.
 """
 
 from __future__ import annotations
