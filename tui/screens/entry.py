@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 
 from rich.text import Text
 from textual import work
@@ -135,12 +134,9 @@ class EntryScreen(StoreScreen):
         field.value = citation
         field.display = True
         field.focus()
-        if os.environ.get("TMUX"):
-            self.status.info("inside tmux the clipboard gets it only with `set -g set-clipboard on`: "
-                             "the citation is selected in the field above (copy it with the terminal)")
-        else:
-            self.status.info("citation sent to the terminal's clipboard (OSC 52, if the terminal allows it); "
-                             "it is also in the field above")
+        # Said the same way everywhere (configuration is read in one module, and no terminal reports back):
+        self.status.info("sent to the terminal as OSC 52, which some terminals ignore (tmux needs "
+                         "`set -g set-clipboard on`); the citation is selected in the field above")
 
     # --- writes --------------------------------------------------------------------------------------------
 
