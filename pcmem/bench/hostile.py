@@ -60,13 +60,14 @@ def run(workdir: Path, cases: int, cli_main: Any, seed: int = 0):  # noqa: ANN20
     from click.testing import CliRunner
 
     from pcmem.bench.chaos import Tally
-    from pcmem.types.memory import NewEntry
+    from pcmem.types.memory import Citation, NewEntry
     from pcmem.validation import normalize_text, parse_metadata_json, validate_scope
 
     tally = Tally(f"hostile input: {cases} hypothesis cases (text, metadata, JSONL, CLI arguments)")
     store = workdir / "hostile.duckdb"
     runner = CliRunner()
     counter = [0]
+    acknowledged: list[tuple[str, Citation]] = []
     s = _strategies()
 
     def library(kind: str, value: Any) -> None:
@@ -93,8 +94,14 @@ def run(workdir: Path, cases: int, cli_main: Any, seed: int = 0):  # noqa: ANN20
             tally.untyped_errors.append(f"cli {args[:3]!r:.100}: {type(error).__name__}: {str(error)[:120]}")
             return
         if result.exit_code == 0:
-            if args[0] in ("remember", "import"):
-                tally.acknowledged += 1
+            if args[0] in ("remember", "import"):  # run with --json: the citations of what was acknowledged
+                try:
+                    written = json.loads(result.stdout)
+                except ValueError:
+                    return  # e.g. TEXT was "--help": click printed the help, nothing was written
+                scope = written["memory"]["scope"]
+                for citation in written["citations"]:
+                    acknowledged.append((scope, Citation(**citation)))
             return
         output = result.stderr if hasattr(result, "stderr") else result.output
         typed = result.exit_code in range(2, 15) and isinstance(result.exception, SystemExit)
@@ -119,16 +126,17 @@ def run(workdir: Path, cases: int, cli_main: Any, seed: int = 0):  # noqa: ANN20
         if counter[0] % 3 == 0:
             source = workdir / "hostile.jsonl"
             source.write_text("\n".join(lines) + "\n", encoding="utf-8", errors="surrogatepass")
-            cli(["import", "--scope", "hostile", str(source)])
+            cli(["import", "--scope", "hostile", str(source), "--json"])
         elif counter[0] % 3 == 1:
-            cli(["remember", "--scope", scope or "s", "--metadata", raw, text or "-"], input=query)
+            cli(["remember", "--scope", scope or "s", "--metadata", raw, text or "-", "--json"], input=query)
         else:
             cli(["search", "--scope", "hostile", "--mode", "fts", query or "q"])
 
     case()
-    if tally.acknowledged:
+    tally.acknowledged = len(acknowledged)
+    if acknowledged:
         from pcmem.bench.chaos import verify
 
-        tally.found = tally.acknowledged  # CLI writes cite nothing we kept; check the file instead
-        verify(store, "hostile", [], tally)
+        for scope in sorted({scope for scope, _ in acknowledged}):
+            verify(store, scope, [c for s, c in acknowledged if s == scope], tally)
     return tally
