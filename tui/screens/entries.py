@@ -243,8 +243,7 @@ class EntriesScreen(StoreScreen):
         self.status.info(f"{outcome.verb} → revision {outcome.result.memory.revision}")
         if outcome.result.citations:
             self.follow = outcome.result.citations[0].entry_id
-        self.revision = None
-        self.load()
+        self.revision = None  # no load() here: closing the dialog resumes this screen, which reloads it once
 
     def refresh_from_store(self) -> None:
         """Another writer moved a scope: reload in place (the cursor stays on its entry)."""

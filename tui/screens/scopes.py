@@ -92,8 +92,7 @@ class ScopesScreen(StoreScreen):
         if outcome is not None:
             memory = outcome.result.memory
             self.status.info(f"{outcome.verb} in {memory.scope!r} → revision {memory.revision}")
-            self.follow = memory.scope
-            self.load()
+            self.follow = memory.scope  # closing the dialog resumes this screen, which reloads it
 
     def refresh_from_store(self) -> None:
         self.load()
