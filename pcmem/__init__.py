@@ -65,13 +65,14 @@ from pcmem.types.memory import (
     WriteResult,
 )
 from pcmem.types.progress import Progress, StageProgress
-from pcmem.types.rerank import RERANK_POLICIES, MemoryRerankDecision, RerankPolicy
+from pcmem.types.rerank import RERANK_POLICIES, CandidateDecision, MemoryRerankDecision, RerankPolicy
 from pcmem.types.search import SEARCH_MODES, MemoryHit, RerankTrace, SearchMemoryRequest, SearchMode, SearchPage
 from pcmem.types.usage import Usage
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "CandidateDecision",
     "CapabilityNotSupportedError",
     "Change",
     "ChangesPage",

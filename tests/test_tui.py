@@ -2,8 +2,8 @@
 
 The store is the real thing (a seeded file copied per test, a frozen clock, ``embedder=None``: these tests are about
 the UI, not vectors). The reranker is a scripted in-process ``MemoryReranker``: what is under test is how the trace
-is shown, not a model. Screens at 80×24 are compared as SVG snapshots under ``snapshots/test_tui/`` with the random
-artifact and version ids masked.
+is shown, not a model. Screens at 80×24 and 120×36 are compared as SVG snapshots under ``snapshots/test_tui/`` with
+the random artifact and version ids masked.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from pcmem.cli.demo_command import seed_demo
 from pcmem.types.rerank import MemoryRerankDecision
 from pcmem.types.usage import Usage
 from pcmem_tui.app import PcmemApp, make_app
-from pcmem_tui.screens.dialogs import ConfirmScreen, RememberScreen, RevisionScreen
+from pcmem_tui.screens.dialogs import ConfirmScreen, RememberScreen, ReviseScreen, RevisionScreen
 from pcmem_tui.screens.entries import EntriesScreen
 from pcmem_tui.screens.entry import EntryScreen
 from pcmem_tui.screens.help import HelpScreen
@@ -41,6 +41,8 @@ from pcmem_tui.widgets import StatusLine
 
 ROOT = Path(__file__).resolve().parent.parent
 SNAPSHOT_SIZE = (80, 24)
+SNAPSHOT_SIZES = [(80, 24), (120, 36)]
+SIZE_IDS = ["80x24", "120x36"]
 SIZE = (100, 30)
 
 
@@ -87,9 +89,14 @@ class ScriptedReranker:
         for done in range(1, len(candidates) + 1):
             if progress:
                 progress(done, len(candidates))
-        return MemoryRerankDecision(selected_ranks=tuple(r for r in self.ranks if r <= len(candidates))[:limit],
+        selected = tuple(r for r in self.ranks if r <= len(candidates))[:limit]
+        decisions = tuple(pcmem.CandidateDecision(rank=rank, outcome="yes" if rank in selected else "no",
+                                                  yes_probability=0.9 if rank in selected else 0.2)
+                          for rank in range(1, len(candidates) + 1))
+        return MemoryRerankDecision(selected_ranks=selected,
                                     usage=Usage(requests=len(candidates), input_tokens=640, output_tokens=7),
-                                    discarded_rank_count=self.discarded, decision_calls=len(candidates))
+                                    discarded_rank_count=self.discarded, decision_calls=len(candidates),
+                                    decisions=decisions)
 
 
 # --- stores -------------------------------------------------------------------------------------------------------
@@ -233,7 +240,7 @@ async def test_entries_screen_shows_the_head_manifest_and_hides_retired_on_reque
         screen = await open_scope(pilot)
         table = screen.query_one(DataTable)
         assert len(table.rows) == 18
-        assert rows(table)[row_keys(table).index("release-day")][:4] == ["release-day", "decision", "v2", "active"]
+        assert rows(table)[row_keys(table).index("release-day")][1:] == ["decision", "v2", "active", "release-day"]
         assert rows(table)[row_keys(table).index("sync-later")][3] == "retired"
         assert "revision 3 of 3" in text_of(app, "#title")
         await pilot.press("a")
@@ -275,7 +282,14 @@ async def test_browsing_a_past_revision_lists_its_manifest_read_only(app):
         assert rows(table)[row_keys(table).index("release-day")][2] == "v1"
         assert rows(table)[row_keys(table).index("sync-later")][3] == "active"
         assert "◷ past · read-only" in text_of(app, "#title")
-        assert screen.check_action("retire", ()) is False and screen.check_action("step", (-1,)) is False
+        assert screen.check_action("step", (-1,)) is False
+        for key, verb in (("d", "retire"), ("n", "remember"), ("u", "reactivate")):  # issue 19.8: say why, not nothing
+            await pilot.press(key)
+            assert isinstance(app.screen, EntriesScreen)
+            assert "past revision and read-only" in status(app) and f"to {verb}" in status(app)
+        await pilot.press("slash")
+        assert isinstance(app.screen, SearchScreen) and "search reads the head (r3)" in status(app)
+        await pilot.press("escape")
         await pilot.press("right_square_bracket")
         await settle(pilot)
         assert screen.manifest.revision == 2
@@ -400,7 +414,7 @@ async def test_trace_inspector_shows_picks_in_model_order_and_dropped_candidates
             summary = text_of(app, "#trace-summary")
             assert "policy test.scripted.v1" in summary
             assert f"kept 2 of {len(trace.candidates)} · dropped {len(trace.candidates) - 2}" in summary
-            assert "discarded ranks 1 · fallback no" in summary
+            assert "discarded ranks 1" in summary and "fallback" not in summary
             n = len(trace.candidates)
             assert f"{n} requests · 640 in + 7 out tokens · {n} decision calls" in summary
 
@@ -475,6 +489,22 @@ def test_cli_tui_opens_the_app_on_the_resolved_store(monkeypatch, tmp_path):
     assert not (tmp_path / "x.duckdb").exists()
 
 
+async def test_first_run_on_a_new_path_creates_the_store_and_shows_the_empty_scopes_screen(tmp_path):
+    """Issue 19.1: a new default store (in a folder that does not exist yet) opens; no traceback."""
+    path = tmp_path / "new" / "memory.duckdb"
+    app = make_app(path, embedder=None)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert isinstance(app.screen, ScopesScreen) and path.exists()
+        assert text_of(app, "#title").startswith("No scopes yet")
+        await pilot.press("n")  # and the first entry can be written right away
+        app.screen.query_one("#scope", Input).value = "first"
+        app.screen.query_one(TextArea).text = "My first memory."
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert row_keys(app.screen.query_one(DataTable)) == ["first"]
+
+
 def test_tui_uses_only_the_public_api_of_pcmem():
     """STYLE §8, checked mechanically: the TUI imports pcmem's root names and nothing below them."""
     allowed_modules = {"pcmem"}
@@ -492,14 +522,16 @@ def test_tui_uses_only_the_public_api_of_pcmem():
 # --- snapshots at 80×24 -------------------------------------------------------------------------------------------
 
 
-async def test_snapshot_scopes(app, svg_snapshot):
-    async with app.run_test(size=SNAPSHOT_SIZE) as pilot:
+@pytest.mark.parametrize("size", SNAPSHOT_SIZES, ids=SIZE_IDS)
+async def test_snapshot_scopes(size, app, svg_snapshot):
+    async with app.run_test(size=size) as pilot:
         await settle(pilot)
         assert await screenshot(pilot) == svg_snapshot
 
 
-async def test_snapshot_entries(app, svg_snapshot):
-    async with app.run_test(size=SNAPSHOT_SIZE) as pilot:
+@pytest.mark.parametrize("size", SNAPSHOT_SIZES, ids=SIZE_IDS)
+async def test_snapshot_entries(size, app, svg_snapshot):
+    async with app.run_test(size=size) as pilot:
         await open_scope(pilot)
         assert await screenshot(pilot) == svg_snapshot
 
@@ -512,25 +544,29 @@ async def test_snapshot_past_revision(app, svg_snapshot):
         assert await screenshot(pilot) == svg_snapshot
 
 
-async def test_snapshot_entry(app, svg_snapshot):
-    async with app.run_test(size=SNAPSHOT_SIZE) as pilot:
+@pytest.mark.parametrize("size", SNAPSHOT_SIZES, ids=SIZE_IDS)
+async def test_snapshot_entry(size, app, svg_snapshot):
+    """The entry with its change panel (the revise diff) on screen."""
+    async with app.run_test(size=size) as pilot:
         await open_scope(pilot)
         await open_entry(pilot, "release-day")
         assert await screenshot(pilot) == svg_snapshot
 
 
-async def test_snapshot_search(app, svg_snapshot):
-    async with app.run_test(size=SNAPSHOT_SIZE) as pilot:
+@pytest.mark.parametrize("size", SNAPSHOT_SIZES, ids=SIZE_IDS)
+async def test_snapshot_search(size, app, svg_snapshot):
+    async with app.run_test(size=size) as pilot:
         await open_scope(pilot)
         await pilot.press("slash")
         await search(pilot, "Marco Priya")
         assert await screenshot(pilot) == svg_snapshot
 
 
-async def test_snapshot_trace(store_path, svg_snapshot):
+@pytest.mark.parametrize("size", SNAPSHOT_SIZES, ids=SIZE_IDS)
+async def test_snapshot_trace(size, store_path, svg_snapshot):
     with open_store(store_path, reranker=ScriptedReranker(ranks=(3, 1))) as runtime:
         app = make_app(runtime)
-        async with app.run_test(size=SNAPSHOT_SIZE) as pilot:
+        async with app.run_test(size=size) as pilot:
             await open_scope(pilot)
             await pilot.press("slash")
             await search(pilot, "Marco Priya", limit="3")
@@ -545,3 +581,323 @@ async def test_snapshot_help(app, svg_snapshot):
         await pilot.press("question_mark")
         await settle(pilot)
         assert await screenshot(pilot) == svg_snapshot
+
+
+# --- issue 19: daily use ------------------------------------------------------------------------------------------
+
+
+async def test_an_outside_write_does_not_fail_a_new_entry_and_keeps_the_text(app, runtime):
+    """19.2: a new entry needs no compare-and-swap, so an agent's write meanwhile cannot cost the user's typing."""
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_scope(pilot, "notes")
+        await pilot.press("n")
+        app.screen.query_one(TextArea).text = "Typed while an agent wrote."
+        runtime.memory.for_scope("notes").remember("The agent's note.")  # the head moves under the open dialog
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert app.screen is screen and screen.manifest.revision == 3
+        new_id = screen.query_one(DataTable).coordinate_to_cell_key(screen.query_one(DataTable).cursor_coordinate)
+        assert rows(screen.query_one(DataTable))[screen.query_one(DataTable).cursor_row][0] == "Typed while an agent wrote."
+        assert new_id.row_key.value not in ("n1", "n2")  # after n the cursor is on the new entry
+
+
+async def test_retire_checks_the_entry_and_a_real_conflict_keeps_the_dialog_and_shows_the_change(app, runtime):
+    """19.2: another entry's write does not conflict; a write to *this* entry does, and the dialog says how."""
+    notes = runtime.memory.for_scope("notes")
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_scope(pilot, "notes")
+        screen.query_one(DataTable).move_cursor(row=row_keys(screen.query_one(DataTable)).index("n1"))
+        await pilot.press("d")
+        notes.remember("Unrelated.")  # another entry: no conflict for n1
+        notes.revise(pcmem.ReviseRequest(entry_id="n1", text="Buy sencha tea for Marco.", expected_version=1))
+        await pilot.press("y")
+        await settle(pilot)
+        assert isinstance(app.screen, ConfirmScreen)
+        shown = text_of(app, "#dialog-error")
+        assert "changed since you opened it: v1 active → v2 active" in shown
+        assert "[-oolong-]{+sencha+}" in shown and "Press y to do it anyway" in shown
+        await pilot.press("y")  # the user saw the change and retires the new version
+        await settle(pilot)
+        assert app.screen is screen and notes.get_entry("n1").state == "retired"
+
+
+async def test_revise_conflict_keeps_the_dialog_open_with_the_typed_text(app, runtime):
+    notes = runtime.memory.for_scope("notes")
+    async with app.run_test(size=SIZE) as pilot:
+        await open_scope(pilot, "notes")
+        await open_entry(pilot, "n2")
+        await pilot.press("e")
+        assert isinstance(app.screen, ReviseScreen)
+        app.screen.query_one(TextArea).text = "Book the Porto venue for 40 people."
+        notes.revise(pcmem.ReviseRequest(entry_id="n2", text="Book the Lisbon venue.", expected_version=1))
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert isinstance(app.screen, ReviseScreen)
+        assert app.screen.query_one(TextArea).text == "Book the Porto venue for 40 people."
+        assert "[-Porto-]{+Lisbon+}" in text_of(app, "#dialog-error")
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert isinstance(app.screen, EntryScreen)
+        assert notes.get_entry("n2").entry.text == "Book the Porto venue for 40 people."
+        assert "revised 'n2' → revision" in status(app)
+
+
+async def test_an_outside_write_refreshes_the_visible_list_and_keeps_the_cursor(app, runtime):
+    """19.3: the app watches the store; the visible screen reloads in place."""
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_scope(pilot)
+        table = screen.query_one(DataTable)
+        app.watch_store()  # the first look only records the heads
+        await settle(pilot)
+        table.move_cursor(row=row_keys(table).index("release-owner"))
+        runtime.memory.for_scope("pcmem-demo").remember("An agent remembered this meanwhile.")
+        app.watch_store()  # what the 1-second timer calls
+        await settle(pilot)
+        assert len(table.rows) == 19 and screen.manifest.revision == 4
+        assert row_keys(table)[table.cursor_row] == "release-owner"
+
+
+@pytest.mark.parametrize("width", [60, 80, 140])
+async def test_resize_reflows_the_text_column(app, width):
+    """19.4: the text column takes the free width; a cut text ends with an ellipsis."""
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_scope(pilot)
+        await pilot.resize_terminal(width, 30)
+        await settle(pilot)
+        table = screen.query_one(DataTable)
+        text_column = table.ordered_columns[0]
+        assert str(text_column.label) == "text"
+        others = sum(column.width + 2 for column in table.ordered_columns[1:])
+        assert text_column.width == max(table.size.width - others - 2 - 2, 12)
+        longest = max((e.entry.text for e in screen.manifest.page.entries), key=len)
+        cut = rows(table)[[e.entry.text for e in sorted(screen.manifest.page.entries,
+                           key=lambda e: row_keys(table).index(e.entry.entry_id))].index(longest)][0]
+        assert cut.endswith("…") and longest.startswith(cut[:-1].rstrip())
+
+
+async def test_entries_show_text_first_a_short_id_and_creation_order_and_sort_on_request(tmp_path):
+    """19.5: generated ids share a prefix within a batch; the list shows their distinguishing end."""
+    with open_store(tmp_path / "m.duckdb") as runtime:
+        texts = [f"Entry number {i} of one batch." for i in range(6)]
+        runtime.memory.for_scope("batch").remember(RememberRequest(entries=tuple(NewEntry(text=t) for t in texts)))
+        runtime.memory.for_scope("batch").remember("Written later.")
+        app = make_app(runtime)
+        async with app.run_test(size=SNAPSHOT_SIZE) as pilot:
+            screen = await open_scope(pilot, "batch")
+            table = screen.query_one(DataTable)
+            shown = rows(table)
+            assert shown[-1][0] == "Written later."  # creation order: the later revision last
+            ids = [row[4] for row in shown]
+            assert len(set(ids)) == len(ids) and all(i.startswith("…") and len(i) == 9 for i in ids)
+            await pilot.press("s", "s")  # created → changed → text
+            assert "by text" in text_of(app, "#title")
+            assert [row[0] for row in rows(table)] == sorted(row[0] for row in shown)
+
+
+async def test_table_keys_filter_and_contextual_help(app):
+    """19.8: j/k, g/G, Home/End; f filters the loaded rows; ? starts with this screen's keys; q goes back."""
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_scope(pilot)
+        table = screen.query_one(DataTable)
+        await pilot.press("G")
+        assert table.cursor_row == table.row_count - 1
+        await pilot.press("g", "j", "j", "k")
+        assert table.cursor_row == 1
+        await pilot.press("end")
+        assert table.cursor_row == table.row_count - 1
+        await pilot.press("home")
+        assert table.cursor_row == 0
+        await pilot.press("f")
+        await pilot.press(*"tuesdays")
+        await settle(pilot)
+        assert row_keys(table) == ["release-day"]
+        await pilot.press("escape")
+        await settle(pilot)
+        assert len(table.rows) == 18
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        assert text_of(app, "#help-keys").startswith("this screen: entries")
+        await pilot.press("escape")
+        await pilot.press("q")  # from a deeper screen q goes back instead of quitting
+        assert isinstance(app.screen, ScopesScreen) and app.is_running
+
+
+async def test_u_on_an_active_entry_says_why_without_asking(app):
+    async with app.run_test(size=SIZE) as pilot:
+        await open_scope(pilot, "notes")
+        await pilot.press("u")
+        assert isinstance(app.screen, EntriesScreen)
+        assert status(app) == "✗ 'n1' is already active: nothing to reactivate (d retires it)"
+
+
+async def test_entry_screen_enter_on_a_history_row_opens_that_version(app):
+    """19.6: Enter on a history row opens the entry as of that revision (read-only there)."""
+    async with app.run_test(size=SIZE) as pilot:
+        await open_scope(pilot)
+        await open_entry(pilot, "release-day")
+        await pilot.press("k", "enter")
+        await settle(pilot)
+        assert isinstance(app.screen, EntryScreen) and app.screen.revision == 1
+        assert "on Thursdays after" in text_of(app, "#entry-text")
+        assert "past · read-only" in text_of(app, "#entry-head")
+        await pilot.press("e")
+        assert isinstance(app.screen, EntryScreen) and "past version" in status(app)
+
+
+async def test_copy_citation_says_what_happened_and_offers_a_field(app):
+    """19.10: OSC 52 cannot confirm the copy (inside tmux it needs set-clipboard on): no claim of success."""
+    async with app.run_test(size=SIZE) as pilot:
+        await open_scope(pilot)
+        screen = await open_entry(pilot, "release-day")
+        await pilot.press("c")
+        assert "set-clipboard on" in status(app) and "copied" not in status(app)
+        field = screen.query_one("#citation-field", Input)
+        assert field.display and field.value == str(screen.detail.entry.citation)
+
+
+def test_citation_breaks_between_its_parts_never_inside_an_id():
+    from pcmem_tui.format import citation_text
+
+    citation = pcmem.Citation(artifact_id="mem_" + "a" * 26, revision=12, entry_id="ent_" + "b" * 26,
+                              entry_version_id="ver_" + "c" * 26)
+    lines = citation_text(citation, 70).plain.split("\n")
+    assert "".join(lines) == str(citation) and all(len(line) <= 70 for line in lines)
+    assert len(lines) > 1 and all(any(part in line for line in lines) for part in
+                                  (citation.artifact_id, citation.entry_id, citation.entry_version_id))
+
+
+@pytest.mark.parametrize(("old", "new", "expected"), [
+    ("東京の会議は20日に変更されました。", "東京の会議は27日に変更されました。", "東京の会議は[-20-]{+27+}日に変更されました。"),
+    ("会議は月曜日です。", "会議は火曜日です。", "会議は[-月-]{+火+}曜日です。"),
+    ("Releases go out on Thursdays.", "Releases go out on Tuesdays.", "Releases go out on [-Thursdays-]{+Tuesdays+}."),
+    ("The cat sat on the mat.", "Completely different words appear here.",
+     "replaced:\n[-The cat sat on the mat.-]\n{+Completely different words appear here.+}"),
+])
+def test_diff_is_character_level_in_cjk_word_level_otherwise_and_whole_for_a_rewrite(old, new, expected):
+    """19.7."""
+    from pcmem_tui.diff import text_diff
+
+    assert text_diff(old, new).plain == expected
+
+
+def test_diff_folds_long_unchanged_stretches_around_changes():
+    from pcmem_tui.diff import CONTEXT, text_diff
+
+    middle = " ".join(f"word{i}" for i in range(80))
+    shown = text_diff(f"Start {middle} end one.", f"Begin {middle} end two.").plain
+    assert shown.startswith("[-Start-]{+Begin+} word0") and shown.endswith("end [-one-]{+two+}.")
+    assert "…" in shown and len(shown) < 2 * CONTEXT + 60
+
+
+class FallbackReranker(ScriptedReranker):
+    """A decision-style rerank whose model said no to everything: the built-in fallback keeps coarse 1..k."""
+
+    policy_id = "test.decision-fallback.v1"
+
+    def rerank(self, query, candidates, limit, progress=None):  # noqa: ANN001, ANN201
+        decisions = tuple(pcmem.CandidateDecision(rank=rank, outcome="no", yes_probability=0.04 + rank / 100)
+                          for rank in range(1, len(candidates) + 1))
+        return MemoryRerankDecision(selected_ranks=tuple(range(1, limit + 1)), used_fallback=True,
+                                    usage=Usage(requests=len(candidates)), decision_calls=len(candidates),
+                                    decisions=decisions)
+
+
+async def test_a_decision_rerank_with_fallback_says_so_in_rows_summary_and_search_status(store_path):
+    """19.9: no "✓ kept" on rows the model rejected; the per-candidate verdicts with p(yes) are shown."""
+    with open_store(store_path, reranker=FallbackReranker()) as runtime:
+        app = make_app(runtime)
+        async with app.run_test(size=SIZE) as pilot:
+            await open_scope(pilot)
+            await pilot.press("slash")
+            await search(pilot, "Marco Priya", limit="2")
+            assert "fell back to coarse order: the model kept nothing" in status(app)
+            await pilot.press("t")
+            table = app.screen.query_one(DataTable)
+            shown = rows(table)
+            assert [row[2] for row in shown[:2]] == ["↩ fallback", "↩ fallback"]
+            assert "✓ kept" not in [row[2] for row in shown]
+            assert [row[3] for row in shown[:2]] == ["no 0.05", "no 0.06"]
+            assert "fallback: the model kept nothing" in text_of(app, "#trace-summary")
+
+
+def test_the_decision_reranker_records_each_verdict_and_the_probability_of_yes():
+    from pcmem.rerank.decision import DecisionReranker
+    from pcmem.types.decision import DecisionOutcome, DecisionResult
+
+    class Model:
+        policy_id = "test.model"
+
+        def __init__(self) -> None:
+            self.outcomes = iter([DecisionOutcome.NO, DecisionOutcome.YES, DecisionOutcome.ABSTAIN])
+
+        def evaluate(self, request):  # noqa: ANN001, ANN201
+            outcome = next(self.outcomes)
+            return DecisionResult(outcome=outcome, policy_id=self.policy_id,
+                                  yes_probability=0.9 if outcome == DecisionOutcome.YES else 0.1)
+
+    hits = [pcmem.MemoryHit(citation=pcmem.Citation(artifact_id="a", revision=1, entry_id=f"e{i}",
+                                                    entry_version_id=f"v{i}"), text=f"t{i}", kind="fact", score=0.1,
+                            matched_by=("fts",)) for i in range(3)]
+    decision = DecisionReranker(Model()).rerank("q", hits, 3)
+    assert decision.selected_ranks == (2, 3)
+    assert [(d.rank, d.outcome, d.yes_probability) for d in decision.decisions] == [
+        (1, "no", 0.1), (2, "yes", 0.9), (3, "abstain", 0.1)]
+
+
+async def test_a_store_call_longer_than_300_ms_shows_progress(app, monkeypatch):
+    """The timing target: past 300 ms the screen shows that it is reading the store, and hides it when done."""
+    import time
+
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        manifest = app.session.manifest
+        monkeypatch.setattr(app.session, "manifest", lambda *args: (time.sleep(2.0), manifest(*args))[1])
+        await pilot.press("enter")
+        started = time.monotonic()
+        while not app.screen.query("WorkProgress") or not app.screen.query_one("WorkProgress").display:
+            assert time.monotonic() - started < 1.5, "no progress shown while the store call runs"
+            await pilot.pause(0.05)
+        strip = app.screen.query_one("WorkProgress")
+        assert str(app.screen.query_one("#progress-stage").render()) == "reading the store…"
+        await settle(pilot)
+        assert not strip.display and len(app.screen.query_one(DataTable).rows) == 2
+
+
+async def test_the_entry_text_scrolls(runtime):
+    runtime.memory.for_scope("notes").remember(NewEntry(entry_id="long", text="\n".join(f"line {i}" for i in range(40))))
+    app = make_app(runtime)
+    async with app.run_test(size=SNAPSHOT_SIZE) as pilot:
+        await open_scope(pilot, "notes")
+        screen = await open_entry(pilot, "long")
+        await pilot.press("t")
+        box = screen.query_one("#entry-text-box")
+        assert box.has_focus and box.max_scroll_y > 0
+        await pilot.press("end")
+        assert box.scroll_y == box.max_scroll_y
+
+
+async def test_retiring_an_entry_somebody_else_just_retired_says_so(app, runtime):
+    async with app.run_test(size=SIZE) as pilot:
+        await open_scope(pilot, "notes")
+        await pilot.press("d")
+        runtime.memory.for_scope("notes").retire(pcmem.RetireRequest(entry_id="n1", expected_version=1))
+        await pilot.press("y")
+        await settle(pilot)
+        assert isinstance(app.screen, ConfirmScreen)
+        assert "Somebody else already did it: it is retired" in text_of(app, "#dialog-error")
+        await pilot.press("n")
+        await settle(pilot)
+        assert isinstance(app.screen, EntriesScreen) and rows(app.screen.query_one(DataTable))[0][3] == "retired"
+
+
+def test_cli_list_reads_in_creation_order_even_inside_one_batch(tmp_path):
+    """19.5 for the CLI: generated ids are monotonic within a process, so one batch lists in the order written."""
+    texts = [f"Batch entry {letter}." for letter in "QWERTYUIOPASDFGH"]
+    jsonl = tmp_path / "batch.jsonl"
+    jsonl.write_text("".join(json.dumps({"text": text}) + "\n" for text in texts))
+    db = ["--db", str(tmp_path / "m.duckdb")]
+    assert CliRunner().invoke(main, [*db, "import", "--scope", "s", str(jsonl)]).exit_code == 0
+    assert CliRunner().invoke(main, [*db, "remember", "--scope", "s", "--id", "aaa-first-by-id", "Later."]).exit_code == 0
+    listed = CliRunner().invoke(main, [*db, "list", "--scope", "s"], terminal_width=200).output
+    order = [line for line in listed.splitlines() if "Batch entry" in line or "Later." in line]
+    assert [next(t for t in [*texts, "Later."] if t in line) for line in order] == [*texts, "Later."]

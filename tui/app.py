@@ -13,6 +13,7 @@ from rich.text import Text
 from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
+from textual.screen import ModalScreen
 from textual.widgets import Header, Static
 from textual.worker import get_current_worker
 
@@ -32,8 +33,13 @@ class PcmemApp(App[None]):
     BINDINGS = [
         Binding("question_mark", "help", "Help"),
         Binding("f1", "help", "Help", show=False),
-        Binding("q", "quit", "Quit", show=False),  # shown on the scopes screen; 80 columns are tight elsewhere
+        # q on the root screen quits; deeper it goes back one screen (shown on the scopes screen only: 80 columns
+        # are tight elsewhere). ctrl+c quits from anywhere.
+        Binding("q", "back_or_quit", "Back/Quit", show=False),
     ]
+    #: Seconds between two looks at the store for outside writes (an agent, the CLI): one stat() of the file and
+    #: its WAL; the scopes' heads are read only when the file changed.
+    WATCH_INTERVAL = 1.0
 
     def __init__(self, source: SyncRuntime | str | Path, inference: InferenceConfig,
                  open_options: dict[str, Any] | None = None) -> None:
@@ -71,6 +77,36 @@ class PcmemApp(App[None]):
     def on_store_opened(self, message: StoreOpened) -> None:
         self.session = message.value
         self.push_screen(ScopesScreen())
+        self.set_interval(self.WATCH_INTERVAL, self.watch_store, name="watch-store")
+
+    def watch_store(self) -> None:
+        """Outside writes appear without ``r``: when the file changed, compare the scopes' head revisions."""
+        if self.session is None or not self.session.file_changed():
+            return
+        self.check_heads()
+
+    @work(thread=True, exclusive=True, group="watch")
+    def check_heads(self) -> None:
+        assert self.session is not None
+        try:
+            moved = self.session.heads_moved()
+        except PcmemError:
+            return  # a busy or briefly locked file: the next look will tell
+        if moved:
+            self.call_from_thread(self._refresh_visible)
+
+    def _refresh_visible(self) -> None:
+        refresh = getattr(self.screen, "refresh_from_store", None)
+        if refresh is not None:  # the screens below reload when they come back (on_screen_resume)
+            refresh()
+
+    def action_back_or_quit(self) -> None:
+        if isinstance(self.screen, ScopesScreen) or self.session is None:
+            self.exit()
+        elif isinstance(self.screen, ModalScreen):
+            return  # a dialog owns its keys (typing q into a text field must not close it)
+        else:
+            self.pop_screen()
 
     def on_work_failed(self, message: WorkFailed) -> None:
         self.query_one("#opening", Static).update(Text(f"✗ {message.text}\n\nq quits.", style="bold red"))
@@ -81,7 +117,7 @@ class PcmemApp(App[None]):
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen())
+            self.push_screen(HelpScreen(type(self.screen)))
 
 
 def make_app(

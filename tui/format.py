@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 from rich.text import Text
 
-from pcmem import MemoryHit
+from pcmem import Citation, MemoryHit
 
 
 def preview(text: str, width: int, style: str = "") -> Text:
@@ -25,9 +25,26 @@ def plain(value: object, style: str = "") -> Text:
     return Text(str(value), style=style)
 
 
-def hit_detail(hit: MemoryHit) -> Text:
-    """A hit's whole text and, on a line of its own so it can be read and copied whole, its citation."""
-    return Text.assemble(hit.text, "\n", ("citation\n", "dim"), (str(hit.citation), "cyan"))
+def hit_detail(hit: MemoryHit, width: int = 76) -> Text:
+    """A hit's whole text and, on lines of its own so it can be read and copied whole, its citation."""
+    return Text.assemble(hit.text, "\n", ("citation\n", "dim"), citation_text(hit.citation, width))
+
+
+def citation_text(citation: Citation, width: int) -> Text:
+    """The citation on one line when it fits, else broken after its ``/`` separators, never inside an id."""
+    whole = str(citation)
+    if len(whole) <= width:
+        return Text(whole, style="cyan", no_wrap=True)
+    parts = [f"{citation.artifact_id}@{citation.revision}/", f"{citation.entry_id}/", citation.entry_version_id]
+    lines, line = [], ""
+    for part in parts:
+        if line and len(line) + len(part) > width:
+            lines.append(line)
+            line = ""
+        line += part
+    lines.append(line)
+    return Text("\n".join(lines), style="cyan", no_wrap=True, overflow="ellipsis")
+
 
 
 def yes_no(flag: bool) -> str:

@@ -40,7 +40,7 @@ class SearchDone(Loaded):
 
 
 class Written(Loaded):
-    """``value``: (verb, WriteResult)."""
+    """``value``: a :class:`~pcmem_tui.screens.dialogs.Outcome` (verb, WriteResult)."""
 
 
 class WorkFailed(Message):

@@ -7,14 +7,16 @@ thread workers. Nothing here knows about Textual; screens turn results and :clas
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pcmem
 from pcmem import (
     RERANK_POLICIES,
+    Citation,
     EntryHistory,
+    EntryNotFoundError,
     EntryPage,
     InferenceConfig,
     ListRequest,
@@ -23,6 +25,7 @@ from pcmem import (
     ReactivateRequest,
     RememberRequest,
     RetireRequest,
+    ReviseRequest,
     RevisionInfo,
     ScopeSummary,
     SearchMemoryRequest,
@@ -42,6 +45,8 @@ class Manifest:
 
     page: EntryPage
     head: int
+    #: entry id → the revision that created it, for sorting in creation order (ties: entry id).
+    created: dict[str, int] = field(default_factory=dict)
 
     @property
     def revision(self) -> int:
@@ -78,13 +83,43 @@ class Session:
         self._owns_runtime = owns_runtime
         self._rerankers: dict[str, Any] = {}
         self._rerankers_lock = threading.Lock()
+        self.path: Path | None = None
 
     @classmethod
     def open(cls, path: str | Path, inference: InferenceConfig, **options: Any) -> Session:
         # A long-lived UI must not hold the file: the store opens per transaction, so an agent or the CLI can
         # write to it while the TUI is open.
         options.setdefault("shared", True)
-        return cls(pcmem.open_sync(path, **options), inference, owns_runtime=True)
+        session = cls(pcmem.open_sync(path, **options), inference, owns_runtime=True)
+        session.path = Path(path).expanduser()
+        return session
+
+    # --- watching for outside writes ---------------------------------------------------------------------------
+
+    _stamp: tuple[float, ...] | None = None
+    _heads: dict[str, int] | None = None
+
+    def file_changed(self) -> bool:
+        """Whether the store file or its WAL changed since the last look (always true for a store without a path)."""
+        path = self.path
+        if path is None:
+            return True
+        stamp: tuple[float, ...] = ()
+        for candidate in (path, path.with_name(path.name + ".wal")):
+            try:
+                info = candidate.stat()
+                stamp += (info.st_mtime_ns, info.st_size)
+            except OSError:
+                stamp += (0, 0)
+        changed, self._stamp = stamp != self._stamp, stamp
+        return changed
+
+    def heads_moved(self) -> bool:
+        """Whether any scope's head revision differs from the last look (one store read)."""
+        heads = {summary.scope: summary.head_revision for summary in self.runtime.memory.scopes()}
+        moved = self._heads is not None and heads != self._heads
+        self._heads = heads
+        return moved
 
     def close(self) -> None:
         if self._owns_runtime:
@@ -96,17 +131,37 @@ class Session:
         return sorted(self.runtime.memory.scopes(), key=lambda summary: summary.scope)
 
     def manifest(self, scope: str, revision: int | None, include_retired: bool) -> Manifest:
+        """One revision's entries. In shared mode each store call opens the file, so the head is read separately
+        only for a past revision, and the history of changes only when a revised entry hides its creation."""
         memory = self.runtime.memory.for_scope(scope)
         page = memory.list(ListRequest(revision=revision, state="all" if include_retired else "active"))
-        head = memory.head()
-        return Manifest(page=page, head=head.revision if head else (page.memory.revision if page.memory else 0))
+        shown = page.memory.revision if page.memory else 0
+        head = shown
+        if revision is not None:
+            current = memory.head()
+            head = current.revision if current else shown
+        created = {e.entry.entry_id: e.entry.created_in_revision for e in page.entries}
+        if any(e.entry.version > 1 for e in page.entries) and page.memory is not None:
+            for change in memory.changes(0).changes:
+                if change.operation == "remember" and change.revision <= shown:
+                    created[change.entry_id] = min(created.get(change.entry_id, change.revision), change.revision)
+        return Manifest(page=page, head=head, created=created)
 
     def revisions(self, scope: str) -> list[RevisionInfo]:
         return self.runtime.memory.for_scope(scope).revisions()
 
     def entry(self, scope: str, entry_id: str, revision: int | None) -> EntryDetail:
-        memory = self.runtime.memory.for_scope(scope)
-        return EntryDetail(entry=memory.get_entry(entry_id, revision), history=memory.history(entry_id))
+        """The entry as of ``revision`` (the head when ``None``) with its history, read in one store call: the
+        history holds every version with its state, so the entry at a revision is its last event up to there."""
+        history = self.runtime.memory.for_scope(scope).history(entry_id)
+        shown = history.memory.revision if revision is None else revision
+        events = [event for event in history.events if event.revision <= shown]
+        if not events:
+            raise EntryNotFoundError(f"entry {entry_id!r} does not exist in revision {shown} of {scope!r}")
+        last = events[-1]
+        citation = Citation(artifact_id=history.memory.artifact_id, revision=shown, entry_id=entry_id,
+                            entry_version_id=last.entry.entry_version_id)
+        return EntryDetail(entry=MemoryEntry(citation=citation, state=last.state, entry=last.entry), history=history)
 
     # --- search ---------------------------------------------------------------------------------------------
 
@@ -136,15 +191,25 @@ class Session:
             return self._rerankers[policy]
 
     # --- writes ---------------------------------------------------------------------------------------------
+    # A new entry conflicts with nothing, so it carries no expectation: an agent writing to the scope meanwhile must
+    # not make the user's typing fail. A change to an existing entry checks that entry only (per-entry CAS,
+    # ``expected_version`` = the version the user was looking at), never the whole scope's head.
 
-    def remember(self, scope: str, entry: NewEntry, expected_revision: int | None) -> WriteResult:
-        request = RememberRequest(entries=(entry,), expected_revision=expected_revision)
-        return self.runtime.memory.for_scope(scope).remember(request)
+    def remember(self, scope: str, entry: NewEntry) -> WriteResult:
+        return self.runtime.memory.for_scope(scope).remember(RememberRequest(entries=(entry,)))
 
-    def retire(self, scope: str, entry_id: str, expected_revision: int) -> WriteResult:
-        request = RetireRequest(entry_id=entry_id, expected_revision=expected_revision)
+    def revise(self, scope: str, entry_id: str, text: str, expected_version: int) -> WriteResult:
+        request = ReviseRequest(entry_id=entry_id, text=text, expected_version=expected_version)
+        return self.runtime.memory.for_scope(scope).revise(request)
+
+    def retire(self, scope: str, entry_id: str, expected_version: int) -> WriteResult:
+        request = RetireRequest(entry_id=entry_id, expected_version=expected_version)
         return self.runtime.memory.for_scope(scope).retire(request)
 
-    def reactivate(self, scope: str, entry_id: str, expected_revision: int) -> WriteResult:
-        request = ReactivateRequest(entry_id=entry_id, expected_revision=expected_revision)
+    def reactivate(self, scope: str, entry_id: str, expected_version: int) -> WriteResult:
+        request = ReactivateRequest(entry_id=entry_id, expected_version=expected_version)
         return self.runtime.memory.for_scope(scope).reactivate(request)
+
+    def current(self, scope: str, entry_id: str) -> MemoryEntry:
+        """The entry at the head now (after a conflict: what somebody else made of it)."""
+        return self.runtime.memory.for_scope(scope).get_entry(entry_id)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 
 from rich.text import Text
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Horizontal
-from textual.widgets import DataTable, Footer, Label, ProgressBar, Static
+from textual.widgets import DataTable, Footer, Input, Label, ProgressBar, Static
 
 
 def key_footer() -> Footer:
@@ -35,6 +37,10 @@ class StatusLine(Static):
 class WorkProgress(Horizontal):
     """A labelled progress bar, shown only while long work runs (model loading, reranking)."""
 
+    def on_mount(self) -> None:
+        if not self.query_one(ProgressBar).progress:
+            self.display = False
+
     def compose(self) -> ComposeResult:
         yield Label(id="progress-stage")
         yield ProgressBar(id="progress-bar", show_eta=False)
@@ -47,6 +53,60 @@ class WorkProgress(Horizontal):
 
     def finish(self) -> None:
         self.display = False
+
+
+class Table(DataTable):
+    """A row-cursor table with the keys of lazygit and less: j/k, g/G and Home/End move the cursor."""
+
+    BINDINGS = [
+        Binding("j", "cursor_down", "Down", show=False),
+        Binding("k", "cursor_up", "Up", show=False),
+        Binding("g,home", "first", "First row", show=False),
+        Binding("G,end", "last", "Last row", show=False),
+    ]
+
+    def __init__(self, **options: object) -> None:
+        super().__init__(cursor_type="row", **options)  # type: ignore[arg-type]
+
+    def action_first(self) -> None:
+        self.move_cursor(row=0)
+
+    def action_last(self) -> None:
+        self.move_cursor(row=max(self.row_count - 1, 0))
+
+
+class FilterBar(Input):
+    """Narrows the rows already loaded (no store call, unlike search); escape clears and hides it."""
+
+    BINDINGS = [Binding("escape", "close", "Clear filter")]
+
+    def __init__(self) -> None:
+        super().__init__(placeholder="filter the rows shown (text, id, kind)…", id="filter")
+        self.display = False
+
+    def action_close(self) -> None:
+        self.value = ""
+        self.display = False
+        self.screen.query_one(DataTable).focus()
+
+
+def matches(needle: str, *fields: str) -> bool:
+    """Case-insensitive: every word of the filter occurs in one of the fields."""
+    haystack = " ".join(fields).casefold()
+    return all(word in haystack for word in needle.casefold().split())
+
+
+GENERATED_ID = re.compile(r"^[a-z]+_[0-9a-z]{26}$")
+
+
+def short_id(entry_id: str, width: int = 12) -> str:
+    """Generated ids (``ent_`` + 10 time characters + 16 random) share their start within a batch, so they show
+    their random end (``…5ra7kq2m``); other ids show their start, cut with an ellipsis."""
+    if len(entry_id) <= width:
+        return entry_id
+    if GENERATED_ID.match(entry_id):
+        return "…" + entry_id[-8:]
+    return entry_id[: width - 1] + "…"
 
 
 Row = tuple[str, Sequence[object]]

@@ -107,13 +107,25 @@ def _print_write(result: WriteResult, verb: str, as_json: bool) -> None:
         render.console.print(f"  … and {count - 20} more")
 
 
-def _print_entries(scope: str, page: EntryPage, as_json: bool) -> None:
+def creation_order(memory: SyncScopedMemory, page: EntryPage) -> list[MemoryEntry]:
+    """The entries in the order they were remembered (the revision that created each; ties by id). Generated ids
+    are random within one batch, so id order reads as no order at all. A revised entry's creation is read from the
+    changes (one more read, only when some entry was revised)."""
+    created = {e.entry.entry_id: e.entry.created_in_revision for e in page.entries}
+    if page.memory is not None and any(e.entry.version > 1 for e in page.entries):
+        for change in memory.changes(0).changes:
+            if change.operation == "remember" and change.entry_id in created:
+                created[change.entry_id] = min(created[change.entry_id], change.revision)
+    return sorted(page.entries, key=lambda e: (created[e.entry.entry_id], e.entry.entry_id))
+
+
+def _print_entries(scope: str, page: EntryPage, as_json: bool, entries: list[MemoryEntry] | None = None) -> None:
     if as_json:
         render.emit_json(page)
         return
     rows = [
         (e.entry.entry_id, e.entry.kind, f"v{e.entry.version}", e.state, render.preview(e.entry.text, 60))
-        for e in page.entries
+        for e in (page.entries if entries is None else entries)
     ]
     where = f"{scope} @ revision {page.memory.revision}" if page.memory else f"{scope} (no memory yet)"
     render.table(f"{where} — {len(rows)} entries", ("entry", "kind", "ver", "state", "text"), rows)
@@ -188,7 +200,8 @@ def import_(scope: str, expected_revision: int | None, file: Path, as_json: bool
 @render.json_option
 def list_(scope: str, include_retired: bool, revision: int | None, limit: int | None, cursor: str | None,
           as_json: bool) -> None:
-    """List a scope's entries at the head or at a past revision (a scope with no memory lists nothing).
+    """List a scope's entries at the head or at a past revision (a scope with no memory lists nothing), oldest
+    first (pages and --json: by entry id, the order a cursor continues in).
 
     \b
     Example:
@@ -196,7 +209,12 @@ def list_(scope: str, include_retired: bool, revision: int | None, limit: int | 
       pcmem list --scope project --limit 50 --cursor eyJ…
     """
     request = ListRequest(state="all" if include_retired else "active", revision=revision, limit=limit, cursor=cursor)
-    _print_entries(scope, _read_scope(scope).list(request), as_json)
+    memory = _read_scope(scope)
+    page = memory.list(request)
+    # A whole listing reads in creation order; pages (--limit/--cursor) and --json keep the store's id order,
+    # which is the order the cursor continues in.
+    whole = not as_json and cursor is None and page.next_cursor is None
+    _print_entries(scope, page, as_json, creation_order(memory, page) if whole else None)
 
 
 def _lookup(memory: SyncScopedMemory, ref: str, revision: int | None) -> MemoryEntry:

@@ -79,6 +79,7 @@ class LlamaCppDecisionModel:
             policy_id=self.policy_id,
             usage=Usage(requests=1, input_tokens=len(tokens), output_tokens=1),
             confidence=1.0 / total,
+            yes_probability=math.exp(scores[DecisionOutcome.YES] - top) / total,
         )
 
 

@@ -25,6 +25,7 @@ from pcmem.errors import (
     InvalidInferenceOutputError,
 )
 from pcmem.inference.port import GenerationRequest, GenerationResult
+from pcmem.settings import ENV_GENERATION_TIMEOUT
 from pcmem.types.usage import Usage
 
 DEFAULT_CONTEXT = 8192
@@ -99,7 +100,8 @@ class LlamaCppModel:
                 self.llm.reset()  # an aborted decode leaves a partial KV cache: never reuse it as a prefix
                 if timed_out:
                     raise InferenceTimeoutError(
-                        f"{self.model_id} did not finish within {timeout_seconds:g} s; generation was aborted"
+                        f"{self.model_id} did not finish within {timeout_seconds:g} s; generation was aborted "
+                        f"(raise {ENV_GENERATION_TIMEOUT} to allow longer)"
                     ) from error
                 raise InferenceUnavailableError(f"{self.model_id} failed: {error}") from error
             finally:

@@ -9,7 +9,7 @@ from pcmem.errors import InputError, RerankError
 from pcmem.rerank.port import fallback_ranks
 from pcmem.types.decision import DecisionOutcome, DecisionRequest
 from pcmem.types.progress import Progress
-from pcmem.types.rerank import MemoryRerankDecision
+from pcmem.types.rerank import CandidateDecision, MemoryRerankDecision
 from pcmem.types.search import MemoryHit
 from pcmem.types.usage import Usage
 
@@ -43,6 +43,7 @@ class DecisionReranker:
             raise InputError(f"rerank limit must be at least 1, got {limit}")
         limit = min(limit, len(candidates))
         kept: list[int] = []
+        decisions: list[CandidateDecision] = []
         usages: list[Usage] = []
         calls = 0
         for rank, candidate in enumerate(candidates, start=1):
@@ -59,6 +60,8 @@ class DecisionReranker:
                     f"decision backend {self.decision_model.policy_id} degraded on candidate {rank}; "
                     "the rerank fails closed"
                 )
+            decisions.append(CandidateDecision(rank=rank, outcome=result.outcome.value,
+                                               yes_probability=result.yes_probability))
             if result.outcome in KEEP:
                 kept.append(rank)
             if len(kept) == limit:
@@ -66,10 +69,11 @@ class DecisionReranker:
         usage = Usage.total(usages)
         if not kept:
             return MemoryRerankDecision(selected_ranks=fallback_ranks(len(candidates), limit), usage=usage,
-                                        used_fallback=True, decision_calls=calls)
+                                        used_fallback=True, decision_calls=calls, decisions=tuple(decisions))
         selected = tuple(kept)
         if self.fill_to_limit:
             chosen = set(kept)
             rest = [rank for rank in range(1, len(candidates) + 1) if rank not in chosen]
             selected += tuple(rest[: limit - len(kept)])
-        return MemoryRerankDecision(selected_ranks=selected, usage=usage, decision_calls=calls)
+        return MemoryRerankDecision(selected_ranks=selected, usage=usage, decision_calls=calls,
+                                    decisions=tuple(decisions))

@@ -130,6 +130,7 @@ class SearchService:
             latency_ms=latency_ms,
             usage=decision.usage,
             decision_calls=decision.decision_calls,
+            decisions=decision.decisions,
         )
         hits = tuple(candidates[rank - 1] for rank in decision.selected_ranks)  # the original hit objects
         return page.model_copy(update={"hits": hits, "rerank": trace})

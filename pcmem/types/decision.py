@@ -39,5 +39,7 @@ class DecisionResult(BaseModel):
     usage: Usage = Field(default_factory=Usage)
     rationale: str | None = None
     confidence: float | None = None
+    #: The probability the model put on "yes" among the three answers, when the backend reads it (llama.cpp does).
+    yes_probability: float | None = None
     #: The backend failed and this result is the envelope's stand-in, not a verdict.
     used_fallback: bool = False

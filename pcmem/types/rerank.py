@@ -13,6 +13,17 @@ RerankPolicy = Literal["listwise", "decision", "decision-fill"]
 RERANK_POLICIES: tuple[RerankPolicy, ...] = get_args(RerankPolicy)
 
 
+class CandidateDecision(BaseModel):
+    """One per-candidate verdict of a decision rerank: the coarse ``rank``, the model's ``outcome``
+    (``yes``/``no``/``abstain``) and, when the model gives it, the probability it put on "yes" (among the three)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    rank: int
+    outcome: Literal["yes", "no", "abstain"]
+    yes_probability: float | None = None
+
+
 class MemoryRerankDecision(BaseModel):
     """What a reranker chose: 1-based positions into the candidates it was given, in its preferred order."""
 
@@ -26,3 +37,5 @@ class MemoryRerankDecision(BaseModel):
     used_fallback: bool = False
     #: Per-candidate policies: how many model decisions were actually made.
     decision_calls: int | None = None
+    #: Per-candidate policies: every decision made, in coarse order (candidates after the stop have none).
+    decisions: tuple[CandidateDecision, ...] = ()

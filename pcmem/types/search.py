@@ -12,6 +12,7 @@ from pcmem import validation
 from pcmem.errors import InputError
 from pcmem.types.base import Frozen, Request
 from pcmem.types.memory import Citation, EntryVersion, MemoryRef
+from pcmem.types.rerank import CandidateDecision
 from pcmem.types.usage import Usage
 
 SearchMode = Literal["auto", "fts", "vector", "hybrid"]
@@ -133,6 +134,8 @@ class RerankTrace(Frozen):
     latency_ms: float
     usage: Usage
     decision_calls: int | None = None
+    #: Per-candidate policies: the model's verdict on each candidate it judged, in coarse order.
+    decisions: tuple[CandidateDecision, ...] = ()
 
     @property
     def dropped_ranks(self) -> tuple[int, ...]:

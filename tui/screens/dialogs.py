@@ -1,68 +1,175 @@
-"""Modal dialogs: confirm a write, write a new entry, pick a revision."""
+"""Modal dialogs: confirm a write, write a new entry, revise one, pick a revision."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import TYPE_CHECKING, NamedTuple
 
 from rich.text import Text
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
-from pcmem import InputError, NewEntry, RevisionInfo
+from pcmem import InputError, MemoryEntry, NewEntry, PcmemError, RevisionConflictError, RevisionInfo, WriteResult
+from pcmem_tui.diff import text_diff
 from pcmem_tui.format import count, when
+from pcmem_tui.messages import WorkFailed, Written
+
+if TYPE_CHECKING:
+    from pcmem_tui.session import Session
 
 
-class ConfirmScreen(ModalScreen[bool]):
-    """Yes or no to one write; ``y``/``n`` answer without the mouse."""
+class Outcome(NamedTuple):
+    """What a write dialog returns: a past-tense verb for the status line and pcmem's result."""
+
+    verb: str
+    result: WriteResult
+
+
+class Conflict(Message):
+    """The entry changed since the user read it; ``current`` is how it stands at the head now."""
+
+    def __init__(self, current: MemoryEntry) -> None:
+        super().__init__()
+        self.current = current
+
+
+class WriteDialog(ModalScreen[Outcome | None]):
+    """A dialog that writes while it is open, so nothing the user typed is lost when the write fails.
+
+    The write runs in a thread worker; success dismisses with an :class:`Outcome`, an error stays in the dialog
+    (with the text), and a per-entry conflict shows how the entry changed and re-arms the dialog on the new version.
+    """
+
+    def __init__(self, session: Session, scope: str, read: MemoryEntry | None = None) -> None:
+        super().__init__(classes="dialog")
+        self.session, self.scope, self.read = session, scope, read
+        self.expected_version = read.entry.version if read else None
+        self.busy = False
+
+    def write(self) -> Outcome:
+        """The write itself (called in the worker thread); raises PcmemError."""
+        raise NotImplementedError
+
+    def submit(self) -> None:
+        if not self.busy:
+            self.busy = True
+            self.show_error(Text("saving…", style="dim"))
+            self._write()
+
+    @work(thread=True, exclusive=True, group="dialog-write")
+    def _write(self) -> None:
+        try:
+            message: Message = Written(self.write())
+        except RevisionConflictError as error:
+            message = self._conflict(error)
+        except PcmemError as error:
+            message = WorkFailed(str(error))
+        self.post_message(message)
+
+    def _conflict(self, error: RevisionConflictError) -> Message:
+        if self.read is None:
+            return WorkFailed(str(error))
+        try:
+            return Conflict(self.session.current(self.scope, self.read.entry.entry_id))
+        except PcmemError as lookup_error:
+            return WorkFailed(f"{error} ({lookup_error})")
+
+    def on_written(self, message: Written) -> None:
+        self.dismiss(message.value)
+
+    def on_work_failed(self, message: WorkFailed) -> None:
+        self.busy = False
+        self.show_error(Text(f"✗ {message.text}", style="red"))
+
+    def on_conflict(self, message: Conflict) -> None:
+        self.busy = False
+        assert self.read is not None
+        changed = describe_conflict(self.read, message.current)
+        self.read, self.expected_version = message.current, message.current.entry.version
+        self.show_error(changed + Text(f"\n{self.again}", style="bold"))
+
+    again = "Save again to write over it, or cancel."
+
+    def show_error(self, text: Text) -> None:
+        self.query_one("#dialog-error", Static).update(text)
+
+
+def describe_conflict(read: MemoryEntry, current: MemoryEntry) -> Text:
+    """What somebody else did to the entry since the user read it (state, version and a diff of the text)."""
+    text = Text("✗ changed since you opened it: ", style="bold yellow")
+    text.append(f"v{read.entry.version} {read.state} → v{current.entry.version} {current.state}\n")
+    if read.entry.text != current.entry.text:
+        text.append_text(text_diff(read.entry.text, current.entry.text))
+    return text
+
+
+class ConfirmScreen(WriteDialog):
+    """Yes or no to one write on one entry; ``y``/``n`` answer without the mouse. ``y`` writes; the dialog stays
+    open on an error or a conflict (``y`` again then writes over the newer version)."""
 
     BINDINGS = [Binding("y", "answer(True)", "Yes"), Binding("n,escape", "answer(False)", "No")]
+    again = "Press y to do it anyway (on the new version), or n to cancel."
 
-    def __init__(self, question: str, yes: str = "Yes") -> None:
-        super().__init__(classes="dialog")
-        self.question, self.yes = question, yes
+    def __init__(self, session: Session, scope: str, read: MemoryEntry, operation: str, question: str) -> None:
+        super().__init__(session, scope, read)
+        self.operation, self.question = operation, question
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog-box"):
             yield Static(Text(self.question), classes="dialog-question")
+            yield Static(id="dialog-error")
             with Horizontal(classes="dialog-buttons"):
-                yield Button(f"{self.yes} (y)", variant="error", id="yes")
+                yield Button(f"{self.operation.capitalize()} (y)", variant="error", id="yes")
                 yield Button("Cancel (n)", id="no")
 
     def on_mount(self) -> None:
         self.query_one("#no", Button).focus()
 
+    def on_conflict(self, message: Conflict) -> None:
+        message.prevent_default()  # Textual would call WriteDialog.on_conflict after this one as well
+        target = "retired" if self.operation == "retire" else "active"
+        if message.current.state != target:
+            super().on_conflict(message)
+            return
+        assert self.read is not None
+        self.busy = True  # nothing left to write: y does nothing more, n closes
+        self.show_error(describe_conflict(self.read, message.current)
+                        + Text(f"\nSomebody else already did it: it is {target}. n closes.", style="bold"))
+
+    def write(self) -> Outcome:
+        assert self.read is not None and self.expected_version is not None
+        entry_id = self.read.entry.entry_id
+        call = getattr(self.session, self.operation)
+        return Outcome(f"{self.operation}d {entry_id!r}", call(self.scope, entry_id, self.expected_version))
+
     def on_button_pressed(self, event: Button.Pressed) -> None:
-        self.dismiss(event.button.id == "yes")
+        self.action_answer(event.button.id == "yes")
 
     def action_answer(self, answer: bool) -> None:
-        self.dismiss(answer)
+        self.submit() if answer else self.dismiss(None)
 
 
-@dataclass(frozen=True)
-class Draft:
-    """A validated entry to remember in ``scope``."""
-
-    scope: str
-    entry: NewEntry
-
-
-class RememberScreen(ModalScreen[Draft | None]):
-    """Write a new entry. pcmem validates it here (kind, text limits) so mistakes show before anything is written."""
+class RememberScreen(WriteDialog):
+    """Write a new entry. pcmem validates it here (kind, text limits) so mistakes show before anything is written;
+    the write needs no compare-and-swap (a new entry conflicts with nothing)."""
 
     BINDINGS = [Binding("ctrl+s", "save", "Save"), Binding("escape", "cancel", "Cancel")]
 
-    def __init__(self, scope: str | None) -> None:
-        super().__init__(classes="dialog")
-        self.scope = scope
+    def __init__(self, session: Session, scope: str | None) -> None:
+        super().__init__(session, scope or "")
+        self.fixed_scope = scope
+        self.draft: NewEntry | None = None
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog-box"):
-            yield Label(Text(f"Remember in {self.scope!r}" if self.scope else "Remember"), classes="dialog-question")
-            if self.scope is None:
+            title = f"Remember in {self.fixed_scope!r}" if self.fixed_scope else "Remember"
+            yield Label(Text(title), classes="dialog-question")
+            if self.fixed_scope is None:
                 yield Input(placeholder="scope", id="scope")
             yield Input(value="fact", placeholder="kind", id="kind")
             yield TextArea(id="text", soft_wrap=True)
@@ -74,21 +181,63 @@ class RememberScreen(ModalScreen[Draft | None]):
     def on_mount(self) -> None:
         for widget in self.query("#scope, #kind, #text"):
             widget.border_title = widget.id
-        self.query_one("#scope" if self.scope is None else "#text").focus()
+        self.query_one("#scope" if self.fixed_scope is None else "#text").focus()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.action_save() if event.button.id == "save" else self.action_cancel()
 
     def action_save(self) -> None:
-        scope = self.scope if self.scope is not None else self.query_one("#scope", Input).value.strip()
+        scope = self.fixed_scope if self.fixed_scope is not None else self.query_one("#scope", Input).value.strip()
         try:
             if not scope:
                 raise InputError("scope must not be empty")
-            entry = NewEntry(text=self.query_one(TextArea).text, kind=self.query_one("#kind", Input).value)
+            self.draft = NewEntry(text=self.query_one(TextArea).text, kind=self.query_one("#kind", Input).value)
         except InputError as error:
-            self.query_one("#dialog-error", Static).update(Text(f"✗ {error}", style="red"))
+            self.show_error(Text(f"✗ {error}", style="red"))
             return
-        self.dismiss(Draft(scope=scope, entry=entry))
+        self.scope = scope
+        self.submit()
+
+    def write(self) -> Outcome:
+        assert self.draft is not None
+        return Outcome("remembered 1 entry", self.session.remember(self.scope, self.draft))
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class ReviseScreen(WriteDialog):
+    """A new version of the entry being viewed, checked against that entry only (its version when opened)."""
+
+    BINDINGS = [Binding("ctrl+s", "save", "Save"), Binding("escape", "cancel", "Cancel")]
+
+    def compose(self) -> ComposeResult:
+        assert self.read is not None
+        with Vertical(classes="dialog-box"):
+            yield Label(Text(f"Revise {self.read.entry.entry_id!r} (v{self.read.entry.version}) in {self.scope!r}"),
+                        classes="dialog-question")
+            yield TextArea(self.read.entry.text, id="text", soft_wrap=True)
+            yield Static(id="dialog-error")
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Save (ctrl+s)", variant="primary", id="save")
+                yield Button("Cancel (esc)", id="cancel")
+
+    def on_mount(self) -> None:
+        self.query_one("#text").border_title = "text"
+        self.query_one("#text").focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.action_save() if event.button.id == "save" else self.action_cancel()
+
+    def action_save(self) -> None:
+        self.text = self.query_one(TextArea).text  # read here: widgets belong to the event loop, not the worker
+        self.submit()
+
+    def write(self) -> Outcome:
+        assert self.read is not None and self.expected_version is not None
+        text = self.text
+        entry_id = self.read.entry.entry_id
+        return Outcome(f"revised {entry_id!r}", self.session.revise(self.scope, entry_id, text, self.expected_version))
 
     def action_cancel(self) -> None:
         self.dismiss(None)

@@ -2,32 +2,43 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from rich.cells import cell_len
 from rich.text import Text
-from textual import work
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import DataTable, Header, Static
+from textual.widgets import DataTable, Header, Input, Static
 
-from pcmem import MemoryEntry, RevisionInfo, WriteResult
+from pcmem import MemoryEntry, RevisionInfo
 from pcmem_tui.format import plain, preview, state_text
-from pcmem_tui.messages import ManifestLoaded, RevisionsLoaded, Written
+from pcmem_tui.messages import ManifestLoaded, RevisionsLoaded
 from pcmem_tui.screens.base import StoreScreen
-from pcmem_tui.screens.dialogs import ConfirmScreen, Draft, RememberScreen, RevisionScreen
+from pcmem_tui.screens.dialogs import ConfirmScreen, Outcome, RememberScreen, RevisionScreen
 from pcmem_tui.screens.entry import EntryScreen
 from pcmem_tui.screens.search import SearchScreen
 from pcmem_tui.session import Manifest
-from pcmem_tui.widgets import ColumnSpec, StatusLine, fill_table, flex_width, key_footer, selected_key
+from pcmem_tui.widgets import (
+    FilterBar,
+    StatusLine,
+    Table,
+    WorkProgress,
+    fill_table,
+    flex_width,
+    key_footer,
+    matches,
+    selected_key,
+    short_id,
+)
 
-MAX_ID_WIDTH = 24  # longer ids (generated ones are 30) are cut in the list; the entry screen shows them whole
-STEP = Binding.Group("Older/newer")
-
-
-def _columns(entries: tuple[MemoryEntry, ...]) -> tuple[ColumnSpec, ...]:
-    id_width = min(max((cell_len(e.entry.entry_id) for e in entries), default=5), MAX_ID_WIDTH)
-    return ("entry", max(id_width, 5)), ("kind", 10), ("ver", 3), ("state", 7), ("text", None)
+#: Text first (it is what tells entries apart), then the short id that shows an id's distinguishing part.
+COLUMNS = (("text", None), ("kind", 8), ("ver", 3), ("state", 7), ("id", 12))
+#: ``s`` cycles through these; creation order first (the order the entries were remembered in).
+SORTS = {
+    "created": lambda e, created: (created.get(e.entry.entry_id, e.entry.created_in_revision), e.entry.entry_id),
+    "changed": lambda e, created: (-e.entry.created_in_revision, e.entry.entry_id),
+    "text": lambda e, created: (e.entry.text.casefold(), e.entry.entry_id),
+    "kind": lambda e, created: (e.entry.kind, created.get(e.entry.entry_id, 0), e.entry.entry_id),
+    "id": lambda e, created: (e.entry.entry_id,),
+}
 
 
 class EntriesScreen(StoreScreen):
@@ -35,13 +46,16 @@ class EntriesScreen(StoreScreen):
         Binding("enter", "open", "Open"),
         Binding("slash", "search", "Search"),
         Binding("v", "pick_revision", "Revision…"),
-        Binding("left_square_bracket", "step(-1)", "Older", group=STEP),
-        Binding("right_square_bracket", "step(1)", "Newer", group=STEP),
+        # Separate bindings (not a Binding.Group): the compact footer rendered the group as "[ ] Older/newerh Head".
+        Binding("left_square_bracket", "step(-1)", "Older"),
+        Binding("right_square_bracket", "step(1)", "Newer", show=False),
         Binding("h", "head", "Head"),
         Binding("a", "toggle_retired", "Retired"),
-        Binding("n", "remember", "Remember"),
+        Binding("n", "remember", "New"),
         Binding("d", "retire", "Retire"),
         Binding("u", "reactivate", "Reactivate", show=False),
+        Binding("f", "filter", "Filter", show=False),
+        Binding("s", "sort", "Sort", show=False),
         Binding("r", "refresh", "Refresh", show=False),
     ]
 
@@ -51,11 +65,15 @@ class EntriesScreen(StoreScreen):
         self.revision = revision  # None: follow the head
         self.include_retired = True
         self.manifest: Manifest | None = None
+        self.sort = "created"
+        self.follow: str | None = None  # an entry id the cursor should land on after the next load (a new entry)
 
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static(id="title", classes="title")
-        yield DataTable(id="entries", cursor_type="row", zebra_stripes=True)
+        yield Table(id="entries", zebra_stripes=True)
+        yield FilterBar()
+        yield WorkProgress()
         yield StatusLine()
         yield key_footer()
 
@@ -69,22 +87,57 @@ class EntriesScreen(StoreScreen):
 
     def on_manifest_loaded(self, message: ManifestLoaded) -> None:
         self.manifest = manifest = message.value
-        table, entries = self.query_one(DataTable), manifest.page.entries
-        columns = _columns(entries)
-        id_width, width = columns[0][1] or 0, flex_width(columns, table.size.width)
-        fill_table(table, columns, [(e.entry.entry_id, _row(e, id_width, width)) for e in entries], table.size.width)
-        self.query_one("#title", Static).update(_title(self.scope, manifest, self.include_retired))
+        self.fill()
+        self.query_one("#title", Static).update(_title(self.scope, manifest, self.include_retired, self.sort))
         self.set_class(not manifest.is_head, "past")
         self.sub_title = f"{self.scope} @ r{manifest.revision}"
         self.refresh_bindings()
 
+    def fill(self) -> None:
+        """(Re)draw the rows from the loaded manifest at the table's current width: on load, resize, filter, sort."""
+        if self.manifest is None:
+            return
+        table = self.query_one(DataTable)
+        needle = self.query_one(FilterBar).value
+        created = self.manifest.created
+        entries = sorted(self.manifest.page.entries, key=lambda e: SORTS[self.sort](e, created))
+        shown = [e for e in entries if matches(needle, e.entry.text, e.entry.entry_id, e.entry.kind)]
+        width = flex_width(COLUMNS, table.size.width)
+        fill_table(table, COLUMNS, [(e.entry.entry_id, _row(e, width)) for e in shown], table.size.width)
+        if self.follow is not None and self.follow in (e.entry.entry_id for e in shown):
+            table.move_cursor(row=[e.entry.entry_id for e in shown].index(self.follow), animate=False)
+            self.follow = None
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self.fill)  # after layout: the table's new width is known then
+
+    @on(Input.Changed, "#filter")
+    def _filter_changed(self) -> None:
+        self.fill()
+
+    @on(Input.Submitted, "#filter")
+    def _filter_done(self) -> None:
+        self.query_one(DataTable).focus()
+
+    def action_filter(self) -> None:
+        bar = self.query_one(FilterBar)
+        bar.display = True
+        bar.focus()
+
+    def action_sort(self) -> None:
+        names = list(SORTS)
+        self.sort = names[(names.index(self.sort) + 1) % len(names)]
+        self.fill()
+        if self.manifest is not None:
+            self.query_one("#title", Static).update(_title(self.scope, self.manifest, self.include_retired, self.sort))
+        self.status.info(f"sorted by {self.sort} (s: next order)")
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Writes only at the head; stepping only where there is somewhere to step to."""
+        """Stepping only where there is somewhere to step to. Writes stay enabled in a past revision so that
+        pressing them says why nothing happens instead of doing nothing."""
         manifest = self.manifest
         if manifest is None:
             return action not in ("remember", "retire", "reactivate", "step", "head")
-        if action in ("remember", "retire", "reactivate"):
-            return manifest.is_head
         if action == "step":
             target = manifest.revision + int(parameters[0])  # type: ignore[call-overload]
             return 1 <= target <= manifest.head
@@ -104,7 +157,11 @@ class EntriesScreen(StoreScreen):
             self.app.push_screen(EntryScreen(self.scope, entry_id, self.manifest.revision))
 
     def action_search(self) -> None:
-        self.app.push_screen(SearchScreen(self.scope))
+        note = None
+        if self.manifest is not None and not self.manifest.is_head:
+            note = (f"search reads the head (r{self.manifest.head}), not the past revision r{self.manifest.revision} "
+                    "shown here")
+        self.app.push_screen(SearchScreen(self.scope, note=note))
 
     def action_refresh(self) -> None:
         self.load()
@@ -145,58 +202,69 @@ class EntriesScreen(StoreScreen):
 
     # --- writes ---------------------------------------------------------------------------------------------
 
-    def action_remember(self) -> None:
-        self.app.push_screen(RememberScreen(self.scope), self._remember)
+    def _refuse_in_the_past(self, verb: str) -> bool:
+        if self.manifest is not None and not self.manifest.is_head:
+            self.status.error(f"r{self.manifest.revision} is a past revision and read-only: press h for the head "
+                              f"(r{self.manifest.head}) to {verb}")
+            return True
+        return False
 
-    def _remember(self, draft: Draft | None) -> None:
-        if draft is not None and self.manifest is not None:
-            head = self.manifest.head
-            self.write(lambda: ("remembered 1 entry", self.session.remember(self.scope, draft.entry, head)))
+    def action_remember(self) -> None:
+        if not self._refuse_in_the_past("remember"):
+            self.app.push_screen(RememberScreen(self.session, self.scope), self._written)
 
     def action_retire(self) -> None:
-        self._change_state("retire", "Retire", "It stays readable in past revisions and in its history.")
+        self._change_state("retire", "It stays readable in past revisions and in its history.")
 
     def action_reactivate(self) -> None:
-        self._change_state("reactivate", "Reactivate", "It becomes active again at the version it had.")
+        self._change_state("reactivate", "It becomes active again at the version it had.")
 
-    def _change_state(self, operation: str, verb: str, note: str) -> None:
-        entry_id, manifest = self._entry_id(), self.manifest
-        if entry_id is None or manifest is None:
+    def _selected(self) -> MemoryEntry | None:
+        entry_id = self._entry_id()
+        entries = self.manifest.page.entries if self.manifest else ()
+        return next((e for e in entries if e.entry.entry_id == entry_id), None)
+
+    def _change_state(self, operation: str, note: str) -> None:
+        if self._refuse_in_the_past(operation):
             return
-        call = getattr(self.session, operation)
-        head = manifest.head
+        entry = self._selected()
+        if entry is None:
+            return
+        if (operation == "retire") == (entry.state == "retired"):
+            other = "u reactivates it" if entry.state == "retired" else "d retires it"
+            self.status.error(f"{entry.entry.entry_id!r} is already {entry.state}: nothing to {operation} ({other})")
+            return
+        question = f"{operation.capitalize()} entry {entry.entry.entry_id!r} (v{entry.entry.version}) in {self.scope!r}?\n{note}"
+        self.app.push_screen(ConfirmScreen(self.session, self.scope, entry, operation, question), self._written)
 
-        def confirmed(yes: bool | None) -> None:
-            if yes:
-                self.write(lambda: (f"{operation}d {entry_id!r}", call(self.scope, entry_id, head)))
+    def _written(self, outcome: Outcome | None) -> None:
+        if outcome is None:
+            return
+        self.status.info(f"{outcome.verb} → revision {outcome.result.memory.revision}")
+        if outcome.result.citations:
+            self.follow = outcome.result.citations[0].entry_id
+        self.revision = None  # no load() here: closing the dialog resumes this screen, which reloads it once
 
-        question = f"{verb} entry {entry_id!r} in {self.scope!r} (revision {head})?\n{note}"
-        self.app.push_screen(ConfirmScreen(question, yes=verb), confirmed)
-
-    @work(thread=True, exclusive=True, group="write")
-    def write(self, call: Callable[[], tuple[str, WriteResult]]) -> None:
-        self.deliver(call, Written)
-
-    def on_written(self, message: Written) -> None:
-        verb, result = message.value
-        self.status.info(f"{verb} → revision {result.memory.revision}")
-        self.revision = None
+    def refresh_from_store(self) -> None:
+        """Another writer moved a scope: reload in place (the cursor stays on its entry)."""
         self.load()
 
 
-def _row(entry: MemoryEntry, id_width: int, width: int) -> tuple[object, ...]:
+def _row(entry: MemoryEntry, width: int) -> tuple[object, ...]:
     version = entry.entry
     dim = "dim" if entry.state == "retired" else ""
-    return (preview(version.entry_id, id_width, dim), plain(version.kind, dim), f"v{version.version}",
-            state_text(entry.state), preview(version.text, width, dim))
+    return (preview(version.text, width, dim), preview(version.kind, 8, dim), f"v{version.version}",
+            state_text(entry.state), plain(short_id(version.entry_id), "dim" if dim else "cyan"))
 
 
-def _title(scope: str, manifest: Manifest, include_retired: bool) -> Text:
+def _title(scope: str, manifest: Manifest, include_retired: bool, sort: str) -> Text:
     entries = manifest.page.entries
     retired = sum(1 for e in entries if e.state == "retired")
     title = Text.assemble((scope, "bold"), f" · revision {manifest.revision} of {manifest.head}",
                           f" · {len(entries) - retired} active")
     title.append(f", {retired} retired" if include_retired else " (retired hidden)")
+    if sort != "created":  # the default order goes unsaid: 80 columns are tight
+        title.append(f" · by {sort}", style="dim")
     if not manifest.is_head:
         title.append("  ◷ past · read-only", style="bold yellow")
     return title

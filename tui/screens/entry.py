@@ -9,21 +9,29 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.widgets import DataTable, Header, Static
+from textual.widgets import DataTable, Header, Input, Static
 
 from pcmem import HistoryEvent, MemoryEntry
 from pcmem_tui.diff import describe_event
-from pcmem_tui.format import preview, state_text, when
+from pcmem_tui.format import citation_text, preview, state_text, when
 from pcmem_tui.messages import EntryLoaded
 from pcmem_tui.screens.base import StoreScreen
+from pcmem_tui.screens.dialogs import ConfirmScreen, Outcome, ReviseScreen
 from pcmem_tui.session import EntryDetail
-from pcmem_tui.widgets import StatusLine, fill_table, flex_width, key_footer
+from pcmem_tui.widgets import StatusLine, Table, WorkProgress, fill_table, flex_width, key_footer
 
 HISTORY_COLUMNS = (("rev", 4), ("operation", 10), ("state", 7), ("ver", 4), ("at (UTC)", 19), ("text", None))
 
 
 class EntryScreen(StoreScreen):
-    BINDINGS = [Binding("c", "copy_citation", "Copy citation")]
+    BINDINGS = [
+        Binding("enter", "open_version", "Open version", show=False),
+        Binding("c", "copy_citation", "Copy citation"),
+        Binding("e", "revise", "Revise"),
+        Binding("d", "retire", "Retire", show=False),
+        Binding("u", "reactivate", "Reactivate", show=False),
+        Binding("t", "focus_text", "Scroll text", show=False),
+    ]
 
     def __init__(self, scope: str, entry_id: str, revision: int | None = None) -> None:
         super().__init__()
@@ -32,54 +40,144 @@ class EntryScreen(StoreScreen):
 
     def compose(self) -> ComposeResult:
         yield Header()
-        with VerticalScroll(id="entry-body"):
-            yield Static(id="entry-head", classes="title")
+        yield Static(id="entry-head", classes="title")
+        with VerticalScroll(id="entry-text-box", can_focus=True):
             yield Static(id="entry-text")
-            yield Static(id="entry-meta")
-            yield DataTable(id="history", cursor_type="row")
+        yield Static(id="entry-meta")
+        yield Input(id="citation-field", select_on_focus=True)
+        yield Table(id="history")
+        with VerticalScroll(id="diff-box"):
             yield Static(id="diff")
+        yield WorkProgress()
         yield StatusLine()
         yield key_footer()
 
     def on_mount(self) -> None:
         self.sub_title = f"{self.scope} › {self.entry_id}"
-        self.query_one("#entry-text").border_title = "text"
-        self.query_one("#history").border_title = "history"
-        self.query_one("#diff").border_title = "change"
+        self.query_one("#entry-text-box").border_title = "text (t: scroll)"
+        self.query_one("#history").border_title = "history (enter: open that version)"
+        self.query_one("#diff-box").border_title = "change"
+        self.query_one("#citation-field").display = False
         self.load()
 
     @work(thread=True, exclusive=True)
     def load(self) -> None:
         self.deliver(lambda: self.session.entry(self.scope, self.entry_id, self.revision), EntryLoaded)
 
+    def refresh_from_store(self) -> None:
+        self.load()
+
     def on_entry_loaded(self, message: EntryLoaded) -> None:
         self.detail = detail = message.value
-        self.query_one("#entry-head", Static).update(_head(detail.entry))
+        self.query_one("#entry-head", Static).update(_head(detail.entry, self.is_head))
         self.query_one("#entry-text", Static).update(Text(detail.entry.entry.text))
-        self.query_one("#entry-meta", Static).update(_meta(detail.entry))
+        self.query_one("#entry-meta", Static).update(_meta(detail.entry, self.size.width - 2))
         self._fill_history(detail.history.events)
+
+    @property
+    def is_head(self) -> bool:
+        """Whether the version shown is the entry's present one (only then can it be changed)."""
+        if self.detail is None:
+            return False
+        return self.detail.entry.citation.revision >= self.detail.history.memory.revision
 
     def _fill_history(self, events: tuple[HistoryEvent, ...]) -> None:
         table = self.query_one(DataTable)
         width = flex_width(HISTORY_COLUMNS, table.size.width)
         rows = [(str(index), _history_row(event, width)) for index, event in enumerate(events)]
         fill_table(table, HISTORY_COLUMNS, rows, table.size.width)
-        table.move_cursor(row=len(events) - 1)
+        shown = self.detail.entry.citation.revision if self.detail else None
+        current = max((i for i, e in enumerate(events) if shown is None or e.revision <= shown), default=len(events) - 1)
+        table.move_cursor(row=current)
         table.focus()
-        self._show_change(len(events) - 1)
+        self._show_change(current)
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._reflow)
+
+    def _reflow(self) -> None:
+        if self.detail is not None:
+            self._fill_history(self.detail.history.events)
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         if self.detail is not None and event.row_key.value is not None:
             self._show_change(int(event.row_key.value))
 
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        self.action_open_version()
+
     def _show_change(self, index: int) -> None:
         if self.detail is not None and index >= 0:
             self.query_one("#diff", Static).update(describe_event(self.detail.history.events, index))
 
+    def action_open_version(self) -> None:
+        table = self.query_one(DataTable)
+        if self.detail is None or table.row_count == 0:
+            return
+        event = self.detail.history.events[table.cursor_row]
+        if event.revision != self.detail.entry.citation.revision:
+            self.app.push_screen(EntryScreen(self.scope, self.entry_id, event.revision))
+
+    def action_focus_text(self) -> None:
+        self.query_one("#entry-text-box").focus()
+
+    # --- citation ------------------------------------------------------------------------------------------
+
     def action_copy_citation(self) -> None:
-        if self.detail is not None:
-            self.app.copy_to_clipboard(str(self.detail.entry.citation))
-            self.status.info("citation copied to the clipboard")
+        """OSC 52 cannot report whether the terminal took the text, so say what was sent and offer it selectable."""
+        if self.detail is None:
+            return
+        citation = str(self.detail.entry.citation)
+        self.app.copy_to_clipboard(citation)
+        field = self.query_one("#citation-field", Input)
+        field.value = citation
+        field.display = True
+        field.focus()
+        # Said the same way everywhere (configuration is read in one module, and no terminal reports back):
+        self.status.info("sent to the terminal as OSC 52, which some terminals ignore (tmux needs "
+                         "`set -g set-clipboard on`); the citation is selected in the field above")
+
+    # --- writes --------------------------------------------------------------------------------------------
+
+    def _writable(self, verb: str) -> MemoryEntry | None:
+        if self.detail is None:
+            return None
+        if not self.is_head:
+            self.status.error(f"this is the entry as of revision {self.detail.entry.citation.revision}, a past "
+                              f"version: open it at the head to {verb} it")
+            return None
+        return self.detail.entry
+
+    def action_revise(self) -> None:
+        entry = self._writable("revise")
+        if entry is not None:
+            if entry.state == "retired":
+                self.status.error(f"{self.entry_id!r} is retired: u reactivates it before it can be revised")
+                return
+            self.app.push_screen(ReviseScreen(self.session, self.scope, entry), self._written)
+
+    def action_retire(self) -> None:
+        self._change_state("retire", "It stays readable in past revisions and in its history.")
+
+    def action_reactivate(self) -> None:
+        self._change_state("reactivate", "It becomes active again at the version it had.")
+
+    def _change_state(self, operation: str, note: str) -> None:
+        entry = self._writable(operation)
+        if entry is None:
+            return
+        if (operation == "retire") == (entry.state == "retired"):
+            self.status.error(f"{self.entry_id!r} is already {entry.state}: nothing to {operation}")
+            return
+        question = f"{operation.capitalize()} entry {self.entry_id!r} (v{entry.entry.version}) in {self.scope!r}?\n{note}"
+        self.app.push_screen(ConfirmScreen(self.session, self.scope, entry, operation, question), self._written)
+
+    def _written(self, outcome: Outcome | None) -> None:
+        if outcome is not None:
+            self.status.info(f"{outcome.verb} → revision {outcome.result.memory.revision}")
+            self.revision = None
+            self.load()
 
 
 def _history_row(event: HistoryEvent, width: int) -> tuple[object, ...]:
@@ -87,17 +185,21 @@ def _history_row(event: HistoryEvent, width: int) -> tuple[object, ...]:
             when(event.created_at), preview(event.entry.text, width))
 
 
-def _head(entry: MemoryEntry) -> Text:
+def _head(entry: MemoryEntry, is_head: bool) -> Text:
     version = entry.entry
-    return Text.assemble((version.entry_id, "bold"), f"  {version.kind} · v{version.version} · ",
+    head = Text.assemble((version.entry_id, "bold"), f"  {version.kind} · v{version.version} · ",
                          state_text(entry.state), f" · as of revision {entry.citation.revision}")
+    if not is_head:
+        head.append("  ◷ past · read-only", style="bold yellow")
+    return head
 
 
-def _meta(entry: MemoryEntry) -> Text:
+def _meta(entry: MemoryEntry, width: int) -> Text:
     version = entry.entry
     meta = Text()
-    meta.append("metadata  ", style="dim").append(json.dumps(version.metadata, ensure_ascii=False) + "\n")
-    meta.append("written   ", style="dim").append(f"{when(version.created_at)} UTC in revision "
-                                                  f"{version.created_in_revision} · sha256 {version.content_hash[:12]}\n")
-    meta.append("citation\n", style="dim").append(str(entry.citation), style="cyan")
-    return meta
+    meta.append("written ", style="dim").append(f"{when(version.created_at)} UTC in r{version.created_in_revision}"
+                                                 f" · sha256 {version.content_hash[:12]}")
+    if version.metadata:
+        meta.append(" · metadata ", style="dim").append(json.dumps(version.metadata, ensure_ascii=False))
+    meta.append("\ncitation ", style="dim")
+    return meta + citation_text(entry.citation, max(width - 9, 20))

@@ -8,7 +8,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
-from textual.screen import ModalScreen
+from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
 from pcmem_tui.screens.entries import EntriesScreen
@@ -24,8 +24,18 @@ INTRO = (
 KEY_WIDTH = 8
 
 
+TABLE_KEYS = [Binding("j,down", "down", "Next row"), Binding("k,up", "up", "Previous row"),
+              Binding("g,home", "first", "First row"), Binding("G,end", "last", "Last row")]
+
+
 class HelpScreen(ModalScreen[None]):
+    """The keys of the screen it was opened from first, then the ones that work everywhere, then the others."""
+
     BINDINGS = [Binding("escape,question_mark,q,f1", "close", "Close")]
+
+    def __init__(self, current: type | None = None) -> None:
+        super().__init__()
+        self.current = current
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(classes="help-box"):
@@ -33,9 +43,12 @@ class HelpScreen(ModalScreen[None]):
             yield Static(self._keys(), id="help-keys")
 
     def _keys(self) -> Text:
-        sections = [("everywhere", [*self.app.BINDINGS, Binding("escape", "back", "Back")]),
-                    ("scopes", ScopesScreen.BINDINGS), ("entries", EntriesScreen.BINDINGS),
-                    ("entry", EntryScreen.BINDINGS), ("search", SearchScreen.BINDINGS), ("trace", TraceScreen.BINDINGS)]
+        screens: list[tuple[str, type[Screen]]] = [("scopes", ScopesScreen), ("entries", EntriesScreen), ("entry", EntryScreen),
+                   ("search", SearchScreen), ("trace", TraceScreen)]
+        here = [(f"this screen: {title}", screen.BINDINGS) for title, screen in screens if screen is self.current]
+        others = [(title, screen.BINDINGS) for title, screen in screens if screen is not self.current]
+        everywhere = [*self.app.BINDINGS, Binding("escape", "back", "Back"), *TABLE_KEYS]
+        sections = [*here, ("everywhere (tables: j/k, g/G, Home/End)", everywhere), *others]
         text = Text()
         for title, bindings in sections:
             text.append(f"{title}\n", style="bold underline")

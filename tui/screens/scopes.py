@@ -10,12 +10,12 @@ from textual.widgets import DataTable, Header, Static
 
 from pcmem import ScopeSummary
 from pcmem_tui.format import count, plain, when
-from pcmem_tui.messages import ScopesLoaded, Written
+from pcmem_tui.messages import ScopesLoaded
 from pcmem_tui.screens.base import StoreScreen
-from pcmem_tui.screens.dialogs import Draft, RememberScreen
+from pcmem_tui.screens.dialogs import Outcome, RememberScreen
 from pcmem_tui.screens.entries import EntriesScreen
 from pcmem_tui.screens.search import SearchScreen
-from pcmem_tui.widgets import StatusLine, fill_table, key_footer, selected_key
+from pcmem_tui.widgets import StatusLine, Table, WorkProgress, fill_table, key_footer, selected_key
 
 COLUMNS = (("scope", None), ("active", 7), ("retired", 7), ("head", 5), ("last change (UTC)", 19))
 EMPTY_HINT = "No scopes yet: press n to remember something, or run `pcmem demo` to seed a sample."
@@ -33,9 +33,13 @@ class ScopesScreen(StoreScreen):
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static(id="title", classes="title")
-        yield DataTable(id="scopes", cursor_type="row", zebra_stripes=True)
+        yield Table(id="scopes", zebra_stripes=True)
+        yield WorkProgress()
         yield StatusLine()
         yield key_footer()
+
+    scopes: list[ScopeSummary] = []
+    follow: str | None = None  # a scope the cursor should land on after the next load
 
     def on_mount(self) -> None:
         self.sub_title = "scopes"
@@ -51,11 +55,17 @@ class ScopesScreen(StoreScreen):
         self.deliver(self.session.scopes, ScopesLoaded)
 
     def on_scopes_loaded(self, message: ScopesLoaded) -> None:
-        scopes: list[ScopeSummary] = message.value
-        table = self.query_one(DataTable)
-        fill_table(table, COLUMNS, [(s.scope, _row(s)) for s in scopes], table.size.width)
-        title = count(len(scopes), "scope") if scopes else EMPTY_HINT
+        self.scopes = message.value
+        self.fill()
+        title = count(len(self.scopes), "scope") if self.scopes else EMPTY_HINT
         self.query_one("#title", Static).update(Text(title))
+
+    def fill(self) -> None:
+        table = self.query_one(DataTable)
+        fill_table(table, COLUMNS, [(s.scope, _row(s)) for s in self.scopes], table.size.width)
+        if self.follow is not None and self.follow in [s.scope for s in self.scopes]:
+            table.move_cursor(row=[s.scope for s in self.scopes].index(self.follow), animate=False)
+            self.follow = None
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
@@ -76,20 +86,19 @@ class ScopesScreen(StoreScreen):
         self.load()
 
     def action_remember(self) -> None:
-        self.app.push_screen(RememberScreen(scope=None), self._remember)
+        self.app.push_screen(RememberScreen(self.session, scope=None), self._written)
 
-    def _remember(self, draft: Draft | None) -> None:
-        if draft is not None:
-            self.write_entry(draft)
+    def _written(self, outcome: Outcome | None) -> None:
+        if outcome is not None:
+            memory = outcome.result.memory
+            self.status.info(f"{outcome.verb} in {memory.scope!r} → revision {memory.revision}")
+            self.follow = memory.scope  # closing the dialog resumes this screen, which reloads it
 
-    @work(thread=True, exclusive=True, group="write")
-    def write_entry(self, draft: Draft) -> None:
-        self.deliver(lambda: ("remembered", self.session.remember(draft.scope, draft.entry, None)), Written)
-
-    def on_written(self, message: Written) -> None:
-        verb, result = message.value
-        self.status.info(f"{verb} in {result.memory.scope!r} → revision {result.memory.revision}")
+    def refresh_from_store(self) -> None:
         self.load()
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self.fill)
 
 
 def _row(summary: ScopeSummary) -> tuple[object, ...]:

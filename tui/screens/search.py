@@ -29,9 +29,9 @@ class SearchScreen(StoreScreen):
         Binding("t", "trace", "Trace"),
     ]
 
-    def __init__(self, scope: str, query: str = "") -> None:
+    def __init__(self, scope: str, query: str = "", note: str | None = None) -> None:
         super().__init__()
-        self.scope, self.initial_query = scope, query
+        self.scope, self.initial_query, self.note = scope, query, note
         self.page: SearchPage | None = None
 
     def compose(self) -> ComposeResult:
@@ -55,7 +55,7 @@ class SearchScreen(StoreScreen):
         self.query_one("#hit-detail").display = False
         self.query_one("#hit-detail").border_title = "hit"
         self.query_one("#query", Input).focus()
-        self.status.info("type a query and press enter")
+        self.status.info(self.note or "type a query and press enter")
 
     def form(self) -> SearchForm:
         return SearchForm(
@@ -110,7 +110,7 @@ class SearchScreen(StoreScreen):
         detail.display = 0 <= index < len(hits)
         if not detail.display:
             return
-        detail.update(hit_detail(hits[index]))
+        detail.update(hit_detail(hits[index], self.app.size.width - 6))  # border and padding: 4, scrollbar: 2
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
@@ -146,5 +146,8 @@ def _summary(page: SearchPage) -> str:
     summary = f"{count(len(page.hits), 'hit')} · mode {page.mode} · revision {page.memory.revision}"
     if page.rerank is not None:
         trace = page.rerank
-        summary += f" · reranked: kept {len(trace.selected_ranks)} of {len(trace.candidates)} (t: trace)"
+        if trace.used_fallback:
+            summary += " · rerank fell back to coarse order: the model kept nothing (t: trace)"
+        else:
+            summary += f" · reranked: kept {len(trace.selected_ranks)} of {len(trace.candidates)} (t: trace)"
     return summary

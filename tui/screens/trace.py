@@ -7,13 +7,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import DataTable, Header, Static
 
-from pcmem import MemoryHit, SearchPage
-from pcmem_tui.format import hit_detail, plain, preview, yes_no
+from pcmem import CandidateDecision, MemoryHit, SearchPage
+from pcmem_tui.format import hit_detail, plain, preview
 from pcmem_tui.screens.base import StoreScreen
 from pcmem_tui.screens.entry import EntryScreen
 from pcmem_tui.widgets import StatusLine, fill_table, flex_width, key_footer, selected_key
 
-COLUMNS = (("pick", 4), ("coarse", 6), ("verdict", 9), ("score", 6), ("via", 10), ("text", None))
+COLUMNS = (("pick", 4), ("coarse", 6), ("verdict", 10), ("model", 11), ("score", 6), ("text", None))
 KEPT, DROPPED = "green", "dim red"
 
 
@@ -45,7 +45,8 @@ class TraceScreen(StoreScreen):
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         if event.row_key.value is not None:
-            self.query_one("#candidate-detail", Static).update(hit_detail(self._candidate(event.row_key.value)))
+            self.query_one("#candidate-detail", Static).update(
+                hit_detail(self._candidate(event.row_key.value), self.app.size.width - 6))
 
     def _candidate(self, key: str) -> MemoryHit:
         return self.page.rerank.candidates[int(key) - 1]  # type: ignore[union-attr]
@@ -62,15 +63,17 @@ class TraceScreen(StoreScreen):
 
 
 def summary(page: SearchPage) -> Text:
-    """Policy, what was kept, and what the model cost."""
+    """Policy, what was kept (or that the fallback applied), and what the model cost."""
     trace = page.rerank
     assert trace is not None
     usage = trace.usage
-    text = Text.assemble(("policy ", "dim"), (trace.policy_id, "bold"), "\n",
-                         f"kept {len(trace.selected_ranks)} of {len(trace.candidates)}",
-                         f" · dropped {len(trace.dropped_ranks)}",
-                         f" · discarded ranks {trace.discarded_rank_count}",
-                         " · fallback ", (yes_no(trace.used_fallback), "bold yellow" if trace.used_fallback else ""))
+    text = Text.assemble(("policy ", "dim"), (trace.policy_id, "bold"), "\n")
+    if trace.used_fallback:
+        text.append(f"fallback: the model kept nothing, so the first {len(trace.selected_ranks)} coarse hits are "
+                    "shown as they were", style="bold yellow")
+    else:
+        text.append(f"kept {len(trace.selected_ranks)} of {len(trace.candidates)}")
+    text.append(f" · dropped {len(trace.dropped_ranks)} · discarded ranks {trace.discarded_rank_count}")
     text.append(f"\nlatency {trace.latency_ms:.0f} ms · {usage.requests} requests · "
                 f"{usage.input_tokens} in + {usage.output_tokens} out tokens")
     if trace.decision_calls is not None:
@@ -82,14 +85,30 @@ def trace_rows(page: SearchPage, width: int) -> list[tuple[str, tuple[object, ..
     """Rows keyed by coarse rank: the picks in the model's order, then the dropped candidates in coarse order."""
     trace = page.rerank
     assert trace is not None
-    picks = [(str(rank), _row(str(order), rank, trace.candidates[rank - 1], True, width))
+    decisions = {decision.rank: decision for decision in trace.decisions}
+    kept = "fallback" if trace.used_fallback else "kept"
+    picks = [(str(rank), _row(str(order), rank, trace.candidates[rank - 1], kept, decisions.get(rank), width))
              for order, rank in enumerate(trace.selected_ranks, 1)]
-    drops = [(str(rank), _row("", rank, trace.candidates[rank - 1], False, width)) for rank in trace.dropped_ranks]
+    drops = [(str(rank), _row("", rank, trace.candidates[rank - 1], "dropped", decisions.get(rank), width))
+             for rank in trace.dropped_ranks]
     return picks + drops
 
 
-def _row(pick: str, rank: int, hit: MemoryHit, kept: bool, width: int) -> tuple[object, ...]:
-    style = KEPT if kept else DROPPED
-    verdict = Text("✓ kept", style="bold green") if kept else Text("✗ dropped", style="red")
-    return (plain(pick, "bold"), plain(rank, style), verdict, plain(f"{hit.score:.4f}", style),
-            plain("+".join(hit.matched_by), style), preview(hit.text, width, style))
+VERDICTS = {"kept": ("✓ kept", "bold green"), "fallback": ("↩ fallback", "bold yellow"), "dropped": ("✗ dropped", "red")}
+OUTCOME_STYLES = {"yes": "green", "no": "red", "abstain": "yellow"}
+
+
+def decision_cell(decision: CandidateDecision | None) -> Text:
+    """The model's own verdict on a candidate: yes/no/abstain with p(yes) when known; "–" if it was not judged."""
+    if decision is None:
+        return Text("–", style="dim")
+    shown = decision.outcome if decision.yes_probability is None else f"{decision.outcome} {decision.yes_probability:.2f}"
+    return Text(shown, style=OUTCOME_STYLES.get(decision.outcome, ""))
+
+
+def _row(pick: str, rank: int, hit: MemoryHit, verdict: str, decision: CandidateDecision | None,
+         width: int) -> tuple[object, ...]:
+    style = DROPPED if verdict == "dropped" else KEPT
+    label, label_style = VERDICTS[verdict]
+    return (plain(pick, "bold"), plain(rank, style), Text(label, style=label_style), decision_cell(decision),
+            plain(f"{hit.score:.4f}", style), preview(hit.text, width, style))

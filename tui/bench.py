@@ -1,0 +1,168 @@
+"""Timings a user feels in ``pcmem tui``, measured through Textual's pilot on one seeded store.
+
+One command reproduces them (the store is built once and reused from ``--dir``)::
+
+    python -m pcmem_tui.bench                     # 500 entries in 4 scopes (one of them CJK), real embedder
+    python -m pcmem_tui.bench --embedder none     # without vectors (FTS only)
+
+Each figure is wall time from the key press (or app start) until the screen shows the result (the worker finished,
+its message was handled and the screen repainted): start to first screen, open scope, open entry, first and later
+search, a write. The app runs headless at 120×36, as in the snapshot tests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pcmem
+from pcmem import NewEntry, RememberRequest
+
+SCOPES = ("project", "people", "ops", "旅行-notes")
+SIZE = (120, 36)
+SUBJECTS = ("the release", "the staging cluster", "Marco", "Priya", "the Porto venue", "the nightly backup",
+            "the billing export", "the search index", "the onboarding doc", "the API gateway")
+VERBS = ("moves to", "depends on", "was reviewed with", "must be checked before", "is owned by", "blocks")
+WHEN = ("Tuesdays", "the 14:00 check", "the end of March", "every sprint", "the quarterly audit")
+CJK = ("東京の会議は{n}日に変更されました。", "大阪の倉庫は{n}月から新しい担当者が管理します。",
+       "京都の旅館を{n}名で予約しました。", "上海办公室的网络在{n}号维护。", "北京的客户希望{n}点开会。")
+
+
+def _texts(scope: str, count: int) -> list[str]:
+    if scope.startswith("旅行"):
+        return [CJK[i % len(CJK)].format(n=i % 28 + 1) + f" 参照番号 {i}." for i in range(count)]
+    return [f"{SUBJECTS[i % len(SUBJECTS)].capitalize()} {VERBS[(i // 10) % len(VERBS)]} "
+            f"{SUBJECTS[(i * 7 + 3) % len(SUBJECTS)]} on {WHEN[i % len(WHEN)]} (note {i} in {scope})."
+            for i in range(count)]
+
+
+def seed(path: Path, entries: int, **options: Any) -> None:
+    """``entries`` spread over four scopes, written in batches of 25 so each scope has a history of revisions."""
+    per_scope = entries // len(SCOPES)
+    with pcmem.open_sync(path, **options) as runtime:
+        for scope in SCOPES:
+            memory, texts = runtime.memory.for_scope(scope), _texts(scope, per_scope)
+            for start in range(0, len(texts), 25):
+                batch = tuple(NewEntry(text=text, kind="fact") for text in texts[start:start + 25])
+                memory.remember(RememberRequest(entries=batch))
+
+
+async def _until(pilot: Any, done: Callable[[], bool], timeout: float = 120.0) -> None:
+    """Poll (5 ms) until ``done()``, then let the screen repaint once."""
+    deadline = time.perf_counter() + timeout
+    while not done():
+        if time.perf_counter() > deadline:
+            raise TimeoutError("the screen did not show the result in time")
+        await asyncio.sleep(0.005)
+    await pilot.pause()
+
+
+def _rows(app: Any) -> int:
+    from textual.widgets import DataTable
+
+    tables = app.screen.query(DataTable)
+    return tables.first().row_count if tables else 0
+
+
+async def measure(path: Path, **options: Any) -> dict[str, float]:
+    """One pass over the interactions; milliseconds by name."""
+    from textual.widgets import Input, TextArea
+
+    from pcmem_tui.app import make_app
+
+    timings: dict[str, float] = {}
+
+    def mark(name: str, since: float) -> None:
+        timings[name] = (time.perf_counter() - since) * 1000
+
+    started = time.perf_counter()
+    app = make_app(path, **options)
+    async with app.run_test(size=SIZE) as pilot:
+        await _until(pilot, lambda: type(app.screen).__name__ == "ScopesScreen" and _rows(app) > 0)
+        mark("start to first screen", started)
+
+        started = time.perf_counter()
+        await pilot.press("enter")
+        await _until(pilot, lambda: type(app.screen).__name__ == "EntriesScreen" and _rows(app) > 0)
+        mark("open scope", started)
+
+        await pilot.press("down", "down")
+        started = time.perf_counter()
+        await pilot.press("enter")
+        await _until(pilot, lambda: type(app.screen).__name__ == "EntryScreen" and _rows(app) > 0)
+        mark("open entry", started)
+        await pilot.press("escape")
+        await _until(pilot, lambda: type(app.screen).__name__ == "EntriesScreen")
+
+        for name, query in (("first search", "release Tuesdays"), ("later search", "Priya backup")):
+            await pilot.press("slash")
+            await _until(pilot, lambda: type(app.screen).__name__ == "SearchScreen")
+            screen = app.screen
+            screen.query_one("#query", Input).value = query
+            screen.query_one("#query", Input).focus()
+            started = time.perf_counter()
+            await pilot.press("enter")
+            await _until(pilot, lambda: getattr(screen, "page", None) is not None)
+            mark(name, started)
+            await pilot.press("escape")
+            await _until(pilot, lambda: type(app.screen).__name__ == "EntriesScreen")
+
+        entries_screen: Any = app.screen
+        before = entries_screen.manifest.head
+        await pilot.press("n")
+        await _until(pilot, lambda: type(app.screen).__name__ == "RememberScreen")
+        app.screen.query_one(TextArea).text = "The bench wrote this entry."
+        started = time.perf_counter()
+        await pilot.press("ctrl+s")
+        await _until(pilot, lambda: app.screen is entries_screen and entries_screen.manifest.head > before)
+        mark("a write (remember)", started)
+    return timings
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m pcmem_tui.bench", description=__doc__.split("\n")[0])
+    parser.add_argument("--entries", type=int, default=500)
+    parser.add_argument("--runs", type=int, default=3, help="passes; the median is reported")
+    parser.add_argument("--embedder", default="auto", help="'auto' (the default model) or 'none'")
+    parser.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()) / "pcmem-tui-bench")
+    parser.add_argument("--exclusive", action="store_true",
+                        help="hold the file (shared=False): separates the TUI's own cost from shared mode's per-read "
+                             "open of the file")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    options: dict[str, Any] = {"embedder": None} if args.embedder == "none" else {}
+    template = args.dir / f"template-{args.entries}-{args.embedder}.duckdb"
+    if not template.exists():
+        args.dir.mkdir(parents=True, exist_ok=True)
+        seed(template, args.entries, **options)
+    app_options = {**options, "shared": False} if args.exclusive else options
+    runs = []
+    for run in range(args.runs):
+        path = args.dir / f"run-{run}.duckdb"
+        path.unlink(missing_ok=True)
+        path.write_bytes(template.read_bytes())  # every pass starts from the same store (the write adds to it)
+        runs.append(asyncio.run(measure(path, **app_options)))
+    medians = {name: statistics.median(run[name] for run in runs) for name in runs[0]}
+    best = {name: min(run[name] for run in runs) for name in runs[0]}
+    if args.json:
+        print(json.dumps({name: {"median_ms": round(ms, 1), "best_ms": round(best[name], 1)}
+                          for name, ms in medians.items()}))
+        return
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"{args.entries} entries in {len(SCOPES)} scopes, embedder {args.embedder}, {SIZE[0]}x{SIZE[1]}, "
+          f"{'exclusive' if args.exclusive else 'shared'} mode, "
+          f"median of {args.runs} runs, load average {load:.1f} on {os.cpu_count()} CPUs")
+    for name, ms in medians.items():
+        print(f"  {name:<24} {ms:8.0f} ms  best {best[name]:6.0f} ms  (runs: {', '.join(f'{run[name]:.0f}' for run in runs)})")
+
+
+if __name__ == "__main__":
+    main()
