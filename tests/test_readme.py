@@ -18,6 +18,8 @@ BLOCKS = re.findall(r"^```python\n(.*?)^```", (ROOT / "README.md").read_text(enc
 
 def _needs(block: str) -> str | None:
     """Why a block cannot run here, or None."""
+    if "http://127.0.0.1:8765" in block:
+        return "a client of `pcmem serve`: tests/test_serve_readme.py runs it against a live server"
     if "seekdb:" in block:
         try:
             import pylibseekdb  # noqa: F401

@@ -140,3 +140,16 @@ def test_new_store_files_are_owner_only(tmp_path):
     pcmem.open_sync(path, embedder=None).close()
     assert path.stat().st_mode & 0o777 == 0o600
     assert path.parent.stat().st_mode & 0o777 == 0o700
+
+
+def test_duckdb_never_prints_a_progress_bar_to_the_hosts_stdout(tmp_path):
+    """A statement past 2 s (a checkpoint on a busy machine) made DuckDB draw a progress bar on stdout, which broke
+    `--json` output and the crash harness's line protocol: every connection and every cursor has it off."""
+    from pcmem.store.duckdb import connection
+
+    db = connection.connect(tmp_path / "quiet.duckdb")
+    try:
+        for handle in (db, connection.quiet(db.cursor())):
+            assert handle.execute("SELECT current_setting('enable_progress_bar')").fetchone() == (False,)
+    finally:
+        db.close()

@@ -497,7 +497,7 @@ class _Connections:
                 raise StoreError("the store is closed")
             if self._db is None:
                 self._db = self._connect()
-            cursor = self._idle.pop() if self._idle else self._db.cursor()
+            cursor = self._idle.pop() if self._idle else connection.quiet(self._db.cursor())
             self._users += 1
         reusable = False
         try:

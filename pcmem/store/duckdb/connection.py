@@ -101,6 +101,16 @@ def connect(path: Path, *, lock_timeout: float = 0.0, read_only: bool = False) -
     except duckdb.Error as error:
         connection.close()
         raise StoreError(f"cannot load the DuckDB FTS extension: {error}") from error
+    return quiet(connection)
+
+
+def quiet(connection: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
+    """Turn off DuckDB's progress bar on this connection (a session setting: every cursor needs it too).
+
+    DuckDB prints a progress bar to the process's stdout for any statement that runs past 2 s — a checkpoint on a busy
+    machine is enough. A library must never write to its host's stdout: it broke `--json` output and the line
+    protocol of the crash harness's writer process."""
+    connection.execute("SET enable_progress_bar = false")
     return connection
 
 
