@@ -25,6 +25,17 @@ def _unit(rows: np.ndarray) -> np.ndarray:
     return rows / np.where(norms == 0, 1, norms)
 
 
+def _similarities(matrix: np.ndarray, unit_query: np.ndarray) -> np.ndarray:
+    """One dot product per row, each computed the same way wherever the row sits in the matrix.
+
+    BLAS matrix-vector kernels (``matrix @ query``) take a different code path for the last rows of a block, so two
+    identical rows can get cosines differing in the last bit depending on their positions — and positions differ
+    between a freshly loaded matrix and one kept current by swap-removes, i.e. between processes. ``einsum``'s
+    plain loop computes every row alike: equal vectors get equal scores, and the identity tie-break decides.
+    """
+    return np.einsum("ij,j->i", matrix, unit_query)
+
+
 @dataclass
 class _ScopeMatrix:
     profile: EmbeddingProfile
@@ -83,7 +94,7 @@ class VectorCache:
             if state.size == 0:
                 return []
             unit_query = query.astype(np.float32) / (np.linalg.norm(query) or 1.0)
-            similarity = state.matrix[: state.size] @ unit_query
+            similarity = _similarities(state.matrix[: state.size], unit_query)
             entries = list(state.entries)
         if len(similarity) > limit:
             cut = np.partition(similarity, len(similarity) - limit)[len(similarity) - limit]
