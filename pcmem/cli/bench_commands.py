@@ -294,3 +294,39 @@ def chaos(quick: bool, hostile_cases: int | None, kill_rounds: int | None, as_js
 
 def register(group: click.Group) -> None:
     group.add_command(bench)
+
+
+def _register_startup(bench: click.Group) -> None:
+    @bench.command()
+    @click.option("--entries", type=int, default=300, show_default=True, help="Entries in the measured store.")
+    @click.option("--repeats", type=int, default=7, show_default=True, help="Fresh processes per figure (p50).")
+    @click.option("--out", type=click.Path(dir_okay=False), help="Also write the result as JSON.")
+    @render.json_option
+    def startup(entries: int, repeats: int, out: str | None, as_json: bool) -> None:
+        """A cold CLI search vs the floors of Python + DuckDB (+ the ONNX session), measured in the same run.
+
+        \b
+        Example:
+          OPENBLAS_NUM_THREADS=1 pcmem bench startup --repeats 7
+        """
+        from pcmem.bench import startup as bench_startup
+
+        result = bench_startup.run(entries, repeats)
+        if out:
+            Path(out).write_text(json.dumps(result, indent=2))
+        if as_json:
+            render.emit_json(result)
+            return
+        p50 = result["p50_ms"]
+        render.table("cold CLI p50 ms — fresh processes, floors from the same run",
+                     ("python", "floor (duckdb + query)", "model floor (session + 1 query)", "pcmem fts", "fts ÷ floor",
+                      "pcmem hybrid", "hybrid budget (floor + 1.5×model)", "import pcmem"),
+                     [(f"{p50['python']:.0f}", f"{p50['floor']:.0f}", f"{p50['model']:.0f}", f"{p50['fts']:.0f}",
+                       f"{result['ratio_fts_vs_floor']:.2f}x", f"{p50['hybrid']:.0f}",
+                       f"{result['hybrid_budget_ms']:.0f}", f"{p50['import']:.0f}")])
+        heavy = result["import_pcmem_heavy_modules"]
+        click.echo(f"import pcmem pulled in: {', '.join(heavy) if heavy else 'none of ' + ', '.join(bench_startup.HEAVY)}")
+        click.echo(f"load average {result['load_average']} on {result['cpu_count']} CPUs")
+
+
+_register_startup(bench)

@@ -16,13 +16,16 @@ so queries analysed the same way match the same terms.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import duckdb
-import pyarrow as pa
 
 from pcmem.analysis import ANALYZERS, Analyzer
 from pcmem.store.duckdb.arrow import registered
 from pcmem.types.search import Candidate
+
+if TYPE_CHECKING:
+    pass
 
 SCHEMA = "fts_main_fts_docs"
 
@@ -49,6 +52,7 @@ def record_analyzer(db: duckdb.DuckDBPyConnection, name: str) -> None:
 
 def add_documents(db: duckdb.DuckDBPyConnection, documents: Sequence[tuple[str, str]], analyzer: Analyzer) -> None:
     """Index ``(entry_version_id, text)`` pairs, analysed with the store's analyzer."""
+    import pyarrow as pa  # lazy: importing pyarrow costs ~100 ms, a search never needs it
     if not documents:
         return
     analysed = [(version_id, analyzer.analyze(text)) for version_id, text in documents]
@@ -93,6 +97,7 @@ def add_documents(db: duckdb.DuckDBPyConnection, documents: Sequence[tuple[str, 
 
 def remove_documents(db: duckdb.DuckDBPyConnection, entry_version_ids: Sequence[str]) -> None:
     """Drop documents by entry_version_id (those not indexed are ignored)."""
+    import pyarrow as pa  # lazy: importing pyarrow costs ~100 ms, a search never needs it
     if not entry_version_ids:
         return
     gone = pa.table({"name": pa.array(list(entry_version_ids), pa.string())})
