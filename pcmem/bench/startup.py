@@ -56,9 +56,9 @@ print(" ".join(m for m in {HEAVY!r} if m in sys.modules))
 QUERY = "Priya moved the Windows installer"
 
 
-def _wall(command: list[str], env: dict[str, str]) -> tuple[float, str]:
+def _wall(command: list[str]) -> tuple[float, str]:
     started = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
+    done = subprocess.run(command, capture_output=True, text=True, check=False)  # inherits OPENBLAS_NUM_THREADS
     wall = time.perf_counter() - started
     if done.returncode != 0:
         raise RuntimeError(f"{command[:4]} failed: {done.stderr.strip()[-500:]}")
@@ -87,7 +87,6 @@ def _model_dir() -> Path:
 
 
 def run(entries: int = 300, repeats: int = 7) -> dict:
-    env = {**os.environ, "OPENBLAS_NUM_THREADS": os.environ.get("OPENBLAS_NUM_THREADS", "1")}
     python = sys.executable
     with tempfile.TemporaryDirectory(prefix="pcmem-startup-") as folder:
         store = Path(folder) / "startup.duckdb"
@@ -97,13 +96,13 @@ def run(entries: int = 300, repeats: int = 7) -> dict:
         samples: dict[str, list[float]] = {k: [] for k in ("python", "floor", "model", "fts", "hybrid", "import")}
         heavy = ""
         for _ in range(repeats):  # interleaved, so load on the machine hits every figure alike
-            samples["python"].append(_wall([python, "-c", "pass"], env)[0])
-            samples["floor"].append(_wall([python, "-c", _FLOOR, str(store)], env)[0])
-            model_wall, out = _wall([python, "-c", _MODEL_FLOOR, str(model_dir), QUERY], env)
+            samples["python"].append(_wall([python, "-c", "pass"])[0])
+            samples["floor"].append(_wall([python, "-c", _FLOOR, str(store)])[0])
+            model_wall, out = _wall([python, "-c", _MODEL_FLOOR, str(model_dir), QUERY])
             samples["model"].append(float(out) * 1000)  # session + one query, Python's own start excluded
-            samples["fts"].append(_wall([*cli, "--mode", "fts", QUERY], env)[0])
-            samples["hybrid"].append(_wall([*cli, "--mode", "hybrid", QUERY], env)[0])
-            wall, heavy = _wall([python, "-c", _IMPORT], env)
+            samples["fts"].append(_wall([*cli, "--mode", "fts", QUERY])[0])
+            samples["hybrid"].append(_wall([*cli, "--mode", "hybrid", QUERY])[0])
+            wall, heavy = _wall([python, "-c", _IMPORT])
             samples["import"].append(wall)
     p50 = {name: _p50(values) for name, values in samples.items()}
     return {

@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import duckdb
-import numpy as np
 
 from pcmem.analysis import Analyzer
 from pcmem.errors import ConcurrentWriteError, InputError, PcmemError, StoreError, StoreFormatError
@@ -54,6 +53,7 @@ from pcmem.types.storage import ChannelCandidates, EntryEvent, HeadEntry, Vector
 from pcmem.validation import canonical_json
 
 if TYPE_CHECKING:
+    import numpy as np
     pass
 
 
@@ -447,6 +447,7 @@ class DuckDBBackend:
 
 
     def stored_vectors(self, profile: EmbeddingProfile, entry_version_ids: Sequence[str]) -> dict[str, np.ndarray]:
+        import numpy as np  # lazy: numpy costs ~0.15-0.2 s of a cold CLI call that searches full text only
         if not entry_version_ids:
             return {}
         with self._transaction() as cursor:

@@ -14,13 +14,13 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Literal
 
 import duckdb
-import numpy as np
 
 from pcmem.errors import StoreError
 from pcmem.store.duckdb.arrow import registered
 from pcmem.types.embedding import EmbeddingProfile
 
 if TYPE_CHECKING:
+    import numpy as np
     import pyarrow as pa
 
 Role = Literal["active", "pending"]
@@ -126,12 +126,14 @@ def commit_switch(db: duckdb.DuckDBPyConnection, new: EmbeddingProfile) -> bool:
 
 
 def _vector_column(vectors: np.ndarray) -> pa.FixedSizeListArray:
+    import numpy as np  # lazy: numpy costs ~0.15-0.2 s of a cold CLI call that searches full text only
     import pyarrow as pa  # lazy: importing pyarrow costs ~100 ms, a search never needs it
     matrix = np.ascontiguousarray(vectors, dtype=np.float32)
     return pa.FixedSizeListArray.from_arrays(pa.array(matrix.reshape(-1)), matrix.shape[1])
 
 
 def store(db: duckdb.DuckDBPyConnection, vectors: Mapping[str, np.ndarray], table: str = TABLES["active"]) -> None:
+    import numpy as np  # lazy: numpy costs ~0.15-0.2 s of a cold CLI call that searches full text only
     import pyarrow as pa  # lazy: importing pyarrow costs ~100 ms, a search never needs it
     if not vectors:
         return
