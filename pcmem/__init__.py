@@ -12,7 +12,8 @@ Open a store, pick a scope, remember and read back with exact citations::
 This module imports neither Textual nor llama.cpp; heavy parts load only when used.
 """
 
-from pcmem.compose.rerankers import build_reranker
+from typing import TYPE_CHECKING, Any
+
 from pcmem.compose.runtime import Runtime, SyncRuntime, open_runtime, open_sync
 from pcmem.embedding.port import Embedder
 from pcmem.errors import (
@@ -70,6 +71,19 @@ from pcmem.types.search import SEARCH_MODES, MemoryHit, RerankTrace, SearchMemor
 from pcmem.types.usage import Usage
 
 __version__ = "0.1.0"
+
+if TYPE_CHECKING:
+    from pcmem.compose.rerankers import build_reranker
+
+
+def __getattr__(name: str) -> Any:
+    """``build_reranker`` loads on first use: its module pulls the llama.cpp glue and numpy (~0.3 s of a cold CLI
+    call that never reranks)."""
+    if name == "build_reranker":
+        from pcmem.compose.rerankers import build_reranker
+
+        return build_reranker
+    raise AttributeError(f"module 'pcmem' has no attribute {name!r}")
 
 __all__ = [
     "CandidateDecision",

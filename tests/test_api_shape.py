@@ -60,3 +60,21 @@ def test_python_dash_m_pcmem_runs(tmp_path):
     )
     assert result.returncode == 0, result.stderr
     assert [scope["scope"] for scope in json.loads(result.stdout)] == ["s"]
+
+
+def test_import_and_full_text_search_load_no_model_or_arrow_code(tmp_path):
+    """Issue 20 (cold CLI): importing pcmem and its CLI, opening a store with vectors and searching full text
+    loads none of fastembed, onnxruntime, pyarrow, textual, llama_cpp — each costs 0.1–1 s per CLI call."""
+    path = tmp_path / "cold.duckdb"
+    with pcmem.open_sync(path) as runtime:
+        runtime.memory.for_scope("s").remember("The team deploys on Fridays.")
+    probe = (
+        "import sys, pcmem, pcmem.cli\n"
+        "heavy = ('fastembed', 'onnxruntime', 'pyarrow', 'textual', 'llama_cpp')\n"
+        "print(','.join(m for m in heavy if m in sys.modules))\n"
+        "with pcmem.open_sync(sys.argv[1]) as runtime:\n"
+        "    hits = runtime.memory.for_scope('s').search(pcmem.SearchMemoryRequest(query='deploys', mode='fts')).hits\n"
+        "print(len(hits), ','.join(m for m in heavy if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe, str(path)], capture_output=True, text=True, check=True).stdout
+    assert out.splitlines() == ["", "1 "]

@@ -31,13 +31,14 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Literal
 
 from pcmem.errors import ConfigurationError, EmbeddingError
 from pcmem.model_files import distribution_file, is_intact, sha256_of, write_atomically
 from pcmem.types.progress import StageProgress
+
+if TYPE_CHECKING:
+    import numpy as np
 
 Variant = Literal["fp32", "int8"]
 
@@ -277,6 +278,7 @@ def quantize_int8(fp32: Path, target: Path) -> int:
 
 def torch_reference(loaded: TorchModel, sentences: Sequence[str]) -> np.ndarray:
     """sentence-transformers' own computation: mean of the last hidden state over real tokens, normalised."""
+    import numpy as np  # lazy: numpy costs ~0.15-0.2 s of a cold CLI call that searches full text only
     torch, model, tokenizer = loaded.torch, loaded.model, loaded.tokenizer
     rows = []
     with torch.no_grad():
@@ -292,7 +294,7 @@ def torch_reference(loaded: TorchModel, sentences: Sequence[str]) -> np.ndarray:
 
 
 #: Runs a finished ONNX model directory on sentences (the runtime path, through fastembed): what is verified.
-Embed = Callable[[Path, Sequence[str]], np.ndarray]
+Embed = Callable[[Path, Sequence[str]], "np.ndarray"]
 
 
 def prepare(variant: Variant, cache_root: Path, progress: StageProgress | None = None, *,
@@ -347,6 +349,7 @@ def _build(variant: Variant, source: Path, work: Path, progress: StageProgress |
 
 def _verify(variant: Variant, loaded: TorchModel, staged: Path, embed: Embed, progress: StageProgress | None) -> float:
     """The lowest cosine between the staged model's vectors and torch's; raises EmbeddingError below the bar."""
+    import numpy as np  # lazy: numpy costs ~0.15-0.2 s of a cold CLI call that searches full text only
     if progress:
         progress("verifying against torch", 0, 1)
     reference = torch_reference(loaded, REFERENCE_SENTENCES)

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
-
-import numpy as np
+from typing import TYPE_CHECKING, Protocol
 
 from pcmem.types.embedding import EmbeddingProfile
 from pcmem.types.progress import Progress
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 class Embedder(Protocol):

@@ -19,9 +19,7 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
-
-import numpy as np
+from typing import TYPE_CHECKING, Literal
 
 from pcmem.embedding import minilm, mpnet
 from pcmem.embedding.onnx_embedder import OnnxEmbedder
@@ -31,6 +29,9 @@ from pcmem.model_files import is_intact, sha256_of
 from pcmem.settings import cache_dir as resolve_cache_dir
 from pcmem.types.embedding import EmbeddingProfile
 from pcmem.types.progress import StageProgress
+
+if TYPE_CHECKING:
+    import numpy as np
 
 DEFAULT_PRESET = "minilm-l6-int8"
 _MPNET_SOURCE = "sentence-transformers/all-mpnet-base-v2"

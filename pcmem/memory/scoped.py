@@ -14,9 +14,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from pcmem.embedding.port import Embedder, EmbeddingProfile
 from pcmem.errors import (
@@ -60,6 +58,9 @@ from pcmem.types.progress import Progress
 from pcmem.types.search import SearchMemoryRequest, SearchPage
 from pcmem.types.storage import EntryEvent, HeadEntry
 from pcmem.validation import canonical_json, validate_id, validate_revision, validate_scope
+
+if TYPE_CHECKING:
+    import numpy as np
 
 Clock = Callable[[], datetime]
 

@@ -25,8 +25,6 @@ import logging
 import time
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from pcmem.embedding.port import Embedder
 from pcmem.errors import CapabilityNotSupportedError, EmbeddingError, RerankError
 from pcmem.search.fusion import admit_fts, admit_vector, channel_candidate_count, rrf_fuse
@@ -36,6 +34,8 @@ from pcmem.types.search import Candidate, MemoryHit, RerankTrace, ResolvedMode, 
 from pcmem.types.storage import ChannelCandidates, VectorStatus
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from pcmem.rerank.port import MemoryReranker
     from pcmem.types.progress import Progress
     from pcmem.types.rerank import MemoryRerankDecision

@@ -12,9 +12,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from pcmem.errors import StoreError
 from pcmem.ids import new_id
@@ -22,6 +20,9 @@ from pcmem.types.embedding import EmbeddingProfile
 from pcmem.types.memory import Citation, EntryState, EntryVersion, MemoryEntry, MemoryRef
 from pcmem.types.search import Candidate
 from pcmem.types.storage import ChannelCandidates, EntryEvent
+
+if TYPE_CHECKING:
+    import numpy as np
 
 VERSION_FIELDS = (
     "entry_version_id", "entry_id", "version", "kind", "text", "content_hash", "metadata", "created_in_revision",
@@ -50,6 +51,7 @@ def entry(memory: MemoryRef, state: EntryState, version: EntryVersion) -> Memory
 
 
 def check_dimension(profile: EmbeddingProfile, batch: Mapping[str, np.ndarray]) -> None:
+    import numpy as np  # lazy: numpy costs ~0.15-0.2 s of a cold CLI call that searches full text only
     for version_id, vector in batch.items():
         if np.asarray(vector).reshape(-1).shape[0] != profile.dimension:
             raise StoreError(f"vector for {version_id} has {np.asarray(vector).size} dimensions, "

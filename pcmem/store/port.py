@@ -13,9 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
-from typing import Protocol
-
-import numpy as np
+from typing import TYPE_CHECKING, Protocol
 
 from pcmem.analysis import Analyzer
 from pcmem.types.embedding import EmbeddingProfile
@@ -31,6 +29,9 @@ from pcmem.types.memory import (
     Tombstone,
 )
 from pcmem.types.storage import ChannelCandidates, EntryEvent, HeadEntry, VectorStatus
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 class WriteTransaction(Protocol):

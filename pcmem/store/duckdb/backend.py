@@ -16,10 +16,9 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import duckdb
-import numpy as np
-import pyarrow as pa
 
 from pcmem.analysis import Analyzer
 from pcmem.errors import ConcurrentWriteError, InputError, PcmemError, StoreError, StoreFormatError
@@ -52,6 +51,10 @@ from pcmem.types.memory import (
 )
 from pcmem.types.storage import ChannelCandidates, EntryEvent, HeadEntry, VectorStatus
 from pcmem.validation import canonical_json
+
+if TYPE_CHECKING:
+    import numpy as np
+    pass
 
 
 def _naive_utc(value: datetime) -> datetime:
@@ -444,6 +447,7 @@ class DuckDBBackend:
 
 
     def stored_vectors(self, profile: EmbeddingProfile, entry_version_ids: Sequence[str]) -> dict[str, np.ndarray]:
+        import numpy as np  # lazy: numpy costs ~0.15-0.2 s of a cold CLI call that searches full text only
         if not entry_version_ids:
             return {}
         with self._transaction() as cursor:
@@ -593,6 +597,7 @@ class _DuckDBWrite:
         return None if row is None else HeadEntry(version=version_from_row(row[1:]), state=row[0])
 
     def existing_entry_ids(self, entry_ids: Sequence[str]) -> set[str]:
+        import pyarrow as pa  # lazy: importing pyarrow costs ~100 ms, a search never needs it
         if self.memory is None or not entry_ids:
             return set()
         wanted = pa.table({"entry_id": pa.array(list(entry_ids), pa.string())})
@@ -641,6 +646,7 @@ class _DuckDBWrite:
         return self.memory
 
     def _stored_version_ids(self, entry_version_ids: Sequence[str]) -> set[str]:
+        import pyarrow as pa  # lazy: importing pyarrow costs ~100 ms, a search never needs it
         wanted = pa.table({"entry_version_id": pa.array(list(entry_version_ids), pa.string())})
         with registered(self._cursor, "pcmem_wanted_versions", wanted):
             rows = self._cursor.execute(
@@ -662,6 +668,7 @@ class _DuckDBWrite:
     def _insert_versions(
         self, artifact_id: str, revision: int, new_versions: Sequence[EntryVersion], stamp: datetime
     ) -> None:
+        import pyarrow as pa  # lazy: importing pyarrow costs ~100 ms, a search never needs it
         if not new_versions:
             return
         versions = pa.table(
@@ -685,6 +692,7 @@ class _DuckDBWrite:
         self, artifact_id: str, revision: int, events: Sequence[EntryEvent], vectors_by_version: Mapping[str, np.ndarray]
     ) -> None:
         """Log the events, move the search projections, then the head rows of the touched entries (O(change))."""
+        import pyarrow as pa  # lazy: importing pyarrow costs ~100 ms, a search never needs it
         cursor = self._cursor
         changed = pa.table(
             {

@@ -13,14 +13,17 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import duckdb
-import pyarrow as pa
 
 from pcmem.store.duckdb.arrow import registered
 from pcmem.store.duckdb.fts_index import SCHEMA as FTS_SCHEMA
 from pcmem.store.duckdb.vectors import TABLES as VECTOR_TABLES
 from pcmem.types.memory import Tombstone
+
+if TYPE_CHECKING:
+    pass
 
 _SCRATCH = "pcmem_scrub"
 PENDING = "reclaim_pending"
@@ -31,6 +34,7 @@ _CHECKPOINT_WAIT = 10.0  # seconds to wait for other transactions of this proces
 def erase(db: duckdb.DuckDBPyConnection, artifact_id: str, entry_ids: Sequence[str]) -> None:
     """Delete every version's text and metadata, and every vector, of these entries; drop index terms no document
     uses any more (the commit already removed their full-text documents). Runs inside the write transaction."""
+    import pyarrow as pa  # lazy: importing pyarrow costs ~100 ms, a search never needs it
     wanted = pa.table({"entry_id": pa.array(list(entry_ids), pa.string())})
     with registered(db, "pcmem_erased", wanted):
         versions = [v for (v,) in db.execute(
@@ -102,6 +106,7 @@ def _checkpoint(db: duckdb.DuckDBPyConnection) -> None:
 
 def reclaim(db: duckdb.DuckDBPyConnection) -> None:
     """Rewrite the tables erased rows lived in, checkpoint, and overwrite the free blocks with random bytes."""
+    import pyarrow as pa  # lazy: importing pyarrow costs ~100 ms, a search never needs it
     db.execute(f"DROP TABLE IF EXISTS {_SCRATCH}")  # left over by an interrupted reclaim
     db.execute("BEGIN TRANSACTION")
     try:

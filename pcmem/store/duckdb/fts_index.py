@@ -16,13 +16,16 @@ so queries analysed the same way match the same terms.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import duckdb
-import pyarrow as pa
 
 from pcmem.analysis import ANALYZERS, Analyzer
 from pcmem.store.duckdb.arrow import registered
 from pcmem.types.search import Candidate
+
+if TYPE_CHECKING:
+    pass
 
 SCHEMA = "fts_main_fts_docs"
 
@@ -49,6 +52,7 @@ def record_analyzer(db: duckdb.DuckDBPyConnection, name: str) -> None:
 
 def add_documents(db: duckdb.DuckDBPyConnection, documents: Sequence[tuple[str, str]], analyzer: Analyzer) -> None:
     """Index ``(entry_version_id, text)`` pairs, analysed with the store's analyzer."""
+    import pyarrow as pa  # lazy: importing pyarrow costs ~100 ms, a search never needs it
     if not documents:
         return
     analysed = [(version_id, analyzer.analyze(text)) for version_id, text in documents]
@@ -93,6 +97,7 @@ def add_documents(db: duckdb.DuckDBPyConnection, documents: Sequence[tuple[str, 
 
 def remove_documents(db: duckdb.DuckDBPyConnection, entry_version_ids: Sequence[str]) -> None:
     """Drop documents by entry_version_id (those not indexed are ignored)."""
+    import pyarrow as pa  # lazy: importing pyarrow costs ~100 ms, a search never needs it
     if not entry_version_ids:
         return
     gone = pa.table({"name": pa.array(list(entry_version_ids), pa.string())})
@@ -134,6 +139,12 @@ def _shift_stats(db: duckdb.DuckDBPyConnection, documents: int, length: int) -> 
 # over the same index tables, but in one pass over only the documents that contain a query term, with the count of
 # distinct matched terms that admission needs. The macro itself is evaluated per document and costs ~30 ms even on
 # a tiny store; tests/test_fts_index.py checks that both give identical scores.
+#
+# Determinism: a plain ``sum()`` adds a document's per-term contributions in whatever order DuckDB's parallel hash
+# aggregate meets them, so two documents with the same terms (equal scores on paper) could differ in the last bit
+# and their order — and RRF ranks — changed from one process to the next. The contributions are summed in sorted
+# order instead (``list_sum(list_sort(list(...)))``): the same multiset of contributions always gives the same
+# double, so equal scores are equal and the identity tie-break of the ORDER BY decides.
 _BM25_K1 = 1.2
 _BM25_B = 0.75
 _SEARCH_SQL = f"""
@@ -143,9 +154,9 @@ WITH query_terms AS (
     SELECT t.docid, t.termid, count(*) AS tf FROM {SCHEMA}.terms t JOIN query_terms USING (termid) GROUP BY ALL
 ), scored AS (
     SELECT f.docid,
-           sum(log((((SELECT num_docs FROM {SCHEMA}.stats) - q.df) + 0.5) / (q.df + 0.5) + 1)
+           list_sum(list_sort(list(log((((SELECT num_docs FROM {SCHEMA}.stats) - q.df) + 0.5) / (q.df + 0.5) + 1)
                * ((f.tf * ({_BM25_K1} + 1))
-                  / (f.tf + {_BM25_K1} * ((1 - {_BM25_B}) + {_BM25_B} * (d.len / (SELECT avgdl FROM {SCHEMA}.stats))))))
+                  / (f.tf + {_BM25_K1} * ((1 - {_BM25_B}) + {_BM25_B} * (d.len / (SELECT avgdl FROM {SCHEMA}.stats))))))))
                AS score,
            count(*) AS matched_terms
     FROM term_frequencies f JOIN query_terms q USING (termid) JOIN {SCHEMA}.docs d USING (docid)

@@ -11,18 +11,34 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import duckdb
-import numpy as np
 
 from pcmem.types.embedding import EmbeddingProfile
 from pcmem.types.memory import MemoryRef
 from pcmem.types.search import Candidate
 
+if TYPE_CHECKING:
+    import numpy as np
+
 
 def _unit(rows: np.ndarray) -> np.ndarray:
+    import numpy as np  # lazy: numpy costs ~0.15-0.2 s of a cold CLI call that searches full text only
     norms = np.linalg.norm(rows, axis=1, keepdims=True)
     return rows / np.where(norms == 0, 1, norms)
+
+
+def _similarities(matrix: np.ndarray, unit_query: np.ndarray) -> np.ndarray:
+    """One dot product per row, each computed the same way wherever the row sits in the matrix.
+
+    BLAS matrix-vector kernels (``matrix @ query``) take a different code path for the last rows of a block, so two
+    identical rows can get cosines differing in the last bit depending on their positions — and positions differ
+    between a freshly loaded matrix and one kept current by swap-removes, i.e. between processes. ``einsum``'s
+    plain loop computes every row alike: equal vectors get equal scores, and the identity tie-break decides.
+    """
+    import numpy as np  # lazy: numpy costs ~0.15-0.2 s of a cold CLI call that searches full text only
+    return np.einsum("ij,j->i", matrix, unit_query)
 
 
 @dataclass
@@ -36,6 +52,7 @@ class _ScopeMatrix:
     missing: dict[str, str] = field(default_factory=dict)  # entry_id → version id whose vector was not stored yet
 
     def put(self, entry_id: str, version_id: str, vector: np.ndarray) -> None:
+        import numpy as np  # lazy: numpy costs ~0.15-0.2 s of a cold CLI call that searches full text only
         self.drop(entry_id)
         if self.size == len(self.matrix):
             grown = np.empty((max(16, 2 * len(self.matrix)), self.matrix.shape[1]), dtype=np.float32)
@@ -78,12 +95,13 @@ class VectorCache:
         limit: int,
     ) -> list[Candidate]:
         """The ``limit`` most similar active head versions, ties bytewise on (artifact, entry, version)."""
+        import numpy as np  # lazy: numpy costs ~0.15-0.2 s of a cold CLI call that searches full text only
         with self._lock:
             state = self._current(db, memory, profile)
             if state.size == 0:
                 return []
             unit_query = query.astype(np.float32) / (np.linalg.norm(query) or 1.0)
-            similarity = state.matrix[: state.size] @ unit_query
+            similarity = _similarities(state.matrix[: state.size], unit_query)
             entries = list(state.entries)
         if len(similarity) > limit:
             cut = np.partition(similarity, len(similarity) - limit)[len(similarity) - limit]
@@ -109,6 +127,7 @@ class VectorCache:
 
 
 def _load(db: duckdb.DuckDBPyConnection, memory: MemoryRef, profile: EmbeddingProfile) -> _ScopeMatrix:
+    import numpy as np  # lazy: numpy costs ~0.15-0.2 s of a cold CLI call that searches full text only
     rows = db.execute(
         """SELECT h.entry_id, h.entry_version_id, e.vec FROM head_entries h
            LEFT JOIN embeddings e USING (entry_version_id)
@@ -142,6 +161,7 @@ def _apply_events(db: duckdb.DuckDBPyConnection, state: _ScopeMatrix, memory: Me
 
 def _fill_missing(db: duckdb.DuckDBPyConnection, state: _ScopeMatrix) -> None:
     """Pick up vectors stored since (a new write, or a reindex in this or another process)."""
+    import numpy as np  # lazy: numpy costs ~0.15-0.2 s of a cold CLI call that searches full text only
     wanted = {version_id: entry_id for entry_id, version_id in state.missing.items()}
     rows = db.execute(
         "SELECT entry_version_id, vec FROM embeddings WHERE entry_version_id IN (SELECT unnest($ids))",

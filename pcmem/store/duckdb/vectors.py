@@ -11,15 +11,17 @@ costs ~35 ms in the Python client (RECIPES.md).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import duckdb
-import numpy as np
-import pyarrow as pa
 
 from pcmem.errors import StoreError
 from pcmem.store.duckdb.arrow import registered
 from pcmem.types.embedding import EmbeddingProfile
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pyarrow as pa
 
 Role = Literal["active", "pending"]
 TABLES: dict[Role, str] = {"active": "embeddings", "pending": "embeddings_pending"}
@@ -124,11 +126,15 @@ def commit_switch(db: duckdb.DuckDBPyConnection, new: EmbeddingProfile) -> bool:
 
 
 def _vector_column(vectors: np.ndarray) -> pa.FixedSizeListArray:
+    import numpy as np  # lazy: numpy costs ~0.15-0.2 s of a cold CLI call that searches full text only
+    import pyarrow as pa  # lazy: importing pyarrow costs ~100 ms, a search never needs it
     matrix = np.ascontiguousarray(vectors, dtype=np.float32)
     return pa.FixedSizeListArray.from_arrays(pa.array(matrix.reshape(-1)), matrix.shape[1])
 
 
 def store(db: duckdb.DuckDBPyConnection, vectors: Mapping[str, np.ndarray], table: str = TABLES["active"]) -> None:
+    import numpy as np  # lazy: numpy costs ~0.15-0.2 s of a cold CLI call that searches full text only
+    import pyarrow as pa  # lazy: importing pyarrow costs ~100 ms, a search never needs it
     if not vectors:
         return
     ids = list(vectors)
@@ -140,6 +146,7 @@ def store(db: duckdb.DuckDBPyConnection, vectors: Mapping[str, np.ndarray], tabl
 
 def missing(db: duckdb.DuckDBPyConnection, entry_version_ids: Sequence[str]) -> set[str]:
     """The ids among ``entry_version_ids`` that have no vector."""
+    import pyarrow as pa  # lazy: importing pyarrow costs ~100 ms, a search never needs it
     if not entry_version_ids:
         return set()
     wanted = pa.table({"entry_version_id": pa.array(list(entry_version_ids), pa.string())})
