@@ -65,7 +65,7 @@ from pcmem.types.memory import (
     WriteResult,
 )
 from pcmem.types.progress import Progress, StageProgress
-from pcmem.types.rerank import RERANK_POLICIES, MemoryRerankDecision, RerankPolicy
+from pcmem.types.rerank import MODEL_RERANK_POLICIES, RERANK_POLICIES, MemoryRerankDecision, RerankPolicy
 from pcmem.types.search import SEARCH_MODES, MemoryHit, RerankTrace, SearchMemoryRequest, SearchMode, SearchPage
 from pcmem.types.usage import Usage
 
@@ -101,6 +101,7 @@ __all__ = [
     "PcmemError",
     "Progress",
     "RERANK_POLICIES",
+    "MODEL_RERANK_POLICIES",
     "ReactivateRequest",
     "ReindexReport",
     "RememberRequest",

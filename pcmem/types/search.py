@@ -133,6 +133,8 @@ class RerankTrace(Frozen):
     latency_ms: float
     usage: Usage
     decision_calls: int | None = None
+    #: The embedding policy: the embedder whose cosine ordered the pool (its profile, described).
+    embedder: str | None = None
 
     @property
     def dropped_ranks(self) -> tuple[int, ...]:
