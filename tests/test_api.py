@@ -148,7 +148,8 @@ def test_a_scope_with_no_memory_reads_as_empty_and_unknown_entries_are_not_found
 # --- erasure: the bytes leave the file ---------------------------------------------------------------------------
 
 
-def test_forgotten_text_is_no_longer_in_the_store_files(tmp_path):
+@pytest.mark.parametrize("shared", [False, True], ids=["held", "shared"])
+def test_forgotten_text_is_no_longer_in_the_store_files(tmp_path, shared):
     import secrets
 
     from conftest import HashEmbedder
@@ -157,27 +158,29 @@ def test_forgotten_text_is_no_longer_in_the_store_files(tmp_path):
 
     marker = "ZQX" + secrets.token_hex(12)
     path = tmp_path / "erase.duckdb"
-    with pcmem.open_sync(path, embedder=HashEmbedder()) as runtime:
+    with pcmem.open_sync(path, embedder=HashEmbedder(), shared=shared) as runtime:
         scope = runtime.memory.for_scope("user:ana")
         scope.remember(RememberRequest(entries=tuple(NewEntry(text=f"filler note number {i} about tea")
                                                      for i in range(300))))
         scope.remember(NewEntry(text=f"my password is {marker}", entry_id="secret", metadata={"pw": marker}))
         scope.revise(ReviseRequest(entry_id="secret", text=f"my new password is {marker}x", expected_version=1))
     assert _occurrences(path, marker) > 0  # the test can see the marker before it is forgotten
-    with pcmem.open_sync(path, embedder=HashEmbedder()) as runtime:
+    with pcmem.open_sync(path, embedder=HashEmbedder(), shared=shared) as runtime:
         scope = runtime.memory.for_scope("user:ana")
         scope.forget("secret")
         assert _occurrences(path, marker) == 0  # already when forget returns
         assert len(scope.list().entries) == 300
     assert _occurrences(path, marker) == 0
     assert _occurrences(path, marker.lower()) == 0  # the analysed (casefolded) index term too
-    with pcmem.open_sync(path, embedder=HashEmbedder()) as runtime:
+    with pcmem.open_sync(path, embedder=HashEmbedder(), shared=shared) as runtime:
         from pcmem.store.duckdb import DuckDBBackend
 
         assert isinstance(runtime.backend, DuckDBBackend)
         report = runtime.backend.check()
         assert report.ok, report.problems
         assert report.tombstones == 1
+        repaired = runtime.backend.repair()  # rebuilding derived data from the log keeps the tombstone
+        assert repaired.ok and repaired.tombstones == 1
         assert runtime.memory.for_scope("user:ana").search("tea").hits
 
 
@@ -215,3 +218,80 @@ def test_cli_upsert_forget_paging_and_several_scopes(tmp_path):
     gone = run(tmp_path, "show", "--scope", "user:ana", "city")
     assert gone.exit_code == 4 and "forgotten" in gone.stderr
     assert run_json(tmp_path, "list", "--scope", "nobody")["entries"] == []
+
+
+def test_migrate_copies_a_store_with_forgotten_entries(tmp_path):
+    import pcmem
+    from pcmem.store.duckdb import DuckDBBackend
+    from pcmem.store.migrate import migrate
+
+    with pcmem.open_sync(tmp_path / "a.duckdb") as runtime:
+        scope = runtime.memory.for_scope("user:ana")
+        scope.remember(RememberRequest(entries=(NewEntry(text="secret one", entry_id="s"),
+                                                NewEntry(text="kept", entry_id="k"))))
+        scope.revise(ReviseRequest(entry_id="s", text="secret two", expected_version=1))
+        scope.forget("s")
+    source, destination = DuckDBBackend(tmp_path / "a.duckdb"), DuckDBBackend(tmp_path / "b.duckdb")
+    try:
+        report = migrate(source, destination)
+        assert report.verified, report.problems
+        assert destination.check().ok and destination.check().tombstones == 1
+    finally:
+        source.close()
+        destination.close()
+    assert b"secret" not in (tmp_path / "b.duckdb").read_bytes()
+
+
+def test_every_public_method_says_what_it_returns_and_raises():
+    import inspect
+
+    import pcmem
+    from pcmem.memory.scoped import SyncScopedMemory
+    from pcmem.memory.service import MemoryService, ScopedMemory, SyncMemoryService
+
+    missing = []
+    for cls in (SyncScopedMemory, ScopedMemory, SyncMemoryService, MemoryService, pcmem.SyncRuntime, pcmem.Runtime):
+        for name, member in vars(cls).items():
+            if name.startswith("_") or not callable(member):
+                continue
+            doc = inspect.getdoc(member) or ""
+            if "As :meth:" not in doc and "raise" not in doc.lower():
+                missing.append(f"{cls.__name__}.{name}")
+    assert missing == []
+
+
+async def test_a_cancelled_async_remember_may_still_commit(tmp_path):
+    """Documented cancellation semantics: the worker thread cannot be interrupted, so the write lands anyway and an
+    upsert by key makes the caller's retry a no-op."""
+    import asyncio
+
+    import pcmem
+    from pcmem.memory import scoped
+
+    entered, release = threading.Event(), threading.Event()
+    original = scoped.SyncScopedMemory._remember
+
+    def slow(self, request):
+        entered.set()
+        release.wait(10)
+        return original(self, request)
+
+    async with pcmem.open_runtime(tmp_path / "c.duckdb", embedder=None) as runtime:
+        scope = runtime.memory.for_scope("chat")
+        scoped.SyncScopedMemory._remember = slow
+        try:
+            task = asyncio.create_task(scope.remember("Ana prefers tea.", entry_id="drink", upsert=True))
+            await asyncio.to_thread(entered.wait, 10)
+            task.cancel()
+            release.set()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+        finally:
+            scoped.SyncScopedMemory._remember = original
+        for _ in range(100):  # the worker thread finishes the write after the caller was cancelled
+            if await scope.head() is not None:
+                break
+            await asyncio.sleep(0.02)
+        assert (await scope.get_entry("drink")).entry.text == "Ana prefers tea."
+        retry = await scope.remember("Ana prefers tea.", entry_id="drink", upsert=True)
+        assert retry.unchanged

@@ -459,7 +459,7 @@ def test_forget_scope_erases_everything_and_the_scope_stays_writable(backend, ru
     scope.remember(RememberRequest(entries=(NewEntry(text="Ana likes tea."), NewEntry(text="Ana lives in Porto."))))
     retired = scope.list().entries[0].entry.entry_id
     scope.retire(RetireRequest(entry_id=retired, expected_version=1))
-    result = scope.forget_scope()
+    result = runtime.memory.forget_scope("user:ana")
     assert len(result.citations) == 2 and scope.list(ListRequest(state="all")).entries == ()
     assert scope.search("Ana").hits == () and scope.forget_scope().unchanged
     assert scope.remember("Ana moved to Lisbon.").memory.revision == 4

@@ -23,5 +23,7 @@ def test_damaged_log_is_refused_typed(tmp_path):
 
 
 def test_hostile_input_a_few_hundred_cases(tmp_path):
-    tally = hostile.run(tmp_path, 300, seed=1)
+    from pcmem.cli import main
+
+    tally = hostile.run(tmp_path, 300, main, seed=1)
     assert tally.operations >= 300 and not tally.untyped_errors, tally.untyped_errors[:5]

@@ -166,3 +166,61 @@ def test_changes_pages_and_cursor_errors(store, snapshot):
     with pytest.raises(pcmem.InputError):
         scope.changes(0, limit=0)
     assert [str(p.next_cursor is not None) for p in (first, second)] == snapshot
+
+
+class _ReversingReranker:
+    """A scripted reranker (the model is not what this test is about): records the pool, keeps it reversed."""
+
+    policy_id = "test.reverse"
+
+    def __init__(self) -> None:
+        self.pools: list[list[str]] = []
+
+    def rerank(self, query, candidates, limit, progress=None):  # noqa: ANN001
+        from pcmem import MemoryRerankDecision
+
+        self.pools.append([hit.citation.entry_id for hit in candidates])
+        return MemoryRerankDecision(selected_ranks=tuple(range(len(candidates), 0, -1))[:limit])
+
+
+def test_the_rerank_pool_is_max_k_c_over_the_union_of_filtered_scopes(store, snapshot):
+    """With several scopes and a filter, the reranker sees one coarse pool of max(k, c) hits from the union."""
+    for name in ("a", "b"):
+        store.memory.for_scope(name).remember(RememberRequest(entries=tuple(
+            NewEntry(text=f"deploy note {name} {i}", entry_id=f"{name}-{i:02d}", kind="odd" if i % 2 else "even")
+            for i in range(20))))
+    reranker = _ReversingReranker()
+    store.memory.parts.candidate_limit = 12
+    store.memory.parts.use_embedder(store.memory.parts.embedder)  # rebuild search with the new pool size
+    page = store.memory.search(SearchMemoryRequest(query="deploy note", mode="fts", limit=4, kinds=["odd"]),
+                               scopes=["a", "b"], reranker=reranker)
+    pool = reranker.pools[0]
+    assert len(pool) == 12 and all(int(entry.split("-")[1]) % 2 for entry in pool)  # max(4, 12), odd only
+    assert {entry[0] for entry in pool} == {"a", "b"}  # drawn from both scopes
+    assert [h.citation.entry_id for h in page.hits] == pool[::-1][:4]
+    assert page.rerank is not None and len(page.rerank.candidates) == 12
+    assert pool == snapshot
+
+
+@pytest.mark.parametrize("mode", ["fts", "vector"])
+def test_a_selective_filter_reads_deeper_until_the_channel_is_full_or_exhausted(store, mode, monkeypatch):
+    scope = store.memory.for_scope("project")
+    scope.remember(RememberRequest(entries=tuple(
+        NewEntry(text=f"deploy release deploy release checklist item {i}", entry_id=f"fact-{i:03d}")
+        for i in range(200))))
+    scope.remember(RememberRequest(entries=tuple(
+        NewEntry(text=f"deploy release board {i}", kind="decision", entry_id=f"decision-{i}") for i in range(3))))
+    limits: list[int] = []
+    original = store.backend.candidates
+
+    def spy(*args, **kwargs):
+        limits.append(kwargs["limit"])
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(store.backend, "candidates", spy)
+    page = scope.search(SearchMemoryRequest(query="deploy release", limit=1, mode=mode, kinds=["decision"]))
+    assert [h.citation.entry_id for h in page.hits] and page.hits[0].kind == "decision"
+    assert limits == [128, 512]  # 4x the channel count of 32, then 4x more: the store had 203 candidates
+    limits.clear()
+    scope.search(SearchMemoryRequest(query="deploy release", limit=1, mode=mode, kinds=["fact"]))
+    assert limits == [128]  # an unselective filter is satisfied by the first read

@@ -84,7 +84,9 @@ def _attempt(tally: Tally, call: Callable[[], Any]) -> Any:
 
 def _mixed_worker(memory: Any, worker: int, count: int, seed: int) -> tuple[Tally, list[Citation]]:
     """remember 35% / search 30% / revise (CAS) 20% / read 10% / retire+reactivate 5% on one scope."""
-    tally, acknowledged, mine = Tally("worker"), [], []
+    tally = Tally("worker")
+    acknowledged: list[Citation] = []
+    mine: list[str] = []
     rng = random.Random(seed * 1000 + worker)
     for i in range(count):
         roll = rng.random()
@@ -111,9 +113,14 @@ def _mixed_worker(memory: Any, worker: int, count: int, seed: int) -> tuple[Tall
             _attempt(tally, lambda: memory.get_entry(rng.choice(mine)))
         else:
             target = rng.choice(mine)
-            for change, request_type in ((memory.retire, RetireRequest), (memory.reactivate, ReactivateRequest)):
-                _attempt(tally, lambda change=change, request_type=request_type: change(
-                    request_type(entry_id=target, expected_revision=memory.head().revision)))
+            def retire() -> Any:
+                return memory.retire(RetireRequest(entry_id=target, expected_revision=memory.head().revision))
+
+            def reactivate() -> Any:
+                return memory.reactivate(ReactivateRequest(entry_id=target, expected_revision=memory.head().revision))
+
+            _attempt(tally, retire)
+            _attempt(tally, reactivate)
     return tally, acknowledged
 
 
@@ -128,7 +135,7 @@ def verify(path: Path, scope: str, acknowledged: Iterable[Citation], tally: Tall
                         tally.found += 1
                 except PcmemError:
                     pass
-            report = runtime.backend.check()
+            report = crash._file_backend(runtime).check()
     except PcmemError as error:
         tally.checks += 1
         tally.checks_failed.append(f"{type(error).__name__}: {error}")
@@ -312,7 +319,7 @@ def reindex_trial(path: Path, seed: int, entries: int = 600) -> Tally:
         memory = runtime.memory.for_scope("chaos")
         tally.found += len(memory.list().entries)
         profiles = (runtime.backend.embedding_profile(), runtime.backend.pending_embedding_profile())
-        report = runtime.backend.check()
+        report = crash._file_backend(runtime).check()
     tally.checks += 1
     if not report.ok:
         tally.checks_failed.append("; ".join(report.problems))
@@ -327,6 +334,7 @@ def damaged_wal_trial(path: Path, seed: int) -> Tally:
     rng = random.Random(seed)
     writer = subprocess.Popen([sys.executable, "-c", crash.STREAM_WRITER, str(path)], stdout=subprocess.PIPE,
                               text=True)
+    assert writer.stdout is not None
     for _ in range(rng.randint(2, 6)):
         if not writer.stdout.readline():
             break
@@ -346,7 +354,7 @@ def damaged_wal_trial(path: Path, seed: int) -> Tally:
         tally.typed_errors[type(error).__name__] += 1
     wal.rename(wal.with_name(wal.name + ".damaged"))  # what the message tells the user to do
     with pcmem.open_sync(path, embedder=None) as runtime:
-        report = runtime.backend.check()
+        report = crash._file_backend(runtime).check()
     tally.checks += 1
     if not report.ok:
         tally.checks_failed.append("; ".join(report.problems))
@@ -383,13 +391,13 @@ def kill_scenario(workdir: Path, trials: int) -> Tally:
 # --- hostile input --------------------------------------------------------------------------------------------------
 
 
-def hostile_scenario(workdir: Path, cases: int, seed: int = 0) -> Tally:
+def hostile_scenario(workdir: Path, cases: int, cli_main: Any, seed: int = 0) -> Tally:
     """Hypothesis-generated text, metadata, JSONL and CLI arguments: each is accepted or refused with a typed
     error; none may raise anything else or print a traceback."""
     from pcmem.bench import hostile
 
     started = time.perf_counter()
-    tally = hostile.run(workdir, cases, seed)
+    tally = hostile.run(workdir, cases, cli_main, seed)
     tally.seconds = time.perf_counter() - started
     return tally
 
@@ -454,7 +462,9 @@ QUICK = Plan(threads=8, ops=15, shared_ops=7, async_tasks=40, async_ops=2, proce
              scaling_seconds=2.0)
 
 
-def campaign(workdir: Path, plan: Plan, progress: Callable[[str], None] = lambda _: None) -> dict[str, Any]:
+def campaign(workdir: Path, plan: Plan, cli_main: Any, progress: Callable[[str], None] = lambda _: None
+             ) -> dict[str, Any]:
+    """Run every scenario of ``plan``; ``cli_main`` is the click group the hostile-input cases drive."""
     scenarios: list[Tally] = []
 
     def step(tally_of: Callable[[], Tally]) -> None:
@@ -471,7 +481,7 @@ def campaign(workdir: Path, plan: Plan, progress: Callable[[str], None] = lambda
     step(lambda: async_scenario(workdir / "async.duckdb", tasks=plan.async_tasks, ops=plan.async_ops))
     step(lambda: processes_scenario(workdir / "processes.duckdb", ops=plan.process_ops))
     step(lambda: kill_scenario(workdir, plan.kill_rounds))
-    step(lambda: hostile_scenario(workdir, plan.hostile_cases))
+    step(lambda: hostile_scenario(workdir, plan.hostile_cases, cli_main))
     figure = scaling(workdir / "scaling.duckdb", seconds=plan.scaling_seconds)
     progress(f"4 threads vs 1: {figure['ratio']}x")
     return {"scenarios": [tally.as_dict() for tally in scenarios], "scaling": figure,

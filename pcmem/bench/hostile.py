@@ -47,7 +47,8 @@ def _strategies() -> dict[str, Any]:
     return {"text": text, "raw_json": raw_json, "jsonl": st.lists(line, min_size=0, max_size=6), "char": char}
 
 
-def run(workdir: Path, cases: int, seed: int = 0):  # noqa: ANN201 - returns chaos.Tally (import cycle)
+def run(workdir: Path, cases: int, cli_main: Any, seed: int = 0):  # noqa: ANN201 - returns chaos.Tally (cycle)
+    """``cli_main``: the click group to drive (``pcmem.cli.main``; the CLI sits above this layer, so it is passed in)."""
     try:
         from hypothesis import HealthCheck, given, settings
         from hypothesis import seed as fixed_seed
@@ -59,14 +60,14 @@ def run(workdir: Path, cases: int, seed: int = 0):  # noqa: ANN201 - returns cha
     from click.testing import CliRunner
 
     from pcmem.bench.chaos import Tally
-    from pcmem.cli import main
-    from pcmem.types.memory import NewEntry
+    from pcmem.types.memory import Citation, NewEntry
     from pcmem.validation import normalize_text, parse_metadata_json, validate_scope
 
     tally = Tally(f"hostile input: {cases} hypothesis cases (text, metadata, JSONL, CLI arguments)")
     store = workdir / "hostile.duckdb"
     runner = CliRunner()
     counter = [0]
+    acknowledged: list[tuple[str, Citation]] = []
     s = _strategies()
 
     def library(kind: str, value: Any) -> None:
@@ -85,10 +86,22 @@ def run(workdir: Path, cases: int, seed: int = 0):  # noqa: ANN201 - returns cha
 
     def cli(args: list[str], input: str | None = None) -> None:
         tally.operations += 1
-        result = runner.invoke(main, ["--db", str(store), *args], input=input)
+        # A process receives bytes on stdin: a lone surrogate arrives as its UTF-8-ish bytes, not as a str.
+        stdin = None if input is None else input.encode("utf-8", "surrogatepass")
+        try:
+            result = runner.invoke(cli_main, ["--db", str(store), *args], input=stdin)
+        except Exception as error:  # noqa: BLE001 - the harness itself must not stop the campaign
+            tally.untyped_errors.append(f"cli {args[:3]!r:.100}: {type(error).__name__}: {str(error)[:120]}")
+            return
         if result.exit_code == 0:
-            if args[0] in ("remember", "import"):
-                tally.acknowledged += 1
+            if args[0] in ("remember", "import"):  # run with --json: the citations of what was acknowledged
+                try:
+                    written = json.loads(result.stdout)
+                except ValueError:
+                    return  # e.g. TEXT was "--help": click printed the help, nothing was written
+                scope = written["memory"]["scope"]
+                for citation in written["citations"]:
+                    acknowledged.append((scope, Citation(**citation)))
             return
         output = result.stderr if hasattr(result, "stderr") else result.output
         typed = result.exit_code in range(2, 15) and isinstance(result.exception, SystemExit)
@@ -113,16 +126,17 @@ def run(workdir: Path, cases: int, seed: int = 0):  # noqa: ANN201 - returns cha
         if counter[0] % 3 == 0:
             source = workdir / "hostile.jsonl"
             source.write_text("\n".join(lines) + "\n", encoding="utf-8", errors="surrogatepass")
-            cli(["import", "--scope", "hostile", str(source)])
+            cli(["import", "--scope", "hostile", str(source), "--json"])
         elif counter[0] % 3 == 1:
-            cli(["remember", "--scope", scope or "s", "--metadata", raw, text or "-"], input=query)
+            cli(["remember", "--scope", scope or "s", "--metadata", raw, text or "-", "--json"], input=query)
         else:
             cli(["search", "--scope", "hostile", "--mode", "fts", query or "q"])
 
     case()
-    if tally.acknowledged:
+    tally.acknowledged = len(acknowledged)
+    if acknowledged:
         from pcmem.bench.chaos import verify
 
-        tally.found = tally.acknowledged  # CLI writes cite nothing we kept; check the file instead
-        verify(store, "hostile", [], tally)
+        for scope in sorted({scope for scope, _ in acknowledged}):
+            verify(store, scope, [c for s, c in acknowledged if s == scope], tally)
     return tally

@@ -276,7 +276,9 @@ def chaos(quick: bool, hostile_cases: int | None, kill_rounds: int | None, as_js
         plan = dataclasses.replace(plan, kill_rounds=kill_rounds)
     say = (lambda _line: None) if as_json else (lambda line: click.echo(f"  … {line}", err=True))
     with tempfile.TemporaryDirectory(prefix="pcmem-chaos-") as tmp:
-        result = bench_chaos.campaign(Path(tmp), plan, say)
+        from pcmem.cli import main
+
+        result = bench_chaos.campaign(Path(tmp), plan, main, say)
     if as_json:
         render.emit_json(result)
     else:

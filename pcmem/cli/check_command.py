@@ -25,13 +25,14 @@ def check(repair: bool, as_json: bool) -> None:
     require_file_maintenance(backend, "pcmem check")
     report = backend.repair() if repair else backend.check()
     result = {"ok": report.ok, "problems": report.problems, "scopes": report.scopes, "revisions": report.revisions,
-              "entry_versions": report.entry_versions, "notes": report.notes, "repaired": repair}
+              "entry_versions": report.entry_versions, "tombstones": report.tombstones, "notes": report.notes, "repaired": repair}
     if as_json:
         render.emit_json(result)
     else:
         verdict = "ok" if report.ok else f"{len(report.problems)} problem(s)"
         render.console.print(f"{verdict}: {report.scopes} scopes, {report.revisions} revisions, "
-                             f"{report.entry_versions} entry versions" + (" (after repair)" if repair else ""))
+                             f"{report.entry_versions} entry versions, {report.tombstones} forgotten entries"
+                             + (" (after repair)" if repair else ""))
         for problem in report.problems:
             render.console.print(f"  - {problem}")
         for note in report.notes:

@@ -111,6 +111,7 @@ class SyncRuntime:
 
         A switch fills the new vectors next to the old ones and changes the store's vector space in one transaction
         at the end; interrupted, it resumes where it stopped. Afterwards this runtime searches with the new embedder.
+        Returns a :class:`ReindexReport`. Raises ConfigurationError (no embedder), EmbeddingError, StoreError.
         """
         target = resolve_embedder(embedder, self.backend) if embedder is not None else self.embedder
         if target is None:
@@ -122,11 +123,13 @@ class SyncRuntime:
         return report
 
     def use_write_gate(self, decision_model: DecisionModel | None) -> None:
-        """Check every later ``remember`` of this runtime with ``decision_model`` (fail-open), or stop (``None``)."""
+        """Check every later ``remember`` of this runtime with ``decision_model`` (fail-open), or stop (``None``).
+        Returns nothing and raises nothing (model failures later become an abstain: the write proceeds)."""
         self.memory.parts.write_gate = WriteGate(decision_model) if decision_model is not None else None
 
     def close(self) -> None:
-        """Release this runtime's share of the store (the file closes with the last runtime of the path)."""
+        """Release this runtime's share of the store (the file closes with the last runtime of the path). Idempotent;
+        raises nothing. Later calls on the runtime raise StoreError ("the store is closed")."""
         if not self._closed:
             self._closed = True
             self.backend.close()
@@ -153,9 +156,11 @@ class Runtime:
     async def reindex(
         self, progress: Progress | None = None, *, embedder: EmbedderChoice = None
     ) -> ReindexReport:
+        """As :meth:`SyncRuntime.reindex`, in a worker thread."""
         return await asyncio.to_thread(lambda: self.sync.reindex(progress, embedder=embedder))
 
     async def close(self) -> None:
+        """As :meth:`SyncRuntime.close`."""
         await asyncio.to_thread(self.sync.close)
 
     async def __aenter__(self) -> Runtime:
@@ -168,7 +173,10 @@ class Runtime:
 
 
 def open_sync(path: str | Path, **options: Any) -> SyncRuntime:
-    """Open (creating if needed) the store file at ``path`` for blocking use; options as :meth:`SyncRuntime.open`."""
+    """Open (creating if needed) the store file at ``path`` for blocking use; options as :meth:`SyncRuntime.open`.
+
+    Returns a :class:`SyncRuntime` (a context manager). Raises StoreError and its subclasses (locked, permission,
+    read-only, missing, damaged WAL, foreign or newer file), ConfigurationError, EmbeddingError, InputError."""
     return SyncRuntime.open(path, **options)
 
 
@@ -192,5 +200,7 @@ class _OpenRuntime:
 
 
 def open_runtime(path: str | Path, **options: Any) -> _OpenRuntime:
-    """Open (creating if needed) the store file at ``path`` for async use; options as :meth:`SyncRuntime.open`."""
+    """Open (creating if needed) the store file at ``path`` for async use; options as :meth:`SyncRuntime.open`.
+
+    ``await`` it for a :class:`Runtime`, or use it with ``async with``. Raises as :func:`open_sync`."""
     return _OpenRuntime(path, options)

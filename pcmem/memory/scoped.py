@@ -302,7 +302,8 @@ class SyncScopedMemory:
         return [] if memory is None else self._backend.revisions(memory)
 
     def tombstone(self, entry_id: str) -> Tombstone | None:
-        """What remains of a forgotten entry (its ids and the revision that erased it), or ``None``."""
+        """What remains of a forgotten entry (its ids and the revision that erased it), or ``None`` when the entry was
+        not forgotten (or does not exist). Raises InputError for a bad id, StoreError."""
         memory = self.head()
         return None if memory is None else self._backend.tombstone(memory, validate_id(entry_id))
 

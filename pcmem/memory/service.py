@@ -44,11 +44,17 @@ class SyncMemoryService:
         self.parts = parts
 
     def for_scope(self, scope: str) -> SyncScopedMemory:
+        """A handle on one scope (cheap; nothing is read). Raises InputError for an invalid scope name."""
         return SyncScopedMemory(self.parts, scope)
 
     def scopes(self) -> list[ScopeSummary]:
         """Every scope that has a memory, with counts at its head. Raises StoreError."""
         return self.parts.backend.scope_summaries()
+
+    def forget_scope(self, scope: str) -> WriteResult:
+        """Erase every entry of ``scope`` for good: ``for_scope(scope).forget_scope()`` (see there; it raises what
+        that raises). Cannot be undone."""
+        return self.for_scope(scope).forget_scope()
 
     def search(
         self,
@@ -90,6 +96,7 @@ class ScopedMemory:
         self.scope = sync.scope
 
     async def head(self) -> MemoryRef | None:
+        """As :meth:`SyncScopedMemory.head` (runs in a worker thread): same result, same errors."""
         return await asyncio.to_thread(self.sync.head)
 
     async def remember(self, request: RememberRequest | NewEntry | str, **fields: Any) -> WriteResult:
@@ -107,34 +114,44 @@ class ScopedMemory:
         return await asyncio.to_thread(self.sync.forget_scope)
 
     async def tombstone(self, entry_id: str) -> Tombstone | None:
+        """As :meth:`SyncScopedMemory.tombstone` (runs in a worker thread): same result, same errors."""
         return await asyncio.to_thread(self.sync.tombstone, entry_id)
 
     async def revise(self, request: ReviseRequest) -> WriteResult:
+        """As :meth:`SyncScopedMemory.revise` (runs in a worker thread): same result, same errors."""
         return await asyncio.to_thread(self.sync.revise, request)
 
     async def retire(self, request: RetireRequest) -> WriteResult:
+        """As :meth:`SyncScopedMemory.retire` (runs in a worker thread): same result, same errors."""
         return await asyncio.to_thread(self.sync.retire, request)
 
     async def reactivate(self, request: ReactivateRequest) -> WriteResult:
+        """As :meth:`SyncScopedMemory.reactivate` (runs in a worker thread): same result, same errors."""
         return await asyncio.to_thread(self.sync.reactivate, request)
 
     async def list(self, request: ListRequest | None = None) -> EntryPage:
+        """As :meth:`SyncScopedMemory.list` (runs in a worker thread): same result, same errors."""
         return await asyncio.to_thread(self.sync.list, request)
 
     async def get(self, citation: Citation) -> MemoryEntry:
+        """As :meth:`SyncScopedMemory.get` (runs in a worker thread): same result, same errors."""
         return await asyncio.to_thread(self.sync.get, citation)
 
     async def get_entry(self, entry_id: str, revision: int | None = None) -> MemoryEntry:
+        """As :meth:`SyncScopedMemory.get_entry` (runs in a worker thread): same result, same errors."""
         return await asyncio.to_thread(self.sync.get_entry, entry_id, revision)
 
     async def changes(self, since_revision: int = 0, *, limit: int | None = None,
                       cursor: str | None = None) -> ChangesPage:
+        """As :meth:`SyncScopedMemory.changes` (runs in a worker thread): same result, same errors."""
         return await asyncio.to_thread(self.sync.changes, since_revision, limit=limit, cursor=cursor)
 
     async def history(self, entry_id: str) -> EntryHistory:
+        """As :meth:`SyncScopedMemory.history` (runs in a worker thread): same result, same errors."""
         return await asyncio.to_thread(self.sync.history, entry_id)
 
     async def revisions(self) -> builtins.list[RevisionInfo]:
+        """As :meth:`SyncScopedMemory.revisions` (runs in a worker thread): same result, same errors."""
         return await asyncio.to_thread(self.sync.revisions)
 
     async def search(
@@ -145,6 +162,7 @@ class ScopedMemory:
         rerank: bool = True,
         progress: Progress | None = None,
     ) -> SearchPage:
+        """As :meth:`SyncScopedMemory.search` (runs in a worker thread): same result, same errors."""
         return await asyncio.to_thread(self.sync.search, request, reranker=reranker, rerank=rerank, progress=progress)
 
 
@@ -155,9 +173,15 @@ class MemoryService:
         self.sync = sync
 
     def for_scope(self, scope: str) -> ScopedMemory:
+        """A handle on one scope (cheap; nothing is read). Raises InputError for an invalid scope name."""
         return ScopedMemory(self.sync.for_scope(scope))
 
+    async def forget_scope(self, scope: str) -> WriteResult:
+        """As :meth:`SyncMemoryService.forget_scope` (cannot be undone)."""
+        return await asyncio.to_thread(self.sync.forget_scope, scope)
+
     async def scopes(self) -> list[ScopeSummary]:
+        """As :meth:`SyncMemoryService.scopes` (runs in a worker thread): same result, same errors."""
         return await asyncio.to_thread(self.sync.scopes)
 
     async def search(self, request: SearchMemoryRequest | str, *, scopes: Sequence[str], **options: Any) -> SearchPage:

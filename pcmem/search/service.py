@@ -6,10 +6,11 @@ every hit of a scope cites the same revision of it.
 Filters and several scopes keep SPEC §2's rules and only change where candidates come from:
 
 - **Filters** (kinds, metadata, created-at) are applied to each channel's candidates *before* the channel is cut
-  to ``max(4 · coarse_limit, 32)``: the backend returns every candidate of the channel (FTS: every active document
-  with a query term; vector: every active version), the filter drops what does not match, and only then the
-  channel is truncated, admitted (FTS term count, cosine ≥ 0.3) and fused. A filter never loses a match because
-  unfiltered candidates filled the channel first. Cost: O(candidates of the scope) instead of O(channel count).
+  to ``max(4 · coarse_limit, 32)``: the backend is asked for 4x the channel count, the filter drops what does not
+  match, and while a channel has fewer survivors than the channel count and the store had more candidates, it is
+  asked again for 4x as many (up to every candidate). Only then is the channel truncated, admitted (FTS term
+  count, cosine ≥ 0.3) and fused. A filter never loses a match because unfiltered candidates filled the channel
+  first; a selective filter costs more reads than an unselective one.
 - **Several scopes**: mode choice needs the capability in every scope (auto → hybrid only if vectors are
   available in all of them). Each channel's candidates from all scopes are merged into one list by channel
   score (BM25 and cosine are comparable across scopes: one index, one embedding space per store), ties bytewise
@@ -33,7 +34,7 @@ from pcmem.search.fusion import admit_fts, admit_vector, channel_candidate_count
 from pcmem.store.port import StorageBackend
 from pcmem.types.memory import Citation, EntryVersion, MemoryRef
 from pcmem.types.search import Candidate, MemoryHit, RerankTrace, ResolvedMode, SearchMemoryRequest, SearchPage
-from pcmem.types.storage import VectorStatus
+from pcmem.types.storage import ChannelCandidates, VectorStatus
 
 if TYPE_CHECKING:
     from pcmem.rerank.port import MemoryReranker
@@ -43,7 +44,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 DEFAULT_CANDIDATE_LIMIT = 30  # RFC 0080: the reranker sees up to 30 coarse candidates by default
-EVERY_CANDIDATE = 10_000_000  # a filtered search asks each channel for all its candidates, then filters
+EVERY_CANDIDATE = 10_000_000  # the most a filtered search asks one channel for (in effect: all of them)
 
 
 class SearchService:
@@ -137,6 +138,29 @@ class SearchService:
         hits = tuple(candidates[rank - 1] for rank in decision.selected_ranks)  # the original hit objects
         return page.model_copy(update={"hits": hits, "rerank": trace})
 
+    def _scope_candidates(self, scope: str, request: SearchMemoryRequest, terms: list[str] | None,
+                          query_vector: np.ndarray | None, channel_limit: int) -> ChannelCandidates:
+        """One scope's channel candidates, filtered before any cut: exact, without reading the whole scope.
+
+        Unfiltered: the channel count itself. Filtered: ask for 4x the channel count and filter; when a channel has
+        fewer than ``channel_limit`` survivors and the store had more candidates, ask again for 4x as many. The
+        survivors returned are then exactly the first ``channel_limit`` a filter-first scan would give, all read
+        from one snapshot (the last request's).
+        """
+        limit = channel_limit
+        while True:
+            if request.filtered:
+                limit = min(4 * limit, EVERY_CANDIDATE)
+            found = self._backend.candidates(scope, fts_terms=terms, query_vector=query_vector, limit=limit)
+            if found.memory is None or not request.filtered:
+                return found
+            fts = [c for c in found.fts if request.admits(found.versions[c.entry_version_id])]
+            vector = [c for c in found.vector if request.admits(found.versions[c.entry_version_id])]
+            enough = all(len(kept) >= channel_limit or len(got) < limit
+                         for kept, got in ((fts, found.fts), (vector, found.vector)))
+            if enough or limit >= EVERY_CANDIDATE:
+                return ChannelCandidates(memory=found.memory, fts=fts, vector=vector, versions=found.versions)
+
     def _coarse(self, scopes: tuple[str, ...], request: SearchMemoryRequest, reranking: bool) -> SearchPage:
         mode = self.resolve_mode(request.mode, scopes)
         query_vector: np.ndarray | None = None
@@ -158,12 +182,8 @@ class SearchService:
         fts: list[Candidate] = []
         vector: list[Candidate] = []
         for scope in scopes:
-            found = self._backend.candidates(
-                scope,
-                fts_terms=terms if mode in ("fts", "hybrid") else None,
-                query_vector=query_vector if mode in ("vector", "hybrid") else None,
-                limit=EVERY_CANDIDATE if request.filtered else channel_limit,
-            )
+            found = self._scope_candidates(scope, request, terms if mode in ("fts", "hybrid") else None,
+                                           query_vector if mode in ("vector", "hybrid") else None, channel_limit)
             if found.memory is None:
                 continue
             memories[found.memory.artifact_id] = found.memory
@@ -172,9 +192,6 @@ class SearchService:
             vector.extend(found.vector)
         if not memories:
             return SearchPage(memory=None, mode=mode, hits=())
-        if request.filtered:
-            fts = [c for c in fts if request.admits(versions[c.entry_version_id])]
-            vector = [c for c in vector if request.admits(versions[c.entry_version_id])]
         if len(scopes) > 1:  # one channel list over the union, best first, ties bytewise (SPEC §2 step 6 order)
             fts.sort(key=lambda c: (-c.score, c.key))
             vector.sort(key=lambda c: (-c.score, c.key))

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pcmem.errors import InputError, StoreError
 from pcmem.store.port import StorageBackend
 from pcmem.types.embedding import EmbeddingProfile
-from pcmem.types.memory import Change, MemoryRef, ScopeSummary
+from pcmem.types.memory import Change, EntryVersion, MemoryRef, ScopeSummary
 from pcmem.types.progress import Progress
 from pcmem.types.storage import EntryEvent
 
@@ -97,10 +97,18 @@ def _copy_scope(
     for change in source.changes(memory, 0):
         by_revision[change.revision].append(change)
     versions_copied = vectors_copied = 0
+    placeholders: set[str] = set()  # versions of forgotten entries: their content no longer exists anywhere
     for info in source.revisions(memory):
         events = by_revision.get(info.revision, [])
         versions = source.entry_versions([change.entry_version_id for change in events])
         new_versions = [v for v in versions.values() if v.created_in_revision == info.revision]
+        for change in events:  # replay an erased entry's history with empty versions, erased again below
+            if change.entry_version_id not in versions and change.entry_version_id not in placeholders:
+                placeholders.add(change.entry_version_id)
+                new_versions.append(EntryVersion(
+                    entry_id=change.entry_id, entry_version_id=change.entry_version_id, version=0, kind="erased",
+                    text="", content_hash="", created_in_revision=info.revision, created_at=info.created_at))
+        erased = [change.entry_id for change in events if change.state == "erased"]
         vectors = source.stored_vectors(profile, [v.entry_version_id for v in new_versions]) if profile else {}
         with destination.write(summary.scope) as tx:
             head = tx.memory.revision if tx.memory is not None else 0
@@ -110,6 +118,8 @@ def _copy_scope(
             tx.commit(info.operation, new_versions,
                       [EntryEvent(c.entry_id, c.entry_version_id, c.state) for c in events],
                       info.created_at, vectors, artifact_id=summary.artifact_id)
+            if erased:
+                tx.erase(erased)
         versions_copied += len(new_versions)
         vectors_copied += len(vectors)
         tick()

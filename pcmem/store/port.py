@@ -47,7 +47,8 @@ class WriteTransaction(Protocol):
         """The subset of ``entry_ids`` already used in this scope (active or retired)."""
 
     def embedding_profile(self) -> EmbeddingProfile | None:
-        """The store's active embedding profile as this transaction sees it, or ``None`` (no vectors yet)."""
+        """The store's active embedding profile as this transaction sees it (a write decides its vectors against
+        it: another runtime or process may have switched embedders since the vectors were computed)."""
 
     def missing_vectors(self, entry_version_ids: Sequence[str]) -> set[str]:
         """The subset of ``entry_version_ids`` that has no vector for the store's profile."""

@@ -90,17 +90,20 @@ class DuckDBBackend:
         self._users_lock = threading.Lock()
         self._vector_cache = VectorCache()
         self._complete = CompletenessMemo()
-        opened: _Connections | None = None
+        connections: _Connections | None = None
         try:
-            opened = _Connections(self.path, lock_timeout, shared=shared, read_only=self.read_only)
-            self._connections: _Connections = opened
-            with opened.cursor() as db:
+            connections = self._connections = _Connections(self.path, lock_timeout, shared=shared,
+                                                           read_only=self.read_only)
+            with connections.cursor() as db:
                 if not existed:
                     os.chmod(self.path, files.FILE_MODE)  # before any entry is written into it
                 self._prepare(db)
+                unreclaimed = not self.read_only and erasure.pending(db)
+            if unreclaimed:
+                self.reclaim()  # an erasure whose bytes could not be cleared when it committed
         except BaseException:
-            if opened is not None:
-                opened.close()
+            if connections is not None:
+                connections.close()
             if not existed:
                 remove_store_files(self.path)
             raise
@@ -308,7 +311,10 @@ class DuckDBBackend:
             return erasure.tombstone(cursor, memory.artifact_id, entry_id)
 
     def reclaim(self) -> None:
-        """Rewrite the tables that held erased rows, checkpoint, and overwrite the freed blocks (see erasure.py)."""
+        """Rewrite the tables that held erased rows, checkpoint, and overwrite the freed blocks (see erasure.py).
+
+        Raises StoreError when another transaction of this process stays open for more than 10 s; the erasure
+        itself is committed then, and the next open of the store finishes the reclaim."""
         with self._write_lock, self._connections.cursor() as cursor:
             if self.read_only:
                 files.refuse_write(self.path)
@@ -316,7 +322,8 @@ class DuckDBBackend:
             try:
                 erasure.reclaim(cursor)
             except duckdb.Error as error:
-                raise _translate(error, "reclaiming erased space failed") from error
+                raise StoreError(f"the entry is erased from every read, but its bytes could not be cleared from the "
+                                 f"file yet ({_first_line(error)}); the next open of the store clears them") from error
         self._vector_cache.invalidate()
 
     # --- integrity --------------------------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from pcmem.store.duckdb.vectors import TABLES as VECTOR_TABLES
 from pcmem.types.memory import Tombstone
 
 _SCRATCH = "pcmem_scrub"
+PENDING = "reclaim_pending"
 _CHUNK = 64 * 1024  # random bytes per scratch row
 _CHECKPOINT_WAIT = 10.0  # seconds to wait for other transactions of this process to finish
 
@@ -40,6 +41,14 @@ def erase(db: duckdb.DuckDBPyConnection, artifact_id: str, entry_ids: Sequence[s
     for table in _existing(db, VECTOR_TABLES.values()):
         db.execute(f"DELETE FROM {table} WHERE entry_version_id IN (SELECT unnest($ids))", {"ids": versions})
     db.execute(f"DELETE FROM {FTS_SCHEMA}.dict WHERE df <= 0")
+    # Until reclaim() has run, the erased bytes may still be in the file: a reclaim that cannot finish now (another
+    # thread held a transaction for longer than _CHECKPOINT_WAIT, a crash) is finished by the next open.
+    db.execute("INSERT OR REPLACE INTO pcmem_meta VALUES (?, '1')", [PENDING])
+
+
+def pending(db: duckdb.DuckDBPyConnection) -> bool:
+    """Whether an erasure committed but its bytes were not reclaimed yet."""
+    return db.execute("SELECT count(*) FROM pcmem_meta WHERE key = ?", [PENDING]).fetchone()[0] > 0
 
 
 def tombstone(db: duckdb.DuckDBPyConnection, artifact_id: str, entry_id: str) -> Tombstone | None:
@@ -93,6 +102,7 @@ def _checkpoint(db: duckdb.DuckDBPyConnection) -> None:
 
 def reclaim(db: duckdb.DuckDBPyConnection) -> None:
     """Rewrite the tables erased rows lived in, checkpoint, and overwrite the free blocks with random bytes."""
+    db.execute(f"DROP TABLE IF EXISTS {_SCRATCH}")  # left over by an interrupted reclaim
     db.execute("BEGIN TRANSACTION")
     try:
         _rewrite(db, "main", "entry_versions")
@@ -112,4 +122,5 @@ def reclaim(db: duckdb.DuckDBPyConnection) -> None:
         db.execute(f"INSERT INTO {_SCRATCH} SELECT junk FROM pcmem_junk")
     _checkpoint(db)
     db.execute(f"DROP TABLE {_SCRATCH}")
+    db.execute("DELETE FROM pcmem_meta WHERE key = ?", [PENDING])
     _checkpoint(db)
