@@ -38,6 +38,7 @@ def _print_page(page: SearchPage, query: str) -> None:
             f"fallback {'yes' if trace.used_fallback else 'no'}, {trace.latency_ms:.0f} ms, "
             f"{trace.usage.requests} requests, {trace.usage.input_tokens}+{trace.usage.output_tokens} tokens"
             + (f", {trace.decision_calls} decisions" if trace.decision_calls is not None else "")
+            + (f", cosine under {trace.embedder}" if trace.embedder else "")
         )
 
 
