@@ -66,7 +66,13 @@ from pcmem.types.memory import (
     WriteResult,
 )
 from pcmem.types.progress import Progress, StageProgress
-from pcmem.types.rerank import RERANK_POLICIES, CandidateDecision, MemoryRerankDecision, RerankPolicy
+from pcmem.types.rerank import (
+    MODEL_RERANK_POLICIES,
+    RERANK_POLICIES,
+    CandidateDecision,
+    MemoryRerankDecision,
+    RerankPolicy,
+)
 from pcmem.types.search import SEARCH_MODES, MemoryHit, RerankTrace, SearchMemoryRequest, SearchMode, SearchPage
 from pcmem.types.usage import Usage
 
@@ -106,6 +112,7 @@ __all__ = [
     "InputError",
     "InvalidCursorError",
     "ListRequest",
+    "MODEL_RERANK_POLICIES",
     "MemoryEntry",
     "MemoryHit",
     "MemoryRef",

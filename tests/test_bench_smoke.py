@@ -123,3 +123,15 @@ def test_bench_locomo_compares_backends(tmp_path, seekdb_dir):
     assert [run["backend"] for run in report["runs"]] == ["duckdb", "seekdb"]
     (row,) = report["comparison"]
     assert row["mode"] == "fts" and row["n"] == 3 and row["delta_frac@10"] == 0
+
+
+def test_bench_locomo_with_the_embedding_rerank_policy(tmp_path):
+    """The benchmark names the policy as a run parameter; the runtime composes it (the bench never reorders)."""
+    data = _locomo_file(tmp_path / "locomo.json")
+    result = CliRunner().invoke(main, ["bench", "locomo", "--data", str(data), "--modes", "hybrid", "--rerank",
+                                       "embedding", "--out", str(tmp_path / "out.json"), "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads((tmp_path / "out.json").read_text())["reports"][0]
+    assert report["rerank"] == "embedding" and report["mode"] == "hybrid"
+    overall = report["overall"]
+    assert overall["n"] == 3 and "rerank_ms_p50" in overall and overall["rerank_requests"] == 0

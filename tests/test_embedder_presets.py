@@ -38,6 +38,7 @@ def test_every_preset_has_a_distinct_stable_profile() -> None:
         "minilm-l6-int8": pcmem.EmbeddingProfile("sentence-transformers/all-MiniLM-L6-v2@int8", 384, True),
         "mpnet-base": pcmem.EmbeddingProfile("sentence-transformers/all-mpnet-base-v2@fp32", 768, True),
         "mpnet-base-int8": pcmem.EmbeddingProfile("sentence-transformers/all-mpnet-base-v2@int8-ffn-fp32", 768, True),
+        "embeddinggemma-300m": pcmem.EmbeddingProfile("google/embeddinggemma-300m@q8_0-gguf", 768, True),
     }
     assert presets.DEFAULT_PRESET == "minilm-l6-int8"
 

@@ -363,7 +363,8 @@ async def test_search_shows_ranked_hits_with_citation_and_opens_the_cited_entry(
         await pilot.press("slash")
         screen = app.screen
         assert isinstance(screen, SearchScreen)
-        assert screen.query_one("#rerank", Select).disabled  # no model configured: nothing to choose
+        # no model configured: only the model-free embedding policy besides none
+        assert app.session.policies() == ["none", "embedding"]
         await search(pilot, "release thursdays")
         table = screen.query_one("#hits", DataTable)
         hits = screen.page.hits
@@ -426,7 +427,7 @@ async def test_model_policies_are_offered_with_a_model_and_a_load_failure_is_rea
         await pilot.press("slash")
         select = app.screen.query_one("#rerank", Select)
         assert not select.disabled
-        assert [value for _, value in select._options] == ["none", "listwise", "decision", "decision-fill"]
+        assert [value for _, value in select._options] == ["none", "embedding", "listwise", "decision", "decision-fill"]
         await search(pilot, "Marco Priya", policy="decision")
         assert status(app).startswith("✗ ") and "missing.gguf" in status(app)
         assert not app.screen.query_one("WorkProgress").display

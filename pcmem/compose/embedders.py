@@ -26,6 +26,14 @@ def resolve_embedder(choice: EmbedderChoice, backend: StorageBackend) -> Embedde
             # Models load lazily: a store whose model is not prepared here still lists and reads; embedding raises
             # a ConfigurationError that says how to prepare it.
             return presets.for_profile(stored)
+    return named_embedder(choice)
+
+
+def named_embedder(choice: str) -> Embedder:
+    """A preset (checked ready now, so a missing model is reported at startup), a model directory or
+    ``fastembed:MODEL``."""
+    from pcmem.embedding import presets
+
     if choice == "default":
         choice = presets.DEFAULT_PRESET
     if choice in presets.EMBEDDER_PRESETS:

@@ -9,9 +9,11 @@
 from __future__ import annotations
 
 from pcmem.compose.decisions import decision_reranker
+from pcmem.compose.embedders import named_embedder
 from pcmem.compose.models import load_model
 from pcmem.errors import ConfigurationError
 from pcmem.inference.llama_cpp import LlamaCppGenerator
+from pcmem.rerank.embedding import EmbeddingReranker
 from pcmem.rerank.listwise import ListwiseReranker
 from pcmem.rerank.port import MemoryReranker
 from pcmem.settings import InferenceConfig, RuntimeConfig
@@ -20,9 +22,15 @@ from pcmem.types.rerank import RerankPolicy
 
 
 def build_reranker(
-    policy: RerankPolicy, inference: InferenceConfig, progress: Progress | None = None
+    policy: RerankPolicy, inference: InferenceConfig, progress: Progress | None = None, *,
+    rerank_embedder: str | None = None,
 ) -> MemoryReranker:
-    """A reranker of ``policy`` on the configured local model (the CLI's ``--rerank``)."""
+    """A reranker of ``policy`` (the CLI's ``--rerank``): on the configured local model, or for ``embedding`` on the
+    store's own embedder (``rerank_embedder=None``) or a second one (a preset name or model directory)."""
+    if policy == "embedding":
+        return embedding_reranker(rerank_embedder)
+    if rerank_embedder is not None:
+        raise ConfigurationError(f"--rerank-embedder applies to the embedding policy only, not {policy!r}")
     model = load_model(inference, progress)
     if policy == "listwise":
         generator = LlamaCppGenerator(
@@ -30,6 +38,11 @@ def build_reranker(
         )
         return ListwiseReranker(generator)
     return decision_reranker(model, inference, fill_to_limit=policy == "decision-fill")
+
+
+def embedding_reranker(choice: str | None = None) -> EmbeddingReranker:
+    """The embedding policy: the searched store's embedder and stored vectors, or a second embedder ``choice``."""
+    return EmbeddingReranker(None if choice is None else named_embedder(choice))
 
 
 def compose_reranker(

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol, cast
+from typing import TYPE_CHECKING, Protocol, cast, runtime_checkable
 
 from pcmem.types.progress import Progress
 from pcmem.types.rerank import MemoryRerankDecision
 from pcmem.types.search import MemoryHit
+
+if TYPE_CHECKING:
+    from pcmem.embedding.port import Embedder
+    from pcmem.rerank.embedding import VectorLookup
 
 
 class MemoryReranker(Protocol):
@@ -25,6 +29,14 @@ class MemoryReranker(Protocol):
         progress: Progress | None = None,
     ) -> MemoryRerankDecision:
         """Choose positions (1..len(candidates)) for the normalised ``query``; candidate text is untrusted evidence."""
+
+
+@runtime_checkable
+class StoreBoundReranker(Protocol):
+    """A reranker that reads the searched store (its embedder, its stored vectors): the search binds it first."""
+
+    def bind(self, store_embedder: Embedder | None, vectors: VectorLookup) -> MemoryReranker:
+        """This reranker for one store."""
 
 
 def fallback_ranks(candidate_count: int, limit: int) -> tuple[int, ...]:

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 
 from pcmem.embedding.port import Embedder
 from pcmem.errors import CapabilityNotSupportedError, EmbeddingError, RerankError
+from pcmem.rerank.port import StoreBoundReranker
 from pcmem.search.fusion import admit_fts, admit_vector, channel_candidate_count, rrf_fuse
 from pcmem.store.port import StorageBackend
 from pcmem.types.memory import Citation, EntryVersion, MemoryRef
@@ -117,6 +118,8 @@ class SearchService:
         # No lock is held here: a slow model never serialises other searches or writes of the scope.
         candidates = page.hits
         limit = min(request.limit, len(candidates))
+        if isinstance(reranker, StoreBoundReranker):  # e.g. the embedding policy: reads this store's vectors
+            reranker = reranker.bind(self._embedder, self._backend.stored_vectors)
         started = time.perf_counter()
         decision = reranker.rerank(request.query, candidates, limit, progress)
         latency_ms = (time.perf_counter() - started) * 1000
@@ -131,6 +134,7 @@ class SearchService:
             usage=decision.usage,
             decision_calls=decision.decision_calls,
             decisions=decision.decisions,
+            embedder=decision.embedder,
         )
         hits = tuple(candidates[rank - 1] for rank in decision.selected_ranks)  # the original hit objects
         return page.model_copy(update={"hits": hits, "rerank": trace})

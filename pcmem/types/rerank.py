@@ -8,8 +8,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from pcmem.types.usage import Usage
 
-#: The rerank policies a runtime can build on a local model (``--rerank``), defined once.
-RerankPolicy = Literal["listwise", "decision", "decision-fill"]
+#: The rerank policies a runtime can build (``--rerank``), defined once: three on a local generation model, and
+#: ``embedding`` (cosine under the store's embedder or a second one; no generation model).
+RerankPolicy = Literal["listwise", "decision", "decision-fill", "embedding"]
+#: The policies that need a generation model (``--model``).
+MODEL_RERANK_POLICIES: tuple[RerankPolicy, ...] = ("listwise", "decision", "decision-fill")
 RERANK_POLICIES: tuple[RerankPolicy, ...] = get_args(RerankPolicy)
 
 
@@ -39,3 +42,5 @@ class MemoryRerankDecision(BaseModel):
     decision_calls: int | None = None
     #: Per-candidate policies: every decision made, in coarse order (candidates after the stop have none).
     decisions: tuple[CandidateDecision, ...] = ()
+    #: The embedding policy: the embedder whose cosine ordered the pool (its profile, described).
+    embedder: str | None = None

@@ -136,6 +136,8 @@ class RerankTrace(Frozen):
     decision_calls: int | None = None
     #: Per-candidate policies: the model's verdict on each candidate it judged, in coarse order.
     decisions: tuple[CandidateDecision, ...] = ()
+    #: The embedding policy: the embedder whose cosine ordered the pool (its profile, described).
+    embedder: str | None = None
 
     @property
     def dropped_ranks(self) -> tuple[int, ...]:

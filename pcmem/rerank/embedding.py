@@ -1,0 +1,106 @@
+"""The embedding reranker (pcmem policy, inside the RFC 0080 seam): order the coarse pool by cosine to the query.
+
+It only selects positions: the coarse pool comes from the contract's retrieval, the reranker sorts it by cosine
+between the query and each candidate under one embedder and keeps the first ``limit`` ranks (never pads, never
+invents an identity; ties keep coarse order).
+
+Which embedder:
+
+* by default the store's own embedder — the candidates' vectors are already stored under its profile, so the only
+  cost is one query embedding (vectors are read through the storage port, ``stored_vectors``);
+* or a second, stronger embedder (e.g. EmbeddingGemma over a MiniLM store). Its vectors are not in the store:
+  candidates are embedded on first sight and kept in an in-process cache keyed by (profile, entry version id) — an
+  entry version's text never changes, so a cached vector is never stale.
+
+A candidate whose vector is missing (a version written while a reindex is pending) is embedded the same way.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
+
+from pcmem.embedding.port import Embedder
+from pcmem.errors import EmbeddingError, InputError, RerankError
+from pcmem.types.embedding import EmbeddingProfile
+from pcmem.types.progress import Progress
+from pcmem.types.rerank import MemoryRerankDecision
+from pcmem.types.search import MemoryHit
+
+POLICY_ID = "pcmem.memory.rerank.embedding.v1"
+#: Reads the vectors a store holds under a profile: (profile, entry version ids) -> {id: vector}; missing ids absent.
+VectorLookup = Callable[[EmbeddingProfile, Sequence[str]], Mapping[str, np.ndarray]]
+CACHE_SIZE = 50_000  # vectors kept per reranker (768-d float32: ~150 MB at most)
+
+
+class EmbeddingReranker:
+    """Cosine rerank of the coarse pool. ``embedder=None`` means "the store's own", filled in by :meth:`bind`."""
+
+    policy_id = POLICY_ID
+
+    def __init__(self, embedder: Embedder | None = None, *, vectors: VectorLookup | None = None,
+                 cache_size: int = CACHE_SIZE) -> None:
+        self.embedder = embedder
+        self._vectors = vectors
+        self._cache: OrderedDict[tuple[EmbeddingProfile, str], np.ndarray] = OrderedDict()
+        self._cache_size = cache_size
+        self._lock = threading.Lock()
+
+    @property
+    def second_embedder(self) -> bool:
+        return self.embedder is not None
+
+    def bind(self, store_embedder: Embedder | None, vectors: VectorLookup) -> EmbeddingReranker:
+        """This policy for one store: its vector lookup, and its embedder unless a second one was chosen."""
+        bound = EmbeddingReranker(self.embedder or store_embedder, vectors=vectors, cache_size=self._cache_size)
+        bound._cache, bound._lock = self._cache, self._lock  # the cache is keyed by profile: safe to share
+        return bound
+
+    def rerank(self, query: str, candidates: Sequence[MemoryHit], limit: int,
+               progress: Progress | None = None) -> MemoryRerankDecision:
+        if limit < 1:
+            raise InputError(f"rerank limit must be at least 1, got {limit}")
+        embedder = self.embedder
+        if embedder is None:
+            raise RerankError("the embedding reranker has no embedder: the store has none and no second embedder "
+                              "was chosen (pass --rerank-embedder PRESET)")
+        limit = min(limit, len(candidates))
+        try:
+            query_vector = np.asarray(embedder.embed_query(query), dtype=np.float32)
+            matrix = self._candidate_vectors(embedder, candidates, progress)
+        except EmbeddingError as error:
+            raise RerankError(f"the embedding reranker failed ({embedder.profile.describe()}): {error}") from error
+        scores = matrix @ query_vector
+        if not embedder.profile.normalized:
+            norms = np.linalg.norm(matrix, axis=1) * max(float(np.linalg.norm(query_vector)), 1e-12)
+            scores = scores / np.maximum(norms, 1e-12)
+        order = sorted(range(len(candidates)), key=lambda i: (-float(scores[i]), i))  # ties: coarse order
+        return MemoryRerankDecision(selected_ranks=tuple(i + 1 for i in order[:limit]),
+                                    embedder=embedder.profile.describe())
+
+    def _candidate_vectors(self, embedder: Embedder, candidates: Sequence[MemoryHit],
+                           progress: Progress | None) -> np.ndarray:
+        profile = embedder.profile
+        ids = [c.citation.entry_version_id for c in candidates]
+        found: dict[str, np.ndarray] = {}
+        with self._lock:
+            for version_id in ids:
+                cached = self._cache.get((profile, version_id))
+                if cached is not None:
+                    found[version_id] = cached
+        wanted = [i for i in ids if i not in found]
+        if wanted and self._vectors is not None:
+            found.update(self._vectors(profile, wanted))  # empty unless profile is the store's (active/pending)
+        missing = [(i, c.text) for i, c in zip(ids, candidates) if i not in found]
+        if missing:
+            computed = embedder.embed_documents([text for _, text in missing], progress)
+            with self._lock:
+                for (version_id, _), vector in zip(missing, computed):
+                    found[version_id] = vector
+                    self._cache[(profile, version_id)] = np.asarray(vector, dtype=np.float32)
+                while len(self._cache) > self._cache_size:
+                    self._cache.popitem(last=False)
+        return np.stack([np.asarray(found[i], dtype=np.float32) for i in ids])

@@ -1,0 +1,38 @@
+"""EmbeddingGemma preset plumbing that needs no model (the real build is the opt-in ``-m gemma`` test)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from pcmem.cli import main
+from pcmem.compose.embedders import named_embedder
+from pcmem.embedding import gemma, presets
+from pcmem.errors import ConfigurationError
+
+
+def test_pins_are_complete() -> None:
+    assert len(gemma.WHEEL_SHA256) == len(gemma.WHEEL_VERSIONS) == 25 == len(set(gemma.WHEEL_SHA256))
+    assert all(len(h) == 64 for h in (*gemma.WHEEL_SHA256, *gemma.PINNED_SOURCE_FILES.values(), gemma.GGUF_SHA256))
+    reference = gemma.reference_vectors()
+    assert len(reference["documents"]) == len(gemma.REFERENCE_SENTENCES) and len(reference["query"]) == 768
+
+
+def test_prepare_needs_the_terms_accepted_before_anything_else(tmp_path: Path) -> None:
+    with pytest.raises(ConfigurationError, match="Gemma Terms of Use"):
+        presets.prepare_preset(gemma.NAME, None, tmp_path, wheel_dir=tmp_path)
+    with pytest.raises(ConfigurationError, match="25 EmbeddingGemma transport wheels are missing"):
+        presets.prepare_preset(gemma.NAME, None, tmp_path, wheel_dir=tmp_path, accept_terms=True)
+    assert not gemma.model_dir(tmp_path).exists()
+
+
+def test_cli_shows_the_notice_and_an_unprepared_preset_says_how(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("PCMEM_CACHE_DIR", str(tmp_path / "cache"))
+    result = CliRunner().invoke(main, ["models", "prepare", gemma.NAME, "--wheels", str(tmp_path)])
+    assert result.exit_code != 0 and "Gemma Terms of Use" in result.output
+    with pytest.raises(ConfigurationError, match="not prepared yet"):
+        named_embedder(gemma.NAME)
+    ready, path = presets.preset_state(presets.EMBEDDER_PRESETS[gemma.NAME])
+    assert not ready and path == gemma.model_dir(tmp_path / "cache")
