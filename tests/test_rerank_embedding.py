@@ -11,6 +11,7 @@ import json
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from conftest import HashEmbedder
 
 import pcmem
 from pcmem import NewEntry, RememberRequest
@@ -22,7 +23,6 @@ from pcmem.settings import InferenceConfig
 from pcmem.types.memory import Citation
 from pcmem.types.rerank import MODEL_RERANK_POLICIES, RERANK_POLICIES
 from pcmem.types.search import MemoryHit, SearchMemoryRequest
-from tests.conftest import HashEmbedder
 
 TEXTS = [
     "release notes for the desktop app",
