@@ -497,3 +497,25 @@ def test_cors_only_for_the_origins_asked_for(tmp_path):
         live.stop()
         api.close()
         runtime.close()
+
+
+WITHOUT_SERVE_EXTRA = """
+import sys
+for name in ("fastapi", "uvicorn", "mcp", "starlette", "mcp_types"):
+    sys.modules[name] = None  # as if `pip install pcmem` without the serve extra
+from pcmem.cli import main
+main(sys.argv[1:])
+"""
+
+
+@pytest.mark.parametrize("command", [["serve", "--dry-run"], ["mcp", "--json"], ["mcp"]])
+def test_without_the_serve_extra_the_commands_name_it_in_one_line(tmp_path, command):
+    import subprocess
+    import sys
+
+    pcmem.open_sync(tmp_path / "m.duckdb", embedder=None).close()
+    done = subprocess.run([sys.executable, "-c", WITHOUT_SERVE_EXTRA, "--db", str(tmp_path / "m.duckdb"), *command],
+                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert done.returncode == pcmem.ConfigurationError.exit_code, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        "pcmem: error: `pcmem serve` and `pcmem mcp` need fastapi, uvicorn, mcp: pip install 'pcmem[serve]'"]

@@ -34,6 +34,12 @@ def read_token(path: str | None) -> str | None:
     return token
 
 
+def require_serve_extra() -> None:
+    from pcmem.serve import require_serve
+
+    require_serve()
+
+
 def _open(store, model: str | None, rerank: str | None):  # noqa: ANN001, ANN202
     from pcmem.serve import open_for_serving, require_serve
     from pcmem.serve.operations import MemoryApi
@@ -76,6 +82,7 @@ def serve(host: str, port: int, token_file: str | None, model: str | None, reran
       curl -s localhost:8765/v1/memory/search -H 'content-type: application/json' \\
            -d '{"scope_id": "project", "query": "deploy day"}'
     """
+    require_serve_extra()  # before anything imports FastAPI or the MCP SDK: a missing extra is one line, not a traceback
     from pcmem.serve.middleware import is_loopback
 
     token = read_token(token_file)
@@ -155,6 +162,7 @@ def mcp(model: str | None, rerank: str | None, as_json: bool) -> None:
       pcmem --db memory.duckdb mcp --json          # what it would serve
     """
     store = click.get_current_context().obj
+    require_serve_extra()
     if as_json:
         from pcmem.serve.mcp_tools import TOOL_NAMES
 
