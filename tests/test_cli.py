@@ -905,3 +905,10 @@ def test_every_command_runs_with_json_and_reads_run_without(tmp_path: Path, demo
         assert result.stdout.strip(), f"{name} printed nothing"
         with pytest.raises(json.JSONDecodeError):
             json.loads(result.stdout)
+
+
+def test_a_search_that_finds_nothing_says_so_in_one_line(tmp_path):
+    ok(run(tmp_path, "remember", "--scope", "s", "The team deploys on Fridays."))
+    out = ok(run(tmp_path, "search", "--scope", "s", "--mode", "fts", "zebra")).stdout
+    assert out.strip() == "no hits for 'zebra' in 's' @ revision 1 (mode fts): no entry passed admission (enough " \
+        "query terms, or cosine ≥ 0.3)"

@@ -22,6 +22,10 @@ def _print_page(page: SearchPage, query: str) -> None:
         return
     where = ", ".join(f"{m.scope!r} @ revision {m.revision}" for m in page.memories)
     header = f"{len(page.hits)} hits for {query!r} in {where} (mode {page.mode})"
+    if not page.hits:  # an empty table only wraps its title into a narrow column
+        render.console.print(f"no hits for {query!r} in {where} (mode {page.mode}): no entry passed admission "
+                             "(enough query terms, or cosine ≥ 0.3)")
+        return
     trace = page.rerank
     coarse_rank = {id(hit): rank for rank, hit in enumerate(trace.candidates, start=1)} if trace else {}
     render.table(
