@@ -160,28 +160,26 @@ def applied_migrations(db: duckdb.DuckDBPyConnection) -> list[str]:
     return [name for (name,) in db.execute("SELECT name FROM pcmem_migrations ORDER BY seq").fetchall()]
 
 
-def pending(db: duckdb.DuckDBPyConnection) -> list[str]:
-    """Names of the migrations this file still needs; raises for a foreign or newer file."""
-    applied = applied_migrations(db)
+def _unapplied(applied: list[str]) -> tuple[Migration, ...]:
+    """The migrations after ``applied``; raises StoreVersionError when ``applied`` is not a prefix of ours."""
     known = [migration.name for migration in MIGRATIONS]
     if applied != known[: len(applied)]:
         unknown = [name for name in applied if name not in known]
         raise StoreVersionError(
             f"this store was written by a newer pcmem (unknown migrations {unknown or applied}); upgrade pcmem to open it"
         )
-    return known[len(applied):]
+    return MIGRATIONS[len(applied) :]
+
+
+def pending(db: duckdb.DuckDBPyConnection) -> list[str]:
+    """Names of the migrations this file still needs; raises for a foreign or newer file."""
+    return [migration.name for migration in _unapplied(applied_migrations(db))]
 
 
 def migrate(db: duckdb.DuckDBPyConnection) -> list[str]:
     """Bring the file up to date; return the names of the migrations applied now."""
     applied = applied_migrations(db)
-    known = [migration.name for migration in MIGRATIONS]
-    if applied != known[: len(applied)]:
-        unknown = [name for name in applied if name not in known]
-        raise StoreVersionError(
-            f"this store was written by a newer pcmem (unknown migrations {unknown or applied}); upgrade pcmem to open it"
-        )
-    pending = MIGRATIONS[len(applied) :]
+    pending = _unapplied(applied)
     if not pending:
         return []
     db.execute("BEGIN TRANSACTION")
