@@ -211,12 +211,6 @@ def _read_wal(path: Path) -> bytes | None:
         raise StorePermissionError(f"permission denied reading {wal}") from None
 
 
-def wal_problem(path: Path) -> str | None:
-    """Why the leftover ``FILE.wal`` next to ``path`` cannot be replayed completely, or None (absent or sound)."""
-    data = _read_wal(path)
-    return None if not data else scan_wal(data).problem
-
-
 def refuse_damaged_wal(path: Path) -> None:
     """Raise StoreWALError when a leftover log would be replayed only in part (DuckDB would drop the rest)."""
     data = _read_wal(path)
@@ -256,7 +250,7 @@ def recover_wal(path: Path) -> WALRecovery:
     wal = wal_path(path)
     data = _read_wal(path)
     scan = scan_wal(data) if data else None
-    if data is None or scan is None or scan.problem is None:
+    if data is None or scan is None or scan.problem is None:  # absent, empty or sound: nothing to set aside
         return WALRecovery(kept_transactions=scan.transactions if scan else 0, dropped_bytes=0, copy=None)
     holder = lock_holder(path) if path.exists() else None
     if holder is not None:
