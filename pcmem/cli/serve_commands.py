@@ -35,16 +35,17 @@ def read_token(path: str | None) -> str | None:
 
 
 def require_serve_extra() -> None:
+    """Each command calls this first, before anything imports FastAPI or the MCP SDK (pcmem.serve's own
+    ``__init__`` imports neither), so a missing extra is one line naming it, not an import traceback."""
     from pcmem.serve import require_serve
 
     require_serve()
 
 
 def _open(store, model: str | None, rerank: str | None):  # noqa: ANN001, ANN202
-    from pcmem.serve import open_for_serving, require_serve
+    from pcmem.serve import open_for_serving
     from pcmem.serve.operations import MemoryApi
 
-    require_serve()
     runtime = open_for_serving(store.path, embedder=store.embedder, model=model, rerank=rerank)
     return MemoryApi(runtime, store.path)
 
@@ -82,7 +83,7 @@ def serve(host: str, port: int, token_file: str | None, model: str | None, reran
       curl -s localhost:8765/v1/memory/search -H 'content-type: application/json' \\
            -d '{"scope_id": "project", "query": "deploy day"}'
     """
-    require_serve_extra()  # before anything imports FastAPI or the MCP SDK: a missing extra is one line, not a traceback
+    require_serve_extra()
     from pcmem.serve.middleware import is_loopback
 
     token = read_token(token_file)
