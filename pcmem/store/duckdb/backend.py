@@ -35,6 +35,7 @@ from pcmem.store.common import (
 )
 from pcmem.store.duckdb import check as check_module
 from pcmem.store.duckdb import connection, erasure, files, fts_index, migrations, vectors
+from pcmem.store.duckdb.fts_cache import FtsCache
 from pcmem.store.duckdb.arrow import registered
 from pcmem.store.duckdb.vector_cache import VectorCache
 from pcmem.types.embedding import EmbeddingProfile
@@ -92,6 +93,7 @@ class DuckDBBackend:
         self._on_close: list[Callable[[], object]] = []
         self._users_lock = threading.Lock()
         self._vector_cache = VectorCache()
+        self._fts_cache = FtsCache()
         self._complete = CompletenessMemo()
         connections: _Connections | None = None
         try:
@@ -328,6 +330,7 @@ class DuckDBBackend:
                 raise StoreError(f"the entry is erased from every read, but its bytes could not be cleared from the "
                                  f"file yet ({_first_line(error)}); the next open of the store clears them") from error
         self._vector_cache.invalidate()
+        self._fts_cache.invalidate()
 
     # --- integrity --------------------------------------------------------------------------------------------
 
@@ -343,6 +346,7 @@ class DuckDBBackend:
             check_module.repair(cursor, analyzer)
             self.analyzer = fts_index.stored_analyzer(cursor)
         self._vector_cache.invalidate()
+        self._fts_cache.invalidate()
         return self.check()
 
     # --- search -----------------------------------------------------------------------------------------------
@@ -355,6 +359,7 @@ class DuckDBBackend:
         with self._write_lock, self._transaction(write=True) as cursor:
             vectors.adopt(cursor, profile)
         self._vector_cache.invalidate()
+        self._fts_cache.invalidate()
 
     def pending_embedding_profile(self) -> EmbeddingProfile | None:
         with self._transaction() as cursor:
@@ -368,27 +373,52 @@ class DuckDBBackend:
         with self._write_lock, self._transaction(write=True) as cursor:
             switched = vectors.commit_switch(cursor, profile)
         self._vector_cache.invalidate()
+        self._fts_cache.invalidate()
         return switched
+
+    @contextmanager
+    def reading(self) -> Iterator[None]:
+        """One read snapshot for everything this thread reads inside the block (a search: mode check, candidates
+        of every scope, their versions). The scope heads and the embedding profile are read once per snapshot."""
+        with self._transaction():
+            if getattr(self._local, "memo", None) is not None:
+                yield
+                return
+            self._local.memo = {}
+            try:
+                yield
+            finally:
+                self._local.memo = None
+
+    def _snapshot_read(self, cursor: duckdb.DuckDBPyConnection, key: str, scope: str | None,
+                       ) -> tuple[MemoryRef | None, EmbeddingProfile | None]:
+        """The scope's head and the active profile, once per :meth:`reading` snapshot (one statement)."""
+        memo = getattr(self._local, "memo", None)
+        if memo is not None and key in memo:
+            return memo[key]  # type: ignore[no-any-return]
+        row = cursor.execute(
+            "SELECT m.artifact_id, m.head_revision, p.model_id, p.dimension, p.normalized "
+            "FROM (SELECT 1) LEFT JOIN memories m ON m.scope = ? "
+            "LEFT JOIN embedding_profile p ON p.role = 'active'",
+            [scope],
+        ).fetchone()
+        memory = None if row[0] is None else MemoryRef(scope=scope or "", artifact_id=row[0], revision=row[1])
+        profile = None if row[2] is None else EmbeddingProfile(model_id=row[2], dimension=row[3], normalized=row[4])
+        if memo is not None:
+            memo[key] = (memory, profile)
+        return memory, profile
 
     def vector_status(self, scope: str) -> VectorStatus:
         with self._transaction() as cursor:
-            row = cursor.execute(
-                "SELECT m.artifact_id, m.head_revision, p.model_id, p.dimension, p.normalized "
-                "FROM (SELECT 1) LEFT JOIN memories m ON m.scope = ? "
-                "LEFT JOIN embedding_profile p ON p.role = 'active'",
-                [scope],
-            ).fetchone()
-        memory = None if row[0] is None else MemoryRef(scope=scope, artifact_id=row[0], revision=row[1])
-        profile = None if row[2] is None else EmbeddingProfile(model_id=row[2], dimension=row[3], normalized=row[4])
-        if profile is None or memory is None:
-            return VectorStatus(memory=memory, profile=profile, complete=profile is not None)
-        key = (memory.artifact_id, memory.revision, profile)
-        complete = self._complete.known_complete(key)
-        if not complete:
-            with self._transaction() as cursor:
+            memory, profile = self._snapshot_read(cursor, f"scope:{scope}", scope)
+            if profile is None or memory is None:
+                return VectorStatus(memory=memory, profile=profile, complete=profile is not None)
+            key = (memory.artifact_id, memory.revision, profile)
+            complete = self._complete.known_complete(key)
+            if not complete:
                 complete = vectors.complete(cursor, memory.artifact_id)
-            if complete:
-                self._complete.remember_complete(key)
+                if complete:
+                    self._complete.remember_complete(key)
         return VectorStatus(memory=memory, profile=profile, complete=complete)
 
     def candidates(
@@ -396,11 +426,10 @@ class DuckDBBackend:
     ) -> ChannelCandidates:
         check_candidate_limit(limit)
         with self._transaction() as cursor:
-            memory = _find_memory(cursor, scope)
+            memory, profile = self._snapshot_read(cursor, f"scope:{scope}", scope)
             if memory is None:
                 return ChannelCandidates(memory=None, fts=[], vector=[])
-            fts = fts_index.search(cursor, memory.artifact_id, fts_terms, limit) if fts_terms is not None else []
-            profile = vectors.profile(cursor) if query_vector is not None else None
+            fts = self._fts_cache.search(cursor, memory, list(fts_terms), limit) if fts_terms is not None else []
             vector = (
                 self._vector_cache.search(cursor, memory, profile, query_vector, limit)
                 if profile is not None and query_vector is not None else []

@@ -184,6 +184,7 @@ def repair(db: duckdb.DuckDBPyConnection, analyzer: str | None = None) -> None:
     db.execute(f"DROP SCHEMA IF EXISTS {s} CASCADE")
     db.execute("DROP TABLE IF EXISTS fts_docs")
     fts_index.create(db)
+    fts_index.mark_rebuilt(db)
     rows = db.execute("SELECT v.entry_version_id, v.text FROM head_entries h JOIN entry_versions v "
                       "USING (entry_version_id) WHERE h.state = 'active'").fetchall()
     fts_index.add_documents(db, rows, fts_index.stored_analyzer(db))

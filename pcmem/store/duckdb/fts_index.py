@@ -39,6 +39,14 @@ def create(db: duckdb.DuckDBPyConnection) -> None:
     )
 
 
+def mark_rebuilt(db: duckdb.DuckDBPyConnection) -> None:
+    """Give the rebuilt index a new generation: document and term ids start over, so every process's in-process
+    postings (:mod:`~pcmem.store.duckdb.fts_cache`) must be read again."""
+    import uuid
+
+    db.execute("INSERT OR REPLACE INTO pcmem_meta VALUES ('fts_generation', ?)", [uuid.uuid4().hex])
+
+
 def stored_analyzer(db: duckdb.DuckDBPyConnection) -> Analyzer:
     """The analyzer this store's index was built with (stores from before it was recorded used v1)."""
     row = db.execute("SELECT value FROM pcmem_meta WHERE key = 'fts_analyzer'").fetchone()
