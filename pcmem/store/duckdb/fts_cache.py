@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 import duckdb
 
+from pcmem.store.duckdb import connection
 from pcmem.store.duckdb.fts_index import SCHEMA
 from pcmem.store.duckdb.scope_lru import ScopeLRU
 from pcmem.types.memory import MemoryRef
@@ -47,19 +48,20 @@ class IndexStats:
 
 
 def read_stats(db: duckdb.DuckDBPyConnection, terms: list[str]) -> IndexStats | None:
-    """One statement: document count, average length and the query terms' ids and document frequencies."""
-    row = db.execute(
-        f"""SELECT s.num_docs, s.avgdl,
-                   (SELECT list((termid, df) ORDER BY termid) FROM {SCHEMA}.dict
-                    WHERE term IN (SELECT unnest($terms)) AND df > 0),
-                   (SELECT value FROM pcmem_meta WHERE key = 'fts_generation')
-            FROM {SCHEMA}.stats s""",
-        {"terms": terms},
-    ).fetchone()
-    if row is None or not row[0] or row[1] is None or not row[2]:
+    """One statement: the query terms' ids and document frequencies (an index scan of ``dict``), the document count
+    and average length, and the index generation."""
+    rows = db.execute(
+        f"""SELECT 0, termid, df, NULL::DOUBLE, NULL::VARCHAR FROM {SCHEMA}.dict
+                WHERE term IN {connection.in_list(terms)} AND df > 0
+            UNION ALL SELECT 1, NULL, num_docs, avgdl, NULL FROM {SCHEMA}.stats
+            UNION ALL SELECT 2, NULL, NULL, NULL, value FROM pcmem_meta WHERE key = 'fts_generation'"""
+    ).fetchall()
+    query = sorted((int(termid), int(df)) for kind, termid, df, _, _ in rows if kind == 0)
+    stats = next(((int(count), avgdl) for kind, _, count, avgdl, _ in rows if kind == 1), None)
+    generation = next((value for kind, *_, value in rows if kind == 2), None)
+    if not query or stats is None or not stats[0] or stats[1] is None:
         return None
-    return IndexStats(int(row[0]), float(row[1]), row[3],
-                      [(int(termid), int(df)) for termid, df in row[2]])
+    return IndexStats(stats[0], float(stats[1]), generation, query)
 
 
 @dataclass
@@ -291,10 +293,15 @@ class FtsCache:
 
 def _load(db: duckdb.DuckDBPyConnection, memory: MemoryRef, generation: str | None) -> _ScopePostings:
     state = _ScopePostings(revision=memory.revision, generation=generation)
-    triples = _read_documents(db, state, """SELECT h.entry_version_id, h.entry_id FROM head_entries h
-                                            WHERE h.artifact_id = $artifact AND h.state = 'active'""",
-                              {"artifact": memory.artifact_id})
-    state.build(*triples)
+    scope_docs = (f"SELECT d.docid FROM head_entries h JOIN {SCHEMA}.docs d ON d.name = h.entry_version_id "
+                  "WHERE h.artifact_id = $artifact AND h.state = 'active'")
+    documents = db.execute(
+        f"""SELECT d.docid, d.len, h.entry_id, h.entry_version_id
+            FROM head_entries h JOIN {SCHEMA}.docs d ON d.name = h.entry_version_id
+            WHERE h.artifact_id = $artifact AND h.state = 'active' ORDER BY d.docid""",
+        {"artifact": memory.artifact_id},
+    ).fetchall()
+    state.build(*_read_postings(db, state, documents, f"({scope_docs})", {"artifact": memory.artifact_id}))
     return state
 
 
@@ -306,37 +313,34 @@ def _apply_events(db: duckdb.DuckDBPyConnection, state: _ScopePostings, memory: 
     ).fetchall()
     for entry_id, _version_id, _state in rows:
         state.remove(entry_id)
-    active = [(version_id, entry_id) for entry_id, version_id, entry_state in rows if entry_state == "active"]
+    active = {version_id: entry_id for entry_id, version_id, entry_state in rows if entry_state == "active"}
     if active:
-        terms, slots, tfs = _read_documents(
-            db, state, "SELECT unnest($versions) AS entry_version_id, unnest($entries) AS entry_id",
-            {"versions": [v for v, _ in active], "entries": [e for _, e in active]})
-        state.add_postings(terms, slots, tfs)
+        documents = [(docid, length, active[name], name) for docid, length, name in db.execute(
+            f"SELECT docid, len, name FROM {SCHEMA}.docs WHERE name IN {connection.in_list(active)} ORDER BY docid"
+        ).fetchall()]
+        wanted = "(" + ", ".join(str(int(docid)) for docid, *_ in documents) + ")"
+        state.add_postings(*_read_postings(db, state, documents, wanted, {}))
     state.revision = memory.revision
 
 
-def _read_documents(db: duckdb.DuckDBPyConnection, state: _ScopePostings, wanted_sql: str, parameters: dict
-                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Append the wanted documents to ``state``'s slots and return their postings as (termids, slots, tfs), read
-    from the index tables in two statements (documents, then term frequencies as arrays)."""
+def _read_postings(db: duckdb.DuckDBPyConnection, state: _ScopePostings, documents: list[tuple[int, int, str, str]],
+                   wanted: str, parameters: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Append ``(docid, len, entry_id, entry_version_id)`` documents (in docid order) to ``state``'s slots and read
+    their postings from the index's ``terms`` table as (termids, slots, tfs) arrays; ``wanted`` is SQL for their
+    docids (a literal list for a few, a subquery for a whole scope)."""
     import numpy as np  # lazy: numpy costs ~0.15-0.2 s of a cold CLI call that never searches
 
-    documents = db.execute(
-        f"""SELECT d.docid, d.len, w.entry_id, w.entry_version_id
-            FROM {SCHEMA}.docs d JOIN ({wanted_sql}) w ON d.name = w.entry_version_id ORDER BY d.docid""",
-        parameters,
-    ).fetchall()
     if not documents:
         return np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.int64)
     # The BETWEEN lets DuckDB skip row groups by their docid range (new documents sit at the end of the table).
     postings = db.execute(
         f"""SELECT docid, termid, count(*)::BIGINT AS tf FROM {SCHEMA}.terms
-            WHERE docid BETWEEN $low AND $high AND docid IN (SELECT unnest($docids)) GROUP BY ALL""",
-        {"low": documents[0][0], "high": documents[-1][0], "docids": [row[0] for row in documents]},
+            WHERE docid BETWEEN $low AND $high AND docid IN {wanted} GROUP BY ALL""",
+        {"low": documents[0][0], "high": documents[-1][0], **parameters},
     ).fetchnumpy()
     first = len(state.entries)
     docids = np.asarray([docid for docid, *_ in documents], dtype=np.int64)
-    for entry_id, version_id, length in ((e, v, n) for _, n, e, v in documents):
+    for _docid, length, entry_id, version_id in documents:
         state.append(entry_id, version_id, int(length))
     slots = first + np.searchsorted(docids, np.asarray(postings["docid"], dtype=np.int64))
     return (np.asarray(postings["termid"], dtype=np.int64), slots.astype(np.int64),

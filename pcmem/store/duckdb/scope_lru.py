@@ -20,10 +20,10 @@ DEFAULT_BUDGET = 200_000
 
 
 class ScopeLRU(Generic[V]):
-    def __init__(self, budget: int = DEFAULT_BUDGET) -> None:
+    def __init__(self, budget: int | None = None) -> None:
         self._items: OrderedDict[str, tuple[V, int]] = OrderedDict()
         self._total = 0
-        self.budget = budget
+        self.budget = DEFAULT_BUDGET if budget is None else budget
 
     def get(self, key: str) -> V | None:
         item = self._items.get(key)

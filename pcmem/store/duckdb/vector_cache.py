@@ -5,6 +5,7 @@ over the same vectors costs ~17 ms (RECIPES.md). So the vector channel reads a p
 versions. The matrix is stamped with the revision it reflects; a search at a newer head applies only the entry
 events since that revision (O(change), also for writes made by other processes), inside the search's own
 snapshot, so hits never mix revisions. Rows are unit-normalised, so a dot product is the cosine similarity.
+Scopes are kept in a :class:`~pcmem.store.duckdb.scope_lru.ScopeLRU` bounded by entries.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from typing import TYPE_CHECKING
 
 import duckdb
 
+from pcmem.store.duckdb import connection
+from pcmem.store.duckdb.scope_lru import ScopeLRU
 from pcmem.types.embedding import EmbeddingProfile
 from pcmem.types.memory import MemoryRef
 from pcmem.types.search import Candidate
@@ -83,7 +86,7 @@ class VectorCache:
     """Per-scope matrices for one store, shared by every thread of the process."""
 
     def __init__(self) -> None:
-        self._scopes: dict[str, _ScopeMatrix] = {}
+        self._scopes: ScopeLRU[_ScopeMatrix] = ScopeLRU()
         self._lock = threading.Lock()
 
     def invalidate(self) -> None:
@@ -115,12 +118,13 @@ class VectorCache:
     def _current(self, db: duckdb.DuckDBPyConnection, memory: MemoryRef, profile: EmbeddingProfile) -> _ScopeMatrix:
         state = self._scopes.get(memory.artifact_id)
         if state is None or state.profile != profile or state.revision > memory.revision:
-            state = _load(db, memory, profile)
-            if memory.artifact_id not in self._scopes or self._scopes[memory.artifact_id].revision <= memory.revision:
-                self._scopes[memory.artifact_id] = state
-            return state
+            fresh = _load(db, memory, profile)
+            if state is None or state.profile != profile or state.revision <= memory.revision:
+                self._scopes.put(memory.artifact_id, fresh, fresh.size)
+            return fresh  # an older snapshot than the cached matrix is served from its own copy, not cached
         if state.revision < memory.revision:
             _apply_events(db, state, memory)
+            self._scopes.put(memory.artifact_id, state, state.size)
         if state.missing:
             _fill_missing(db, state)
         return state
@@ -164,8 +168,7 @@ def _fill_missing(db: duckdb.DuckDBPyConnection, state: _ScopeMatrix) -> None:
     import numpy as np  # lazy: numpy costs ~0.15-0.2 s of a cold CLI call that searches full text only
     wanted = {version_id: entry_id for entry_id, version_id in state.missing.items()}
     rows = db.execute(
-        "SELECT entry_version_id, vec FROM embeddings WHERE entry_version_id IN (SELECT unnest($ids))",
-        {"ids": list(wanted)},
+        f"SELECT entry_version_id, vec FROM embeddings WHERE entry_version_id IN {connection.in_list(wanted)}",
     ).fetchall()
     for version_id, vec in rows:
         entry_id = wanted[version_id]
