@@ -115,10 +115,10 @@ def bench_size(size: int, workdir: Path, scopes: int = 1, backend: str = "duckdb
     result: dict = {"backend": backend, "size": size, "scopes": scopes}
     with pcmem.open_sync(path, embedder=embedder) as runtime:
         started = time.perf_counter()
-        step = _chunk(size, scopes)
-        for start in range(0, size, step):
-            chunk = texts[start:start + step]
-            scope = f"s{(start // step) % scopes}"
+        chunk_size = _chunk(size, scopes)
+        for start in range(0, size, chunk_size):
+            chunk = texts[start:start + chunk_size]
+            scope = f"s{(start // chunk_size) % scopes}"
             runtime.memory.for_scope(scope).remember(RememberRequest(entries=tuple(NewEntry(text=t) for t in chunk)))
         result["load_s"] = round(time.perf_counter() - started, 2)
         memory = runtime.memory.for_scope("s0")
@@ -150,9 +150,9 @@ def bench_size(size: int, workdir: Path, scopes: int = 1, backend: str = "duckdb
     result["file_bytes_per_entry"] = round(path.stat().st_size / size, 1) if isinstance(path, Path) else None
     _drop(path)
     # Every other scope's texts, as loaded above: the several-scopes reference holds the whole store.
-    step = _chunk(size, scopes)
-    others = [(text, f"s{(start // step) % scopes}") for start in range(0, size, step)
-              for text in texts[start:start + step] if (start // step) % scopes != 0]
+    chunk_size = _chunk(size, scopes)
+    others = [(text, f"s{(start // chunk_size) % scopes}") for start in range(0, size, chunk_size)
+              for text in texts[start:start + chunk_size] if (start // chunk_size) % scopes != 0]
     result.update(_references(rows, queries, embedder, others, workdir))
     result["ratio_fts_vs_fts5"] = result["fts_ms_p50"] / result["fts5_ms_p50"]
     result["ratio_remember_vs_fts5_insert"] = result["remember_ms_p50"] / result["fts5_insert_ms_p50"]

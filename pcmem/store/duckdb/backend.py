@@ -36,8 +36,8 @@ from pcmem.store.common import (
 )
 from pcmem.store.duckdb import check as check_module
 from pcmem.store.duckdb import connection, erasure, files, fts_index, migrations, vectors
-from pcmem.store.duckdb.fts_cache import FtsCache
 from pcmem.store.duckdb.arrow import registered
+from pcmem.store.duckdb.fts_cache import FtsCache
 from pcmem.store.duckdb.vector_cache import VectorCache
 from pcmem.types.embedding import EmbeddingProfile
 from pcmem.types.memory import (
@@ -401,7 +401,7 @@ class DuckDBBackend:
         """The scope's head and the active profile, once per :meth:`reading` snapshot (one statement)."""
         memo = getattr(self._local, "memo", None)
         if memo is not None and key in memo:
-            return memo[key]  # type: ignore[no-any-return]
+            return memo[key]
         row = cursor.execute(
             "SELECT m.artifact_id, m.head_revision, p.model_id, p.dimension, p.normalized "
             "FROM (SELECT 1) LEFT JOIN memories m ON m.scope = ? "
