@@ -44,6 +44,23 @@ def _similarities(matrix: np.ndarray, unit_query: np.ndarray) -> np.ndarray:
     return np.einsum("ij,j->i", matrix, unit_query)
 
 
+def _rows_that_can_rank(matrix: np.ndarray, unit_query: np.ndarray, limit: int) -> np.ndarray:
+    """Every row that can be among the ``limit`` most similar by :func:`_similarities`, found with one BLAS
+    matrix-vector product (2-3x faster than einsum over the whole scope).
+
+    BLAS results differ from einsum's only in the last bits: for unit float32 vectors by at most δ ≈ dimension · ε.
+    A row in einsum's top ``limit`` therefore scores at least (BLAS cut − 2δ) under BLAS, so keeping every row above
+    the cut minus a margin of 4 · dimension · ε keeps all of them; their exact scores are computed afterwards.
+    """
+    import numpy as np  # lazy: numpy costs ~0.15-0.2 s of a cold CLI call that searches full text only
+    if len(matrix) <= limit:
+        return np.arange(len(matrix))
+    rough = matrix @ unit_query
+    cut = np.partition(rough, len(rough) - limit)[len(rough) - limit]
+    margin = 4 * matrix.shape[1] * float(np.finfo(np.float32).eps)
+    return np.flatnonzero(rough >= cut - margin)
+
+
 @dataclass
 class _ScopeMatrix:
     profile: EmbeddingProfile
@@ -104,16 +121,13 @@ class VectorCache:
             if state.size == 0:
                 return []
             unit_query = query.astype(np.float32) / (np.linalg.norm(query) or 1.0)
-            similarity = _similarities(state.matrix[: state.size], unit_query)
-            entries = list(state.entries)
-        if len(similarity) > limit:
-            cut = np.partition(similarity, len(similarity) - limit)[len(similarity) - limit]
-            rows = np.flatnonzero(similarity >= cut)  # every row tied with the cut competes on the tie-break
-        else:
-            rows = np.arange(len(similarity))
+            matrix = state.matrix[: state.size]
+            rows = _rows_that_can_rank(matrix, unit_query, limit)
+            similarity = _similarities(matrix[rows], unit_query)  # exact for the few rows that can rank
+            picked = [(float(similarity[i]), state.entries[row]) for i, row in enumerate(rows.tolist())]
+        picked.sort(key=lambda p: (-p[0], p[1][0].encode(), p[1][1].encode()))
         artifact = memory.artifact_id
-        ranked = sorted(rows, key=lambda r: (-float(similarity[r]), entries[r][0].encode(), entries[r][1].encode()))
-        return [Candidate(artifact, entries[r][0], entries[r][1], float(similarity[r])) for r in ranked[:limit]]
+        return [Candidate(artifact, entry_id, version_id, score) for score, (entry_id, version_id) in picked[:limit]]
 
     def _current(self, db: duckdb.DuckDBPyConnection, memory: MemoryRef, profile: EmbeddingProfile) -> _ScopeMatrix:
         state = self._scopes.get(memory.artifact_id)
