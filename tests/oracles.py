@@ -57,3 +57,45 @@ def exact_vector_search(db: duckdb.DuckDBPyConnection, artifact_id: str, query: 
     finally:
         db.unregister("oracle_query")
     return [Candidate(a, e, v, float(similarity)) for a, e, v, similarity in rows]
+
+
+# BM25 exactly as the extension's match_bm25 macro (k1 = 1.2, b = 0.75, its log and +0.5 smoothing) in one SQL pass
+# over the index tables, with the distinct matched-term count admission needs: the search path before the in-process
+# postings of pcmem.store.duckdb.fts_cache, which must give bit-identical scores and order. A document's parts are
+# summed in sorted order (list_sum(list_sort(...))) so equal scores are exactly equal and the identity tie-break
+# decides.
+_BM25_K1 = 1.2
+_BM25_B = 0.75
+_SQL_BM25 = f"""
+WITH query_terms AS (
+    SELECT termid, df FROM {fts_index.SCHEMA}.dict WHERE term IN (SELECT unnest($terms)) AND df > 0
+), term_frequencies AS (
+    SELECT t.docid, t.termid, count(*) AS tf FROM {fts_index.SCHEMA}.terms t JOIN query_terms USING (termid) GROUP BY ALL
+), scored AS (
+    SELECT f.docid,
+           list_sum(list_sort(list(log((((SELECT num_docs FROM {fts_index.SCHEMA}.stats) - q.df) + 0.5) / (q.df + 0.5) + 1)
+               * ((f.tf * ({_BM25_K1} + 1))
+                  / (f.tf + {_BM25_K1} * ((1 - {_BM25_B}) + {_BM25_B} * (d.len / (SELECT avgdl FROM {fts_index.SCHEMA}.stats))))))))
+               AS score,
+           count(*) AS matched_terms
+    FROM term_frequencies f JOIN query_terms q USING (termid) JOIN {fts_index.SCHEMA}.docs d USING (docid)
+    GROUP BY f.docid
+)
+SELECT h.artifact_id, h.entry_id, h.entry_version_id, s.score, s.matched_terms
+FROM scored s JOIN {fts_index.SCHEMA}.docs d USING (docid) JOIN head_entries h ON h.entry_version_id = d.name
+WHERE h.artifact_id = $artifact AND h.state = 'active'
+ORDER BY s.score DESC, h.artifact_id, h.entry_id, h.entry_version_id
+LIMIT $limit
+"""
+
+
+def sql_bm25_search(db: duckdb.DuckDBPyConnection, artifact_id: str, terms: Sequence[str], limit: int
+                    ) -> list[Candidate]:
+    """The top ``limit`` active head versions of one memory by BM25, ties bytewise on (artifact, entry, version).
+
+    Each candidate carries the number of distinct query terms it contains, which admission needs.
+    """
+    if not terms:
+        return []
+    rows = db.execute(_SQL_BM25, {"terms": list(terms), "artifact": artifact_id, "limit": limit}).fetchall()
+    return [Candidate(a, e, v, float(score), int(matched)) for a, e, v, score, matched in rows]

@@ -91,6 +91,19 @@ def test_bench_perf_smoke(tmp_path):
     assert row["fts5_ms_p50"] > 0 and row["numpy_ms_p50"] > 0 and row["ratio_fts_vs_fts5"] > 0
 
 
+def test_bench_perf_spreads_stores_over_scopes_and_compares_with_one_scope(tmp_path):
+    result = CliRunner().invoke(main, ["bench", "perf", "--sizes", "40", "--spread", "10@400",
+                                       "--import-count", "0", "--out", str(tmp_path / "perf.json")])
+    assert result.exit_code == 0, result.output
+    report = json.loads((tmp_path / "perf.json").read_text())
+    assert [(r["size"], r["scopes"]) for r in report["sizes"]] == [(40, 1), (400, 10)]
+    (row,) = report["summary"]["spread_vs_single_scope"]
+    assert (row["size"], row["scopes"], row["vs_size"]) == (400, 10, 40) and row["hybrid"] > 0
+    assert "400 entries in 10 scopes" in result.output
+    bad = CliRunner().invoke(main, ["bench", "perf", "--sizes", "40", "--spread", "ten@400"])
+    assert bad.exit_code != 0 and "SCOPES@SIZE" in bad.output
+
+
 def test_bench_perf_measures_both_backends_side_by_side(tmp_path, seekdb_dir):
     # Embedded seekdb is one instance per process: the bench reuses the directory the test session opened.
     from pcmem.store.seekdb.engine import Connector, parse

@@ -116,7 +116,7 @@ def test_a_store_indexed_before_analyzers_were_recorded_keeps_v1(db_path):
         runtime.memory.for_scope("p").remember("Deploys happen on Thursdays.")
     with duckdb.connect(str(db_path)) as db:  # rewind the file to before migration 0003
         db.execute("DELETE FROM pcmem_meta WHERE key = 'fts_analyzer'")
-        db.execute("DELETE FROM pcmem_migrations WHERE name IN ('0003_fts_analyzer', '0004_embedding_roles')")
+        db.execute("DELETE FROM pcmem_migrations WHERE name >= '0003'")
         db.execute("ALTER TABLE embedding_profile DROP COLUMN role")
     with pcmem.open_sync(db_path, embedder=None) as runtime:
         assert runtime.backend.analyzer.name == "v1"
@@ -126,7 +126,7 @@ def test_a_store_from_before_embedder_switches_keeps_its_vectors(db_path, fake_e
     with pcmem.open_sync(db_path, embedder=fake_embedder) as runtime:
         runtime.memory.for_scope("p").remember("Deploys happen on Thursdays.")
     with duckdb.connect(str(db_path)) as db:  # rewind the file to before migration 0004
-        db.execute("DELETE FROM pcmem_migrations WHERE name = '0004_embedding_roles'")
+        db.execute("DELETE FROM pcmem_migrations WHERE name >= '0004'")
         db.execute("ALTER TABLE embedding_profile DROP COLUMN role")
     with pcmem.open_sync(db_path, embedder=fake_embedder) as runtime:
         assert runtime.backend.embedding_profile() == fake_embedder.profile

@@ -52,3 +52,29 @@ def test_writes_through_another_handle_are_picked_up_by_events(db_path):
         cached, exact = _both(reader, "s", "topic three closed")
         _same(cached, exact)
         assert "Topic three" in memory.get_entry(cached[0].entry_id).entry.text
+
+
+def test_the_blas_preselection_keeps_every_row_einsum_would_rank():
+    """The fast pass may only drop rows that cannot rank: the result equals exact scores over every row."""
+    import numpy as np
+
+    from pcmem.store.duckdb.vector_cache import _rows_that_can_rank, _similarities
+
+    rng = np.random.default_rng(3)
+    for dimension in (8, 384, 768):
+        base = rng.standard_normal((2000, dimension)).astype(np.float32)
+        base[::7] = base[5]  # many identical rows at different positions: exact ties
+        base[1::11] = base[5] + 1e-6  # and rows a hair apart
+        matrix = base / np.linalg.norm(base, axis=1, keepdims=True)
+        for _ in range(5):
+            query = matrix[5] + 0.01 * rng.standard_normal(dimension).astype(np.float32)
+            query /= np.linalg.norm(query)
+            for limit in (1, 10, 128):
+                exact = _similarities(matrix, query)
+                expected = sorted(range(len(matrix)), key=lambda r: (-exact[r], r))[:limit]
+                rows = _rows_that_can_rank(matrix, query, limit)
+                fast = _similarities(matrix[rows], query)
+                got = [int(rows[i]) for i in sorted(range(len(rows)), key=lambda i: (-fast[i], int(rows[i])))][:limit]
+                assert got == expected
+                assert [exact[r] for r in got] == [fast[i] for i in sorted(range(len(rows)),
+                                                    key=lambda i: (-fast[i], int(rows[i])))][:limit]

@@ -115,9 +115,10 @@ def bench_size(size: int, workdir: Path, scopes: int = 1, backend: str = "duckdb
     result: dict = {"backend": backend, "size": size, "scopes": scopes}
     with pcmem.open_sync(path, embedder=embedder) as runtime:
         started = time.perf_counter()
-        for start in range(0, size, 2000):
-            chunk = texts[start:start + 2000]
-            scope = f"s{(start // 2000) % scopes}"
+        chunk_size = _chunk(size, scopes)
+        for start in range(0, size, chunk_size):
+            chunk = texts[start:start + chunk_size]
+            scope = f"s{(start // chunk_size) % scopes}"
             runtime.memory.for_scope(scope).remember(RememberRequest(entries=tuple(NewEntry(text=t) for t in chunk)))
         result["load_s"] = round(time.perf_counter() - started, 2)
         memory = runtime.memory.for_scope("s0")
@@ -149,14 +150,37 @@ def bench_size(size: int, workdir: Path, scopes: int = 1, backend: str = "duckdb
     result["file_bytes_per_entry"] = round(path.stat().st_size / size, 1) if isinstance(path, Path) else None
     _drop(path)
     # Every other scope's texts, as loaded above: the several-scopes reference holds the whole store.
-    others = [(text, f"s{(start // 2000) % scopes}") for start in range(0, size, 2000)
-              for text in texts[start:start + 2000] if (start // 2000) % scopes != 0]
+    chunk_size = _chunk(size, scopes)
+    others = [(text, f"s{(start // chunk_size) % scopes}") for start in range(0, size, chunk_size)
+              for text in texts[start:start + chunk_size] if (start // chunk_size) % scopes != 0]
     result.update(_references(rows, queries, embedder, others, workdir))
     result["ratio_fts_vs_fts5"] = result["fts_ms_p50"] / result["fts5_ms_p50"]
     result["ratio_remember_vs_fts5_insert"] = result["remember_ms_p50"] / result["fts5_insert_ms_p50"]
     result["ratio_vector_vs_numpy"] = result["vector_ms_p50"] / result["numpy_ms_p50"]
     result["ratio_hybrid_vs_both"] = result["hybrid_ms_p50"] / (result["fts5_ms_p50"] + result["numpy_ms_p50"])
     return result
+
+
+def _chunk(size: int, scopes: int) -> int:
+    """Entries per write while loading: 2,000, or fewer so that every scope gets its share."""
+    return max(1, min(2000, size // scopes))
+
+
+def parse_spread(spec: str, sizes: Sequence[int]) -> list[tuple[int, int]]:
+    """``--spread``: "100" (the largest size over 100 scopes), "100@100000,1000@1000000", or "0" (none)."""
+    points = []
+    for part in (p.strip() for p in spec.split(",") if p.strip()):
+        scopes_text, _, size_text = part.partition("@")
+        try:
+            scopes = int(scopes_text)
+            size = int(size_text) if size_text else max(sizes, default=0)
+        except ValueError:
+            raise InputError(f"--spread takes SCOPES or SCOPES@SIZE, comma separated; got {part!r}") from None
+        if scopes < 0 or size < 0 or (scopes and size < scopes):
+            raise InputError(f"--spread {part!r}: need 0 <= scopes <= size")
+        if scopes > 1 and size:
+            points.append((scopes, size))
+    return points
 
 
 def _references(rows: list, queries: list[str], embedder: PrecomputedEmbedder,
@@ -261,7 +285,7 @@ def bench_import(count: int, workdir: Path, backend: str = "duckdb", embedder_na
             "ratio_import_vs_embedder": alone / stored}
 
 
-def run(sizes: Sequence[int], import_count: int = 1000, spread_scopes: int = 100,
+def run(sizes: Sequence[int], import_count: int = 1000, spread: Sequence[tuple[int, int]] = (),
         backends: Sequence[str] = ("duckdb",), embedders: Sequence[str] = ("minilm-l6-int8",)) -> dict:
     for backend in backends:
         store_target(backend, Path("."), "check")  # an unknown backend fails before anything runs
@@ -271,15 +295,15 @@ def run(sizes: Sequence[int], import_count: int = 1000, spread_scopes: int = 100
     results, imports = [], []
     for backend in backends:
         results += [bench_size(size, workdir, backend=backend) for size in sizes]
-        if spread_scopes and sizes:
-            results.append(bench_size(max(sizes), workdir, scopes=spread_scopes, backend=backend))
+        results += [bench_size(size, workdir, scopes=scopes, backend=backend) for scopes, size in spread]
         if import_count:
             imports += [bench_import(import_count, workdir, backend, name) for name in embedders]
     first = next((r for r in results if r["scopes"] == 1), None)
     last = max((r for r in results if r["scopes"] == 1 and r["backend"] == backends[0]), key=lambda r: r["size"],
                default=None)
     summary = {"remember_ratio_largest_vs_smallest": last["remember_ms_p50"] / first["remember_ms_p50"]
-               if first and last else None}
+               if first and last else None,
+               "spread_vs_single_scope": _spread_vs_single(results)}
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     comparison = compare(results)
     for result in results:
@@ -308,4 +332,22 @@ def compare(results: Sequence[dict]) -> list[dict]:
             row[f"overlap@10_{mode}"] = (sum(len(set(a) & set(b)) / len(a) if a else float(not b) for a, b in pairs)
                                          / len(pairs) if pairs else None)
         rows.append(row)
+    return rows
+
+
+def _spread_vs_single(results: Sequence[dict]) -> list[dict]:
+    """Per several-scopes store: its per-scope search p50 ÷ that of the single-scope store closest to one scope's
+    size (the issue's "search costs what its scope costs": 1,000,000 in 1,000 scopes vs 1,000 in one)."""
+    rows = []
+    singles = [r for r in results if r["scopes"] == 1]
+    for r in results:
+        if r["scopes"] == 1 or not singles:
+            continue
+        per_scope = r["size"] / r["scopes"]
+        base = min((s for s in singles if s["backend"] == r["backend"]), key=lambda s: abs(s["size"] - per_scope),
+                   default=None)
+        if base is None:
+            continue
+        rows.append({"backend": r["backend"], "size": r["size"], "scopes": r["scopes"], "vs_size": base["size"],
+                     **{mode: r[f"{mode}_ms_p50"] / base[f"{mode}_ms_p50"] for mode in ("fts", "vector", "hybrid")}})
     return rows

@@ -161,8 +161,9 @@ def rerank_(models: str, policies: str, repeats: int, as_json: bool) -> None:
 
 @bench.command()
 @click.option("--sizes", default="1000,10000", show_default=True, help="Entries per store, comma separated.")
-@click.option("--spread", type=int, default=100, show_default=True,
-              help="Also load the largest size spread over this many scopes (0: skip).")
+@click.option("--spread", default="100", show_default=True, metavar="SCOPES[@SIZE][,...]",
+              help="Also load stores spread over many scopes: SCOPES alone uses the largest size, SCOPES@SIZE its own "
+                   "(e.g. 100@100000,1000@1000000); 0 skips.")
 @click.option("--import-count", type=int, default=1000, show_default=True,
               help="Texts for the bulk-import-with-the-real-embedder measurement (0: skip).")
 @click.option("--backends", default="duckdb", show_default=True,
@@ -171,13 +172,14 @@ def rerank_(models: str, policies: str, repeats: int, as_json: bool) -> None:
               help="Embedders for the bulk-import measurement, compared side by side.")
 @click.option("--out", type=click.Path(dir_okay=False), default=None, help="Write the results as JSON here.")
 @render.json_option
-def perf(sizes: str, spread: int, import_count: int, backends: str, embedders: str, out: str | None,
+def perf(sizes: str, spread: str, import_count: int, backends: str, embedders: str, out: str | None,
          as_json: bool) -> None:
     """Write cost and search latency vs SQLite FTS5 and numpy brute force, measured in the same run.
 
     \b
     Examples:
       OPENBLAS_NUM_THREADS=1 pcmem bench perf --sizes 1000,10000,100000 --out perf.json
+      pcmem bench perf --sizes 1000 --spread 1000@1000000 --import-count 0
       pcmem bench perf --sizes 1000,10000 --backends duckdb,seekdb --spread 0 --import-count 0
       pcmem bench perf --sizes 1000 --spread 0 --embedder minilm-l6-int8,mpnet-base-int8,mpnet-base
     """
@@ -186,7 +188,9 @@ def perf(sizes: str, spread: int, import_count: int, backends: str, embedders: s
     backend_list = _csv(backends)
     if not backend_list or len(set(backend_list)) != len(backend_list):
         raise InputError(f"--backends takes distinct names from {', '.join(bench_perf.BACKENDS)}, got {backends!r}")
-    result = bench_perf.run(_csv(sizes, int), import_count, spread, backend_list, _csv(embedders))
+    size_list = _csv(sizes, int)
+    result = bench_perf.run(size_list, import_count, bench_perf.parse_spread(spread, size_list), backend_list,
+                            _csv(embedders))
     if out:
         Path(out).write_text(json.dumps(result, indent=2))
     if as_json:
@@ -211,6 +215,10 @@ def perf(sizes: str, spread: int, import_count: int, backends: str, embedders: s
                        f"{c['same_top10_vector_candidates']:.2f}")
                       for c in result["comparison"]])
     summary = result["summary"]
+    for row in summary["spread_vs_single_scope"]:
+        click.echo(f"{row['size']:,} entries in {row['scopes']:,} scopes: search p50 ÷ the {row['vs_size']:,}-entry "
+                   f"single-scope store's — fts {row['fts']:.2f}x, vector {row['vector']:.2f}x, "
+                   f"hybrid {row['hybrid']:.2f}x")
     if summary["remember_ratio_largest_vs_smallest"] is not None:
         click.echo(f"remember p50, largest ÷ smallest size: {summary['remember_ratio_largest_vs_smallest']:.2f}x")
     for imp in result["imports"]:

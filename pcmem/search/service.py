@@ -163,6 +163,13 @@ class SearchService:
                 return ChannelCandidates(memory=found.memory, fts=fts, vector=vector, versions=found.versions)
 
     def _coarse(self, scopes: tuple[str, ...], request: SearchMemoryRequest, reranking: bool) -> SearchPage:
+        # One read snapshot for the mode check, every scope's candidates and their versions: every hit of a scope
+        # cites the revision its candidates came from, and the store is asked once, not once per step.
+        with self._backend.reading():
+            return self._coarse_in_snapshot(scopes, request, reranking)
+
+    def _coarse_in_snapshot(self, scopes: tuple[str, ...], request: SearchMemoryRequest, reranking: bool
+                            ) -> SearchPage:
         mode = self.resolve_mode(request.mode, scopes)
         query_vector: np.ndarray | None = None
         if mode != "fts":

@@ -148,3 +148,42 @@ class CompletenessMemo:
 
     def __len__(self) -> int:
         return len(self._known)
+
+
+class VersionCache:
+    """Entry versions by id, least recently used first out: versions are immutable, so a search page's versions need
+    not be read again — a hit costs no statement and no lookup in the store-wide version table.
+
+    Erasure is the one change to a version (its text goes): the backend clears the cache when this process erases,
+    and a version erased by another process is never asked for again, since a search asks only for the versions of
+    its snapshot's active head entries.
+    """
+
+    def __init__(self, capacity: int = 20_000) -> None:
+        self.capacity = capacity
+        self._versions: OrderedDict[str, EntryVersion] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def split(self, entry_version_ids: Sequence[str]) -> tuple[dict[str, EntryVersion], list[str]]:
+        """(the cached versions, the ids still to read)."""
+        found: dict[str, EntryVersion] = {}
+        missing: list[str] = []
+        with self._lock:
+            for version_id in entry_version_ids:
+                version = self._versions.get(version_id)
+                if version is None:
+                    missing.append(version_id)
+                else:
+                    self._versions.move_to_end(version_id)
+                    found[version_id] = version
+        return found, missing
+
+    def add(self, versions: Mapping[str, EntryVersion]) -> None:
+        with self._lock:
+            self._versions.update(versions)
+            while len(self._versions) > self.capacity:
+                self._versions.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._versions.clear()

@@ -143,6 +143,9 @@ class StorageBackend(Protocol):
         landed meanwhile: embed the rest and call again). Raises StoreError when ``profile`` is not pending.
         """
 
+    def reading(self) -> AbstractContextManager[None]:
+        """One read snapshot for every read this thread makes inside the block (nested reads join it)."""
+
     def vector_status(self, scope: str) -> VectorStatus:
         """The scope's head, the store's profile and vector completeness, in one snapshot."""
 

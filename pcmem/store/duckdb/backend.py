@@ -25,6 +25,7 @@ from pcmem.errors import ConcurrentWriteError, InputError, PcmemError, StoreErro
 from pcmem.store.common import (
     V_COLUMNS,
     CompletenessMemo,
+    VersionCache,
     assemble_candidates,
     check_candidate_limit,
     check_events,
@@ -36,6 +37,7 @@ from pcmem.store.common import (
 from pcmem.store.duckdb import check as check_module
 from pcmem.store.duckdb import connection, erasure, files, fts_index, migrations, vectors
 from pcmem.store.duckdb.arrow import registered
+from pcmem.store.duckdb.fts_cache import FtsCache
 from pcmem.store.duckdb.vector_cache import VectorCache
 from pcmem.types.embedding import EmbeddingProfile
 from pcmem.types.memory import (
@@ -92,7 +94,9 @@ class DuckDBBackend:
         self._on_close: list[Callable[[], object]] = []
         self._users_lock = threading.Lock()
         self._vector_cache = VectorCache()
+        self._fts_cache = FtsCache()
         self._complete = CompletenessMemo()
+        self._versions = VersionCache()
         connections: _Connections | None = None
         try:
             connections = self._connections = _Connections(self.path, lock_timeout, shared=shared,
@@ -198,7 +202,7 @@ class DuckDBBackend:
     @contextmanager
     def write(self, scope: str) -> Iterator[_DuckDBWrite]:
         with self._write_lock, self._transaction(write=True) as cursor:
-            yield _DuckDBWrite(cursor, scope, _find_memory(cursor, scope), self.analyzer)
+            yield _DuckDBWrite(cursor, scope, _find_memory(cursor, scope), self.analyzer, self._versions.clear)
 
     # --- reads ------------------------------------------------------------------------------------------------
 
@@ -328,6 +332,8 @@ class DuckDBBackend:
                 raise StoreError(f"the entry is erased from every read, but its bytes could not be cleared from the "
                                  f"file yet ({_first_line(error)}); the next open of the store clears them") from error
         self._vector_cache.invalidate()
+        self._fts_cache.invalidate()
+        self._versions.clear()
 
     # --- integrity --------------------------------------------------------------------------------------------
 
@@ -343,6 +349,8 @@ class DuckDBBackend:
             check_module.repair(cursor, analyzer)
             self.analyzer = fts_index.stored_analyzer(cursor)
         self._vector_cache.invalidate()
+        self._fts_cache.invalidate()
+        self._versions.clear()
         return self.check()
 
     # --- search -----------------------------------------------------------------------------------------------
@@ -355,6 +363,8 @@ class DuckDBBackend:
         with self._write_lock, self._transaction(write=True) as cursor:
             vectors.adopt(cursor, profile)
         self._vector_cache.invalidate()
+        self._fts_cache.invalidate()
+        self._versions.clear()
 
     def pending_embedding_profile(self) -> EmbeddingProfile | None:
         with self._transaction() as cursor:
@@ -368,27 +378,53 @@ class DuckDBBackend:
         with self._write_lock, self._transaction(write=True) as cursor:
             switched = vectors.commit_switch(cursor, profile)
         self._vector_cache.invalidate()
+        self._fts_cache.invalidate()
+        self._versions.clear()
         return switched
+
+    @contextmanager
+    def reading(self) -> Iterator[None]:
+        """One read snapshot for everything this thread reads inside the block (a search: mode check, candidates
+        of every scope, their versions). The scope heads and the embedding profile are read once per snapshot."""
+        with self._transaction():
+            if getattr(self._local, "memo", None) is not None:
+                yield
+                return
+            self._local.memo = {}
+            try:
+                yield
+            finally:
+                self._local.memo = None
+
+    def _snapshot_read(self, cursor: duckdb.DuckDBPyConnection, key: str, scope: str | None,
+                       ) -> tuple[MemoryRef | None, EmbeddingProfile | None]:
+        """The scope's head and the active profile, once per :meth:`reading` snapshot (one statement)."""
+        memo = getattr(self._local, "memo", None)
+        if memo is not None and key in memo:
+            return memo[key]
+        row = cursor.execute(
+            "SELECT m.artifact_id, m.head_revision, p.model_id, p.dimension, p.normalized "
+            "FROM (SELECT 1) LEFT JOIN memories m ON m.scope = ? "
+            "LEFT JOIN embedding_profile p ON p.role = 'active'",
+            [scope],
+        ).fetchone()
+        memory = None if row[0] is None else MemoryRef(scope=scope or "", artifact_id=row[0], revision=row[1])
+        profile = None if row[2] is None else EmbeddingProfile(model_id=row[2], dimension=row[3], normalized=row[4])
+        if memo is not None:
+            memo[key] = (memory, profile)
+        return memory, profile
 
     def vector_status(self, scope: str) -> VectorStatus:
         with self._transaction() as cursor:
-            row = cursor.execute(
-                "SELECT m.artifact_id, m.head_revision, p.model_id, p.dimension, p.normalized "
-                "FROM (SELECT 1) LEFT JOIN memories m ON m.scope = ? "
-                "LEFT JOIN embedding_profile p ON p.role = 'active'",
-                [scope],
-            ).fetchone()
-        memory = None if row[0] is None else MemoryRef(scope=scope, artifact_id=row[0], revision=row[1])
-        profile = None if row[2] is None else EmbeddingProfile(model_id=row[2], dimension=row[3], normalized=row[4])
-        if profile is None or memory is None:
-            return VectorStatus(memory=memory, profile=profile, complete=profile is not None)
-        key = (memory.artifact_id, memory.revision, profile)
-        complete = self._complete.known_complete(key)
-        if not complete:
-            with self._transaction() as cursor:
+            memory, profile = self._snapshot_read(cursor, f"scope:{scope}", scope)
+            if profile is None or memory is None:
+                return VectorStatus(memory=memory, profile=profile, complete=profile is not None)
+            key = (memory.artifact_id, memory.revision, profile)
+            complete = self._complete.known_complete(key)
+            if not complete:
                 complete = vectors.complete(cursor, memory.artifact_id)
-            if complete:
-                self._complete.remember_complete(key)
+                if complete:
+                    self._complete.remember_complete(key)
         return VectorStatus(memory=memory, profile=profile, complete=complete)
 
     def candidates(
@@ -396,26 +432,33 @@ class DuckDBBackend:
     ) -> ChannelCandidates:
         check_candidate_limit(limit)
         with self._transaction() as cursor:
-            memory = _find_memory(cursor, scope)
+            memory, profile = self._snapshot_read(cursor, f"scope:{scope}", scope)
             if memory is None:
                 return ChannelCandidates(memory=None, fts=[], vector=[])
-            fts = fts_index.search(cursor, memory.artifact_id, fts_terms, limit) if fts_terms is not None else []
-            profile = vectors.profile(cursor) if query_vector is not None else None
+            fts = self._fts_cache.search(cursor, memory, list(fts_terms), limit) if fts_terms is not None else []
             vector = (
                 self._vector_cache.search(cursor, memory, profile, query_vector, limit)
                 if profile is not None and query_vector is not None else []
             )
-            # entry_versions joins this transaction: same snapshot, no second round trip.
-            return assemble_candidates(memory, fts, vector, self.entry_versions)
+            return assemble_candidates(memory, fts, vector, self._page_versions)
+
+    def _page_versions(self, entry_version_ids: Sequence[str]) -> dict[str, EntryVersion]:
+        """A search page's versions: cached ones from memory, the rest read in the search's snapshot (joined)."""
+        found, missing = self._versions.split(entry_version_ids)
+        if missing:
+            read = self.entry_versions(missing)
+            self._versions.add(read)
+            found.update(read)
+        return found
 
     def entry_versions(self, entry_version_ids: Sequence[str]) -> dict[str, EntryVersion]:
         if not entry_version_ids:
             return {}
-        # A search page needs at most ~130 versions: a list parameter is cheaper than registering an Arrow table.
+        # A search page needs at most ~130 versions: an IN list of literals is an index scan of the primary key.
         with self._transaction() as cursor:
             rows = cursor.execute(
-                f"SELECT {V_COLUMNS} FROM entry_versions v WHERE entry_version_id IN (SELECT unnest($ids))",
-                {"ids": list(entry_version_ids)},
+                f"SELECT {V_COLUMNS} FROM entry_versions v WHERE entry_version_id IN "
+                f"{connection.in_list(entry_version_ids)}",
             ).fetchall()
         return {row[0]: version_from_row(row) for row in rows}
 
@@ -575,9 +618,11 @@ class _DuckDBWrite:
     """A :class:`~pcmem.store.port.WriteTransaction` inside an open DuckDB transaction (see DuckDBBackend.write)."""
 
     def __init__(
-        self, cursor: duckdb.DuckDBPyConnection, scope: str, memory: MemoryRef | None, analyzer: Analyzer
+        self, cursor: duckdb.DuckDBPyConnection, scope: str, memory: MemoryRef | None, analyzer: Analyzer,
+        forget_cached_versions: Callable[[], None],
     ) -> None:
         self.analyzer = analyzer
+        self._forget_cached_versions = forget_cached_versions
         self._cursor = cursor
         self._scope = scope
         self.memory = memory
@@ -596,10 +641,22 @@ class _DuckDBWrite:
         ).fetchone()
         return None if row is None else HeadEntry(version=version_from_row(row[1:]), state=row[0])
 
+    def _head_rows(self, artifact_id: str, entry_ids: Sequence[str]) -> dict[str, tuple[int, str, str]]:
+        """entry_id → (rowid, entry_version_id, state) of these entries' head rows, by an index scan on entry_id (a
+        second filter would make DuckDB scan the table, so the scope is checked here)."""
+        rows = self._cursor.execute(
+            "SELECT rowid, artifact_id, entry_id, entry_version_id, state FROM head_entries "
+            f"WHERE entry_id IN {connection.in_list(entry_ids)}"
+        ).fetchall()
+        return {entry_id: (rowid, version_id, state)
+                for rowid, artifact, entry_id, version_id, state in rows if artifact == artifact_id}
+
     def existing_entry_ids(self, entry_ids: Sequence[str]) -> set[str]:
         import pyarrow as pa  # lazy: importing pyarrow costs ~100 ms, a search never needs it
         if self.memory is None or not entry_ids:
             return set()
+        if len(entry_ids) <= fts_index.POINT_WRITES:
+            return set(self._head_rows(self.memory.artifact_id, entry_ids))
         wanted = pa.table({"entry_id": pa.array(list(entry_ids), pa.string())})
         with registered(self._cursor, "pcmem_wanted", wanted):
             rows = self._cursor.execute(
@@ -615,6 +672,7 @@ class _DuckDBWrite:
         if self.memory is None:
             raise StoreError("nothing to erase in a scope with no memory")
         erasure.erase(self._cursor, self.memory.artifact_id, entry_ids)
+        self._forget_cached_versions()  # erased text must not outlive the erasure in this process's memory
 
     def missing_vectors(self, entry_version_ids: Sequence[str]) -> set[str]:
         if vectors.profile(self._cursor) is None:
@@ -705,6 +763,9 @@ class _DuckDBWrite:
         )
         with registered(cursor, "pcmem_changed", changed):
             cursor.execute("INSERT INTO entry_events SELECT * FROM pcmem_changed")
+            if len(events) <= fts_index.POINT_WRITES:
+                self._move_heads_by_lookups(artifact_id, events, vectors_by_version)
+                return
             self._update_search_projections(vectors_by_version)
             # O(change): only the head rows of the entries this revision touched are updated or added.
             cursor.execute(
@@ -721,6 +782,34 @@ class _DuckDBWrite:
                                   WHERE h.artifact_id = c.artifact_id AND h.entry_id = c.entry_id)
                 """
             )
+
+    def _move_heads_by_lookups(self, artifact_id: str, events: Sequence[EntryEvent],
+                               vectors_by_version: Mapping[str, np.ndarray]) -> None:
+        """What :meth:`_update_search_projections` and the head moves below do, for a few events: every row is found
+        through an index (head rows by entry id, versions by primary key) and changed by rowid, so a write costs
+        the same in a store of 1,000 or 1,000,000 entries."""
+        cursor = self._cursor
+        heads = self._head_rows(artifact_id, [e.entry_id for e in events])
+        fts_index.remove_documents(cursor, [version_id for _, version_id, state in heads.values() if state == "active"])
+        activated = [e.entry_version_id for e in events if e.state == "active"]
+        if activated:
+            texts = cursor.execute(f"SELECT entry_version_id, text FROM entry_versions WHERE entry_version_id IN "
+                                   f"{connection.in_list(activated)}").fetchall()
+            fts_index.add_documents(cursor, texts, self.analyzer)
+        if vectors_by_version and vectors.profile(cursor) is not None:
+            vectors.store(cursor, vectors_by_version)
+        moved = [e for e in events if e.entry_id in heads]
+        if moved:
+            rowids = ", ".join(str(heads[e.entry_id][0]) for e in moved)
+            version_case = " ".join(f"WHEN {heads[e.entry_id][0]} THEN {connection.literal(e.entry_version_id)}"
+                                    for e in moved)
+            state_case = " ".join(f"WHEN {heads[e.entry_id][0]} THEN {connection.literal(e.state)}" for e in moved)
+            cursor.execute(f"UPDATE head_entries SET entry_version_id = CASE rowid {version_case} END, "
+                           f"state = CASE rowid {state_case} END WHERE rowid IN ({rowids})")
+        if len(moved) < len(events):
+            new_only = f" WHERE c.entry_id NOT IN {connection.in_list(heads)}" if heads else ""
+            cursor.execute("INSERT INTO head_entries SELECT c.artifact_id, c.entry_id, c.entry_version_id, c.state "
+                           f"FROM pcmem_changed c{new_only}")
 
     def _update_search_projections(self, vectors_by_version: Mapping[str, np.ndarray]) -> None:
         """Before head_entries moves: drop the touched entries' active docs from the FTS index, add the new ones."""

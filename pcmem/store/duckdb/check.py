@@ -178,12 +178,15 @@ def repair(db: duckdb.DuckDBPyConnection, analyzer: str | None = None) -> None:
     if "main.head_entries" not in tables:
         db.execute("CREATE TABLE head_entries (artifact_id VARCHAR NOT NULL, entry_id VARCHAR NOT NULL, "
                    "entry_version_id VARCHAR NOT NULL, state VARCHAR NOT NULL, PRIMARY KEY (artifact_id, entry_id))")
+        db.execute("CREATE INDEX IF NOT EXISTS head_entries_by_entry ON head_entries (entry_id)")
     db.execute("DELETE FROM head_entries")
     db.execute(f"INSERT INTO head_entries SELECT * FROM ({_EXPECTED_HEAD})")
     s = fts_index.SCHEMA
     db.execute(f"DROP SCHEMA IF EXISTS {s} CASCADE")
     db.execute("DROP TABLE IF EXISTS fts_docs")
     fts_index.create(db)
+    fts_index.create_lookup_indexes(db)
+    fts_index.mark_rebuilt(db)
     rows = db.execute("SELECT v.entry_version_id, v.text FROM head_entries h JOIN entry_versions v "
                       "USING (entry_version_id) WHERE h.state = 'active'").fetchall()
     fts_index.add_documents(db, rows, fts_index.stored_analyzer(db))

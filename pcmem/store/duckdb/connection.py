@@ -8,6 +8,7 @@ import os
 import random
 import sys
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 import duckdb
@@ -44,6 +45,24 @@ def fts_extension_path() -> Path:
             "install matching versions of duckdb and duckdb-extension-fts"
         )
     return path
+
+
+def in_list(values: Iterable[str]) -> str:
+    """``('a', 'b', …)``: a list of identifiers or analysed terms as SQL string literals, for ``column IN …``.
+
+    Why literals: DuckDB answers ``IN`` over constants with an index scan of the column's ART index (1.6 ms for 80
+    of 1,000,000 entry versions), where a list parameter or a subquery becomes a join that scans the whole column
+    (22 ms) — and binding a Python list costs its client two failed ``import pandas`` per element. Quotes are
+    doubled, so any string is a well-formed literal; ids and terms never contain NUL, which is refused.
+    """
+    return "(" + (", ".join(literal(value) for value in values) or "NULL") + ")"
+
+
+def literal(value: str) -> str:
+    """A string as a SQL literal (see :func:`in_list`)."""
+    if "\x00" in value:
+        raise ValueError("NUL in an identifier or term")
+    return "'" + value.replace("'", "''") + "'"
 
 
 class _AbsentModuleFinder(importlib.abc.MetaPathFinder):

@@ -16,16 +16,12 @@ so queries analysed the same way match the same terms.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 import duckdb
 
 from pcmem.analysis import ANALYZERS, Analyzer
+from pcmem.store.duckdb import connection
 from pcmem.store.duckdb.arrow import registered
-from pcmem.types.search import Candidate
-
-if TYPE_CHECKING:
-    pass
 
 SCHEMA = "fts_main_fts_docs"
 
@@ -39,6 +35,23 @@ def create(db: duckdb.DuckDBPyConnection) -> None:
     )
 
 
+def create_lookup_indexes(db: duckdb.DuckDBPyConnection) -> None:
+    """ART indexes for point lookups by term and by document name: a query's terms, a write's known terms and the
+    documents of new entry versions are found without scanning the store-wide tables (see connection.in_list)."""
+    db.execute(f"CREATE INDEX IF NOT EXISTS fts_dict_by_term ON {SCHEMA}.dict (term)")
+    db.execute(f"CREATE INDEX IF NOT EXISTS fts_dict_by_termid ON {SCHEMA}.dict (termid)")
+    db.execute(f"CREATE INDEX IF NOT EXISTS fts_docs_by_name ON {SCHEMA}.docs (name)")
+    db.execute(f"CREATE INDEX IF NOT EXISTS fts_terms_by_doc ON {SCHEMA}.terms (docid)")
+
+
+def mark_rebuilt(db: duckdb.DuckDBPyConnection) -> None:
+    """Give the rebuilt index a new generation: document and term ids start over, so every process's in-process
+    postings (:mod:`~pcmem.store.duckdb.fts_cache`) must be read again."""
+    import uuid
+
+    db.execute("INSERT OR REPLACE INTO pcmem_meta VALUES ('fts_generation', ?)", [uuid.uuid4().hex])
+
+
 def stored_analyzer(db: duckdb.DuckDBPyConnection) -> Analyzer:
     """The analyzer this store's index was built with (stores from before it was recorded used v1)."""
     row = db.execute("SELECT value FROM pcmem_meta WHERE key = 'fts_analyzer'").fetchone()
@@ -50,13 +63,60 @@ def record_analyzer(db: duckdb.DuckDBPyConnection, name: str) -> None:
     db.execute("INSERT INTO pcmem_meta VALUES ('fts_analyzer', ?)", [name])
 
 
+#: Up to this many documents a write finds and updates index rows through the lookup indexes (O(change)); a larger
+#: batch (an import) joins its rows against the store-wide tables once, which is cheaper per document.
+POINT_WRITES = 64
+
+
 def add_documents(db: duckdb.DuckDBPyConnection, documents: Sequence[tuple[str, str]], analyzer: Analyzer) -> None:
     """Index ``(entry_version_id, text)`` pairs, analysed with the store's analyzer."""
-    import pyarrow as pa  # lazy: importing pyarrow costs ~100 ms, a search never needs it
     if not documents:
         return
     analysed = [(version_id, analyzer.analyze(text)) for version_id, text in documents]
     first = db.execute(f"SELECT coalesce(max(docid), -1) + 1 FROM {SCHEMA}.docs").fetchone()[0]
+    if len(analysed) <= POINT_WRITES:
+        _add_by_lookups(db, analysed, first)
+    else:
+        _add_by_joins(db, analysed, first)
+    _shift_stats(db, len(analysed), sum(len(terms) for _, terms in analysed))
+
+
+def _add_by_lookups(db: duckdb.DuckDBPyConnection, analysed: list[tuple[str, list[str]]], first: int) -> None:
+    """A few documents: known term ids by an index scan of ``dict``, new ids after the largest, rows built here."""
+    import pyarrow as pa  # lazy: importing pyarrow costs ~100 ms, a search never needs it
+
+    doc_frequency: dict[str, int] = {}
+    for _, terms in analysed:
+        for term in set(terms):
+            doc_frequency[term] = doc_frequency.get(term, 0) + 1
+    termids = dict(db.execute(
+        f"SELECT term, termid FROM {SCHEMA}.dict WHERE term IN {connection.in_list(doc_frequency)}").fetchall())
+    fresh = sorted(term for term in doc_frequency if term not in termids)
+    if fresh:  # new ids in term order after the largest, as a rebuild by the join path would number them
+        top = db.execute(f"SELECT coalesce(max(termid), -1) FROM {SCHEMA}.dict").fetchone()[0]
+        termids.update({term: top + 1 + n for n, term in enumerate(fresh)})
+        with registered(db, "pcmem_new_terms", pa.table({
+            "termid": pa.array([termids[t] for t in fresh], pa.int64()), "term": pa.array(fresh, pa.string()),
+            "df": pa.array([doc_frequency[t] for t in fresh], pa.int64())})):
+            db.execute(f"INSERT INTO {SCHEMA}.dict SELECT termid, term, df FROM pcmem_new_terms")
+    known = [term for term in doc_frequency if term not in set(fresh)]  # noqa: C401
+    if known:
+        cases = " ".join(f"WHEN {connection.literal(t)} THEN {doc_frequency[t]}" for t in known)
+        db.execute(f"UPDATE {SCHEMA}.dict SET df = df + CASE term {cases} END WHERE term IN {connection.in_list(known)}")
+    with registered(db, "pcmem_new_docs", pa.table({
+        "docid": pa.array(range(first, first + len(analysed)), pa.int64()),
+        "name": pa.array([version_id for version_id, _ in analysed], pa.string()),
+        "len": pa.array([len(terms) for _, terms in analysed], pa.int64())})):
+        db.execute(f"INSERT INTO {SCHEMA}.docs SELECT docid, name, len FROM pcmem_new_docs")
+    with registered(db, "pcmem_new_postings", pa.table({
+        "docid": pa.array([first + i for i, (_, terms) in enumerate(analysed) for _ in terms], pa.int64()),
+        "termid": pa.array([termids[term] for _, terms in analysed for term in terms], pa.int64())})):
+        db.execute(f"INSERT INTO {SCHEMA}.terms SELECT docid, 0, termid FROM pcmem_new_postings")
+
+
+def _add_by_joins(db: duckdb.DuckDBPyConnection, analysed: list[tuple[str, list[str]]], first: int) -> None:
+    import pyarrow as pa  # lazy: importing pyarrow costs ~100 ms, a search never needs it
+
     new_docs = pa.table(
         {
             "docid": pa.array(range(first, first + len(analysed)), pa.int64()),
@@ -70,7 +130,6 @@ def add_documents(db: duckdb.DuckDBPyConnection, documents: Sequence[tuple[str, 
             "term": pa.array([term for _, terms in analysed for term in terms], pa.string()),
         }
     )
-    added_len = sum(len(terms) for _, terms in analysed)
     with registered(db, "pcmem_new_docs", new_docs), registered(db, "pcmem_occurrences", occurrences):
         db.execute(f"INSERT INTO {SCHEMA}.docs SELECT docid, name, len FROM pcmem_new_docs")
         db.execute(
@@ -92,14 +151,35 @@ def add_documents(db: duckdb.DuckDBPyConnection, documents: Sequence[tuple[str, 
             WHERE d.term = n.term
             """
         )
-    _shift_stats(db, len(analysed), added_len)
 
 
 def remove_documents(db: duckdb.DuckDBPyConnection, entry_version_ids: Sequence[str]) -> None:
     """Drop documents by entry_version_id (those not indexed are ignored)."""
-    import pyarrow as pa  # lazy: importing pyarrow costs ~100 ms, a search never needs it
     if not entry_version_ids:
         return
+    if len(entry_version_ids) <= POINT_WRITES:
+        gone = db.execute(f"SELECT docid, len FROM {SCHEMA}.docs WHERE name IN "
+                          f"{connection.in_list(entry_version_ids)}").fetchall()
+        if not gone:
+            return
+        docids = "(" + ", ".join(str(int(docid)) for docid, _ in gone) + ")"
+        # every filter below is one IN list on an indexed column: index scans, whatever the store's size
+        counts = db.execute(f"SELECT termid, count(DISTINCT docid) FROM {SCHEMA}.terms WHERE docid IN {docids} "
+                            "GROUP BY termid").fetchall()
+        if counts:
+            cases = " ".join(f"WHEN {int(termid)} THEN {int(n)}" for termid, n in counts)
+            termids = "(" + ", ".join(str(int(termid)) for termid, _ in counts) + ")"
+            db.execute(f"UPDATE {SCHEMA}.dict SET df = df - CASE termid {cases} END WHERE termid IN {termids}")
+        db.execute(f"DELETE FROM {SCHEMA}.terms WHERE docid IN {docids}")
+        db.execute(f"DELETE FROM {SCHEMA}.docs WHERE docid IN {docids}")
+        _shift_stats(db, -len(gone), -sum(int(length) for _, length in gone))
+        return
+    _remove_by_joins(db, entry_version_ids)
+
+
+def _remove_by_joins(db: duckdb.DuckDBPyConnection, entry_version_ids: Sequence[str]) -> None:
+    import pyarrow as pa  # lazy: importing pyarrow costs ~100 ms, a search never needs it
+
     gone = pa.table({"name": pa.array(list(entry_version_ids), pa.string())})
     with registered(db, "pcmem_gone", gone):
         db.execute(
@@ -133,49 +213,3 @@ def _shift_stats(db: duckdb.DuckDBPyConnection, documents: int, length: int) -> 
                 num_docs = num_docs + $n""",
         {"n": documents, "length": length},
     )
-
-
-# BM25 exactly as the extension's match_bm25 macro computes it (k1 = 1.2, b = 0.75, its log and +0.5 smoothing),
-# over the same index tables, but in one pass over only the documents that contain a query term, with the count of
-# distinct matched terms that admission needs. The macro itself is evaluated per document and costs ~30 ms even on
-# a tiny store; tests/test_fts_index.py checks that both give identical scores.
-#
-# Determinism: a plain ``sum()`` adds a document's per-term contributions in whatever order DuckDB's parallel hash
-# aggregate meets them, so two documents with the same terms (equal scores on paper) could differ in the last bit
-# and their order — and RRF ranks — changed from one process to the next. The contributions are summed in sorted
-# order instead (``list_sum(list_sort(list(...)))``): the same multiset of contributions always gives the same
-# double, so equal scores are equal and the identity tie-break of the ORDER BY decides.
-_BM25_K1 = 1.2
-_BM25_B = 0.75
-_SEARCH_SQL = f"""
-WITH query_terms AS (
-    SELECT termid, df FROM {SCHEMA}.dict WHERE term IN (SELECT unnest($terms)) AND df > 0
-), term_frequencies AS (
-    SELECT t.docid, t.termid, count(*) AS tf FROM {SCHEMA}.terms t JOIN query_terms USING (termid) GROUP BY ALL
-), scored AS (
-    SELECT f.docid,
-           list_sum(list_sort(list(log((((SELECT num_docs FROM {SCHEMA}.stats) - q.df) + 0.5) / (q.df + 0.5) + 1)
-               * ((f.tf * ({_BM25_K1} + 1))
-                  / (f.tf + {_BM25_K1} * ((1 - {_BM25_B}) + {_BM25_B} * (d.len / (SELECT avgdl FROM {SCHEMA}.stats))))))))
-               AS score,
-           count(*) AS matched_terms
-    FROM term_frequencies f JOIN query_terms q USING (termid) JOIN {SCHEMA}.docs d USING (docid)
-    GROUP BY f.docid
-)
-SELECT h.artifact_id, h.entry_id, h.entry_version_id, s.score, s.matched_terms
-FROM scored s JOIN {SCHEMA}.docs d USING (docid) JOIN head_entries h ON h.entry_version_id = d.name
-WHERE h.artifact_id = $artifact AND h.state = 'active'
-ORDER BY s.score DESC, h.artifact_id, h.entry_id, h.entry_version_id
-LIMIT $limit
-"""
-
-
-def search(db: duckdb.DuckDBPyConnection, artifact_id: str, terms: Sequence[str], limit: int) -> list[Candidate]:
-    """The top ``limit`` active head versions of one memory by BM25, ties bytewise on (artifact, entry, version).
-
-    Each candidate carries the number of distinct query terms it contains, which admission needs.
-    """
-    if not terms:
-        return []
-    rows = db.execute(_SEARCH_SQL, {"terms": list(terms), "artifact": artifact_id, "limit": limit}).fetchall()
-    return [Candidate(a, e, v, float(score), int(matched)) for a, e, v, score, matched in rows]

@@ -109,11 +109,21 @@ def _embedding_roles(db: duckdb.DuckDBPyConnection) -> None:
     vectors.add_roles(db)
 
 
+def _search_lookup_indexes(db: duckdb.DuckDBPyConnection) -> None:
+    # Point lookups a search makes (query terms, a page's versions, new documents) use ART indexes instead of
+    # scanning a store-wide column.
+    from pcmem.store.duckdb import fts_index
+
+    fts_index.create_lookup_indexes(db)
+    db.execute("CREATE INDEX IF NOT EXISTS head_entries_by_entry ON head_entries (entry_id)")
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration("0001_core_schema", _core_schema),
     Migration("0002_search_projections", _search_projections),
     Migration("0003_fts_analyzer", _record_fts_analyzer),
     Migration("0004_embedding_roles", _embedding_roles),
+    Migration("0005_search_lookup_indexes", _search_lookup_indexes),
 )
 
 

@@ -5,6 +5,7 @@ over the same vectors costs ~17 ms (RECIPES.md). So the vector channel reads a p
 versions. The matrix is stamped with the revision it reflects; a search at a newer head applies only the entry
 events since that revision (O(change), also for writes made by other processes), inside the search's own
 snapshot, so hits never mix revisions. Rows are unit-normalised, so a dot product is the cosine similarity.
+Scopes are kept in a :class:`~pcmem.store.duckdb.scope_lru.ScopeLRU` bounded by entries.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from typing import TYPE_CHECKING
 
 import duckdb
 
+from pcmem.store.duckdb import connection
+from pcmem.store.duckdb.scope_lru import ScopeLRU
 from pcmem.types.embedding import EmbeddingProfile
 from pcmem.types.memory import MemoryRef
 from pcmem.types.search import Candidate
@@ -39,6 +42,23 @@ def _similarities(matrix: np.ndarray, unit_query: np.ndarray) -> np.ndarray:
     """
     import numpy as np  # lazy: numpy costs ~0.15-0.2 s of a cold CLI call that searches full text only
     return np.einsum("ij,j->i", matrix, unit_query)
+
+
+def _rows_that_can_rank(matrix: np.ndarray, unit_query: np.ndarray, limit: int) -> np.ndarray:
+    """Every row that can be among the ``limit`` most similar by :func:`_similarities`, found with one BLAS
+    matrix-vector product (2-3x faster than einsum over the whole scope).
+
+    BLAS results differ from einsum's only in the last bits: for unit float32 vectors by at most δ ≈ dimension · ε.
+    A row in einsum's top ``limit`` therefore scores at least (BLAS cut − 2δ) under BLAS, so keeping every row above
+    the cut minus a margin of 4 · dimension · ε keeps all of them; their exact scores are computed afterwards.
+    """
+    import numpy as np  # lazy: numpy costs ~0.15-0.2 s of a cold CLI call that searches full text only
+    if len(matrix) <= limit:
+        return np.arange(len(matrix))
+    rough = matrix @ unit_query
+    cut = np.partition(rough, len(rough) - limit)[len(rough) - limit]
+    margin = 4 * matrix.shape[1] * float(np.finfo(np.float32).eps)
+    return np.flatnonzero(rough >= cut - margin)
 
 
 @dataclass
@@ -83,7 +103,7 @@ class VectorCache:
     """Per-scope matrices for one store, shared by every thread of the process."""
 
     def __init__(self) -> None:
-        self._scopes: dict[str, _ScopeMatrix] = {}
+        self._scopes: ScopeLRU[_ScopeMatrix] = ScopeLRU()
         self._lock = threading.Lock()
 
     def invalidate(self) -> None:
@@ -101,26 +121,24 @@ class VectorCache:
             if state.size == 0:
                 return []
             unit_query = query.astype(np.float32) / (np.linalg.norm(query) or 1.0)
-            similarity = _similarities(state.matrix[: state.size], unit_query)
-            entries = list(state.entries)
-        if len(similarity) > limit:
-            cut = np.partition(similarity, len(similarity) - limit)[len(similarity) - limit]
-            rows = np.flatnonzero(similarity >= cut)  # every row tied with the cut competes on the tie-break
-        else:
-            rows = np.arange(len(similarity))
+            matrix = state.matrix[: state.size]
+            rows = _rows_that_can_rank(matrix, unit_query, limit)
+            similarity = _similarities(matrix[rows], unit_query)  # exact for the few rows that can rank
+            picked = [(float(similarity[i]), state.entries[row]) for i, row in enumerate(rows.tolist())]
+        picked.sort(key=lambda p: (-p[0], p[1][0].encode(), p[1][1].encode()))
         artifact = memory.artifact_id
-        ranked = sorted(rows, key=lambda r: (-float(similarity[r]), entries[r][0].encode(), entries[r][1].encode()))
-        return [Candidate(artifact, entries[r][0], entries[r][1], float(similarity[r])) for r in ranked[:limit]]
+        return [Candidate(artifact, entry_id, version_id, score) for score, (entry_id, version_id) in picked[:limit]]
 
     def _current(self, db: duckdb.DuckDBPyConnection, memory: MemoryRef, profile: EmbeddingProfile) -> _ScopeMatrix:
         state = self._scopes.get(memory.artifact_id)
         if state is None or state.profile != profile or state.revision > memory.revision:
-            state = _load(db, memory, profile)
-            if memory.artifact_id not in self._scopes or self._scopes[memory.artifact_id].revision <= memory.revision:
-                self._scopes[memory.artifact_id] = state
-            return state
+            fresh = _load(db, memory, profile)
+            if state is None or state.profile != profile or state.revision <= memory.revision:
+                self._scopes.put(memory.artifact_id, fresh, fresh.size)
+            return fresh  # an older snapshot than the cached matrix is served from its own copy, not cached
         if state.revision < memory.revision:
             _apply_events(db, state, memory)
+            self._scopes.put(memory.artifact_id, state, state.size)
         if state.missing:
             _fill_missing(db, state)
         return state
@@ -164,8 +182,7 @@ def _fill_missing(db: duckdb.DuckDBPyConnection, state: _ScopeMatrix) -> None:
     import numpy as np  # lazy: numpy costs ~0.15-0.2 s of a cold CLI call that searches full text only
     wanted = {version_id: entry_id for entry_id, version_id in state.missing.items()}
     rows = db.execute(
-        "SELECT entry_version_id, vec FROM embeddings WHERE entry_version_id IN (SELECT unnest($ids))",
-        {"ids": list(wanted)},
+        f"SELECT entry_version_id, vec FROM embeddings WHERE entry_version_id IN {connection.in_list(wanted)}",
     ).fetchall()
     for version_id, vec in rows:
         entry_id = wanted[version_id]

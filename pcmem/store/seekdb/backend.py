@@ -335,6 +335,12 @@ class SeekdbBackend:
             self._complete.clear()
             return True
 
+    @contextmanager
+    def reading(self) -> Iterator[None]:
+        """One read snapshot for every read this thread makes inside the block."""
+        with self._transaction():
+            yield
+
     def vector_status(self, scope: str) -> VectorStatus:
         with self._transaction() as db:
             memory, active_count = _find_memory_with_count(db, scope)

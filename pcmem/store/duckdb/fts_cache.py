@@ -1,0 +1,347 @@
+"""An in-process copy of each scope's full-text postings, kept current by the event log (as the vector matrix is).
+
+Why: the persisted index (:mod:`~pcmem.store.duckdb.fts_index`, DuckDB's FTS extension tables) is one index for the
+whole store, so a query that joins its terms against the ``terms`` table pays for every scope's documents — 150 ms
+for one scope of 1,000 entries in a store of 100,000. The DuckDB file stays the only source of truth: this view
+holds, per scope, each active head document's length and term frequencies (read from those tables), stamped with
+the head revision it reflects; a search at a newer head applies only the entry events since (O(change), writes of
+other processes included), inside the search's own snapshot. Store-wide statistics — document count, average length
+and each query term's document frequency — are read from the index in that same snapshot on every search, so scores
+stay exactly those of the extension's ``match_bm25`` (see :func:`score`).
+
+Layout per scope: a compressed posting list per term id (CSR: sorted term ids, offsets, slots, tfs) plus a small
+delta of documents added since it was built; a removed document only clears its slot's ``alive`` flag. The CSR is
+rebuilt from live postings when the delta or the dead slots grow past a quarter of it, so updates stay O(change)
+amortised. Scopes are kept in a :class:`~pcmem.store.duckdb.scope_lru.ScopeLRU` bounded by entries.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import duckdb
+
+from pcmem.store.duckdb import connection
+from pcmem.store.duckdb.fts_index import SCHEMA
+from pcmem.store.duckdb.scope_lru import ScopeLRU
+from pcmem.types.memory import MemoryRef
+from pcmem.types.search import Candidate
+
+if TYPE_CHECKING:
+    import numpy as np
+
+_BM25_K1 = 1.2
+_BM25_B = 0.75
+
+
+@dataclass
+class IndexStats:
+    """The store-wide statistics BM25 needs, read in the search's snapshot."""
+
+    num_docs: int
+    avgdl: float
+    generation: str | None  # changes when the index is rebuilt (ids start over)
+    query: list[tuple[int, int]]  # (termid, df) of each distinct query term present in the store (df > 0)
+
+
+def read_stats(db: duckdb.DuckDBPyConnection, terms: list[str]) -> IndexStats | None:
+    """One statement: the query terms' ids and document frequencies (an index scan of ``dict``), the document count
+    and average length, and the index generation."""
+    rows = db.execute(
+        f"""SELECT 0, termid, df, NULL::DOUBLE, NULL::VARCHAR FROM {SCHEMA}.dict
+                WHERE term IN {connection.in_list(terms)} AND df > 0
+            UNION ALL SELECT 1, NULL, num_docs, avgdl, NULL FROM {SCHEMA}.stats
+            UNION ALL SELECT 2, NULL, NULL, NULL, value FROM pcmem_meta WHERE key = 'fts_generation'"""
+    ).fetchall()
+    query = sorted((int(termid), int(df)) for kind, termid, df, _, _ in rows if kind == 0)
+    stats = next(((int(count), avgdl) for kind, _, count, avgdl, _ in rows if kind == 1), None)
+    generation = next((value for kind, *_, value in rows if kind == 2), None)
+    if not query or stats is None or not stats[0] or stats[1] is None:
+        return None
+    return IndexStats(stats[0], float(stats[1]), generation, query)
+
+
+@dataclass
+class _ScopePostings:
+    revision: int
+    generation: str | None
+    entries: list[tuple[str, str]] = field(default_factory=list)  # slot → (entry_id, entry_version_id)
+    slot_of: dict[str, int] = field(default_factory=dict)  # entry_id → its live slot
+    lengths: list[int] = field(default_factory=list)  # slot → document length (terms)
+    dead: set[int] = field(default_factory=set)
+    # CSR over term ids, built by compact(): postings of term_ids[i] are slots/tfs[offsets[i]:offsets[i + 1]]
+    term_ids: np.ndarray | None = None
+    offsets: np.ndarray | None = None
+    slots: np.ndarray | None = None
+    tfs: np.ndarray | None = None
+    delta: dict[int, list[tuple[int, int]]] = field(default_factory=dict)  # termid → [(slot, tf)] since compact()
+    delta_size: int = 0
+    # derived, rebuilt lazily when stale
+    _alive: np.ndarray | None = None
+    _length_array: np.ndarray | None = None
+
+    @property
+    def live(self) -> int:
+        return len(self.slot_of)
+
+    def append(self, entry_id: str, version_id: str, length: int) -> None:
+        """A new slot for the entry's document (its postings come with :meth:`add_postings`)."""
+        self.remove(entry_id)
+        self.slot_of[entry_id] = len(self.entries)
+        self.entries.append((entry_id, version_id))
+        self.lengths.append(length)
+        self._alive = self._length_array = None
+
+    def add_postings(self, terms: np.ndarray, slots: np.ndarray, tfs: np.ndarray) -> None:
+        for termid, slot, tf in zip(terms.tolist(), slots.tolist(), tfs.tolist(), strict=True):
+            self.delta.setdefault(termid, []).append((slot, tf))
+        self.delta_size += len(terms)
+
+    def remove(self, entry_id: str) -> None:
+        slot = self.slot_of.pop(entry_id, None)
+        if slot is not None:
+            self.dead.add(slot)
+            self._alive = None
+
+    def needs_compaction(self) -> bool:
+        base = 0 if self.slots is None else len(self.slots)
+        return self.delta_size > max(256, base // 4) or len(self.dead) > max(64, self.live // 4)
+
+    def compact(self) -> None:
+        """Rebuild the CSR from live postings, renumbering slots densely (O(scope postings))."""
+        import numpy as np  # lazy: numpy costs ~0.15-0.2 s of a cold CLI call that never searches
+
+        triples_term, triples_slot, triples_tf = [], [], []
+        if self.slots is not None and self.term_ids is not None and self.offsets is not None and self.tfs is not None:
+            counts = np.diff(self.offsets)
+            triples_term.append(np.repeat(self.term_ids, counts))
+            triples_slot.append(self.slots)
+            triples_tf.append(self.tfs)
+        if self.delta:
+            flat = [(termid, slot, tf) for termid, items in self.delta.items() for slot, tf in items]
+            arr = np.asarray(flat, dtype=np.int64).reshape(-1, 3)
+            triples_term.append(arr[:, 0])
+            triples_slot.append(arr[:, 1])
+            triples_tf.append(arr[:, 2])
+        renumber = np.full(len(self.entries), -1, dtype=np.int64)
+        keep = sorted(self.slot_of.values())
+        renumber[keep] = np.arange(len(keep))
+        self.entries = [self.entries[s] for s in keep]
+        self.lengths = [self.lengths[s] for s in keep]
+        self.slot_of = {entry_id: slot for slot, (entry_id, _) in enumerate(self.entries)}
+        self.dead = set()
+        self.delta, self.delta_size = {}, 0
+        if not triples_term:
+            self.build(np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.int64))
+            return
+        slots = renumber[np.concatenate(triples_slot)]
+        live = slots >= 0
+        self.build(np.concatenate(triples_term)[live], slots[live], np.concatenate(triples_tf)[live])
+
+    def build(self, terms: np.ndarray, slots: np.ndarray, tfs: np.ndarray) -> None:
+        """Make these live postings the CSR (the delta must be empty)."""
+        import numpy as np  # lazy: numpy costs ~0.15-0.2 s of a cold CLI call that never searches
+
+        order = np.lexsort((slots, terms))
+        terms, slots, tfs = terms[order], slots[order], tfs[order]
+        self.term_ids, starts = np.unique(terms, return_index=True)
+        self.offsets = np.append(starts, len(terms)).astype(np.int64)
+        self.slots = slots.astype(np.int64)
+        self.tfs = tfs.astype(np.int64)
+        self._alive = self._length_array = None
+
+    def postings(self, termid: int) -> tuple[np.ndarray, np.ndarray]:
+        """Live (slots, tfs) of one term."""
+        import numpy as np  # lazy: numpy costs ~0.15-0.2 s of a cold CLI call that never searches
+
+        parts_slots, parts_tfs = [], []
+        if self.term_ids is not None and self.offsets is not None and self.slots is not None and self.tfs is not None:
+            i = int(np.searchsorted(self.term_ids, termid))
+            if i < len(self.term_ids) and self.term_ids[i] == termid:
+                start, end = self.offsets[i], self.offsets[i + 1]
+                parts_slots.append(self.slots[start:end])
+                parts_tfs.append(self.tfs[start:end])
+        extra = self.delta.get(termid)
+        if extra:
+            arr = np.asarray(extra, dtype=np.int64)
+            parts_slots.append(arr[:, 0])
+            parts_tfs.append(arr[:, 1])
+        if not parts_slots:
+            return np.empty(0, np.int64), np.empty(0, np.int64)
+        slots = np.concatenate(parts_slots) if len(parts_slots) > 1 else parts_slots[0]
+        tfs = np.concatenate(parts_tfs) if len(parts_tfs) > 1 else parts_tfs[0]
+        if self.dead:
+            alive = self.alive()[slots]
+            slots, tfs = slots[alive], tfs[alive]
+        return slots, tfs
+
+    def alive(self) -> np.ndarray:
+        import numpy as np  # lazy: numpy costs ~0.15-0.2 s of a cold CLI call that never searches
+
+        if self._alive is None:
+            alive = np.ones(len(self.entries), dtype=bool)
+            if self.dead:
+                alive[list(self.dead)] = False
+            self._alive = alive
+        return self._alive
+
+    def length_array(self) -> np.ndarray:
+        import numpy as np  # lazy: numpy costs ~0.15-0.2 s of a cold CLI call that never searches
+
+        if self._length_array is None:
+            self._length_array = np.asarray(self.lengths, dtype=np.int64)
+        return self._length_array
+
+
+def score(state: _ScopePostings, stats: IndexStats) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(slots, scores, matched term counts) of every live document containing a query term.
+
+    BM25 exactly as the extension's ``match_bm25`` and :data:`fts_index._SEARCH_SQL` compute it, operation by
+    operation in IEEE doubles: idf = log10(((N − df) + 0.5) / (df + 0.5) + 1); a term's part = idf · (tf · 2.2 /
+    (tf + 1.2 · (0.25 + 0.75 · (len / avgdl)))), where tf · 2.2 is DuckDB's exact decimal product rounded once
+    ((22 · tf) / 10). A document's parts are summed in ascending order, one at a time (``list_sum(list_sort(...))``):
+    the same parts always give the same double, so ties are exact and break on identity.
+    """
+    import numpy as np  # lazy: numpy costs ~0.15-0.2 s of a cold CLI call that never searches
+
+    lengths = state.length_array()
+    columns: list[tuple[np.ndarray, np.ndarray]] = []
+    for termid, df in stats.query:
+        slots, tfs = state.postings(termid)
+        if len(slots) == 0:
+            continue
+        idf = math.log10(((stats.num_docs - df) + 0.5) / (df + 0.5) + 1)
+        norm = _BM25_K1 * ((1 - _BM25_B) + _BM25_B * (lengths[slots] / stats.avgdl))
+        parts = idf * (((tfs * 22) / 10) / (tfs + norm))
+        columns.append((slots, parts))
+    if not columns:
+        empty = np.empty(0, np.int64)
+        return empty, np.empty(0, np.float64), empty
+    every = np.concatenate([slots for slots, _ in columns])
+    docs, inverse = np.unique(every, return_inverse=True)
+    matrix = np.zeros((len(docs), len(columns)), dtype=np.float64)
+    start = 0
+    for column, (slots, parts) in enumerate(columns):
+        matrix[inverse[start:start + len(slots)], column] = parts
+        start += len(slots)
+    matched = np.count_nonzero(matrix, axis=1)
+    matrix.sort(axis=1)  # absent terms are 0.0 and sort first; 0.0 + x == x, so the sum is the sorted parts' sum
+    total = matrix[:, 0].copy()
+    for column in range(1, matrix.shape[1]):
+        total += matrix[:, column]
+    return docs, total, matched
+
+
+class FtsCache:
+    """Per-scope postings for one store, shared by every thread of the process."""
+
+    def __init__(self) -> None:
+        self._scopes: ScopeLRU[_ScopePostings] = ScopeLRU()
+        self._lock = threading.Lock()
+
+    def invalidate(self) -> None:
+        with self._lock:
+            self._scopes.clear()
+
+    def search(self, db: duckdb.DuckDBPyConnection, memory: MemoryRef, terms: list[str], limit: int
+               ) -> list[Candidate]:
+        """The top ``limit`` active head versions of the scope by BM25, ties bytewise on (artifact, entry, version),
+        each with the number of distinct query terms it contains."""
+        import numpy as np  # lazy: numpy costs ~0.15-0.2 s of a cold CLI call that never searches
+
+        if not terms:
+            return []
+        stats = read_stats(db, list(dict.fromkeys(terms)))
+        if stats is None:
+            return []
+        with self._lock:
+            state = self._current(db, memory, stats.generation)
+            slots, scores, matched = score(state, stats)
+            entries = state.entries
+            if len(scores) > limit:
+                cut = np.partition(scores, len(scores) - limit)[len(scores) - limit]
+                keep = np.flatnonzero(scores >= cut)  # every document tied with the cut competes on the tie-break
+            else:
+                keep = np.arange(len(scores))
+            chosen = [(float(scores[i]), entries[int(slots[i])], int(matched[i])) for i in keep]
+        chosen.sort(key=lambda c: (-c[0], c[1][0].encode(), c[1][1].encode()))
+        artifact = memory.artifact_id
+        return [Candidate(artifact, entry_id, version_id, value, count)
+                for value, (entry_id, version_id), count in chosen[:limit]]
+
+    def _current(self, db: duckdb.DuckDBPyConnection, memory: MemoryRef, generation: str | None
+                 ) -> _ScopePostings:
+        state = self._scopes.get(memory.artifact_id)
+        if state is not None and state.generation != generation:
+            self._scopes.clear()  # the index was rebuilt (another analyzer, a repair): every view is stale
+            state = None
+        if state is None or state.revision > memory.revision:
+            fresh = _load(db, memory, generation)
+            if state is None or state.revision <= memory.revision:
+                self._scopes.put(memory.artifact_id, fresh, fresh.live)
+            return fresh  # an older snapshot than the cached view is served from its own copy, not cached
+        if state.revision < memory.revision:
+            _apply_events(db, state, memory)
+            if state.needs_compaction():
+                state.compact()
+            self._scopes.put(memory.artifact_id, state, state.live)
+        return state
+
+
+def _load(db: duckdb.DuckDBPyConnection, memory: MemoryRef, generation: str | None) -> _ScopePostings:
+    state = _ScopePostings(revision=memory.revision, generation=generation)
+    scope_docs = (f"SELECT d.docid FROM head_entries h JOIN {SCHEMA}.docs d ON d.name = h.entry_version_id "
+                  "WHERE h.artifact_id = $artifact AND h.state = 'active'")
+    documents = db.execute(
+        f"""SELECT d.docid, d.len, h.entry_id, h.entry_version_id
+            FROM head_entries h JOIN {SCHEMA}.docs d ON d.name = h.entry_version_id
+            WHERE h.artifact_id = $artifact AND h.state = 'active' ORDER BY d.docid""",
+        {"artifact": memory.artifact_id},
+    ).fetchall()
+    state.build(*_read_postings(db, state, documents, f"({scope_docs})", {"artifact": memory.artifact_id}))
+    return state
+
+
+def _apply_events(db: duckdb.DuckDBPyConnection, state: _ScopePostings, memory: MemoryRef) -> None:
+    rows = db.execute(
+        """SELECT entry_id, arg_max(entry_version_id, revision), arg_max(state, revision)
+           FROM entry_events WHERE artifact_id = ? AND revision > ? AND revision <= ? GROUP BY entry_id""",
+        [memory.artifact_id, state.revision, memory.revision],
+    ).fetchall()
+    for entry_id, _version_id, _state in rows:
+        state.remove(entry_id)
+    active = {version_id: entry_id for entry_id, version_id, entry_state in rows if entry_state == "active"}
+    if active:
+        documents = [(docid, length, active[name], name) for docid, length, name in db.execute(
+            f"SELECT docid, len, name FROM {SCHEMA}.docs WHERE name IN {connection.in_list(active)} ORDER BY docid"
+        ).fetchall()]
+        wanted = "(" + ", ".join(str(int(docid)) for docid, *_ in documents) + ")"
+        state.add_postings(*_read_postings(db, state, documents, wanted, {}))
+    state.revision = memory.revision
+
+
+def _read_postings(db: duckdb.DuckDBPyConnection, state: _ScopePostings, documents: list[tuple[int, int, str, str]],
+                   wanted: str, parameters: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Append ``(docid, len, entry_id, entry_version_id)`` documents (in docid order) to ``state``'s slots and read
+    their postings from the index's ``terms`` table as (termids, slots, tfs) arrays; ``wanted`` is SQL for their
+    docids (a literal list for a few, a subquery for a whole scope)."""
+    import numpy as np  # lazy: numpy costs ~0.15-0.2 s of a cold CLI call that never searches
+
+    if not documents:
+        return np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.int64)
+    # The BETWEEN lets DuckDB skip row groups by their docid range (new documents sit at the end of the table).
+    postings = db.execute(
+        f"""SELECT docid, termid, count(*)::BIGINT AS tf FROM {SCHEMA}.terms
+            WHERE docid BETWEEN $low AND $high AND docid IN {wanted} GROUP BY ALL""",
+        {"low": documents[0][0], "high": documents[-1][0], **parameters},
+    ).fetchnumpy()
+    first = len(state.entries)
+    docids = np.asarray([docid for docid, *_ in documents], dtype=np.int64)
+    for _docid, length, entry_id, version_id in documents:
+        state.append(entry_id, version_id, int(length))
+    slots = first + np.searchsorted(docids, np.asarray(postings["docid"], dtype=np.int64))
+    return (np.asarray(postings["termid"], dtype=np.int64), slots.astype(np.int64),
+            np.asarray(postings["tf"], dtype=np.int64))
