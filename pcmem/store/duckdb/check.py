@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import duckdb
 
 from pcmem.ids import content_hash
-from pcmem.store.duckdb import fts_index, migrations, vectors
+from pcmem.store.duckdb import connection, fts_index, migrations, vectors
 
 
 @dataclass
@@ -183,6 +183,7 @@ def repair(db: duckdb.DuckDBPyConnection, analyzer: str | None = None) -> None:
     s = fts_index.SCHEMA
     db.execute(f"DROP SCHEMA IF EXISTS {s} CASCADE")
     db.execute("DROP TABLE IF EXISTS fts_docs")
+    connection.load_fts(db)
     fts_index.create(db)
     rows = db.execute("SELECT v.entry_version_id, v.text FROM head_entries h JOIN entry_versions v "
                       "USING (entry_version_id) WHERE h.state = 'active'").fetchall()
