@@ -79,9 +79,12 @@ class StoreContext:
         self.embedder = embedder
         self._runtime: SyncRuntime | None = None
 
-    def open(self, *, shared: bool, create: bool) -> SyncRuntime:
+    def open(self, *, shared: bool, create: bool, embeds: bool = True) -> SyncRuntime:
+        """``embeds=False``: the command never embeds (a full-text search), so the store's embedder is not resolved
+        unless ``--embedder`` names one."""
         if self._runtime is None:
-            self._runtime = open_sync(self.path, embedder=self.embedder or "auto", shared=shared, create=create,
+            embedder = self.embedder or ("auto" if embeds else None)
+            self._runtime = open_sync(self.path, embedder=embedder, shared=shared, create=create,
                                       lock_timeout=lock_timeout())
         return self._runtime
 
