@@ -5,8 +5,6 @@ match their queries exactly. fastembed stays installed (``fastembed:MODEL`` cata
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -92,17 +90,3 @@ def test_a_directory_that_cannot_load_is_an_embedding_error(tmp_path: Path) -> N
     (directory / "model.onnx").write_bytes(b"not an onnx graph")
     with pytest.raises(EmbeddingError, match="cannot load the embedding model"):
         open_session(directory)
-
-
-def test_a_hybrid_search_with_a_preset_never_imports_fastembed(tmp_path: Path) -> None:
-    """Issue 20 (cold CLI): the query embedding of a preset model loads onnxruntime and tokenizers only."""
-    store = tmp_path / "hybrid.duckdb"
-    probe = (
-        "import sys, pcmem\n"
-        "with pcmem.open_sync(sys.argv[1]) as runtime:\n"
-        "    runtime.memory.for_scope('s').remember('The team deploys on Fridays.')\n"
-        "    page = runtime.memory.for_scope('s').search(pcmem.SearchMemoryRequest(query='deploys', mode='hybrid'))\n"
-        "print(page.mode, len(page.hits), 'fastembed' in sys.modules, 'onnxruntime' in sys.modules)\n"
-    )
-    out = subprocess.run([sys.executable, "-c", probe, str(store)], capture_output=True, text=True, check=True).stdout
-    assert out.split() == ["hybrid", "1", "False", "True"]
