@@ -105,8 +105,8 @@ def store_bytes(tmp_path: Path) -> bytes:
 
 
 # --- seeded stores ------------------------------------------------------------------------------------------------
-# Opening a store costs ~0.1 s (the FTS extension is loaded each time), so stores that many tests start from are built
-# once per session through the CLI and copied into each test's tmp_path.
+# Creating a store costs ~0.1 s (migrations, the FTS extension loaded to build the index), so stores that many tests
+# start from are built once per session through the CLI and copied into each test's tmp_path.
 
 SCOPE = "p"
 
