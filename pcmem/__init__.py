@@ -9,7 +9,7 @@ Open a store, pick a scope, remember and read back with exact citations::
         written = project.remember("The team deploys on Fridays after the 14:00 check.")
         print(written.citations[0])
 
-This module imports neither Textual nor llama.cpp; heavy parts load only when used.
+``import pcmem`` loads only the errors; every other name loads its module on first use (see ``_LAZY``).
 """
 
 import importlib
@@ -112,9 +112,8 @@ _LAZY: dict[str, str] = {
 
 
 def __getattr__(name: str) -> Any:
-    """Everything but the errors loads on first use: ``import pcmem`` (and so every ``python -m pcmem`` call) pays
-    only for what the command touches — a full-text search never loads pydantic models, numpy or asyncio it does
-    not use."""
+    """Load a public name's module on first use: ``python -m pcmem`` imports this package before any command, and
+    each command should pay only for what it uses (a full-text search needs neither numpy nor asyncio)."""
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'pcmem' has no attribute {name!r}")
