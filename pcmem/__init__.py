@@ -9,13 +9,12 @@ Open a store, pick a scope, remember and read back with exact citations::
         written = project.remember("The team deploys on Fridays after the 14:00 check.")
         print(written.citations[0])
 
-This module imports neither Textual nor llama.cpp; heavy parts load only when used.
+``import pcmem`` loads only the errors; every other name loads its module on first use (see ``_LAZY``).
 """
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
-from pcmem.compose.runtime import Runtime, SyncRuntime, open_runtime, open_sync
-from pcmem.embedding.port import Embedder
 from pcmem.errors import (
     CapabilityNotSupportedError,
     ConcurrentWriteError,
@@ -40,56 +39,92 @@ from pcmem.errors import (
     StoreVersionError,
     StoreWALError,
 )
-from pcmem.rerank.port import MemoryReranker
-from pcmem.search.reindex import ReindexReport
-from pcmem.settings import InferenceConfig, RuntimeConfig
-from pcmem.types.embedding import EmbeddingProfile
-from pcmem.types.memory import (
-    Change,
-    ChangesPage,
-    Citation,
-    EntryHistory,
-    EntryPage,
-    EntryVersion,
-    HistoryEvent,
-    ListRequest,
-    MemoryEntry,
-    MemoryRef,
-    NewEntry,
-    ReactivateRequest,
-    RememberRequest,
-    RetireRequest,
-    ReviseRequest,
-    RevisionInfo,
-    ScopeSummary,
-    Tombstone,
-    WriteResult,
-)
-from pcmem.types.progress import Progress, StageProgress
-from pcmem.types.rerank import (
-    MODEL_RERANK_POLICIES,
-    RERANK_POLICIES,
-    CandidateDecision,
-    MemoryRerankDecision,
-    RerankPolicy,
-)
-from pcmem.types.search import SEARCH_MODES, MemoryHit, RerankTrace, SearchMemoryRequest, SearchMode, SearchPage
-from pcmem.types.usage import Usage
-
-__version__ = "0.1.0"
 
 if TYPE_CHECKING:
     from pcmem.compose.rerankers import build_reranker
+    from pcmem.compose.runtime import Runtime, SyncRuntime, open_runtime, open_sync
+    from pcmem.embedding.port import Embedder
+    from pcmem.rerank.port import MemoryReranker
+    from pcmem.search.reindex import ReindexReport
+    from pcmem.settings import InferenceConfig, RuntimeConfig
+    from pcmem.types.embedding import EmbeddingProfile
+    from pcmem.types.memory import (
+        Change,
+        ChangesPage,
+        Citation,
+        EntryHistory,
+        EntryPage,
+        EntryVersion,
+        HistoryEvent,
+        ListRequest,
+        MemoryEntry,
+        MemoryRef,
+        NewEntry,
+        ReactivateRequest,
+        RememberRequest,
+        RetireRequest,
+        ReviseRequest,
+        RevisionInfo,
+        ScopeSummary,
+        Tombstone,
+        WriteResult,
+    )
+    from pcmem.types.progress import Progress, StageProgress
+    from pcmem.types.rerank import (
+        MODEL_RERANK_POLICIES,
+        RERANK_POLICIES,
+        CandidateDecision,
+        MemoryRerankDecision,
+        RerankPolicy,
+    )
+    from pcmem.types.search import SEARCH_MODES, MemoryHit, RerankTrace, SearchMemoryRequest, SearchMode, SearchPage
+    from pcmem.types.usage import Usage
+
+__version__ = "0.1.0"
+
+#: Every other public name, by the module it loads from on first use.
+_LAZY: dict[str, str] = {
+    name: module
+    for module, names in {
+        "pcmem.compose.runtime": ("Runtime", "SyncRuntime", "open_runtime", "open_sync"),
+        "pcmem.compose.rerankers": ("build_reranker",),
+        "pcmem.embedding.port": ("Embedder",),
+        "pcmem.rerank.port": ("MemoryReranker",),
+        "pcmem.search.reindex": ("ReindexReport",),
+        "pcmem.settings": ("InferenceConfig", "RuntimeConfig"),
+        "pcmem.types.embedding": ("EmbeddingProfile",),
+        "pcmem.types.memory": (
+            "Change", "ChangesPage", "Citation", "EntryHistory", "EntryPage", "EntryVersion", "HistoryEvent",
+            "ListRequest", "MemoryEntry", "MemoryRef", "NewEntry", "ReactivateRequest", "RememberRequest",
+            "RetireRequest", "ReviseRequest", "RevisionInfo", "ScopeSummary", "Tombstone", "WriteResult",
+        ),
+        "pcmem.types.progress": ("Progress", "StageProgress"),
+        "pcmem.types.rerank": (
+            "MODEL_RERANK_POLICIES", "RERANK_POLICIES", "CandidateDecision", "MemoryRerankDecision", "RerankPolicy",
+        ),
+        "pcmem.types.search": (
+            "SEARCH_MODES", "MemoryHit", "RerankTrace", "SearchMemoryRequest", "SearchMode", "SearchPage",
+        ),
+        "pcmem.types.usage": ("Usage",),
+    }.items()
+    for name in names
+}
 
 
 def __getattr__(name: str) -> Any:
-    """``build_reranker`` loads on first use: its module pulls the llama.cpp glue and numpy (~0.3 s of a cold CLI
-    call that never reranks)."""
-    if name == "build_reranker":
-        from pcmem.compose.rerankers import build_reranker
+    """Load a public name's module on first use: ``python -m pcmem`` imports this package before any command, and
+    each command should pay only for what it uses (a full-text search needs neither numpy nor asyncio)."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'pcmem' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
 
-        return build_reranker
-    raise AttributeError(f"module 'pcmem' has no attribute {name!r}")
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
 
 __all__ = [
     "CandidateDecision",

@@ -21,7 +21,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from pcmem.errors import ConfigurationError, InputError
@@ -35,6 +34,8 @@ SEEKDB_SCHEME = "seekdb:"  # a connection string, not a path: see pcmem.compose.
 
 def default_db_path() -> Path:
     """The per-user store file, e.g. ``~/.local/share/pcmem/memory.duckdb`` on Linux."""
+    import platformdirs  # lazy, as below: a call given its paths never needs it
+
     return Path(platformdirs.user_data_dir("pcmem", appauthor=False)) / DEFAULT_DB_NAME
 
 
@@ -53,7 +54,11 @@ def resolve_db_path(explicit: str | os.PathLike[str] | None = None) -> Path | st
 
 def cache_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
     """Where prepared model files live: an explicit path > ``PCMEM_CACHE_DIR`` > the per-user cache directory."""
-    root = explicit or os.environ.get(CACHE_ENV) or platformdirs.user_cache_dir("pcmem", appauthor=False)
+    root = explicit or os.environ.get(CACHE_ENV)
+    if not root:
+        import platformdirs
+
+        root = platformdirs.user_cache_dir("pcmem", appauthor=False)
     return Path(root).expanduser()
 
 

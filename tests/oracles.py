@@ -22,6 +22,7 @@ from pcmem.types.search import Candidate
 def reading(path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
     """A connection of our own to the store file (the FTS extension loaded)."""
     db = connection.connect(Path(path))
+    connection.load_fts(db)  # match_bm25 is the extension's macro
     try:
         yield db
     finally:

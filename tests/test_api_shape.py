@@ -78,3 +78,28 @@ def test_import_and_full_text_search_load_no_model_or_arrow_code(tmp_path):
     )
     out = subprocess.run([sys.executable, "-c", probe, str(path)], capture_output=True, text=True, check=True).stdout
     assert out.splitlines() == ["", "1 "]
+
+
+_CLI_PROBE = """
+import sys
+from pcmem.cli import main
+main(sys.argv[1:], standalone_mode=False)
+heavy = ('fastembed', 'onnxruntime', 'pyarrow', 'textual', 'llama_cpp', 'numpy', 'rich', 'asyncio')
+print('loaded:', ','.join(m for m in heavy if m in sys.modules))
+"""
+
+
+def test_cli_searches_load_only_what_their_mode_needs(tmp_path):
+    """Issue 20 (cold CLI): `pcmem search --mode fts --json` loads no model, numpy, arrow, rich or asyncio code;
+    `--mode hybrid` with a preset embeds the query on onnxruntime directly, never importing fastembed."""
+    path = tmp_path / "cold.duckdb"
+    with pcmem.open_sync(path) as runtime:  # the default preset: real vectors
+        runtime.memory.for_scope("s").remember("The team deploys on Fridays.")
+    loaded = {}
+    for mode in ("fts", "hybrid"):
+        out = subprocess.run([sys.executable, "-c", _CLI_PROBE, "--db", str(path), "search", "-s", "s", "--mode", mode,
+                              "--json", "deploys"], capture_output=True, text=True, check=True).stdout
+        *page, last = out.splitlines()
+        assert json.loads("\n".join(page))["mode"] == mode and len(json.loads("\n".join(page))["hits"]) == 1
+        loaded[mode] = last.removeprefix("loaded: ").split(",")
+    assert loaded == {"fts": [""], "hybrid": ["onnxruntime", "numpy"]}

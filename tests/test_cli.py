@@ -105,8 +105,8 @@ def store_bytes(tmp_path: Path) -> bytes:
 
 
 # --- seeded stores ------------------------------------------------------------------------------------------------
-# Opening a store costs ~0.1 s (the FTS extension is loaded each time), so stores that many tests start from are built
-# once per session through the CLI and copied into each test's tmp_path.
+# Creating a store costs ~0.1 s (migrations, the FTS extension loaded to build the index), so stores that many tests
+# start from are built once per session through the CLI and copied into each test's tmp_path.
 
 SCOPE = "p"
 
@@ -827,7 +827,7 @@ def test_where_falls_back_to_the_per_user_default(tmp_path: Path) -> None:
 # --- 9. help and --json on every command ---------------------------------------------------------------------------
 
 
-COMMANDS = sorted(main.commands)
+COMMANDS = main.list_commands(click.Context(main))  # commands load lazily: main.commands fills on use
 
 
 def test_main_help_and_version_do_not_touch_a_store(tmp_path: Path) -> None:
@@ -854,7 +854,9 @@ def test_every_command_has_help(tmp_path: Path, name: str) -> None:
 
 @pytest.mark.parametrize("name", COMMANDS)
 def test_every_command_declares_a_json_flag(name: str) -> None:
-    flags = [p for p in main.commands[name].params if isinstance(p, click.Option) and "--json" in p.opts]
+    command = main.get_command(click.Context(main), name)
+    assert command is not None
+    flags = [p for p in command.params if isinstance(p, click.Option) and "--json" in p.opts]
     assert len(flags) == 1
     assert flags[0].is_flag
     assert flags[0].name == "as_json"

@@ -6,18 +6,54 @@ Errors raised by pcmem are printed as one line on stderr with a non-zero exit st
 
 from __future__ import annotations
 
+import importlib
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from pcmem import __version__
-from pcmem.compose.runtime import SyncRuntime, open_sync
 from pcmem.errors import PcmemError
 from pcmem.settings import DB_ENV, lock_timeout, resolve_db_path
 
+if TYPE_CHECKING:
+    from pcmem.compose.runtime import SyncRuntime
+
+#: Which module of pcmem.cli defines each command. A call imports only its command's module (and what that needs):
+#: loading every command up front cost a cold ``pcmem search`` ~0.3 s (numpy, rich, the bench and model code).
+COMMAND_MODULES: dict[str, str] = {
+    "bench": "bench_commands",
+    "check": "check_command",
+    "demo": "demo_command",
+    "init": "init_command",
+    **dict.fromkeys(("remember", "import", "list", "show", "history", "changes", "revise", "retire", "reactivate",
+                     "forget", "scopes", "where"), "memory_commands"),
+    "migrate": "migrate_command",
+    "models": "model_commands",
+    **dict.fromkeys(("search", "reindex"), "search_commands"),
+    **dict.fromkeys(("serve", "mcp"), "serve_commands"),
+    "tui": "tui_command",
+}
+
+
+def open_sync(path: Any, **options: Any) -> SyncRuntime:
+    """:func:`pcmem.open_sync`, imported when a command opens the store (not for ``--help`` or ``where``)."""
+    from pcmem.compose.runtime import open_sync as open_runtime
+
+    return open_runtime(path, **options)
+
 
 class _Group(click.Group):
+    """Commands load on first use (see :data:`COMMAND_MODULES`); ``--help`` lists them all."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *COMMAND_MODULES})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in COMMAND_MODULES:
+            importlib.import_module(f"pcmem.cli.{COMMAND_MODULES[cmd_name]}").register(self)
+        return super().get_command(ctx, cmd_name)
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
@@ -43,9 +79,12 @@ class StoreContext:
         self.embedder = embedder
         self._runtime: SyncRuntime | None = None
 
-    def open(self, *, shared: bool, create: bool) -> SyncRuntime:
+    def open(self, *, shared: bool, create: bool, embeds: bool = True) -> SyncRuntime:
+        """``embeds=False``: the command never embeds (a full-text search), so the store's embedder is not resolved
+        unless ``--embedder`` names one."""
         if self._runtime is None:
-            self._runtime = open_sync(self.path, embedder=self.embedder or "auto", shared=shared, create=create,
+            embedder = self.embedder or ("auto" if embeds else None)
+            self._runtime = open_sync(self.path, embedder=embedder, shared=shared, create=create,
                                       lock_timeout=lock_timeout())
         return self._runtime
 
@@ -95,28 +134,4 @@ def main(ctx: click.Context, db: str | None, embedder: str | None) -> None:
     ctx.call_on_close(store.close)
 
 
-from pcmem.cli import (  # noqa: E402  (commands register on import)
-    bench_commands,
-    check_command,
-    demo_command,
-    init_command,
-    memory_commands,
-    migrate_command,
-    model_commands,
-    search_commands,
-    serve_commands,
-    tui_command,
-)
-
-init_command.register(main)
-memory_commands.register(main)
-bench_commands.register(main)
-check_command.register(main)
-search_commands.register(main)
-model_commands.register(main)
-demo_command.register(main)
-migrate_command.register(main)
-tui_command.register(main)
-serve_commands.register(main)
-
-__all__ = ["StoreContext", "main"]
+__all__ = ["COMMAND_MODULES", "StoreContext", "main"]

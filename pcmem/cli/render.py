@@ -4,16 +4,24 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 from pydantic import BaseModel
-from rich.console import Console
-from rich.table import Table
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    #: stdout and stderr consoles, made on first use (rich costs a ``--json`` call ~30 ms it does not need).
+    console: Console
+    err_console: Console
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+
 def _make_console(stderr: bool = False) -> Console:
+    from rich.console import Console
+
     # markup and emoji codes off: entry texts, ids and scopes are user data, never rich markup ("[/]" must print).
     made = Console(stderr=stderr, highlight=False, markup=False, emoji=False)
     if not made.is_terminal:
@@ -21,8 +29,11 @@ def _make_console(stderr: bool = False) -> Console:
     return made
 
 
-console = _make_console()
-err_console = _make_console(stderr=True)
+def __getattr__(name: str) -> Any:
+    if name in ("console", "err_console"):
+        made = globals()[name] = _make_console(stderr=name == "err_console")  # later lookups find the global
+        return made
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def json_option(function: F) -> F:
@@ -50,9 +61,11 @@ def preview(text: str, width: int = 72) -> str:
 
 
 def table(title: str | None, columns: Iterable[str], rows: Iterable[Iterable[Any]]) -> None:
+    from rich.table import Table
+
     grid = Table(title=title, title_justify="left", show_edge=False, header_style="bold")
     for column in columns:
         grid.add_column(column, overflow="fold")
     for row in rows:
         grid.add_row(*(str(cell) for cell in row))
-    console.print(grid)
+    (globals().get("console") or __getattr__("console")).print(grid)

@@ -108,7 +108,7 @@ def search(scopes: tuple[str, ...], kinds: tuple[str, ...], where: tuple[str, ..
         with progress_bar("verifying model", enabled=not as_json, bytes_=True) as advance:
             reranker = build_reranker(cast(RerankPolicy, rerank), inference, advance, rerank_embedder=rerank_embedder)
     # With a reranker the model runs for seconds: share the file so other processes are not locked out meanwhile.
-    runtime = store.open(shared=reranker is not None, create=False)
+    runtime = store.open(shared=reranker is not None, create=False, embeds=mode != "fts" or reranker is not None)
     with progress_bar("reranking", enabled=not as_json and rerank in MODEL_RERANK_POLICIES) as advance:
         if len(scopes) == 1:
             page = runtime.memory.for_scope(scopes[0]).search(request, reranker=reranker, progress=advance)

@@ -13,7 +13,6 @@ raises ConfigurationError rather than failing at the first search.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
@@ -25,7 +24,7 @@ from pcmem.decision.port import DecisionModel
 from pcmem.embedding.port import Embedder, EmbeddingProfile
 from pcmem.errors import ConfigurationError
 from pcmem.memory.scoped import Clock, MemoryParts, utc_now
-from pcmem.memory.service import MemoryService, SyncMemoryService
+from pcmem.memory.service import MemoryService, SyncMemoryService, to_thread
 from pcmem.memory.write_gate import WriteGate
 from pcmem.rerank.port import MemoryReranker
 from pcmem.search.reindex import ReindexReport, reindex
@@ -151,17 +150,17 @@ class Runtime:
     @classmethod
     async def open(cls, path: str | Path, **options: Any) -> Runtime:
         """Same options as :meth:`SyncRuntime.open`; opening runs in a worker thread."""
-        return cls(await asyncio.to_thread(lambda: SyncRuntime.open(path, **options)))
+        return cls(await to_thread(lambda: SyncRuntime.open(path, **options)))
 
     async def reindex(
         self, progress: Progress | None = None, *, embedder: EmbedderChoice = None
     ) -> ReindexReport:
         """As :meth:`SyncRuntime.reindex`, in a worker thread."""
-        return await asyncio.to_thread(lambda: self.sync.reindex(progress, embedder=embedder))
+        return await to_thread(lambda: self.sync.reindex(progress, embedder=embedder))
 
     async def close(self) -> None:
         """As :meth:`SyncRuntime.close`."""
-        await asyncio.to_thread(self.sync.close)
+        await to_thread(self.sync.close)
 
     async def __aenter__(self) -> Runtime:
         return self

@@ -28,14 +28,15 @@ import zipfile
 from collections.abc import Callable, Sequence
 from importlib import resources
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from pcmem.errors import ConfigurationError, EmbeddingError
 from pcmem.model_files import is_intact, sha256_of, write_atomically
 from pcmem.types.embedding import EmbeddingProfile
 from pcmem.types.progress import Progress, StageProgress
+
+if TYPE_CHECKING:
+    import numpy as np
 
 NAME = "embeddinggemma-300m"
 PROFILE = EmbeddingProfile("google/embeddinggemma-300m@q8_0-gguf", 768, True)
@@ -162,6 +163,8 @@ class GemmaEmbedder:
         return self._llm
 
     def _embed(self, prompt: str) -> np.ndarray:
+        import numpy as np  # lazy: numpy costs a cold CLI call that never embeds ~0.15 s
+
         with self._lock:
             llm = self._model()
             try:
@@ -173,6 +176,8 @@ class GemmaEmbedder:
         return vector / norm if norm > 0 else vector
 
     def embed_documents(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
+        import numpy as np
+
         rows = []
         for done, text in enumerate(texts, start=1):
             rows.append(self._embed(DOCUMENT_PROMPT.format(text=text)))
@@ -278,6 +283,8 @@ def convert(converter: Path, source: Path, out: Path) -> None:
 
 def verify(path: Path) -> float:
     """The lowest cosine between the GGUF's vectors and the reference vectors (documents and the query)."""
+    import numpy as np
+
     reference = reference_vectors()
     embedder = GemmaEmbedder(lambda: path)
     produced = embedder.embed_documents(REFERENCE_SENTENCES)

@@ -13,16 +13,13 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from pcmem.embedding.onnx_embedder import OnnxEmbedder, open_fastembed
+from pcmem.embedding.onnx_embedder import OnnxEmbedder, open_session
 from pcmem.errors import ConfigurationError, EmbeddingError
 from pcmem.model_files import is_intact, package_dir, write_atomically
 from pcmem.settings import cache_dir as resolve_cache_dir
 from pcmem.types.embedding import EmbeddingProfile
 
 PROFILE = EmbeddingProfile(model_id="sentence-transformers/all-MiniLM-L6-v2@int8", dimension=384, normalized=True)
-#: The name registered with fastembed; fastembed already knows "sentence-transformers/all-MiniLM-L6-v2"
-#: (a different export it would download), so ours needs a name of its own.
-_FASTEMBED_NAME = "pcmem/all-MiniLM-L6-v2-int8"
 _MODEL_SUBDIR = Path("models") / "all-MiniLM-L6-v2-int8"
 _TOKENIZER_CONFIG = json.dumps({"model_max_length": 256}).encode()
 #: Small batches: 64 texts of 256 tokens peaked at ~1.7-2.8 GB RSS and were no faster than 16 (~1 GB). Batching does
@@ -88,6 +85,4 @@ class MiniLMEmbedder(OnnxEmbedder):
 
     def __init__(self, cache_dir: str | os.PathLike[str] | None = None) -> None:
         self.model_dir = resolve_cache_dir(cache_dir) / _MODEL_SUBDIR
-        super().__init__(PROFILE, lambda: open_fastembed(
-            prepare_model_dir(self.model_dir), name=_FASTEMBED_NAME, hf_source="sentence-transformers/all-MiniLM-L6-v2",
-            dimension=PROFILE.dimension), batch_size=_BATCH)
+        super().__init__(PROFILE, lambda: open_session(prepare_model_dir(self.model_dir)), batch_size=_BATCH)

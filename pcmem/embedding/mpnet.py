@@ -56,7 +56,7 @@ PINNED_SOURCE_FILES = {
     "special_tokens_map.json": "9ef40e9c160511bf3f46ceb71f1471dafa1e9473d5120bb816c36b2efa75f8ba",
 }
 _ZIP_ROOT = "all-mpnet-base-v2/"
-#: Files the ONNX directory needs besides model.onnx (tokenizer_config.json is written, not copied: fastembed
+#: Files the ONNX directory needs besides model.onnx (tokenizer_config.json is written, not copied: the session
 #: reads model_max_length from it and the shipped one says 512; the model was trained at 384).
 _TOKENIZER_FILES = ("tokenizer.json", "config.json", "special_tokens_map.json")
 _TOKENIZER_CONFIG = json.dumps({"model_max_length": 384}).encode()
@@ -293,7 +293,7 @@ def torch_reference(loaded: TorchModel, sentences: Sequence[str]) -> np.ndarray:
 # --- the whole preparation -----------------------------------------------------------------------------------------
 
 
-#: Runs a finished ONNX model directory on sentences (the runtime path, through fastembed): what is verified.
+#: Runs a finished ONNX model directory on sentences (the runtime path, a SentenceSession): what is verified.
 Embed = Callable[[Path, Sequence[str]], "np.ndarray"]
 
 

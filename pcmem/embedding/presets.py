@@ -97,7 +97,7 @@ def prepare_preset(name: str, progress: StageProgress | None = None,
     if preset.name in _VARIANTS:
 
         def embed(directory: Path, sentences: Sequence[str]) -> np.ndarray:
-            candidate = _mpnet_embedder(preset, lambda: directory, f"pcmem/{preset.name}-candidate")
+            candidate = _mpnet_embedder(preset, lambda: directory)
             return candidate.embed_documents(list(sentences))
 
         return mpnet.prepare(_VARIANTS[preset.name], root, progress, embed=embed).path
@@ -111,9 +111,8 @@ def _preset(name: str) -> EmbedderPreset:
     return preset
 
 
-def _mpnet_embedder(preset: EmbedderPreset, model_dir: Callable[[], Path], fastembed_name: str) -> OnnxEmbedder:
-    return OnnxEmbedder.from_directory(preset.profile, model_dir, fastembed_name=fastembed_name,
-                                       hf_source=_MPNET_SOURCE, batch_size=preset.batch_size)
+def _mpnet_embedder(preset: EmbedderPreset, model_dir: Callable[[], Path]) -> OnnxEmbedder:
+    return OnnxEmbedder.from_prepared_directory(preset.profile, model_dir, batch_size=preset.batch_size)
 
 
 def preset_embedder(name: str, cache_dir: str | os.PathLike[str] | None = None) -> Embedder:
@@ -124,7 +123,7 @@ def preset_embedder(name: str, cache_dir: str | os.PathLike[str] | None = None) 
         return gemma.GemmaEmbedder(lambda: gemma.verified_path(root))
     if preset.name in _VARIANTS:
         variant = _VARIANTS[preset.name]
-        return _mpnet_embedder(preset, lambda: mpnet.verified_dir(variant, root), f"pcmem/{preset.name}")
+        return _mpnet_embedder(preset, lambda: mpnet.verified_dir(variant, root))
     return minilm.MiniLMEmbedder(root)
 
 

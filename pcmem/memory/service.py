@@ -6,10 +6,9 @@ so an event loop (a desktop app, the TUI) never blocks on the store.
 
 from __future__ import annotations
 
-import asyncio
 import builtins
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 from pcmem.errors import InputError
 from pcmem.memory.scoped import MemoryParts, SyncScopedMemory
@@ -35,6 +34,16 @@ from pcmem.types.memory import (
 from pcmem.types.progress import Progress
 from pcmem.types.search import SearchMemoryRequest, SearchPage
 from pcmem.validation import validate_scope
+
+T = TypeVar("T")
+
+
+async def to_thread(function: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+    """``asyncio.to_thread``, with asyncio imported on first use: a CLI call uses the blocking API only, and
+    importing asyncio costs it 20-50 ms."""
+    import asyncio
+
+    return await asyncio.to_thread(function, *args, **kwargs)
 
 
 class SyncMemoryService:
@@ -97,62 +106,62 @@ class ScopedMemory:
 
     async def head(self) -> MemoryRef | None:
         """As :meth:`SyncScopedMemory.head` (runs in a worker thread): same result, same errors."""
-        return await asyncio.to_thread(self.sync.head)
+        return await to_thread(self.sync.head)
 
     async def remember(self, request: RememberRequest | NewEntry | str, **fields: Any) -> WriteResult:
         """As :meth:`SyncScopedMemory.remember`. Cancellation: the write runs in a worker thread that cannot be
         interrupted, so a ``remember`` cancelled while it runs may still commit — the caller gets CancelledError
         and the entries exist. Use ``entry_id`` + ``upsert=True`` to make the retry after a cancellation safe."""
-        return await asyncio.to_thread(self.sync.remember, request, **fields)
+        return await to_thread(self.sync.remember, request, **fields)
 
     async def forget(self, entry_id: str) -> WriteResult:
         """As :meth:`SyncScopedMemory.forget` (cannot be undone)."""
-        return await asyncio.to_thread(self.sync.forget, entry_id)
+        return await to_thread(self.sync.forget, entry_id)
 
     async def forget_scope(self) -> WriteResult:
         """As :meth:`SyncScopedMemory.forget_scope` (cannot be undone)."""
-        return await asyncio.to_thread(self.sync.forget_scope)
+        return await to_thread(self.sync.forget_scope)
 
     async def tombstone(self, entry_id: str) -> Tombstone | None:
         """As :meth:`SyncScopedMemory.tombstone` (runs in a worker thread): same result, same errors."""
-        return await asyncio.to_thread(self.sync.tombstone, entry_id)
+        return await to_thread(self.sync.tombstone, entry_id)
 
     async def revise(self, request: ReviseRequest) -> WriteResult:
         """As :meth:`SyncScopedMemory.revise` (runs in a worker thread): same result, same errors."""
-        return await asyncio.to_thread(self.sync.revise, request)
+        return await to_thread(self.sync.revise, request)
 
     async def retire(self, request: RetireRequest) -> WriteResult:
         """As :meth:`SyncScopedMemory.retire` (runs in a worker thread): same result, same errors."""
-        return await asyncio.to_thread(self.sync.retire, request)
+        return await to_thread(self.sync.retire, request)
 
     async def reactivate(self, request: ReactivateRequest) -> WriteResult:
         """As :meth:`SyncScopedMemory.reactivate` (runs in a worker thread): same result, same errors."""
-        return await asyncio.to_thread(self.sync.reactivate, request)
+        return await to_thread(self.sync.reactivate, request)
 
     async def list(self, request: ListRequest | None = None) -> EntryPage:
         """As :meth:`SyncScopedMemory.list` (runs in a worker thread): same result, same errors."""
-        return await asyncio.to_thread(self.sync.list, request)
+        return await to_thread(self.sync.list, request)
 
     async def get(self, citation: Citation) -> MemoryEntry:
         """As :meth:`SyncScopedMemory.get` (runs in a worker thread): same result, same errors."""
-        return await asyncio.to_thread(self.sync.get, citation)
+        return await to_thread(self.sync.get, citation)
 
     async def get_entry(self, entry_id: str, revision: int | None = None) -> MemoryEntry:
         """As :meth:`SyncScopedMemory.get_entry` (runs in a worker thread): same result, same errors."""
-        return await asyncio.to_thread(self.sync.get_entry, entry_id, revision)
+        return await to_thread(self.sync.get_entry, entry_id, revision)
 
     async def changes(self, since_revision: int = 0, *, limit: int | None = None,
                       cursor: str | None = None) -> ChangesPage:
         """As :meth:`SyncScopedMemory.changes` (runs in a worker thread): same result, same errors."""
-        return await asyncio.to_thread(self.sync.changes, since_revision, limit=limit, cursor=cursor)
+        return await to_thread(self.sync.changes, since_revision, limit=limit, cursor=cursor)
 
     async def history(self, entry_id: str) -> EntryHistory:
         """As :meth:`SyncScopedMemory.history` (runs in a worker thread): same result, same errors."""
-        return await asyncio.to_thread(self.sync.history, entry_id)
+        return await to_thread(self.sync.history, entry_id)
 
     async def revisions(self) -> builtins.list[RevisionInfo]:
         """As :meth:`SyncScopedMemory.revisions` (runs in a worker thread): same result, same errors."""
-        return await asyncio.to_thread(self.sync.revisions)
+        return await to_thread(self.sync.revisions)
 
     async def search(
         self,
@@ -163,7 +172,7 @@ class ScopedMemory:
         progress: Progress | None = None,
     ) -> SearchPage:
         """As :meth:`SyncScopedMemory.search` (runs in a worker thread): same result, same errors."""
-        return await asyncio.to_thread(self.sync.search, request, reranker=reranker, rerank=rerank, progress=progress)
+        return await to_thread(self.sync.search, request, reranker=reranker, rerank=rerank, progress=progress)
 
 
 class MemoryService:
@@ -178,12 +187,12 @@ class MemoryService:
 
     async def forget_scope(self, scope: str) -> WriteResult:
         """As :meth:`SyncMemoryService.forget_scope` (cannot be undone)."""
-        return await asyncio.to_thread(self.sync.forget_scope, scope)
+        return await to_thread(self.sync.forget_scope, scope)
 
     async def scopes(self) -> list[ScopeSummary]:
         """As :meth:`SyncMemoryService.scopes` (runs in a worker thread): same result, same errors."""
-        return await asyncio.to_thread(self.sync.scopes)
+        return await to_thread(self.sync.scopes)
 
     async def search(self, request: SearchMemoryRequest | str, *, scopes: Sequence[str], **options: Any) -> SearchPage:
         """As :meth:`SyncMemoryService.search`: several scopes, one RRF."""
-        return await asyncio.to_thread(self.sync.search, request, scopes=scopes, **options)
+        return await to_thread(self.sync.search, request, scopes=scopes, **options)

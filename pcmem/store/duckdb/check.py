@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import duckdb
 
 from pcmem.ids import content_hash
-from pcmem.store.duckdb import fts_index, migrations, vectors
+from pcmem.store.duckdb import connection, fts_index, migrations, vectors
 
 
 @dataclass
@@ -184,6 +184,7 @@ def repair(db: duckdb.DuckDBPyConnection, analyzer: str | None = None) -> None:
     s = fts_index.SCHEMA
     db.execute(f"DROP SCHEMA IF EXISTS {s} CASCADE")
     db.execute("DROP TABLE IF EXISTS fts_docs")
+    connection.load_fts(db)
     fts_index.create(db)
     fts_index.create_lookup_indexes(db)
     fts_index.mark_rebuilt(db)

@@ -88,7 +88,7 @@ def _stop_repeated_pandas_lookups() -> None:
 
 
 def connect(path: Path, *, lock_timeout: float = 0.0, read_only: bool = False) -> duckdb.DuckDBPyConnection:
-    """Open (or create) the DuckDB file at ``path`` with the FTS extension loaded, translating driver errors.
+    """Open (or create) the DuckDB file at ``path``, translating driver errors (see :func:`load_fts`).
 
     The cause of a failure is decided by looking at the file, not at the words of DuckDB's message: another process
     holding the lock (retried with backoff for up to ``lock_timeout`` seconds, then StoreLockedError naming it),
@@ -123,12 +123,18 @@ def connect(path: Path, *, lock_timeout: float = 0.0, read_only: bool = False) -
                                    "open it with shared=True in every process (the TUI and the CLI do) to take turns")
         time.sleep(delay + random.random() * delay)  # jitter: two waiting processes should not collide again
         delay = min(delay * 2, 0.02)  # poll often: a busy shared-mode process leaves short gaps (see backend)
-    try:
-        connection.execute(f"LOAD '{fts_extension_path()}'")
-    except duckdb.Error as error:
-        connection.close()
-        raise StoreError(f"cannot load the DuckDB FTS extension: {error}") from error
     return quiet(connection)
+
+
+def load_fts(db: duckdb.DuckDBPyConnection) -> None:
+    """Load the FTS extension into ``db``'s database (idempotent). Only building the index needs it
+    (``PRAGMA create_fts_index``: a new store, ``pcmem check --repair``) and the extension's own ``match_bm25``
+    macro: pcmem reads and maintains the index tables with plain SQL, so opening a store does not load it (that
+    cost a cold CLI call ~30-90 ms)."""
+    try:
+        db.execute(f"LOAD '{fts_extension_path()}'")
+    except duckdb.Error as error:
+        raise StoreError(f"cannot load the DuckDB FTS extension: {error}") from error
 
 
 def quiet(connection: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:

@@ -82,8 +82,9 @@ def _search_projections(db: duckdb.DuckDBPyConnection) -> None:
     # Derived data for search: the full-text index over active head versions (maintained incrementally, see
     # fts_index) and the embedding profile + vectors. Existing head entries are indexed now; vectors wait for
     # `pcmem reindex` or the next write with an embedder.
-    from pcmem.store.duckdb import fts_index, vectors
+    from pcmem.store.duckdb import connection, fts_index, vectors
 
+    connection.load_fts(db)
     fts_index.create(db)
     vectors.create(db)
     rows = db.execute(
