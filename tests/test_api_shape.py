@@ -90,8 +90,9 @@ print('loaded:', ','.join(m for m in heavy if m in sys.modules))
 
 
 def test_cli_searches_load_only_what_their_mode_needs(tmp_path):
-    """Issue 20 (cold CLI): `pcmem search --mode fts --json` loads no model, numpy, arrow, rich or asyncio code;
-    `--mode hybrid` with a preset embeds the query on onnxruntime directly, never importing fastembed."""
+    """Issue 20 (cold CLI): `pcmem search --mode fts --json` loads no model, arrow, rich or asyncio code (numpy, yes:
+    the scope's postings are scored as arrays); `--mode hybrid` with a preset embeds the query on onnxruntime
+    directly, never importing fastembed."""
     path = tmp_path / "cold.duckdb"
     with pcmem.open_sync(path) as runtime:  # the default preset: real vectors
         runtime.memory.for_scope("s").remember("The team deploys on Fridays.")
@@ -102,4 +103,4 @@ def test_cli_searches_load_only_what_their_mode_needs(tmp_path):
         *page, last = out.splitlines()
         assert json.loads("\n".join(page))["mode"] == mode and len(json.loads("\n".join(page))["hits"]) == 1
         loaded[mode] = last.removeprefix("loaded: ").split(",")
-    assert loaded == {"fts": [""], "hybrid": ["onnxruntime", "numpy"]}
+    assert loaded == {"fts": ["numpy"], "hybrid": ["onnxruntime", "numpy"]}
