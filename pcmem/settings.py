@@ -6,6 +6,9 @@ constructor arguments; the composition root (:mod:`pcmem.compose`), the CLI and 
 - Where the store lives: ``--db`` > ``PCMEM_DB`` > the per-user default (:func:`resolve_db_path`).
 - Where prepared model files live: ``PCMEM_CACHE_DIR`` > the per-user cache (:func:`cache_dir`).
 - Which embedder a *new* store gets: ``PCMEM_EMBEDDER`` > the bundled default (:func:`new_store_embedder`).
+- The embedding reranker's second embedder (PowerContext has no name for it): ``rerank_embedder=`` >
+  ``PCMEM_RERANK_EMBEDDER`` (a preset, a model directory, or ``none``) > the store's secondary profile
+  (:func:`rerank_embedder`).
 - Search-time rerank policy and the local generation model, with the RFC 0080 names
   (:class:`RuntimeConfig`, :class:`InferenceConfig`)::
 
@@ -65,6 +68,15 @@ def cache_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
 def new_store_embedder(default: str) -> str:
     """The embedder a store without vectors adopts: ``PCMEM_EMBEDDER`` when set, else ``default``."""
     return os.environ.get(EMBEDDER_ENV, "").strip() or default
+
+
+RERANK_EMBEDDER_ENV = "PCMEM_RERANK_EMBEDDER"
+
+
+def rerank_embedder() -> str | None:
+    """``PCMEM_RERANK_EMBEDDER``: the embedding reranker's second embedder (a preset or model directory), ``"none"``
+    for none; ``None`` when unset (then the store's secondary profile decides, see :mod:`pcmem.compose.embedders`)."""
+    return os.environ.get(RERANK_EMBEDDER_ENV, "").strip() or None
 
 
 ENV_RERANK_ENABLED = "POWERCONTEXT_SERVER_RUNTIME_MEMORY_RERANK_ENABLED"

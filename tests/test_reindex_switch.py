@@ -116,7 +116,7 @@ def test_switch_calls_are_checked(store: Path, old, new) -> None:
     with pcmem.open_sync(store, embedder=old) as runtime:
         with pytest.raises(StoreError, match="not the pending embedding profile"):
             runtime.backend.commit_embedding_switch(new.profile)
-        with pytest.raises(StoreError, match="neither the active nor the pending"):
+        with pytest.raises(StoreError, match="not the active, pending or secondary"):
             runtime.backend.count_missing_vectors(new.profile)
         with pytest.raises(StoreError, match="reindex --embedder"):
             runtime.backend.set_embedding_profile(new.profile)

@@ -126,17 +126,26 @@ def search(scopes: tuple[str, ...], kinds: tuple[str, ...], where: tuple[str, ..
 @click.option("--embedder", "embedder_choice", metavar="PRESET|DIR", default=None,
               help="Switch the store to this embedding model (see `pcmem models`). Old vectors stay in use until "
                    "every entry has a new one; an interrupted switch resumes when run again.")
+@click.option("--rerank-embedder", "rerank_choice", metavar="PRESET|DIR|none", default=None,
+              help="Instead: keep this second embedder's vectors for `--rerank embedding` (the store's secondary "
+                   "profile; replaces another one, `none` drops it) and embed what is missing. Resumable.")
 @render.json_option
-def reindex(analyzer: str | None, embedder_choice: str | None, as_json: bool) -> None:
+def reindex(analyzer: str | None, embedder_choice: str | None, rerank_choice: str | None, as_json: bool) -> None:
     """Embed every active entry lacking a vector, or switch the store to another embedding model.
 
     \b
     Examples:
       pcmem reindex
       pcmem reindex --embedder mpnet-base-int8
+      pcmem reindex --rerank-embedder embeddinggemma-300m
       pcmem reindex --analyzer v1
     """
     runtime = click.get_current_context().obj.runtime
+    if rerank_choice is not None:
+        if analyzer is not None or embedder_choice is not None:
+            raise InputError("--rerank-embedder runs on its own: reindex with --embedder/--analyzer separately")
+        _reindex_secondary(runtime, rerank_choice, as_json)
+        return
     if analyzer is not None:
         from pcmem.cli.check_command import require_file_maintenance
 
@@ -159,6 +168,29 @@ def reindex(analyzer: str | None, embedder_choice: str | None, as_json: bool) ->
         switched = f" (switched from {result['previous_profile']})" if report.switched else ""
         render.console.print(f"embedded {report.embedded} entries with {result['profile']} in {result['seconds']} s"
                              + switched)
+
+
+def _reindex_secondary(runtime: Any, choice: str, as_json: bool) -> None:
+    with progress_bar("embedding (secondary)", enabled=not as_json) as advance:
+        report = runtime.reindex_secondary(advance, embedder=choice)
+    if report is None:
+        result: dict[str, Any] = {"secondary_profile": None}
+        message = "the store keeps no secondary embedding profile now"
+    else:
+        result = {
+            "secondary_profile": report.profile.describe(),
+            "previous_secondary_profile": report.previous_profile.describe() if report.previous_profile else None,
+            "embedded": report.embedded,
+            "seconds": round(report.seconds, 3),
+        }
+        replaced = f" (replacing {result['previous_secondary_profile']})" if report.switched and \
+            report.previous_profile else ""
+        message = (f"embedded {report.embedded} entries with {result['secondary_profile']} in {result['seconds']} s "
+                   f"as the secondary profile{replaced}: `--rerank embedding` reads them")
+    if as_json:
+        render.emit_json(result)
+    else:
+        render.console.print(message)
 
 
 def register(group: click.Group) -> None:

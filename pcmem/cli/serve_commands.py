@@ -18,7 +18,7 @@ from pcmem.errors import ConfigurationError, InputError
 
 _MODEL_HELP = ("Rerank every search with this local generation model, e.g. llama-cpp:smollm2-135m-instruct "
                "(default: as configured by the POWERCONTEXT_SERVER_* environment).")
-_RERANK_CHOICE = click.Choice(["none", "listwise", "decision", "decision-fill"])
+_RERANK_CHOICE = click.Choice(["none", "listwise", "decision", "decision-fill", "embedding"])
 
 
 def read_token(path: str | None) -> str | None:

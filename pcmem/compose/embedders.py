@@ -1,6 +1,9 @@
-"""Which embedder a runtime uses: an injected one, a preset, a model directory, or the store's own (``"auto"``)."""
+"""Which embedder a runtime uses: an injected one, a preset, a model directory, or the store's own (``"auto"``); and
+likewise which second embedder its embedding reranker uses (the store's secondary profile under ``"auto"``)."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from pcmem import settings
 from pcmem.embedding.port import Embedder, EmbeddingProfile
@@ -54,3 +57,34 @@ def profile_embedder(profile: EmbeddingProfile) -> Embedder | None:
         return presets.for_profile(profile)
     except PcmemError:
         return None
+
+
+def resolve_rerank_embedder(
+    choice: EmbedderChoice,
+) -> tuple[Embedder | None, Callable[[EmbeddingProfile], Embedder | None] | None]:
+    """The embedding reranker's second embedder for a runtime, as (embedder, finder).
+
+    An injected embedder, a preset or directory: that one, no finder. ``"none"``: neither. ``"auto"``:
+    ``$PCMEM_RERANK_EMBEDDER`` when set, else no embedder yet and a finder: the runtime looks the store's secondary
+    profile up when a write or an embedding rerank first needs it (nothing is read at open) and uses the matching
+    model when it is prepared here."""
+    if choice is None or not isinstance(choice, str):
+        return choice, None
+    if choice == "auto":
+        choice = settings.rerank_embedder() or "auto"
+    if choice == "none":
+        return None, None
+    if choice == "auto":
+        return None, _ready_embedder
+    return named_embedder(choice), None
+
+
+def _ready_embedder(profile: EmbeddingProfile) -> Embedder | None:
+    """The embedder of ``profile`` when its model is ready here; else ``None``: writes then leave the secondary vectors
+    to ``pcmem reindex --rerank-embedder`` (``pcmem check`` counts them) instead of failing on a model not prepared."""
+    from pcmem.embedding import presets
+
+    for preset in presets.EMBEDDER_PRESETS.values():
+        if preset.profile == profile:
+            return presets.shared(preset.name) if presets.looks_prepared(preset) else None
+    return profile_embedder(profile)

@@ -19,7 +19,7 @@ from types import TracebackType
 from typing import Any
 
 from pcmem.compose.backends import open_backend
-from pcmem.compose.embedders import EmbedderChoice, profile_embedder, resolve_embedder
+from pcmem.compose.embedders import EmbedderChoice, profile_embedder, resolve_embedder, resolve_rerank_embedder
 from pcmem.decision.port import DecisionModel
 from pcmem.embedding.port import Embedder, EmbeddingProfile
 from pcmem.errors import ConfigurationError
@@ -27,7 +27,7 @@ from pcmem.memory.scoped import Clock, MemoryParts, utc_now
 from pcmem.memory.service import MemoryService, SyncMemoryService, to_thread
 from pcmem.memory.write_gate import WriteGate
 from pcmem.rerank.port import MemoryReranker
-from pcmem.search.reindex import ReindexReport, reindex
+from pcmem.search.reindex import ReindexReport, fill_secondary, reindex
 from pcmem.settings import InferenceConfig, RuntimeConfig
 from pcmem.store.port import StorageBackend
 from pcmem.types.progress import Progress
@@ -48,6 +48,8 @@ class SyncRuntime:
         model_progress: Progress | None = None,
         write_gate: DecisionModel | None = None,
         embedder_for: Callable[[EmbeddingProfile], Embedder | None] | None = None,
+        rerank_embedder: Embedder | None = None,
+        rerank_embedder_for: Callable[[EmbeddingProfile], Embedder | None] | None = None,
     ) -> None:
         self.backend = backend
         self._closed = False
@@ -61,10 +63,14 @@ class SyncRuntime:
 
             reranker = compose_reranker(self.config, self.inference, reranker, model_progress)
         self.reranker = reranker
+        if rerank_embedder is None:  # an injected embedding reranker with its own embedder: writes keep its vectors
+            rerank_embedder = getattr(reranker, "embedder", None) if getattr(reranker, "second_embedder", False) \
+                else None
         parts = MemoryParts(backend=backend, embedder=embedder, clock=clock, reranker=reranker,
                             candidate_limit=self.config.memory_rerank_candidate_limit,
                             write_gate=WriteGate(write_gate) if write_gate is not None else None,
-                            embedder_for=embedder_for)
+                            embedder_for=embedder_for, rerank_embedder=rerank_embedder,
+                            rerank_embedder_for=rerank_embedder_for)
         self.memory = SyncMemoryService(parts)
 
     @classmethod
@@ -73,6 +79,7 @@ class SyncRuntime:
         path: str | Path,
         *,
         embedder: EmbedderChoice = "auto",
+        rerank_embedder: EmbedderChoice = "auto",
         clock: Clock = utc_now,
         config: RuntimeConfig | None = None,
         inference: InferenceConfig | None = None,
@@ -90,15 +97,19 @@ class SyncRuntime:
         decision model that checks ``remember`` for duplicates (fail-open; off by default). ``shared=True`` opens the
         file per transaction so other processes can use the store too (the TUI does this); a busy file is retried
         for up to ``lock_timeout`` seconds. ``create=False`` raises StoreMissingError instead of creating a store.
+        ``rerank_embedder``: the embedding reranker's second embedder (``"auto"``: ``$PCMEM_RERANK_EMBEDDER``, else
+        the store's secondary profile; ``"none"``); writes store its vectors when it is the store's secondary profile.
         Every runtime of one path in a process shares one backend (see :mod:`pcmem.compose.registry`).
         """
         config = config or RuntimeConfig.from_env()
         inference = inference or InferenceConfig.from_env()
         backend = open_backend(path, shared=shared, lock_timeout=lock_timeout, create=create)
         try:
+            second, second_for = resolve_rerank_embedder(rerank_embedder)
             return cls(backend, embedder=resolve_embedder(embedder, backend), clock=clock, config=config,
                        inference=inference, reranker=reranker, model_progress=model_progress, write_gate=write_gate,
-                       embedder_for=profile_embedder if isinstance(embedder, str) else None)
+                       embedder_for=profile_embedder if isinstance(embedder, str) else None,
+                       rerank_embedder=second, rerank_embedder_for=second_for)
         except BaseException:
             backend.close()
             raise
@@ -120,6 +131,30 @@ class SyncRuntime:
             self.embedder = target
             self.memory.parts.use_embedder(target)
         return report
+
+    def reindex_secondary(self, progress: Progress | None = None, *,
+                          embedder: EmbedderChoice) -> ReindexReport | None:
+        """Keep ``embedder``'s vectors as the store's secondary profile (replacing another one) and embed every active
+        entry lacking one; ``"none"`` drops the secondary profile (returns ``None`` then). Resumable. Afterwards this
+        runtime's writes keep them filled and its embedding reranker reads them. Raises ConfigurationError,
+        EmbeddingError, StoreError (the store's active profile), CapabilityNotSupportedError (seekdb)."""
+        if embedder == "none":
+            self.backend.set_secondary_embedding_profile(None)
+            self.memory.parts.use_rerank_embedder(None)
+            return None
+        target = resolve_rerank_embedder(embedder)[0]
+        if target is None:
+            raise ConfigurationError("reindex_secondary needs an embedder: a preset name, a model directory or an "
+                                     "Embedder")
+        report = fill_secondary(self.backend, target, progress=progress)
+        self.memory.parts.use_rerank_embedder(target)
+        return report
+
+    @property
+    def rerank_embedder(self) -> Embedder | None:
+        """The embedding reranker's second embedder this runtime writes and reranks with (under ``"auto"``: found
+        from the store's secondary profile on first need), or ``None``."""
+        return self.memory.parts.rerank_embedder
 
     def use_write_gate(self, decision_model: DecisionModel | None) -> None:
         """Check every later ``remember`` of this runtime with ``decision_model`` (fail-open), or stop (``None``).
@@ -157,6 +192,11 @@ class Runtime:
     ) -> ReindexReport:
         """As :meth:`SyncRuntime.reindex`, in a worker thread."""
         return await to_thread(lambda: self.sync.reindex(progress, embedder=embedder))
+
+    async def reindex_secondary(self, progress: Progress | None = None, *,
+                                embedder: EmbedderChoice) -> ReindexReport | None:
+        """As :meth:`SyncRuntime.reindex_secondary`, in a worker thread."""
+        return await to_thread(lambda: self.sync.reindex_secondary(progress, embedder=embedder))
 
     async def close(self) -> None:
         """As :meth:`SyncRuntime.close`."""

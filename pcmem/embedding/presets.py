@@ -81,6 +81,17 @@ def preset_state(preset: EmbedderPreset, cache_dir: str | os.PathLike[str] | Non
     return True, embedder.model_dir  # assembled from the installed wheels on first use
 
 
+def looks_prepared(preset: EmbedderPreset, cache_dir: str | os.PathLike[str] | None = None) -> bool:
+    """Whether the preset's model was prepared here, from its manifest alone (no hashing: cheap enough for every
+    open; loading verifies the files and reports a damaged cache)."""
+    root = resolve_cache_dir(cache_dir)
+    if preset.name == gemma.NAME:
+        return (gemma.model_dir(root) / gemma.MANIFEST).is_file()
+    if preset.name in _VARIANTS:
+        return (mpnet.model_dir(_VARIANTS[preset.name], root) / mpnet.MANIFEST).is_file()
+    return True  # MiniLM: assembled from the installed wheels on first use
+
+
 def prepare_preset(name: str, progress: StageProgress | None = None,
                    cache_dir: str | os.PathLike[str] | None = None, *, wheel_dir: Path | None = None,
                    sdist: Path | None = None, accept_terms: bool = False) -> Path:

@@ -137,6 +137,12 @@ class MemoryParts:
     write_gate: WriteGate | None = None
     #: Finds the embedder for a vector space the store switched to after this runtime opened (``None``: none).
     embedder_for: Callable[[EmbeddingProfile], Embedder | None] | None = None
+    #: The embedding reranker's second embedder: writes store its vectors when its profile is the store's secondary
+    #: profile, and the embedding policy uses it when no embedder was chosen for that search.
+    rerank_embedder: Embedder | None = None
+    #: Finds the embedder of the store's secondary profile when this runtime has none for it (``"auto"``); looked up
+    #: on first need (a write, an embedding rerank), never at open.
+    rerank_embedder_for: Callable[[EmbeddingProfile], Embedder | None] | None = None
 
     def __post_init__(self) -> None:
         self.use_embedder(self.embedder)
@@ -144,7 +150,64 @@ class MemoryParts:
     def use_embedder(self, embedder: Embedder | None) -> None:
         """Switch every scope handle of this runtime to ``embedder`` (after the store switched vector space)."""
         self.embedder = embedder
-        self.search = SearchService(self.backend, embedder, self.reranker, self.candidate_limit)
+        self.search = SearchService(self.backend, embedder, self.reranker, self.candidate_limit,
+                                    rerank_embedder=self.search_rerank_embedder)
+
+    def use_rerank_embedder(self, embedder: Embedder | None) -> None:
+        """Fill (and rerank with) ``embedder``'s vectors from now on (after ``reindex --rerank-embedder``)."""
+        self.rerank_embedder = embedder
+
+    def secondary_embedder(self, current: EmbeddingProfile) -> Embedder | None:
+        """The embedder of the store's secondary profile ``current``: this runtime's rerank embedder, or the one its
+        finder gives (``"auto"``, which then becomes the runtime's); ``None`` when neither has that profile."""
+        embedder = self.rerank_embedder
+        if (embedder is None or embedder.profile != current) and self.rerank_embedder_for is not None:
+            found = self.rerank_embedder_for(current)
+            if found is not None:
+                self.rerank_embedder = embedder = found
+        return embedder if embedder is not None and embedder.profile == current else None
+
+    def search_rerank_embedder(self) -> Embedder | None:
+        """The embedding policy's default second embedder (the search service asks only for that policy)."""
+        if self.rerank_embedder is None and self.rerank_embedder_for is not None:
+            current = self.backend.secondary_embedding_profile()
+            if current is not None:
+                self.secondary_embedder(current)
+        return self.rerank_embedder
+
+    def secondary_for(self, texts_by_version: dict[str, str]) -> Prepared:
+        """Second-embedder vectors for new versions, computed before the write transaction, when the store keeps that
+        embedder's vectors (its secondary profile). :meth:`store_secondary` re-checks inside the transaction."""
+        if not texts_by_version or self.rerank_embedder is None:
+            return Prepared(None, {})  # no read: in shared mode every transaction opens the file
+        profile = self.backend.secondary_embedding_profile()
+        if profile != self.rerank_embedder.profile:
+            return Prepared(profile, {})
+        ids = list(texts_by_version)
+        matrix = self.rerank_embedder.embed_documents([texts_by_version[i] for i in ids])
+        return Prepared(profile, dict(zip(ids, matrix, strict=True)))
+
+    def store_secondary(self, tx: WriteTransaction, texts_by_version: dict[str, str], prepared: Prepared) -> None:
+        """Store the secondary vectors of the versions a write makes active, in the write's own transaction.
+
+        Only when this runtime's rerank embedder (or under ``"auto"`` the prepared model of that profile) has the
+        store's secondary profile, as the transaction sees it. A failing embedder fails the write (EmbeddingError),
+        like the store's own embedder: an acknowledged write has its secondary vectors. A runtime with another or no
+        such embedder stores none: ``pcmem reindex --rerank-embedder`` fills them, and until then the reranker
+        embeds those candidates in process.
+        """
+        if not texts_by_version or (self.rerank_embedder is None and self.rerank_embedder_for is None):
+            return  # no read: this runtime stores no secondary vectors
+        current = tx.secondary_embedding_profile()
+        embedder = None if current is None else self.secondary_embedder(current)
+        if current is None or embedder is None:
+            return
+        vectors = {k: prepared.vectors[k] for k in texts_by_version if k in prepared.vectors} \
+            if prepared.profile == current else {}
+        missing = [k for k in texts_by_version if k not in vectors]
+        if missing:
+            vectors.update(zip(missing, embedder.embed_documents([texts_by_version[k] for k in missing]), strict=True))
+        tx.store_secondary_vectors(current, vectors)
 
     def vectors_for(self, texts_by_version: dict[str, str]) -> Prepared:
         """Embed new versions when the store's vector space is the embedder's; else store none (reindex later).
@@ -385,6 +448,7 @@ class SyncScopedMemory:
         # Embedding is the slow part of a write: do it before taking the scope lock.
         texts = {v.entry_version_id: v.text for v in drafts}
         prepared = self._parts.vectors_for(texts)
+        secondary = self._parts.secondary_for(texts)
         with self._lock, self._backend.write(self.scope) as tx:
             _check_expected(tx, request.expected_revision)
             revision = _next_revision(tx)
@@ -398,6 +462,8 @@ class SyncScopedMemory:
                 tx, written, Prepared(prepared.profile, {k: prepared.vectors[k] for k in written
                                                          if k in prepared.vectors}))
             vectors.update(self._revived_vectors(tx, plan.revived))
+            self._parts.store_secondary(tx, written, secondary)
+            self._revived_secondary(tx, plan.revived)
             memory = tx.commit("remember" if plan.created else "revise", plan.versions, plan.events, now, vectors)
         return WriteResult(memory=memory, citations=tuple(Citation.of(memory, v) for v in plan.cited),
                            duplicates=duplicates, unchanged_entry_ids=plan.unchanged)
@@ -407,6 +473,11 @@ class SyncScopedMemory:
         missing = tx.missing_vectors([v.entry_version_id for v in revived]) if revived else set()
         texts = {v.entry_version_id: v.text for v in revived if v.entry_version_id in missing}
         return self._parts.vectors_inside(tx, texts, Prepared(None, {})) if texts else {}
+
+    def _revived_secondary(self, tx: WriteTransaction, revived: builtins.list[EntryVersion]) -> None:
+        """Secondary vectors of versions made active again (rare; re-embedded, as a stored one may be missing)."""
+        if revived:
+            self._parts.store_secondary(tx, {v.entry_version_id: v.text for v in revived}, Prepared(None, {}))
 
     def _gate(self, request: RememberRequest) -> tuple[Duplicate, ...]:
         """Ask the write gate (if any) about each entry; runs before the scope lock is taken."""
@@ -437,6 +508,7 @@ class SyncScopedMemory:
         now = self._clock()
         version_id = new_id("ver")
         prepared = self._parts.vectors_for({version_id: request.text})
+        secondary = self._parts.secondary_for({version_id: request.text})
         with self._lock, self._backend.write(self.scope) as tx:
             current = self._head_entry(tx, request)
             assert tx.memory is not None  # the entry exists, so the scope has a head
@@ -463,6 +535,7 @@ class SyncScopedMemory:
             )
             event = EntryEvent(old.entry_id, version.entry_version_id, "active")
             vectors = self._parts.vectors_inside(tx, {version_id: request.text}, prepared)
+            self._parts.store_secondary(tx, {version_id: request.text}, secondary)
             memory = tx.commit("revise", [version], [event], now, vectors)
         return WriteResult(memory=memory, citations=(Citation.of(memory, version),))
 
@@ -507,6 +580,7 @@ class SyncScopedMemory:
             vectors: dict[str, np.ndarray] = {}
             if to_state == "active":
                 vectors = self._revived_vectors(tx, [version])
+                self._revived_secondary(tx, [version])
             event = EntryEvent(version.entry_id, version.entry_version_id, to_state)
             memory = tx.commit(operation, [], [event], now, vectors)
         return WriteResult(memory=memory, citations=(Citation.of(memory, version),))

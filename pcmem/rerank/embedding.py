@@ -8,11 +8,13 @@ Which embedder:
 
 * by default the store's own embedder — the candidates' vectors are already stored under its profile, so the only
   cost is one query embedding (vectors are read through the storage port, ``stored_vectors``);
-* or a second, stronger embedder (e.g. EmbeddingGemma over a MiniLM store). Its vectors are not in the store:
-  candidates are embedded on first sight and kept in an in-process cache keyed by (profile, entry version id) — an
-  entry version's text never changes, so a cached vector is never stale.
+* or a second, stronger embedder (e.g. EmbeddingGemma over a MiniLM store). When it is the store's *secondary*
+  profile (``pcmem reindex --rerank-embedder``; writes keep it filled) its vectors are read from the store like the
+  store's own. Otherwise candidates are embedded on first sight and kept in an in-process cache keyed by (profile,
+  entry version id) — an entry version's text never changes, so a cached vector is never stale.
 
-A candidate whose vector is missing (a version written while a reindex is pending) is embedded the same way.
+A candidate whose vector is missing (a version written by a runtime without that embedder, or while a reindex is
+pending) is embedded the same way: reads never write to the store.
 """
 
 from __future__ import annotations
@@ -53,9 +55,10 @@ class EmbeddingReranker:
     def second_embedder(self) -> bool:
         return self.embedder is not None
 
-    def bind(self, store_embedder: Embedder | None, vectors: VectorLookup) -> EmbeddingReranker:
-        """This policy for one store: its vector lookup, and its embedder unless a second one was chosen."""
-        bound = EmbeddingReranker(self.embedder or store_embedder, vectors=vectors, cache_size=self._cache_size)
+    def bind(self, default_embedder: Embedder | None, vectors: VectorLookup) -> EmbeddingReranker:
+        """This policy for one store: its vector lookup, and ``default_embedder`` (the runtime's rerank embedder, else
+        the store's own) unless this reranker was given its own."""
+        bound = EmbeddingReranker(self.embedder or default_embedder, vectors=vectors, cache_size=self._cache_size)
         bound._cache, bound._lock = self._cache, self._lock  # the cache is keyed by profile: safe to share
         return bound
 
@@ -93,7 +96,7 @@ class EmbeddingReranker:
                     found[version_id] = cached
         wanted = [i for i in ids if i not in found]
         if wanted and self._vectors is not None:
-            found.update(self._vectors(profile, wanted))  # empty unless profile is the store's (active/pending)
+            found.update(self._vectors(profile, wanted))  # empty unless the store keeps this profile's vectors
         missing = [(i, c.text) for i, c in zip(ids, candidates) if i not in found]
         if missing:
             computed = embedder.embed_documents([text for _, text in missing], progress)

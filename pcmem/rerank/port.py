@@ -35,8 +35,9 @@ class MemoryReranker(Protocol):
 class StoreBoundReranker(Protocol):
     """A reranker that reads the searched store (its embedder, its stored vectors): the search binds it first."""
 
-    def bind(self, store_embedder: Embedder | None, vectors: VectorLookup) -> MemoryReranker:
-        """This reranker for one store."""
+    def bind(self, default_embedder: Embedder | None, vectors: VectorLookup) -> MemoryReranker:
+        """This reranker for one store: ``default_embedder`` is the runtime's rerank embedder, else the store's own;
+        ``vectors`` reads the vectors the store keeps (active, pending or secondary profile)."""
 
 
 def fallback_ranks(candidate_count: int, limit: int) -> tuple[int, ...]:

@@ -4,6 +4,9 @@ Switching embedders never leaves a store without a usable vector channel: the ne
 profile next to the active vectors, batch by batch (each batch commits, so an interrupted run resumes where it
 stopped), and becomes active in one transaction once every active entry has its new vector. Until then searches keep
 using the old profile.
+
+:func:`fill_secondary` fills the store's *secondary* profile the same way: a second embedder's vectors, kept for the
+embedding reranker only (searches never use them).
 """
 
 from __future__ import annotations
@@ -62,3 +65,34 @@ def reindex(
             break
     return ReindexReport(target, previous, done, time.perf_counter() - started,
                          switched=previous != target and backend.embedding_profile() == target)
+
+
+def fill_secondary(
+    backend: StorageBackend,
+    embedder: Embedder,
+    *,
+    progress: Progress | None = None,
+    batch_size: int = REINDEX_BATCH,
+) -> ReindexReport:
+    """Make ``embedder.profile`` the store's secondary profile and embed every active head version lacking its vector.
+
+    A different secondary profile is replaced (its vectors dropped); the same one keeps what is stored, so an
+    interrupted run resumes (each batch commits). Searches and the active profile are untouched throughout.
+    """
+    started = time.perf_counter()
+    target = embedder.profile
+    previous = backend.secondary_embedding_profile()
+    backend.set_secondary_embedding_profile(target)
+    done = 0
+    total = backend.count_missing_vectors(target)
+    if progress:
+        progress(0, total)
+    while batch := backend.versions_missing_vectors(target, batch_size):
+        ids = [version_id for version_id, _ in batch]
+        matrix = embedder.embed_documents([text for _, text in batch])
+        backend.store_vectors(target, dict(zip(ids, matrix, strict=True)))
+        done += len(batch)
+        total = max(total, done)
+        if progress:
+            progress(done, total)
+    return ReindexReport(target, previous, done, time.perf_counter() - started, switched=previous != target)

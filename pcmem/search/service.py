@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from pcmem.embedding.port import Embedder
@@ -54,9 +55,12 @@ class SearchService:
         embedder: Embedder | None,
         reranker: MemoryReranker | None = None,
         candidate_limit: int = DEFAULT_CANDIDATE_LIMIT,
+        *,
+        rerank_embedder: Callable[[], Embedder | None] | None = None,
     ) -> None:
         self._backend = backend
         self._embedder = embedder
+        self._rerank_embedder = rerank_embedder  # the embedding policy's default: its answer, else the store's own
         self.reranker = reranker
         self.candidate_limit = candidate_limit
 
@@ -119,7 +123,8 @@ class SearchService:
         candidates = page.hits
         limit = min(request.limit, len(candidates))
         if isinstance(reranker, StoreBoundReranker):  # e.g. the embedding policy: reads this store's vectors
-            reranker = reranker.bind(self._embedder, self._backend.stored_vectors)
+            second = self._rerank_embedder() if self._rerank_embedder is not None else None
+            reranker = reranker.bind(second or self._embedder, self._backend.stored_vectors)
         started = time.perf_counter()
         decision = reranker.rerank(request.query, candidates, limit, progress)
         latency_ms = (time.perf_counter() - started) * 1000

@@ -54,6 +54,14 @@ class WriteTransaction(Protocol):
     def missing_vectors(self, entry_version_ids: Sequence[str]) -> set[str]:
         """The subset of ``entry_version_ids`` that has no vector for the store's profile."""
 
+    def secondary_embedding_profile(self) -> EmbeddingProfile | None:
+        """The store's secondary profile as this transaction sees it (see
+        :meth:`StorageBackend.set_secondary_embedding_profile`), or ``None``."""
+
+    def store_secondary_vectors(self, profile: EmbeddingProfile, batch: Mapping[str, np.ndarray]) -> None:
+        """Store vectors computed under ``profile`` with this transaction (dropped unless it is the secondary
+        profile): they commit, or roll back, with the entries."""
+
     def erase(self, entry_ids: Sequence[str]) -> None:
         """After :meth:`commit` recorded their ``erased`` events: delete the text, metadata and vectors of every
         version these entries ever had (the event log keeps their ids). Raises StoreError."""
@@ -146,6 +154,15 @@ class StorageBackend(Protocol):
     def reading(self) -> AbstractContextManager[None]:
         """One read snapshot for every read this thread makes inside the block (nested reads join it)."""
 
+    def secondary_embedding_profile(self) -> EmbeddingProfile | None:
+        """The secondary profile: a second embedder's vectors kept for the embedding reranker only, or ``None``."""
+
+    def set_secondary_embedding_profile(self, profile: EmbeddingProfile | None) -> None:
+        """Keep ``profile``'s vectors as the secondary profile (no-op when it already is; another secondary profile
+        and its vectors are dropped); ``None`` drops it. Filled by writes of a runtime whose rerank embedder has this
+        profile and by :meth:`store_vectors`. Raises StoreError for the active profile, CapabilityNotSupportedError
+        on a backend without secondary profiles."""
+
     def vector_status(self, scope: str) -> VectorStatus:
         """The scope's head, the store's profile and vector completeness, in one snapshot."""
 
@@ -164,17 +181,20 @@ class StorageBackend(Protocol):
     def versions_missing_vectors(self, profile: EmbeddingProfile, limit: int) -> list[tuple[str, str]]:
         """Up to ``limit`` (entry_version_id, text) pairs of active head versions lacking a ``profile`` vector.
 
-        ``profile`` is the active or the pending profile; any other raises StoreError. Ordered by entry_version_id.
+        ``profile`` is the active, pending or secondary profile; any other raises StoreError. Ordered by
+        entry_version_id.
         """
 
     def count_missing_vectors(self, profile: EmbeddingProfile) -> int:
-        """How many active head versions lack a ``profile`` vector (active or pending profile)."""
+        """How many active head versions lack a ``profile`` vector (active, pending or secondary profile)."""
 
     def store_vectors(self, profile: EmbeddingProfile, batch: Mapping[str, np.ndarray]) -> None:
-        """Store vectors computed under ``profile`` (silently dropped unless it is the active or pending profile)."""
+        """Store vectors computed under ``profile`` (silently dropped unless it is the active, pending or secondary
+        profile)."""
 
     def stored_vectors(self, profile: EmbeddingProfile, entry_version_ids: Sequence[str]) -> dict[str, np.ndarray]:
-        """The vectors stored under ``profile`` (active or pending) for these versions; missing ids are absent."""
+        """The vectors stored under ``profile`` (active, pending or secondary) for these versions; missing ids are
+        absent."""
 
     def close(self) -> None:
         """Release the engine; further calls raise StoreError."""

@@ -370,6 +370,14 @@ class DuckDBBackend:
         with self._transaction() as cursor:
             return vectors.profile(cursor, "pending")
 
+    def secondary_embedding_profile(self) -> EmbeddingProfile | None:
+        with self._transaction() as cursor:
+            return vectors.profile(cursor, "secondary")
+
+    def set_secondary_embedding_profile(self, profile: EmbeddingProfile | None) -> None:
+        with self._write_lock, self._transaction(write=True) as cursor:
+            vectors.set_secondary(cursor, profile)
+
     def begin_embedding_switch(self, profile: EmbeddingProfile) -> None:
         with self._write_lock, self._transaction(write=True) as cursor:
             vectors.begin_switch(cursor, profile)
@@ -465,7 +473,7 @@ class DuckDBBackend:
     def _vector_table(self, cursor: duckdb.DuckDBPyConnection, profile: EmbeddingProfile) -> str:
         table = vectors.table_for(cursor, profile)
         if table is None:
-            raise StoreError(f"{profile.describe()} is neither the active nor the pending embedding profile")
+            raise StoreError(f"{profile.describe()} is not the active, pending or secondary embedding profile")
         return table
 
     def versions_missing_vectors(self, profile: EmbeddingProfile, limit: int) -> list[tuple[str, str]]:
@@ -678,6 +686,13 @@ class _DuckDBWrite:
         if vectors.profile(self._cursor) is None:
             return set(entry_version_ids)
         return vectors.missing(self._cursor, entry_version_ids)
+
+    def secondary_embedding_profile(self) -> EmbeddingProfile | None:
+        return vectors.profile(self._cursor, "secondary")
+
+    def store_secondary_vectors(self, profile: EmbeddingProfile, batch: Mapping[str, np.ndarray]) -> None:
+        if batch and profile == vectors.profile(self._cursor, "secondary"):
+            vectors.store(self._cursor, batch, vectors.TABLES["secondary"])
 
     def commit(
         self,

@@ -164,6 +164,12 @@ def _check_vectors(db: duckdb.DuckDBPyConnection, report: CheckReport, missing: 
         left = vectors.count_missing(db, vectors.TABLES["pending"])
         report.notes.append(f"a switch to {pending.describe()} is in progress ({left} entries left; searches use the "
                             f"current vectors until it completes): run `pcmem reindex --embedder ...` to finish it")
+    secondary = vectors.profile(db, "secondary")
+    if secondary is not None and vectors.TABLES["secondary"] in tables and "main.head_entries" in _tables(db):
+        left = vectors.count_missing(db, vectors.TABLES["secondary"])
+        report.notes.append(f"secondary embeddings (for --rerank embedding): {secondary.describe()}"
+                            + (f", {left} active entries without one (the reranker embeds those per search): run "
+                               "`pcmem reindex --rerank-embedder ...` to fill them" if left else ", complete"))
 
 
 def repair(db: duckdb.DuckDBPyConnection, analyzer: str | None = None) -> None:

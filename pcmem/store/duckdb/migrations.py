@@ -119,12 +119,21 @@ def _search_lookup_indexes(db: duckdb.DuckDBPyConnection) -> None:
     db.execute("CREATE INDEX IF NOT EXISTS head_entries_by_entry ON head_entries (entry_id)")
 
 
+def _secondary_embeddings(db: duckdb.DuckDBPyConnection) -> None:
+    # A secondary embedding profile (role 'secondary', table embeddings_secondary, created when a profile is set: its
+    # dimension decides the column type) keeps a second embedder's vectors for the embedding reranker. Nothing to
+    # create until then; the migration exists so that an older pcmem, which would neither write nor erase those
+    # vectors (a forgotten entry's vector would survive its erasure), refuses the file instead of opening it.
+    db.execute("SELECT count(*) FROM embedding_profile WHERE role = 'secondary'")
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration("0001_core_schema", _core_schema),
     Migration("0002_search_projections", _search_projections),
     Migration("0003_fts_analyzer", _record_fts_analyzer),
     Migration("0004_embedding_roles", _embedding_roles),
     Migration("0005_search_lookup_indexes", _search_lookup_indexes),
+    Migration("0006_secondary_embeddings", _secondary_embeddings),
 )
 
 

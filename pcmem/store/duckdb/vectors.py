@@ -4,8 +4,10 @@ Vectors are stored as ``FLOAT[dimension]`` per embedding profile (model id, dime
 one *active* profile (table ``embeddings``: what searches use) and, while ``pcmem reindex --embedder`` switches
 models, one *pending* profile (table ``embeddings_pending``) filled next to it. The switch commits in one transaction
 (drop the old table, rename the pending one), so a crash at any point leaves the old vectors usable and the new ones
-resumable. The query vector reaches DuckDB as a one-row Arrow table: binding a 384-float list as a ``?`` parameter
-costs ~35 ms in the Python client (RECIPES.md).
+resumable. A store may also keep one *secondary* profile (table ``embeddings_secondary``): a second, stronger
+embedder's vectors that searches never use, only the embedding reranker (``pcmem reindex --rerank-embedder``).
+The query vector reaches DuckDB as a one-row Arrow table: binding a 384-float list as a ``?`` parameter costs ~35 ms
+in the Python client (RECIPES.md).
 """
 
 from __future__ import annotations
@@ -23,8 +25,9 @@ if TYPE_CHECKING:
     import numpy as np
     import pyarrow as pa
 
-Role = Literal["active", "pending"]
-TABLES: dict[Role, str] = {"active": "embeddings", "pending": "embeddings_pending"}
+Role = Literal["active", "pending", "secondary"]
+#: Every vector table by role. Erasure, reclaim, check and repair cover each of them.
+TABLES: dict[Role, str] = {"active": "embeddings", "pending": "embeddings_pending", "secondary": "embeddings_secondary"}
 
 
 def create(db: duckdb.DuckDBPyConnection) -> None:
@@ -46,7 +49,7 @@ def profile(db: duckdb.DuckDBPyConnection, role: Role = "active") -> EmbeddingPr
 
 
 def table_for(db: duckdb.DuckDBPyConnection, wanted: EmbeddingProfile) -> str | None:
-    """The table holding ``wanted``'s vectors, or ``None`` when it is neither the active nor the pending profile."""
+    """The table holding ``wanted``'s vectors, or ``None`` when it is not the active, pending or secondary profile."""
     for role, table in TABLES.items():
         if profile(db, role) == wanted:
             return table
@@ -96,6 +99,19 @@ def begin_switch(db: duckdb.DuckDBPyConnection, new: EmbeddingProfile) -> None:
         _install(db, new, "pending")
 
 
+def set_secondary(db: duckdb.DuckDBPyConnection, new: EmbeddingProfile | None) -> None:
+    """Keep ``new``'s vectors as the secondary profile (a no-op when it already is); another secondary profile and its
+    vectors are replaced; ``None`` drops the secondary profile. The active profile cannot be its own secondary."""
+    if new is not None and new == profile(db):
+        raise StoreError(f"{new.describe()} is the store's active profile: the embedding reranker already reads its "
+                         "vectors; a secondary profile is for a second, different embedder")
+    if new is None:
+        db.execute("DELETE FROM embedding_profile WHERE role = 'secondary'")
+        db.execute(f"DROP TABLE IF EXISTS {TABLES['secondary']}")
+    elif profile(db, "secondary") != new:
+        _install(db, new, "secondary")
+
+
 def abandon_switch(db: duckdb.DuckDBPyConnection) -> None:
     db.execute("DELETE FROM embedding_profile WHERE role = 'pending'")
     db.execute(f"DROP TABLE IF EXISTS {TABLES['pending']}")
@@ -122,6 +138,8 @@ def commit_switch(db: duckdb.DuckDBPyConnection, new: EmbeddingProfile) -> bool:
     db.execute(f"ALTER TABLE {TABLES['pending']} RENAME TO {TABLES['active']}")
     db.execute("DELETE FROM embedding_profile WHERE role = 'active'")
     db.execute("UPDATE embedding_profile SET role = 'active' WHERE role = 'pending'")
+    if profile(db, "secondary") == new:
+        set_secondary(db, None)  # the store now searches with it: a second copy of the same vectors serves nothing
     return True
 
 

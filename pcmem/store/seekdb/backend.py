@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from pcmem.analysis import ANALYZERS
-from pcmem.errors import StoreError
+from pcmem.errors import CapabilityNotSupportedError, StoreError
 from pcmem.store.common import (
     V_COLUMNS,
     CompletenessMemo,
@@ -340,6 +340,18 @@ class SeekdbBackend:
         """One read snapshot for every read this thread makes inside the block."""
         with self._transaction():
             yield
+
+    def secondary_embedding_profile(self) -> EmbeddingProfile | None:
+        return None  # not supported here (see set_secondary_embedding_profile)
+
+    def set_secondary_embedding_profile(self, profile: EmbeddingProfile | None) -> None:
+        """Not on seekdb yet: its vector tables carry an ``active`` flag every write keeps in step with the head, and
+        a second table per store would need the same upkeep. The embedding reranker still works here with a second
+        embedder, which embeds the candidates it has no stored vector for."""
+        if profile is not None:
+            raise CapabilityNotSupportedError(
+                "a secondary embedding profile is not supported on the seekdb backend yet (DuckDB stores only); "
+                "`--rerank-embedder` still works at search time, embedding the candidates in process")
 
     def vector_status(self, scope: str) -> VectorStatus:
         with self._transaction() as db:

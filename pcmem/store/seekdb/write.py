@@ -81,6 +81,12 @@ class SeekdbWrite:
         active = self._backend._profiles(self._db).get("active")
         return active[0] if active else None
 
+    def secondary_embedding_profile(self) -> EmbeddingProfile | None:
+        return None  # seekdb keeps no secondary profile (SeekdbBackend.set_secondary_embedding_profile)
+
+    def store_secondary_vectors(self, profile: EmbeddingProfile, batch: Mapping[str, np.ndarray]) -> None:
+        return None  # dropped: there is no secondary profile to store them under
+
     def missing_vectors(self, entry_version_ids: Sequence[str]) -> set[str]:
         table = self._backend._profile_tables(self._db).get("active")
         return vectors.missing(self._db, table, entry_version_ids)
