@@ -141,52 +141,57 @@ class ModeRun:
     failures: list[str] = field(default_factory=list)  # questions whose search raised (e.g. a rerank timeout)
 
 
-def run_mode(
-    runtime: SyncRuntime, questions: Sequence[Question], mode: str, *, limit: int, rerank: str,
-    progress: Progress | None = None, reranker: MemoryReranker | None = None,
-    done_before: Mapping[tuple[str, int], QuestionResult] | None = None,
-    sink: Callable[[QuestionResult | tuple[Question, str]], None] | None = None,
-) -> ModeRun:
-    """Search every question (with ``reranker`` for this call, or the runtime's); without a reranker also search at
-    30 so frac@30 reflects a 30-hit page. ``done_before``: results of an earlier, interrupted run of the same
-    stage, reused instead of searching again; ``sink`` gets each new result as it completes."""
-    run = ModeRun(mode=mode, rerank=rerank)
-    memo = _memo_of(reranker)
+def run_policies(
+    runtime: SyncRuntime, questions: Sequence[Question], mode: str, *, limit: int,
+    rerankers: Mapping[str, MemoryReranker | None], progress: Progress | None = None,
+    done_before: Mapping[str, Mapping[tuple[str, int], QuestionResult]] | None = None,
+    sinks: Mapping[str, Callable[[QuestionResult | tuple[Question, str]], None] | None] | None = None,
+) -> list[ModeRun]:
+    """Search every question with every rerank label (``None``: coarse order), question by question so a run cut
+    short has every policy on the same questions. Without a reranker also search at 30 so frac@30 reflects a 30-hit
+    page. ``done_before``: per label, results of an earlier, interrupted run, reused instead of searching again;
+    ``sinks``: per label, gets each new result (or failure) as it completes."""
+    runs = {label: ModeRun(mode=mode, rerank=label) for label in rerankers}
     for done, question in enumerate(questions, start=1):
-        earlier = (done_before or {}).get((question.conversation, question.index))
-        if earlier is not None:
-            run.results.append(earlier)
-            if progress:
-                progress(done, len(questions))
-            continue
-        memory = runtime.memory.for_scope(f"locomo-{question.conversation}")
-        if memo is not None:
-            memo.take_counters()
-        started = time.perf_counter()
-        try:
-            page = memory.search(SearchMemoryRequest(query=question.question, limit=limit, mode=mode),
-                                 reranker=reranker)
-        except (InferenceError, RerankError) as error:  # fail-closed rerank: reported, never replaced by coarse hits
-            run.failures.append(f"{question.conversation}#{question.index}: {type(error).__name__}: {error}")
+        for label, reranker in rerankers.items():
+            earlier = (done_before or {}).get(label, {}).get((question.conversation, question.index))
+            if earlier is not None:
+                runs[label].results.append(earlier)
+                continue
+            outcome = _ask(runtime, question, mode, limit, reranker)
+            if isinstance(outcome, str):
+                runs[label].failures.append(outcome)
+            else:
+                runs[label].results.append(outcome)
+            sink = (sinks or {}).get(label)
             if sink:
-                sink((question, run.failures[-1]))
-            if progress:
-                progress(done, len(questions))
-            continue
-        search_ms = (time.perf_counter() - started) * 1000
-        result = _result(question, page, search_ms)
-        if memo is not None and result.rerank_ms is not None:
-            result.memo_hits, saved_ms = memo.take_counters()
-            result.rerank_ms_first = result.rerank_ms + saved_ms
-        run.results.append(result)
-        if page.rerank is None and limit < max(KS):
-            wide = memory.search(SearchMemoryRequest(query=question.question, limit=max(KS), mode=mode))
-            result.pool = [hit.citation.entry_id for hit in wide.hits]
-        if sink:
-            sink(result)
+                sink(outcome if isinstance(outcome, QuestionResult) else (question, outcome))
         if progress:
             progress(done, len(questions))
-    return run
+    return list(runs.values())
+
+
+def _ask(runtime: SyncRuntime, question: Question, mode: str, limit: int,
+         reranker: MemoryReranker | None) -> QuestionResult | str:
+    """One question's result, or the failure of its fail-closed rerank (never replaced by coarse hits)."""
+    memory = runtime.memory.for_scope(f"locomo-{question.conversation}")
+    memo = _memo_of(reranker)
+    if memo is not None:
+        memo.take_counters()
+    started = time.perf_counter()
+    try:
+        page = memory.search(SearchMemoryRequest(query=question.question, limit=limit, mode=mode), reranker=reranker)
+    except (InferenceError, RerankError) as error:
+        return f"{question.conversation}#{question.index}: {type(error).__name__}: {error}"
+    search_ms = (time.perf_counter() - started) * 1000
+    result = _result(question, page, search_ms)
+    if memo is not None and result.rerank_ms is not None:
+        result.memo_hits, saved_ms = memo.take_counters()
+        result.rerank_ms_first = result.rerank_ms + saved_ms
+    if page.rerank is None and limit < max(KS):
+        wide = memory.search(SearchMemoryRequest(query=question.question, limit=max(KS), mode=mode))
+        result.pool = [hit.citation.entry_id for hit in wide.hits]
+    return result
 
 
 def _memo_of(reranker: MemoryReranker | None) -> MemoDecisionModel | None:
@@ -465,13 +470,13 @@ def _run_store(matrix: Matrix, config: RuntimeConfig, rerankers: Mapping[str, Me
             measured = ingest_measured(runtime, matrix.conversations, advance, matrix.alone_sample)
         reports = []
         for mode in matrix.modes:
-            for label in matrix.reranks:
-                with bar(f"{mode} ({label}, {backend}, {embedder})") as advance:
-                    run = run_mode(runtime, matrix.questions, mode, limit=matrix.limit, rerank=label,
-                                   progress=advance, reranker=rerankers.get(label),
-                                   done_before=log.stage(embedder, backend, mode, label),
-                                   sink=log.sink(embedder, backend, mode, label))
-                reports.append({**report(run), "backend": backend, "embedder": embedder})
+            labels = {label: rerankers.get(label) for label in matrix.reranks}
+            with bar(f"{mode} ({', '.join(labels)}, {backend}, {embedder})") as advance:
+                runs = run_policies(runtime, matrix.questions, mode, limit=matrix.limit, rerankers=labels,
+                                    progress=advance,
+                                    done_before={label: log.stage(embedder, backend, mode, label) for label in labels},
+                                    sinks={label: log.sink(embedder, backend, mode, label) for label in labels})
+            reports += [{**report(run), "backend": backend, "embedder": embedder} for run in runs]
     rate = measured["ingest_entries_per_s"]
     return {"backend": backend, "embedder": embedder, "store": str(where),
             "ingest_entries_per_s": None if rate is None else round(rate, 1),
