@@ -84,6 +84,7 @@ ENV_RERANK_CANDIDATE_LIMIT = "POWERCONTEXT_SERVER_RUNTIME_MEMORY_RERANK_CANDIDAT
 ENV_GENERATION_MODEL = "POWERCONTEXT_SERVER_INFERENCE_GENERATION_MODEL"
 ENV_GENERATION_TIMEOUT = "POWERCONTEXT_SERVER_INFERENCE_GENERATION_TIMEOUT_SECONDS"
 ENV_GENERATION_MAX_REQUESTS = "POWERCONTEXT_SERVER_INFERENCE_GENERATION_MAX_REQUESTS"
+ENV_INFERENCE_THREADS = "PCMEM_INFERENCE_THREADS"
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
@@ -150,6 +151,8 @@ class InferenceConfig(_Settings):
     generation_timeout_seconds: float = Field(default=30.0, gt=0, le=3600)
     #: Attempts per operation when the output does not match the schema.
     generation_max_requests: int = Field(default=2, ge=1, le=10)
+    #: CPU threads llama.cpp uses for the generation model (``PCMEM_INFERENCE_THREADS``); None: every core.
+    threads: int | None = Field(default=None, ge=1, le=512)
 
     @field_validator("generation_model")
     @classmethod
@@ -176,6 +179,7 @@ class InferenceConfig(_Settings):
             "generation_model": ENV_GENERATION_MODEL,
             "generation_timeout_seconds": ENV_GENERATION_TIMEOUT,
             "generation_max_requests": ENV_GENERATION_MAX_REQUESTS,
+            "threads": ENV_INFERENCE_THREADS,
         })
         return cls._build({**env, **{k: v for k, v in overrides.items() if v is not None}}, "inference config")
 

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -156,3 +157,30 @@ def sequential_ids(monkeypatch):
     for module in ("pcmem.ids", "pcmem.memory.scoped", "pcmem.store.common"):
         monkeypatch.setattr(f"{module}.new_id", new_id)
     return pcmem.ids
+
+
+def locomo_file(path):
+    """A tiny locomo10.json-shaped file (one conversation, malformed evidence ids on purpose) at ``path``."""
+    conversation = {
+        "speaker_a": "Ana", "speaker_b": "Ben",
+        "session_1_date_time": "1:56 pm on 8 May, 2023",
+        "session_1": [
+            {"speaker": "Ana", "dia_id": "D1:1", "text": "I adopted a beagle called Biscuit last week."},
+            {"speaker": "Ben", "dia_id": "D1:2", "text": "Lovely! I started pottery classes on Tuesdays."},
+            {"speaker": "Ana", "dia_id": "D1:3", "text": "Look at this.", "blip_caption": "a photo of a dog"},
+        ],
+        "session_2_date_time": "10:00 am on 20 May, 2023",
+        "session_2": [
+            {"speaker": "Ben", "dia_id": "D2:1", "text": "My pottery teacher moved the class to Thursdays."},
+            {"speaker": "Ana", "dia_id": "D2:2", "text": "Biscuit learned to sit yesterday."},
+        ],
+    }
+    qa = [
+        {"question": "What is the name of Ana's dog?", "answer": "Biscuit", "evidence": ["D1:1"], "category": 4},
+        {"question": "When are Ben's pottery classes now?", "answer": "Thursdays", "evidence": ["D2:1; D1:2"],
+         "category": 2},
+        {"question": "What did Biscuit learn?", "answer": "to sit", "evidence": ["D:2:2", "D9:9"], "category": 1},
+        {"question": "Adversarial", "adversarial_answer": "x", "evidence": ["D1:1"], "category": 5},
+    ]
+    path.write_text(json.dumps([{"sample_id": "t-1", "conversation": conversation, "qa": qa}]))
+    return path

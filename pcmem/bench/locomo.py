@@ -8,11 +8,13 @@ metrics from the returned hits.
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import shutil
 import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,7 +23,9 @@ from typing import Any
 from pcmem.bench import metrics, slug
 from pcmem.bench.locomo_data import CATEGORY_NAMES, Conversation, Question
 from pcmem.compose.runtime import SyncRuntime, open_sync
-from pcmem.errors import InferenceError, InputError
+from pcmem.decision.memo import MemoDecisionModel
+from pcmem.errors import InferenceError, InputError, RerankError
+from pcmem.rerank.decision import DecisionReranker
 from pcmem.rerank.port import MemoryReranker
 from pcmem.settings import InferenceConfig, RuntimeConfig
 from pcmem.types.memory import NewEntry, RememberRequest
@@ -31,10 +35,23 @@ from pcmem.types.search import SearchMemoryRequest, SearchPage
 KS = (5, 10, 30)
 
 
+ALONE_SAMPLE = 600  # texts the bare embedder embeds for the ingest ratio (evenly spread over what was written)
+
+
 def ingest(runtime: SyncRuntime, conversations: Sequence[Conversation], progress: Progress | None = None) -> float | None:
     """Write each conversation into its scope (skipped when already there); returns entries per second written
     (None when everything was already there)."""
-    written, started = 0, time.perf_counter()
+    return ingest_measured(runtime, conversations, progress)["ingest_entries_per_s"]
+
+
+def ingest_measured(runtime: SyncRuntime, conversations: Sequence[Conversation], progress: Progress | None = None,
+                    alone_sample: int = 0) -> dict[str, Any]:
+    """:func:`ingest`, then (``alone_sample`` > 0) the runtime's bare embedder on up to that many of the written texts,
+    evenly spread: entries/s of both and their ratio (ingest ÷ embedder alone; 1.0 means pcmem adds nothing)."""
+    written: list[str] = []
+    if alone_sample > 0 and runtime.embedder is not None:
+        runtime.embedder.embed_query("warm up")  # load the model first: neither rate includes loading it
+    started = time.perf_counter()
     for done, conversation in enumerate(conversations, start=1):
         memory = runtime.memory.for_scope(conversation.scope)
         if memory.head() is None:
@@ -44,29 +61,42 @@ def ingest(runtime: SyncRuntime, conversations: Sequence[Conversation], progress
                 for turn in conversation.turns if turn.text or turn.caption
             )
             memory.remember(RememberRequest(entries=entries, expected_revision=0))
-            written += len(entries)
+            written += [entry.text for entry in entries]
         if progress:
             progress(done, len(conversations))
     elapsed = time.perf_counter() - started
-    return written / elapsed if written else None
+    out: dict[str, Any] = {"ingest_entries": len(written),
+                           "ingest_entries_per_s": len(written) / elapsed if written else None}
+    if written and alone_sample > 0 and runtime.embedder is not None:
+        step = max(1, len(written) // alone_sample)
+        sample = written[::step][:alone_sample]
+        started = time.perf_counter()
+        runtime.embedder.embed_documents(sample)
+        alone = len(sample) / (time.perf_counter() - started)
+        out.update(embedder_alone_texts=len(sample), embedder_alone_entries_per_s=alone,
+                   ratio_ingest_vs_embedder=out["ingest_entries_per_s"] / alone)
+    return out
 
 
 def select_questions(
     conversations: Sequence[Conversation], categories: Sequence[int], limit: int | None
 ) -> list[Question]:
-    """Questions of the chosen categories with evidence; ``limit`` takes an evenly spaced, category-stratified subset."""
+    """Questions of the chosen categories with evidence; ``limit`` takes an evenly spaced, category-stratified subset,
+    interleaved so that every prefix is stratified too (a run cut short still covers each category in proportion)."""
     pool = [q for c in conversations for q in c.questions if q.category in categories and q.evidence]
     if limit is None or limit >= len(pool):
         return pool
     by_category: dict[int, list[Question]] = defaultdict(list)
     for question in pool:
         by_category[question.category].append(question)
-    chosen: list[Question] = []
-    for _category, questions in sorted(by_category.items()):
+    chosen: list[tuple[float, int, Question]] = []
+    for category, questions in sorted(by_category.items()):
         share = max(1, round(limit * len(questions) / len(pool)))
         step = len(questions) / share
-        chosen += [questions[int(i * step)] for i in range(min(share, len(questions)))]
-    return chosen[:limit] if len(chosen) > limit else chosen
+        count = min(share, len(questions))
+        chosen += [((i + 0.5) / count, category, questions[int(i * step)]) for i in range(count)]
+    kept = sorted(chosen, key=lambda item: (item[1], item[0]))[:limit]  # the same subset as before: by category
+    return [question for _position, _category, question in sorted(kept, key=lambda item: (item[0], item[1]))]
 
 
 @dataclass
@@ -81,6 +111,26 @@ class QuestionResult:
     output_tokens: int = 0
     decision_calls: int = 0
     used_fallback: bool = False
+    #: Per-candidate verdicts of a decision rerank: {"rank", "outcome", "yes_probability"}, in coarse order.
+    decisions: list[dict[str, Any]] = field(default_factory=list)
+    #: Verdicts served by a decision memo shared between policies, and the rerank latency with each of them
+    #: charged at its first computation (what this policy costs alone); None without a memo.
+    memo_hits: int = 0
+    rerank_ms_first: float | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> QuestionResult:
+        fields = dict(data)
+        q = fields.pop("question")
+        return cls(question=Question(q["conversation"], q["index"], q["question"], q["category"],
+                                     tuple(q["evidence"])), **fields)
+
+
+#: Receives each question's result as soon as it is known (the CLI appends it to a JSONL file).
+ResultSink = Callable[[str, str, str, str, QuestionResult], None]  # embedder, backend, mode, rerank, result
 
 
 @dataclass
@@ -91,30 +141,63 @@ class ModeRun:
     failures: list[str] = field(default_factory=list)  # questions whose search raised (e.g. a rerank timeout)
 
 
-def run_mode(
-    runtime: SyncRuntime, questions: Sequence[Question], mode: str, *, limit: int, rerank: str,
-    progress: Progress | None = None,
-) -> ModeRun:
-    """Search every question; without a reranker also search at 30 so frac@30 reflects a 30-hit page."""
-    run = ModeRun(mode=mode, rerank=rerank)
+def run_policies(
+    runtime: SyncRuntime, questions: Sequence[Question], mode: str, *, limit: int,
+    rerankers: Mapping[str, MemoryReranker | None], progress: Progress | None = None,
+    done_before: Mapping[str, Mapping[tuple[str, int], QuestionResult]] | None = None,
+    sinks: Mapping[str, Callable[[QuestionResult | tuple[Question, str]], None] | None] | None = None,
+) -> list[ModeRun]:
+    """Search every question with every rerank label (``None``: coarse order), question by question so a run cut
+    short has every policy on the same questions. Without a reranker also search at 30 so frac@30 reflects a 30-hit
+    page. ``done_before``: per label, results of an earlier, interrupted run, reused instead of searching again;
+    ``sinks``: per label, gets each new result (or failure) as it completes."""
+    runs = {label: ModeRun(mode=mode, rerank=label) for label in rerankers}
     for done, question in enumerate(questions, start=1):
-        memory = runtime.memory.for_scope(f"locomo-{question.conversation}")
-        started = time.perf_counter()
-        try:
-            page = memory.search(SearchMemoryRequest(query=question.question, limit=limit, mode=mode))
-        except InferenceError as error:  # fail-closed rerank: reported, never replaced by coarse hits
-            run.failures.append(f"{question.conversation}#{question.index}: {type(error).__name__}: {error}")
-            if progress:
-                progress(done, len(questions))
-            continue
-        search_ms = (time.perf_counter() - started) * 1000
-        run.results.append(_result(question, page, search_ms))
-        if page.rerank is None and limit < max(KS):
-            wide = memory.search(SearchMemoryRequest(query=question.question, limit=max(KS), mode=mode))
-            run.results[-1].pool = [hit.citation.entry_id for hit in wide.hits]
+        for label, reranker in rerankers.items():
+            earlier = (done_before or {}).get(label, {}).get((question.conversation, question.index))
+            if earlier is not None:
+                runs[label].results.append(earlier)
+                continue
+            outcome = _ask(runtime, question, mode, limit, reranker)
+            if isinstance(outcome, str):
+                runs[label].failures.append(outcome)
+            else:
+                runs[label].results.append(outcome)
+            sink = (sinks or {}).get(label)
+            if sink:
+                sink(outcome if isinstance(outcome, QuestionResult) else (question, outcome))
         if progress:
             progress(done, len(questions))
-    return run
+    return list(runs.values())
+
+
+def _ask(runtime: SyncRuntime, question: Question, mode: str, limit: int,
+         reranker: MemoryReranker | None) -> QuestionResult | str:
+    """One question's result, or the failure of its fail-closed rerank (never replaced by coarse hits)."""
+    memory = runtime.memory.for_scope(f"locomo-{question.conversation}")
+    memo = _memo_of(reranker)
+    if memo is not None:
+        memo.take_counters()
+    started = time.perf_counter()
+    try:
+        page = memory.search(SearchMemoryRequest(query=question.question, limit=limit, mode=mode), reranker=reranker)
+    except (InferenceError, RerankError) as error:
+        return f"{question.conversation}#{question.index}: {type(error).__name__}: {error}"
+    search_ms = (time.perf_counter() - started) * 1000
+    result = _result(question, page, search_ms)
+    if memo is not None and result.rerank_ms is not None:
+        result.memo_hits, saved_ms = memo.take_counters()
+        result.rerank_ms_first = result.rerank_ms + saved_ms
+    if page.rerank is None and limit < max(KS):
+        wide = memory.search(SearchMemoryRequest(query=question.question, limit=max(KS), mode=mode))
+        result.pool = [hit.citation.entry_id for hit in wide.hits]
+    return result
+
+
+def _memo_of(reranker: MemoryReranker | None) -> MemoDecisionModel | None:
+    if isinstance(reranker, DecisionReranker) and isinstance(reranker.decision_model, MemoDecisionModel):
+        return reranker.decision_model
+    return None
 
 
 def _result(question: Question, page: SearchPage, search_ms: float) -> QuestionResult:
@@ -125,7 +208,7 @@ def _result(question: Question, page: SearchPage, search_ms: float) -> QuestionR
     return QuestionResult(
         question, ranked, [hit.citation.entry_id for hit in trace.candidates], search_ms, trace.latency_ms,
         trace.usage.requests, trace.usage.input_tokens, trace.usage.output_tokens, trace.decision_calls or 0,
-        trace.used_fallback,
+        trace.used_fallback, [d.model_dump() for d in trace.decisions],
     )
 
 
@@ -146,7 +229,8 @@ def summarise(results: Sequence[QuestionResult]) -> dict:
     out["search_ms_p50"] = metrics.percentile(latencies, 50)
     out["search_ms_p95"] = metrics.percentile(latencies, 95)
     reranked = [r for r in results if r.rerank_ms is not None]
-    rerank_times = [r.rerank_ms for r in reranked if r.rerank_ms is not None]
+    rerank_times = [r.rerank_ms_first if r.rerank_ms_first is not None else r.rerank_ms
+                    for r in reranked if r.rerank_ms is not None]
     if reranked:
         out["pool_frac@30"] = _mean(metrics.fraction_found(r.pool or [], r.question.evidence, 30) for r in reranked)
         out["rerank_ms_p50"] = metrics.percentile(rerank_times, 50)
@@ -156,6 +240,14 @@ def summarise(results: Sequence[QuestionResult]) -> dict:
         out["rerank_output_tokens"] = sum(r.output_tokens for r in reranked)
         out["decision_calls"] = sum(r.decision_calls for r in reranked)
         out["fallback_rate"] = _mean(r.used_fallback for r in reranked)
+        verdicts = [d for r in reranked for d in r.decisions]
+        if verdicts:
+            for outcome in ("yes", "no", "abstain"):
+                out[f"decisions_{outcome}"] = sum(1 for d in verdicts if d["outcome"] == outcome)
+        if any(r.rerank_ms_first is not None for r in reranked):
+            measured = [r.rerank_ms for r in reranked if r.rerank_ms is not None]
+            out["memo_hits"] = sum(r.memo_hits for r in reranked)
+            out["rerank_ms_measured_p50"] = metrics.percentile(measured, 50)
     return out
 
 
@@ -163,13 +255,16 @@ def report(run: ModeRun) -> dict:
     by_category: dict[str, list[QuestionResult]] = defaultdict(list)
     for result in run.results:
         by_category[f"{result.question.category}-{CATEGORY_NAMES[result.question.category]}"].append(result)
-    return {
+    out = {
         "mode": run.mode,
         "rerank": run.rerank,
         "failed_questions": run.failures,
         "overall": summarise(run.results),
         "by_category": {name: summarise(items) for name, items in sorted(by_category.items())},
     }
+    if any(r.decisions for r in run.results):  # per-candidate verdicts: kept for analysis
+        out["questions"] = [r.to_json() for r in run.results]
+    return out
 
 
 def _mean(values) -> float:  # noqa: ANN001 - any iterable of numbers/bools
@@ -188,6 +283,22 @@ def markdown(reports: Sequence[dict]) -> str:
             cells = [_fmt(stats.get(c)) for c in columns]
             lines.append(f"| {rep.get('embedder', '')} | {rep['mode']} | {rep['rerank']} | {name} | {stats['n']} | "
                          + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+_RERANK_COLUMNS = ("frac@5", "frac@10", "frac@30", "ndcg@10", "rerank_ms_p50", "rerank_ms_p95", "decision_calls",
+                   "fallback_rate", "decisions_yes", "decisions_no", "decisions_abstain", "memo_hits")
+
+
+def rerank_markdown(reports: Sequence[dict]) -> str:
+    """One row per rerank stage: quality, rerank latency (first computation), calls, fallbacks, failures."""
+    lines = ["| embedder | mode | rerank | n | failures | " + " | ".join(_RERANK_COLUMNS) + " |",
+             "|---" * (len(_RERANK_COLUMNS) + 5) + "|"]
+    for rep in reports:
+        stats = rep["overall"]
+        cells = [_fmt(stats.get(c)) if not isinstance(stats.get(c), int) else str(stats[c]) for c in _RERANK_COLUMNS]
+        lines.append(f"| {rep.get('embedder', '')} | {rep['mode']} | {rep['rerank']} | {stats['n']} | "
+                     f"{len(rep['failed_questions'])} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -237,19 +348,21 @@ StageBar = Callable[[str], AbstractContextManager[Progress]]
 
 @dataclass(frozen=True)
 class Matrix:
-    """One LoCoMo run: every embedder × backend ingests the conversations once and answers the questions per mode."""
+    """One LoCoMo run: every embedder × backend ingests the conversations once and answers the questions per mode
+    and rerank policy (``reranks``: labels, ``"none"`` for the coarse order)."""
 
     conversations: Sequence[Conversation]
     questions: Sequence[Question]
     modes: Sequence[str]
     embedders: Sequence[str]
     backends: Sequence[str]
-    rerank: str = "none"
+    reranks: Sequence[str] = ("none",)
     limit: int = 10
     candidates: int = 30
     store: str | None = None  # a DuckDB file to ingest into and reuse (one per embedder when several)
     seekdb_store: str | None = None  # a seekdb store to ingest into and reuse
     inference: InferenceConfig = field(default_factory=InferenceConfig)
+    alone_sample: int = ALONE_SAMPLE  # texts for the embedder-alone reference after an ingest (0: skip)
 
     def __post_init__(self) -> None:
         if not self.embedders:
@@ -269,13 +382,69 @@ class Matrix:
         return self.seekdb_store or store_target("seekdb", workdir, f"locomo_{slug(embedder)}" if several else "locomo")
 
 
-def run_matrix(matrix: Matrix, reranker: MemoryReranker | None, bar: StageBar) -> dict[str, Any]:
-    """Run every embedder × backend × mode of ``matrix``; temporary stores are removed afterwards."""
+class ResultLog:
+    """Each question's result, one JSON line as it completes; read back, it lets an interrupted run resume (the
+    stages' finished questions are reused, not searched again) and gives figures for whatever was done."""
+
+    def __init__(self, path: str | Path | None) -> None:
+        self.path = Path(path) if path else None
+        self.done: dict[tuple[str, str, str, str], dict[tuple[str, int], QuestionResult]] = defaultdict(dict)
+        self.failed: dict[tuple[str, str, str, str], dict[tuple[str, int], str]] = defaultdict(dict)
+        if self.path and self.path.exists():
+            for line in self.path.read_text(encoding="utf-8").splitlines():
+                if not line.strip():
+                    continue
+                row = json.loads(line)
+                key = (row["embedder"], row["backend"], row["mode"], row["rerank"])
+                if "failure" in row:
+                    self.failed[key][(row["question"][0], row["question"][1])] = row["failure"]
+                    continue
+                result = QuestionResult.from_json(row["result"])
+                self.done[key][(result.question.conversation, result.question.index)] = result
+
+    def stage(self, embedder: str, backend: str, mode: str, rerank: str) -> dict[tuple[str, int], QuestionResult]:
+        return self.done.get((embedder, backend, mode, rerank), {})
+
+    def sink(self, embedder: str, backend: str, mode: str, rerank: str
+             ) -> Callable[[QuestionResult | tuple[Question, str]], None] | None:
+        if self.path is None:
+            return None
+        path = self.path
+
+        def write(item: QuestionResult | tuple[Question, str]) -> None:
+            row: dict[str, Any] = {"embedder": embedder, "backend": backend, "mode": mode, "rerank": rerank}
+            if isinstance(item, QuestionResult):
+                row["result"] = item.to_json()
+            else:
+                row.update(question=[item[0].conversation, item[0].index], failure=item[1])
+            with path.open("a", encoding="utf-8") as handle:
+                handle.write(json.dumps(row) + "\n")
+        return write
+
+    def reports(self) -> list[dict]:
+        """A report per logged stage (for a run cut short: n is what was done; failures not retried since count)."""
+        out = []
+        for key in dict.fromkeys([*self.done, *self.failed]):
+            embedder, backend, mode, rerank = key
+            results = self.done.get(key, {})
+            failures = [text for q, text in self.failed.get(key, {}).items() if q not in results]
+            run = ModeRun(mode=mode, rerank=rerank, results=list(results.values()), failures=failures)
+            out.append({**report(run), "backend": backend, "embedder": embedder})
+        return out
+
+
+def run_matrix(matrix: Matrix, rerankers: Mapping[str, MemoryReranker | None] | MemoryReranker | None,
+               bar: StageBar, log: ResultLog | None = None) -> dict[str, Any]:
+    """Run every embedder × backend × mode × rerank label of ``matrix``; temporary stores are removed afterwards.
+    ``rerankers`` maps each label of ``matrix.reranks`` to its reranker (a single reranker: every label)."""
+    if not isinstance(rerankers, Mapping):
+        rerankers = {label: rerankers for label in matrix.reranks}
     config = RuntimeConfig(memory_rerank_candidate_limit=matrix.candidates)
     started = time.perf_counter()
     workdir = Path(tempfile.mkdtemp(prefix="pcmem-locomo-"))
     try:
-        runs = [_run_store(matrix, config, reranker, backend, embedder, matrix.target(backend, embedder, workdir), bar)
+        runs = [_run_store(matrix, config, rerankers, backend, embedder, matrix.target(backend, embedder, workdir), bar,
+                           log or ResultLog(None))
                 for embedder in matrix.embedders for backend in matrix.backends]
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
@@ -293,17 +462,23 @@ def run_matrix(matrix: Matrix, reranker: MemoryReranker | None, bar: StageBar) -
     }
 
 
-def _run_store(matrix: Matrix, config: RuntimeConfig, reranker: MemoryReranker | None, backend: str, embedder: str,
-               where: str | Path, bar: StageBar) -> dict[str, Any]:
-    """Ingest into one store and search it in every mode."""
-    with open_sync(where, config=config, inference=matrix.inference, reranker=reranker, embedder=embedder) as runtime:
+def _run_store(matrix: Matrix, config: RuntimeConfig, rerankers: Mapping[str, MemoryReranker | None], backend: str,
+               embedder: str, where: str | Path, bar: StageBar, log: ResultLog) -> dict[str, Any]:
+    """Ingest into one store and search it in every mode, with every rerank label."""
+    with open_sync(where, config=config, inference=matrix.inference, embedder=embedder) as runtime:
         with bar(f"ingesting ({backend}, {embedder})") as advance:
-            ingest_rate = ingest(runtime, matrix.conversations, advance)
+            measured = ingest_measured(runtime, matrix.conversations, advance, matrix.alone_sample)
         reports = []
         for mode in matrix.modes:
-            with bar(f"{mode} ({matrix.rerank}, {backend}, {embedder})") as advance:
-                run = run_mode(runtime, matrix.questions, mode, limit=matrix.limit, rerank=matrix.rerank,
-                               progress=advance)
-            reports.append({**report(run), "backend": backend, "embedder": embedder})
+            labels = {label: rerankers.get(label) for label in matrix.reranks}
+            with bar(f"{mode} ({', '.join(labels)}, {backend}, {embedder})") as advance:
+                runs = run_policies(runtime, matrix.questions, mode, limit=matrix.limit, rerankers=labels,
+                                    progress=advance,
+                                    done_before={label: log.stage(embedder, backend, mode, label) for label in labels},
+                                    sinks={label: log.sink(embedder, backend, mode, label) for label in labels})
+            reports += [{**report(run), "backend": backend, "embedder": embedder} for run in runs]
+    rate = measured["ingest_entries_per_s"]
     return {"backend": backend, "embedder": embedder, "store": str(where),
-            "ingest_entries_per_s": None if ingest_rate is None else round(ingest_rate, 1), "reports": reports}
+            "ingest_entries_per_s": None if rate is None else round(rate, 1),
+            "ingest": {k: round(v, 3) if isinstance(v, float) else v for k, v in measured.items()},
+            "reports": reports}

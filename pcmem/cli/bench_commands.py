@@ -11,6 +11,7 @@ import click
 from pcmem.cli import render
 from pcmem.cli.progress import progress_bar
 from pcmem.errors import InputError
+from pcmem.rerank.port import MemoryReranker
 from pcmem.settings import InferenceConfig
 from pcmem.types.rerank import RERANK_POLICIES, RerankPolicy
 
@@ -47,8 +48,10 @@ def bench(ctx: click.Context, as_json: bool) -> None:
 @click.option("--data", "data_path", required=True, type=click.Path(exists=True, dir_okay=False),
               help="Path to locomo10.json (CC BY-NC 4.0; bring your own copy).")
 @click.option("--modes", default="fts,vector,hybrid", show_default=True, help="Search modes to compare.")
-@click.option("--rerank", type=click.Choice(["none", *RERANK_POLICIES]), default="none",
-              show_default=True)
+@click.option("--rerank", "reranks", default="none", show_default=True, metavar="POLICY[,POLICY...]",
+              help=f"Rerank policies compared side by side on the same coarse pools: none, {', '.join(RERANK_POLICIES)}. "
+                   "decision and decision-fill share one memo of the model's verdicts (each computed once; their "
+                   "latency is reported at first computation).")
 @click.option("--model", default=None, metavar="PROVIDER:NAME", help="Generation model for --rerank.")
 @click.option("--rerank-embedder", metavar="PRESET|DIR", default=None,
               help="--rerank embedding: order by this embedder's cosine instead of each store's own.")
@@ -68,11 +71,17 @@ def bench(ctx: click.Context, as_json: bool) -> None:
 @click.option("--embedder", "embedders", default="minilm-l6-int8", show_default=True, metavar="PRESET[,PRESET...]",
               help="Embedders to compare side by side (each ingests its own store).")
 @click.option("--out", type=click.Path(dir_okay=False), default=None, help="Write the full results as JSON here.")
+@click.option("--jsonl", type=click.Path(dir_okay=False), default=None,
+              help="Append each question's result here as it completes; a rerun with the same file resumes (finished "
+                   "questions are reused). `pcmem bench locomo-report FILE` summarises it, also mid-run.")
+@click.option("--alone-sample", type=click.IntRange(0, 100_000), default=600, show_default=True,
+              help="After an ingest, texts the bare embedder embeds for the ingest ÷ embedder-alone ratio (0: skip).")
 @render.json_option
-def locomo(data_path: str, modes: str, rerank: str, model: str | None, rerank_embedder: str | None, limit: int,
+def locomo(data_path: str, modes: str, reranks: str, model: str | None, rerank_embedder: str | None, limit: int,
            candidates: int, categories: str,
            conversations: str | None, questions: int | None, store: str | None, backends: str,
-           seekdb_store: str | None, embedders: str, out: str | None, as_json: bool) -> None:
+           seekdb_store: str | None, embedders: str, out: str | None, jsonl: str | None, alone_sample: int,
+           as_json: bool) -> None:
     """Evidence recall on LoCoMo through the public API: modes, embedders and storage backends side by side.
 
     \b
@@ -80,6 +89,8 @@ def locomo(data_path: str, modes: str, rerank: str, model: str | None, rerank_em
       pcmem bench locomo --data ../shared/data/locomo/locomo10.json --modes fts,vector,hybrid --out locomo.json
       pcmem bench locomo --data locomo10.json --modes hybrid --embedder minilm-l6-int8,mpnet-base-int8
       pcmem bench locomo --data locomo10.json --backends duckdb,seekdb --questions 200
+      pcmem bench locomo --data locomo10.json --modes hybrid --questions 100 --rerank none,decision,decision-fill \\
+          --model llama-cpp:qwen2.5-coder-1.5b-instruct --jsonl rerank.jsonl
     """
     from pcmem.bench import locomo as bench_locomo
     from pcmem.bench.locomo_data import load
@@ -95,20 +106,29 @@ def locomo(data_path: str, modes: str, rerank: str, model: str | None, rerank_em
     chosen = bench_locomo.select_questions(convs, _csv(categories, int), questions)
     if not chosen:
         raise InputError("no questions match the chosen categories and conversations")
+    policies = _csv(reranks)
+    unknown = [p for p in policies if p not in ("none", *RERANK_POLICIES)]
+    if not policies or unknown or len(set(policies)) != len(policies):
+        raise InputError(f"--rerank takes distinct names from none, {', '.join(RERANK_POLICIES)}; got {reranks!r}")
+    if rerank_embedder is not None and "embedding" not in policies:
+        raise InputError("--rerank-embedder applies to the embedding policy: add embedding to --rerank")
+    labels = {p: f"{p}:{rerank_embedder}" if p == "embedding" and rerank_embedder else p for p in policies}
     matrix = bench_locomo.Matrix(
         conversations=convs, questions=chosen, modes=_csv(modes), embedders=_csv(embedders), backends=backend_list,
-        rerank=rerank if rerank_embedder is None else f"{rerank}:{rerank_embedder}", limit=limit,
-        candidates=candidates, store=store, seekdb_store=seekdb_store,
-        inference=InferenceConfig.from_env(generation_model=model),
+        reranks=list(labels.values()), limit=limit, candidates=candidates, store=store, seekdb_store=seekdb_store,
+        inference=InferenceConfig.from_env(generation_model=model), alone_sample=alone_sample,
     )
-    reranker = None
-    if rerank != "none":
-        from pcmem.compose.rerankers import build_reranker
+    rerankers: dict[str, MemoryReranker | None] = {"none": None}
+    model_policies = [cast(RerankPolicy, p) for p in policies if p != "none"]
+    if model_policies:
+        from pcmem.compose.rerankers import build_rerankers
 
         with progress_bar("verifying model", enabled=not as_json, bytes_=True) as advance:
-            reranker = build_reranker(cast(RerankPolicy, rerank), matrix.inference, advance,
-                                      rerank_embedder=rerank_embedder)
-    result = bench_locomo.run_matrix(matrix, reranker, lambda label: progress_bar(label, enabled=not as_json))
+            built = build_rerankers(model_policies, matrix.inference, advance, rerank_embedder=rerank_embedder,
+                                    share_decisions=True)
+        rerankers.update({labels[p]: reranker for p, reranker in built.items()})
+    log = bench_locomo.ResultLog(jsonl)
+    result = bench_locomo.run_matrix(matrix, rerankers, lambda label: progress_bar(label, enabled=not as_json), log)
     result["data"] = str(data_path)
     runs = result["runs"]
     if out:
@@ -118,14 +138,45 @@ def locomo(data_path: str, modes: str, rerank: str, model: str | None, rerank_em
         return
     for run_ in runs:
         if len(runs) > 1:
-            rate = run_["ingest_entries_per_s"]
+            rate, measured = run_["ingest_entries_per_s"], run_["ingest"]
             ingest = "store reused, nothing ingested" if rate is None else f"ingest {rate} entries/s"
+            if measured.get("embedder_alone_entries_per_s"):
+                ingest += (f", embedder alone {measured['embedder_alone_entries_per_s']:.1f}/s = "
+                           f"{measured['ratio_ingest_vs_embedder']:.2f}x")
             click.echo(f"\n## {run_['backend']}, {run_['embedder']} ({ingest})\n")
         click.echo(bench_locomo.markdown(run_["reports"]))
     if result["comparison"]:
         click.echo("\n" + bench_locomo.comparison_markdown(result["comparison"]))
+    rerank_rows = [r for r in result["reports"] if r["overall"].get("rerank_ms_p50") is not None]
+    if rerank_rows:
+        click.echo("\n" + bench_locomo.rerank_markdown(rerank_rows))
     click.echo(f"\n{len(chosen)} questions, {result['wall_seconds']} s wall; evidence ids repaired: "
                f"{len(result['evidence_repaired'])}, unresolved (dropped): {len(result['evidence_unresolved'])}")
+
+
+@bench.command("locomo-report")
+@click.argument("jsonl", type=click.Path(exists=True, dir_okay=False))
+@click.option("--out", type=click.Path(dir_okay=False), default=None, help="Write the reports as JSON here.")
+@render.json_option
+def locomo_report(jsonl: str, out: str | None, as_json: bool) -> None:
+    """Summarise a `bench locomo --jsonl` file (also while it runs, or after it was cut short: n is what was done).
+
+    \b
+    Example:
+      pcmem bench locomo-report rerank.jsonl
+    """
+    from pcmem.bench import locomo as bench_locomo
+
+    reports = bench_locomo.ResultLog(jsonl).reports()
+    if out:
+        Path(out).write_text(json.dumps(reports, indent=2))
+    if as_json:
+        render.emit_json(reports)
+        return
+    click.echo(bench_locomo.markdown(reports))
+    rerank_rows = [r for r in reports if r["overall"].get("rerank_ms_p50") is not None]
+    if rerank_rows:
+        click.echo("\n" + bench_locomo.rerank_markdown(rerank_rows))
 
 
 @bench.command("rerank")

@@ -8,6 +8,7 @@ import weakref
 from pcmem.compose.models import load_model
 from pcmem.decision.envelope import for_role
 from pcmem.decision.llama_cpp import LlamaCppDecisionModel
+from pcmem.decision.memo import MemoDecisionModel
 from pcmem.decision.port import DecisionModel
 from pcmem.inference.llama_cpp import LlamaCppModel
 from pcmem.rerank.decision import DecisionReranker
@@ -36,6 +37,14 @@ def write_gate_model(inference: InferenceConfig, progress: Progress | None = Non
     return decision_backend(load_model(inference, progress), inference)
 
 
-def decision_reranker(model: LlamaCppModel, inference: InferenceConfig, *, fill_to_limit: bool = False) -> DecisionReranker:
-    """The rerank role gets the unwrapped backend: a backend failure must fail the search, not keep candidates."""
-    return DecisionReranker(for_role(decision_backend(model, inference), "memory.rerank"), fill_to_limit=fill_to_limit)
+def decision_reranker(model: LlamaCppModel, inference: InferenceConfig, *, fill_to_limit: bool = False,
+                      memo: MemoDecisionModel | None = None) -> DecisionReranker:
+    """The rerank role gets the unwrapped backend: a backend failure must fail the search, not keep candidates.
+    ``memo`` (benchmarks): a memo over this model's backend, shared by several decision policies of one run."""
+    backend = for_role(decision_backend(model, inference), "memory.rerank")
+    return DecisionReranker(backend if memo is None else memo, fill_to_limit=fill_to_limit)
+
+
+def decision_memo(model: LlamaCppModel, inference: InferenceConfig) -> MemoDecisionModel:
+    """A memo of the rerank role's decisions on ``model`` (deterministic: one forward pass at temperature 0)."""
+    return MemoDecisionModel(for_role(decision_backend(model, inference), "memory.rerank"), model.model_id)

@@ -32,5 +32,6 @@ def load_model(inference: InferenceConfig, progress: Progress | None = None) -> 
     path = presets.resolve(name, progress)
     with _models_lock:
         if path not in _models:
-            _models[path] = LlamaCppModel(path, model_id=inference.generation_model)
+            _models[path] = LlamaCppModel(path, model_id=inference.generation_model,
+                                          n_threads=inference.threads)
         return _models[path]

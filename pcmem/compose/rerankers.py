@@ -8,7 +8,9 @@
 
 from __future__ import annotations
 
-from pcmem.compose.decisions import decision_reranker
+from collections.abc import Sequence
+
+from pcmem.compose.decisions import decision_memo, decision_reranker
 from pcmem.compose.embedders import named_embedder
 from pcmem.compose.models import load_model
 from pcmem.errors import ConfigurationError
@@ -38,6 +40,26 @@ def build_reranker(
         )
         return ListwiseReranker(generator)
     return decision_reranker(model, inference, fill_to_limit=policy == "decision-fill")
+
+
+def build_rerankers(
+    policies: Sequence[RerankPolicy], inference: InferenceConfig, progress: Progress | None = None, *,
+    rerank_embedder: str | None = None, share_decisions: bool = False,
+) -> dict[RerankPolicy, MemoryReranker]:
+    """One reranker per policy (benchmarks compare several in one run). ``rerank_embedder`` goes to ``embedding``
+    only. ``share_decisions``: the decision policies share one memo of the model's verdicts (identical by
+    construction: one deterministic forward pass per request), so each verdict is computed once per run."""
+    built: dict[RerankPolicy, MemoryReranker] = {}
+    memo = None
+    for policy in policies:
+        if policy in ("decision", "decision-fill") and share_decisions:
+            model = load_model(inference, progress)
+            memo = memo or decision_memo(model, inference)
+            built[policy] = decision_reranker(model, inference, fill_to_limit=policy == "decision-fill", memo=memo)
+        else:
+            built[policy] = build_reranker(policy, inference, progress,
+                                           rerank_embedder=rerank_embedder if policy == "embedding" else None)
+    return built
 
 
 def embedding_reranker(choice: str | None = None) -> EmbeddingReranker:
