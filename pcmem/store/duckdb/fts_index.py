@@ -70,18 +70,24 @@ POINT_WRITES = 64
 
 def add_documents(db: duckdb.DuckDBPyConnection, documents: Sequence[tuple[str, str]], analyzer: Analyzer) -> None:
     """Index ``(entry_version_id, text)`` pairs, analysed with the store's analyzer."""
+    import pyarrow as pa  # lazy: importing pyarrow costs ~100 ms, a search never needs it
     if not documents:
         return
     analysed = [(version_id, analyzer.analyze(text)) for version_id, text in documents]
     first = db.execute(f"SELECT coalesce(max(docid), -1) + 1 FROM {SCHEMA}.docs").fetchone()[0]
+    with registered(db, "pcmem_new_docs", pa.table({
+        "docid": pa.array(range(first, first + len(analysed)), pa.int64()),
+        "name": pa.array([version_id for version_id, _ in analysed], pa.string()),
+        "len": pa.array([len(terms) for _, terms in analysed], pa.int64())})):
+        db.execute(f"INSERT INTO {SCHEMA}.docs SELECT docid, name, len FROM pcmem_new_docs")
     if len(analysed) <= POINT_WRITES:
-        _add_by_lookups(db, analysed, first)
+        _add_terms_by_lookups(db, analysed, first)
     else:
-        _add_by_joins(db, analysed, first)
+        _add_terms_by_joins(db, analysed, first)
     _shift_stats(db, len(analysed), sum(len(terms) for _, terms in analysed))
 
 
-def _add_by_lookups(db: duckdb.DuckDBPyConnection, analysed: list[tuple[str, list[str]]], first: int) -> None:
+def _add_terms_by_lookups(db: duckdb.DuckDBPyConnection, analysed: list[tuple[str, list[str]]], first: int) -> None:
     """A few documents: known term ids by an index scan of ``dict``, new ids after the largest, rows built here."""
     import pyarrow as pa  # lazy: importing pyarrow costs ~100 ms, a search never needs it
 
@@ -89,9 +95,13 @@ def _add_by_lookups(db: duckdb.DuckDBPyConnection, analysed: list[tuple[str, lis
     for _, terms in analysed:
         for term in set(terms):
             doc_frequency[term] = doc_frequency.get(term, 0) + 1
-    termids = dict(db.execute(
+    known: dict[str, int] = dict(db.execute(
         f"SELECT term, termid FROM {SCHEMA}.dict WHERE term IN {connection.in_list(doc_frequency)}").fetchall())
-    fresh = sorted(term for term in doc_frequency if term not in termids)
+    if known:
+        cases = " ".join(f"WHEN {connection.literal(t)} THEN {doc_frequency[t]}" for t in known)
+        db.execute(f"UPDATE {SCHEMA}.dict SET df = df + CASE term {cases} END WHERE term IN {connection.in_list(known)}")
+    termids = dict(known)
+    fresh = sorted(term for term in doc_frequency if term not in known)
     if fresh:  # new ids in term order after the largest, as a rebuild by the join path would number them
         top = db.execute(f"SELECT coalesce(max(termid), -1) FROM {SCHEMA}.dict").fetchone()[0]
         termids.update({term: top + 1 + n for n, term in enumerate(fresh)})
@@ -99,39 +109,22 @@ def _add_by_lookups(db: duckdb.DuckDBPyConnection, analysed: list[tuple[str, lis
             "termid": pa.array([termids[t] for t in fresh], pa.int64()), "term": pa.array(fresh, pa.string()),
             "df": pa.array([doc_frequency[t] for t in fresh], pa.int64())})):
             db.execute(f"INSERT INTO {SCHEMA}.dict SELECT termid, term, df FROM pcmem_new_terms")
-    known = [term for term in doc_frequency if term not in set(fresh)]  # noqa: C401
-    if known:
-        cases = " ".join(f"WHEN {connection.literal(t)} THEN {doc_frequency[t]}" for t in known)
-        db.execute(f"UPDATE {SCHEMA}.dict SET df = df + CASE term {cases} END WHERE term IN {connection.in_list(known)}")
-    with registered(db, "pcmem_new_docs", pa.table({
-        "docid": pa.array(range(first, first + len(analysed)), pa.int64()),
-        "name": pa.array([version_id for version_id, _ in analysed], pa.string()),
-        "len": pa.array([len(terms) for _, terms in analysed], pa.int64())})):
-        db.execute(f"INSERT INTO {SCHEMA}.docs SELECT docid, name, len FROM pcmem_new_docs")
     with registered(db, "pcmem_new_postings", pa.table({
         "docid": pa.array([first + i for i, (_, terms) in enumerate(analysed) for _ in terms], pa.int64()),
         "termid": pa.array([termids[term] for _, terms in analysed for term in terms], pa.int64())})):
         db.execute(f"INSERT INTO {SCHEMA}.terms SELECT docid, 0, termid FROM pcmem_new_postings")
 
 
-def _add_by_joins(db: duckdb.DuckDBPyConnection, analysed: list[tuple[str, list[str]]], first: int) -> None:
+def _add_terms_by_joins(db: duckdb.DuckDBPyConnection, analysed: list[tuple[str, list[str]]], first: int) -> None:
     import pyarrow as pa  # lazy: importing pyarrow costs ~100 ms, a search never needs it
 
-    new_docs = pa.table(
-        {
-            "docid": pa.array(range(first, first + len(analysed)), pa.int64()),
-            "name": pa.array([version_id for version_id, _ in analysed], pa.string()),
-            "len": pa.array([len(terms) for _, terms in analysed], pa.int64()),
-        }
-    )
     occurrences = pa.table(
         {
             "docid": pa.array([first + i for i, (_, terms) in enumerate(analysed) for _ in terms], pa.int64()),
             "term": pa.array([term for _, terms in analysed for term in terms], pa.string()),
         }
     )
-    with registered(db, "pcmem_new_docs", new_docs), registered(db, "pcmem_occurrences", occurrences):
-        db.execute(f"INSERT INTO {SCHEMA}.docs SELECT docid, name, len FROM pcmem_new_docs")
+    with registered(db, "pcmem_occurrences", occurrences):
         db.execute(
             f"""
             INSERT INTO {SCHEMA}.dict
