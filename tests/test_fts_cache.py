@@ -13,7 +13,7 @@ from oracles import reading, sql_bm25_search
 import pcmem
 from pcmem import NewEntry, RememberRequest, RetireRequest, ReviseRequest
 from pcmem.bench.perf import sentences
-from pcmem.store.duckdb.scope_lru import ScopeLRU
+from pcmem.store.duckdb.scope_views import ScopeLRU
 
 EXTRA = [
     "Marco drinks oolong tea and never coffee; tea tea tea.",
@@ -90,7 +90,7 @@ def test_writes_and_a_rebuild_in_another_process_are_seen(db_path):
 
 
 def test_many_scopes_stay_within_the_budget(db_path, monkeypatch):
-    monkeypatch.setattr("pcmem.store.duckdb.scope_lru.DEFAULT_BUDGET", 250)
+    monkeypatch.setattr("pcmem.store.duckdb.scope_views.DEFAULT_BUDGET", 250)
     with pcmem.open_sync(db_path, embedder=None) as runtime:
         for n in range(6):
             runtime.memory.for_scope(f"s{n}").remember(RememberRequest(entries=tuple(

@@ -12,7 +12,7 @@ stay exactly those of the extension's ``match_bm25`` (see :func:`score`).
 Layout per scope: a compressed posting list per term id (CSR: sorted term ids, offsets, slots, tfs) plus a small
 delta of documents added since it was built; a removed document only clears its slot's ``alive`` flag. The CSR is
 rebuilt from live postings when the delta or the dead slots grow past a quarter of it, so updates stay O(change)
-amortised. Scopes are kept in a :class:`~pcmem.store.duckdb.scope_lru.ScopeLRU` bounded by entries.
+amortised. Scopes are kept in a :class:`~pcmem.store.duckdb.scope_views.ScopeLRU` bounded by entries.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import duckdb
 
 from pcmem.store.duckdb import connection
 from pcmem.store.duckdb.fts_index import SCHEMA
-from pcmem.store.duckdb.scope_lru import ScopeLRU
+from pcmem.store.duckdb.scope_views import ScopeLRU, head_moves
 from pcmem.types.memory import MemoryRef
 from pcmem.types.search import Candidate
 
@@ -306,11 +306,7 @@ def _load(db: duckdb.DuckDBPyConnection, memory: MemoryRef, generation: str | No
 
 
 def _apply_events(db: duckdb.DuckDBPyConnection, state: _ScopePostings, memory: MemoryRef) -> None:
-    rows = db.execute(
-        """SELECT entry_id, arg_max(entry_version_id, revision), arg_max(state, revision)
-           FROM entry_events WHERE artifact_id = ? AND revision > ? AND revision <= ? GROUP BY entry_id""",
-        [memory.artifact_id, state.revision, memory.revision],
-    ).fetchall()
+    rows = head_moves(db, memory, state.revision)
     for entry_id, _version_id, _state in rows:
         state.remove(entry_id)
     active = {version_id: entry_id for entry_id, version_id, entry_state in rows if entry_state == "active"}

@@ -5,7 +5,7 @@ over the same vectors costs ~17 ms (RECIPES.md). So the vector channel reads a p
 versions. The matrix is stamped with the revision it reflects; a search at a newer head applies only the entry
 events since that revision (O(change), also for writes made by other processes), inside the search's own
 snapshot, so hits never mix revisions. Rows are unit-normalised, so a dot product is the cosine similarity.
-Scopes are kept in a :class:`~pcmem.store.duckdb.scope_lru.ScopeLRU` bounded by entries.
+Scopes are kept in a :class:`~pcmem.store.duckdb.scope_views.ScopeLRU` bounded by entries.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import duckdb
 
 from pcmem.store.duckdb import connection
-from pcmem.store.duckdb.scope_lru import ScopeLRU
+from pcmem.store.duckdb.scope_views import ScopeLRU, head_moves
 from pcmem.types.embedding import EmbeddingProfile
 from pcmem.types.memory import MemoryRef
 from pcmem.types.search import Candidate
@@ -164,11 +164,7 @@ def _load(db: duckdb.DuckDBPyConnection, memory: MemoryRef, profile: EmbeddingPr
 
 
 def _apply_events(db: duckdb.DuckDBPyConnection, state: _ScopeMatrix, memory: MemoryRef) -> None:
-    rows = db.execute(
-        """SELECT entry_id, arg_max(entry_version_id, revision), arg_max(state, revision)
-           FROM entry_events WHERE artifact_id = ? AND revision > ? AND revision <= ? GROUP BY entry_id""",
-        [memory.artifact_id, state.revision, memory.revision],
-    ).fetchall()
+    rows = head_moves(db, memory, state.revision)
     for entry_id, _version_id, _state in rows:
         state.drop(entry_id)
     active = {version_id: entry_id for entry_id, version_id, entry_state in rows if entry_state == "active"}
