@@ -53,14 +53,7 @@ def reindex(
     if progress:
         progress(0, total)
     for _ in range(_SWITCH_ATTEMPTS):
-        while batch := backend.versions_missing_vectors(target, batch_size):
-            ids = [version_id for version_id, _ in batch]
-            matrix = embedder.embed_documents([text for _, text in batch])
-            backend.store_vectors(target, dict(zip(ids, matrix, strict=True)))
-            done += len(batch)
-            total = max(total, done)
-            if progress:
-                progress(done, total)
+        done, total = _embed_missing(backend, embedder, batch_size, progress, done, total)
         if previous == target or backend.commit_embedding_switch(target):
             break
     return ReindexReport(target, previous, done, time.perf_counter() - started,
@@ -87,6 +80,15 @@ def fill_secondary(
     total = backend.count_missing_vectors(target)
     if progress:
         progress(0, total)
+    done, _ = _embed_missing(backend, embedder, batch_size, progress, done, total)
+    return ReindexReport(target, previous, done, time.perf_counter() - started, switched=previous != target)
+
+
+def _embed_missing(backend: StorageBackend, embedder: Embedder, batch_size: int, progress: Progress | None,
+                   done: int, total: int) -> tuple[int, int]:
+    """Embed and store, batch by batch (each batch commits, so an interrupted run resumes), every active head version
+    lacking a vector under ``embedder.profile``; returns the (done, total) counts the progress shows."""
+    target = embedder.profile
     while batch := backend.versions_missing_vectors(target, batch_size):
         ids = [version_id for version_id, _ in batch]
         matrix = embedder.embed_documents([text for _, text in batch])
@@ -95,4 +97,4 @@ def fill_secondary(
         total = max(total, done)
         if progress:
             progress(done, total)
-    return ReindexReport(target, previous, done, time.perf_counter() - started, switched=previous != target)
+    return done, total
