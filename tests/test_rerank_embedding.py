@@ -96,6 +96,32 @@ def test_second_embedder_embeds_candidates_once_and_caches(tmp_path):
         assert second.calls == embedded  # the second search reuses the cached vectors
 
 
+
+def test_second_embedder_embeds_each_text_once_across_stores(tmp_path):
+    """The cache is keyed by the text: the same texts in another store (other entry version ids) are not embedded
+    again, and two candidates with one text cost one embedding."""
+    second = HashEmbedder("test/second", 32)
+    reranker = EmbeddingReranker(second)
+    request = SearchMemoryRequest(query="desktop app thursday", limit=2, mode="hybrid")
+    runtime, memory = _seed(tmp_path / "a.duckdb", HashEmbedder())
+    with runtime:
+        first = memory.search(request, reranker=reranker)
+    embedded = second.calls
+    assert first.rerank is not None and embedded == len(first.rerank.candidates)
+    runtime, memory = _seed(tmp_path / "b.duckdb", HashEmbedder())
+    with runtime:
+        again = memory.search(request, reranker=reranker)
+        assert again.rerank is not None and again.rerank.selected_ranks == first.rerank.selected_ranks
+        assert {h.citation.entry_version_id for h in again.hits}.isdisjoint(
+            {h.citation.entry_version_id for h in first.hits})
+        assert second.calls == embedded  # other versions, same texts: nothing embedded
+        memory.remember(RememberRequest(entries=[NewEntry(kind="fact", text="the desktop app ships friday")] * 2))
+        before = second.calls
+        page = memory.search(SearchMemoryRequest(query="desktop app ships friday", limit=3, mode="hybrid"),
+                             reranker=reranker)
+        assert page.rerank is not None
+        assert second.calls == before + 1  # two new entries, one new text: one embedding
+
 def test_no_embedder_fails_closed(tmp_path):
     with pcmem.open_sync(tmp_path / "s.duckdb", embedder=None) as runtime:
         memory = runtime.memory.for_scope("project")

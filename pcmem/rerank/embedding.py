@@ -19,6 +19,7 @@ pending) is embedded the same way: reads never write to the store.
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
@@ -47,7 +48,7 @@ class EmbeddingReranker:
                  cache_size: int = CACHE_SIZE) -> None:
         self.embedder = embedder
         self._vectors = vectors
-        self._cache: OrderedDict[tuple[EmbeddingProfile, str], np.ndarray] = OrderedDict()
+        self._cache: OrderedDict[tuple[EmbeddingProfile, bytes], np.ndarray] = OrderedDict()
         self._cache_size = cache_size
         self._lock = threading.Lock()
 
@@ -88,22 +89,31 @@ class EmbeddingReranker:
                            progress: Progress | None) -> np.ndarray:
         profile = embedder.profile
         ids = [c.citation.entry_version_id for c in candidates]
+        keys = [(profile, _text_key(c.text)) for c in candidates]
         found: dict[str, np.ndarray] = {}
         with self._lock:
-            for version_id in ids:
-                cached = self._cache.get((profile, version_id))
+            for version_id, key in zip(ids, keys):
+                cached = self._cache.get(key)
                 if cached is not None:
+                    self._cache.move_to_end(key)
                     found[version_id] = cached
         wanted = [i for i in ids if i not in found]
         if wanted and self._vectors is not None:
             found.update(self._vectors(profile, wanted))  # empty unless the store keeps this profile's vectors
-        missing = [(i, c.text) for i, c in zip(ids, candidates) if i not in found]
+        missing = {key: c.text for i, key, c in zip(ids, keys, candidates) if i not in found}  # one per distinct text
         if missing:
-            computed = embedder.embed_documents([text for _, text in missing], progress)
+            computed = embedder.embed_documents(list(missing.values()), progress)
+            vectors = dict(zip(missing, (np.asarray(v, dtype=np.float32) for v in computed)))
             with self._lock:
-                for (version_id, _), vector in zip(missing, computed):
-                    found[version_id] = vector
-                    self._cache[(profile, version_id)] = np.asarray(vector, dtype=np.float32)
+                for key, vector in vectors.items():
+                    self._cache[key] = vector
                 while len(self._cache) > self._cache_size:
                     self._cache.popitem(last=False)
+            for version_id, key in zip(ids, keys):
+                if version_id not in found:
+                    found[version_id] = vectors[key]
         return np.stack([np.asarray(found[i], dtype=np.float32) for i in ids])
+
+
+def _text_key(text: str) -> bytes:
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest()
