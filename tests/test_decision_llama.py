@@ -7,6 +7,7 @@ usage, determinism, the timeout, decision-call accounting, identity of the selec
 from __future__ import annotations
 
 import pytest
+from pydantic import BaseModel
 
 import pcmem
 from pcmem import NewEntry, RememberRequest
@@ -32,11 +33,18 @@ from pcmem.compose.decisions import decision_backend  # noqa: E402 - needs llama
 from pcmem.compose.models import load_model  # noqa: E402
 from pcmem.compose.rerankers import build_reranker  # noqa: E402
 from pcmem.decision.llama_cpp import POLICY_ID as BACKEND_POLICY_ID  # noqa: E402
-from pcmem.decision.llama_cpp import LlamaCppDecisionModel  # noqa: E402
+from pcmem.decision.llama_cpp import SYSTEM, LlamaCppDecisionModel  # noqa: E402
 from pcmem.inference import presets  # noqa: E402
+from pcmem.inference.llama_cpp import LlamaCppGenerator  # noqa: E402
+from pcmem.inference.port import GenerationRequest  # noqa: E402
 from pcmem.rerank.decision import FILL_POLICY_ID, POLICY_ID, QUESTION, DecisionReranker  # noqa: E402
 
 PRESET = "smollm2-135m-instruct"
+
+
+class Ok(BaseModel):
+    ok: bool
+
 INFERENCE = InferenceConfig(generation_model=f"llama-cpp:{PRESET}")
 
 if not presets.state(presets.PRESETS[PRESET]).installed:
@@ -97,11 +105,34 @@ def test_outcomes_are_valid_decisions_with_usage(baseline):
 def test_the_same_request_gives_the_same_outcome(backend, baseline):
     first = baseline["deploy"]
     after_other = backend.evaluate(DEPLOY)  # other requests ran since: the candidate is evaluated again
-    again = backend.evaluate(DEPLOY)  # the whole prompt is cached: only its last token is re-evaluated
-    assert first.outcome == after_other.outcome == again.outcome
-    assert after_other.confidence == pytest.approx(first.confidence, abs=1e-3)
-    assert again.confidence == pytest.approx(first.confidence, abs=1e-3)
+    again = backend.evaluate(DEPLOY)  # the same request again, straight after itself
+    assert first == after_other == again
     assert first.usage == after_other.usage == again.usage
+
+
+def test_a_verdict_does_not_depend_on_the_requests_before_it(model, backend):
+    """Exactly the same verdict, bit for bit, whatever the KV cache held: nothing, the same query with another
+    candidate, a query sharing most of its words, another role's prompt, a listwise generation."""
+    near_query = rerank_request("The team deploys the desktop app every Friday after the 14:00 check.",
+                                query="what day does the team deploy the web app?")
+    model.llm.reset()
+    model.cached_segments = ()
+    fresh = backend.evaluate(DEPLOY)
+    histories = [[TEA], [near_query], [GATE], [near_query, TEA], [DEPLOY]]
+    for history in histories:
+        for request in history:
+            backend.evaluate(request)
+        assert backend.evaluate(DEPLOY) == fresh, history
+    generator = LlamaCppGenerator(model, timeout_seconds=600)
+    generator.generate(GenerationRequest(system=SYSTEM, prompt="Say ok.", json_schema=Ok.model_json_schema(),
+                                         output_model=Ok, max_output_tokens=64))
+    assert backend.evaluate(DEPLOY) == fresh  # after a generation that began with the same system text
+    assert model.last_prefix == 0  # after a generation nothing is reused
+    backend.evaluate(TEA)
+    shared = model.last_prefix
+    assert shared > 0  # the same query: its shared part comes from the cache, only the candidate is evaluated
+    backend.evaluate(DEPLOY)
+    assert model.last_prefix == shared
 
 
 def test_a_timeout_raises_and_the_model_works_afterwards(model, backend, baseline):

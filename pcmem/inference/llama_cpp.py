@@ -68,6 +68,9 @@ class LlamaCppModel:
         self._grammars: dict[str, Any] = {}
         #: Tokens of the last prompt that were reused from the KV cache (for benchmarks and tests).
         self.last_prefix = 0
+        #: Where the KV cache's segments end, when the decision path filled it segment by segment (see
+        #: ``pcmem.decision.llama_cpp``); empty when anything else filled it, so nothing else is reused as a segment.
+        self.cached_segments: tuple[int, ...] = ()
 
     def format_chat(self, system: str, user: str) -> str:
         """The model's own chat template, ending where the assistant's answer starts."""
@@ -98,6 +101,7 @@ class LlamaCppModel:
             except Exception as error:
                 timed_out = self._should_abort(None)
                 self.llm.reset()  # an aborted decode leaves a partial KV cache: never reuse it as a prefix
+                self.cached_segments = ()
                 if timed_out:
                     raise InferenceTimeoutError(
                         f"{self.model_id} did not finish within {timeout_seconds:g} s; generation was aborted "
@@ -149,12 +153,15 @@ class LlamaCppGenerator:
         )
 
     def _complete(self, request: GenerationRequest) -> tuple[str, Usage]:
-        # System text and the query come first in the prompt and candidates last, so consecutive calls that share
-        # a prefix reuse llama.cpp's KV cache for it.
         prompt = self.model.format_chat(request.system, request.prompt)
         self.last_prompt = prompt
         grammar = self.model.grammar(request.json_schema)
         with self.model.session(self.timeout_seconds) as llm:
+            # Every prompt is evaluated from the start: reusing whatever prefix the previous request left in the KV
+            # cache would split the evaluation differently, and batch boundaries change the floats, so the output
+            # would depend on which request came before. (The system text is a small part of a listwise prompt.)
+            llm.reset()
+            self.model.cached_segments = ()
             response = llm.create_completion(
                 prompt, grammar=grammar, temperature=0.0, max_tokens=request.max_output_tokens
             )
