@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import locomo_file as _locomo_file
 
-from pcmem.bench.locomo import QuestionResult, ResultLog, summarise
+from pcmem.bench.locomo import QuestionResult, ResultLog, rerank_markdown, summarise
 from pcmem.bench.locomo_data import Question
 from pcmem.cli import main
 from pcmem.decision.memo import MemoDecisionModel
@@ -81,6 +81,21 @@ def test_summaries_charge_memo_served_questions_at_their_first_computation():
     stats = summarise([served])
     assert stats["rerank_ms_p50"] == 1500.0 and stats["rerank_ms_measured_p50"] == 2.0
     assert stats["memo_hits"] == 12 and stats["decisions_yes"] == 1 and stats["decisions_no"] == 0
+
+
+def test_rerank_rows_carry_the_coarse_order_on_the_same_questions():
+    """Each rerank row is paired with the coarse order's figures on exactly its questions (the pool's first k), so a
+    run cut short still compares like with like."""
+    pool = [f"D1:{i}" for i in range(1, 31)]
+    moved_up = QuestionResult(Question("c1", 0, "q0", 4, ("D1:12",)), ["D1:12", *pool[:9]], pool, 5.0, rerank_ms=9.0)
+    moved_out = QuestionResult(Question("c1", 1, "q1", 4, ("D1:3", "D1:20")), pool[10:20], pool, 5.0, rerank_ms=9.0)
+    stats = summarise([moved_up, moved_out])
+    assert stats["frac@10"] == pytest.approx((1.0 + 0.5) / 2)  # the reranker's order
+    assert stats["coarse_frac@10"] == pytest.approx((0.0 + 0.5) / 2)  # the pool's first 10 on the same questions
+    assert stats["coarse_frac@5"] == pytest.approx((0.0 + 0.5) / 2)
+    assert 0 < stats["coarse_ndcg@10"] < stats["ndcg@10"]
+    table = rerank_markdown([{"mode": "hybrid", "rerank": "decision", "failed_questions": [], "overall": stats}])
+    assert "coarse_frac@10" in table.splitlines()[0] and "| 0.250 |" in table
 
 
 def test_inference_threads_come_from_the_environment():

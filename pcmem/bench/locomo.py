@@ -233,6 +233,11 @@ def summarise(results: Sequence[QuestionResult]) -> dict:
                     for r in reranked if r.rerank_ms is not None]
     if reranked:
         out["pool_frac@30"] = _mean(metrics.fraction_found(r.pool or [], r.question.evidence, 30) for r in reranked)
+        # the coarse order on exactly these questions (the pool's first k): the paired baseline for a run cut short
+        for k in (5, 10):
+            out[f"coarse_frac@{k}"] = _mean(metrics.fraction_found(r.pool or [], r.question.evidence, k)
+                                            for r in reranked)
+        out["coarse_ndcg@10"] = _mean(metrics.ndcg(r.pool or [], r.question.evidence, 10) for r in reranked)
         out["rerank_ms_p50"] = metrics.percentile(rerank_times, 50)
         out["rerank_ms_p95"] = metrics.percentile(rerank_times, 95)
         out["rerank_requests"] = sum(r.requests for r in reranked)
@@ -286,12 +291,14 @@ def markdown(reports: Sequence[dict]) -> str:
     return "\n".join(lines)
 
 
-_RERANK_COLUMNS = ("frac@5", "frac@10", "frac@30", "ndcg@10", "rerank_ms_p50", "rerank_ms_p95", "decision_calls",
+_RERANK_COLUMNS = ("frac@5", "coarse_frac@5", "frac@10", "coarse_frac@10", "frac@30", "ndcg@10", "coarse_ndcg@10",
+                   "rerank_ms_p50", "rerank_ms_p95", "decision_calls",
                    "fallback_rate", "decisions_yes", "decisions_no", "decisions_abstain", "memo_hits")
 
 
 def rerank_markdown(reports: Sequence[dict]) -> str:
-    """One row per rerank stage: quality, rerank latency (first computation), calls, fallbacks, failures."""
+    """One row per rerank stage: quality next to the coarse order's on the same questions, rerank latency (first
+    computation), calls, fallbacks, failures."""
     lines = ["| embedder | mode | rerank | n | failures | " + " | ".join(_RERANK_COLUMNS) + " |",
              "|---" * (len(_RERANK_COLUMNS) + 5) + "|"]
     for rep in reports:
