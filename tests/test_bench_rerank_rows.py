@@ -98,6 +98,19 @@ def test_rerank_rows_carry_the_coarse_order_on_the_same_questions():
     assert "coarse_frac@10" in table.splitlines()[0] and "| 0.250 |" in table
 
 
+def test_a_reranker_that_keeps_fewer_than_asked_is_measured_on_what_it_kept():
+    """decision may keep fewer hits than the page size: frac@10 counts only those, never the coarse pool's
+    first 10; past the page size (frac@30) the pool is what the reranker chose from."""
+    pool = [f"D1:{i}" for i in range(1, 31)]
+    kept_two = QuestionResult(Question("c1", 0, "q0", 4, ("D1:1", "D1:9")), ["D1:1", "D1:4"], pool, 5.0,
+                              rerank_ms=9.0, limit=10)
+    stats = summarise([kept_two])
+    assert stats["frac@10"] == 0.5 and stats["frac@5"] == 0.5  # D1:9 was not kept
+    assert stats["coarse_frac@10"] == 1.0 and stats["frac@30"] == 1.0
+    unrecorded = QuestionResult(Question("c1", 1, "q1", 4, ("D1:25",)), pool[:10], pool, 5.0)  # older logs
+    assert summarise([unrecorded])["frac@10"] == 0.0 and summarise([unrecorded])["frac@30"] == 1.0
+
+
 def test_inference_threads_come_from_the_environment():
     assert InferenceConfig.from_env({ENV_INFERENCE_THREADS: "1"}).threads == 1
     assert InferenceConfig.from_env({}).threads is None

@@ -117,6 +117,14 @@ class QuestionResult:
     #: charged at its first computation (what this policy costs alone); None without a memo.
     memo_hits: int = 0
     rerank_ms_first: float | None = None
+    #: The page size asked for (None in logs written before it was recorded).
+    limit: int | None = None
+
+    def at(self, k: int) -> list[str]:
+        """The list recall@k is measured on: the page, or past the page size asked for the wider list (the coarse
+        pool, or a 30-hit search). A reranker that returned fewer hits than asked is measured on what it returned."""
+        page_size = self.limit if self.limit is not None else len(self.ranked)
+        return self.pool if self.pool is not None and k > page_size else self.ranked
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -185,6 +193,7 @@ def _ask(runtime: SyncRuntime, question: Question, mode: str, limit: int,
         return f"{question.conversation}#{question.index}: {type(error).__name__}: {error}"
     search_ms = (time.perf_counter() - started) * 1000
     result = _result(question, page, search_ms)
+    result.limit = limit
     if memo is not None and result.rerank_ms is not None:
         result.memo_hits, saved_ms = memo.take_counters()
         result.rerank_ms_first = result.rerank_ms + saved_ms
@@ -218,7 +227,7 @@ def summarise(results: Sequence[QuestionResult]) -> dict:
         return {"n": 0}
     out: dict = {"n": len(results)}
     for k in KS:
-        lists = [(r.ranked if k <= len(r.ranked) or r.pool is None else r.pool) for r in results]
+        lists = [r.at(k) for r in results]
         out[f"frac@{k}"] = _mean(metrics.fraction_found(ranked, r.question.evidence, k) for ranked, r in zip(lists, results))
         out[f"all@{k}"] = _mean(metrics.all_found(ranked, r.question.evidence, k) for ranked, r in zip(lists, results))
     out["session_hit@10"] = _mean(metrics.session_hit(r.ranked, r.question.evidence, 10) for r in results)
