@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from pcmem.embedding.query_memo import QueryMemo
 from pcmem.errors import ConfigurationError, EmbeddingError, PcmemError
 from pcmem.types.embedding import EmbeddingProfile
 from pcmem.types.progress import Progress
@@ -178,6 +179,7 @@ class OnnxEmbedder:
         self._normalize = normalize
         self._model: Any = None
         self._lock = threading.Lock()
+        self._queries = QueryMemo()
 
     @classmethod
     def from_prepared_directory(cls, profile: EmbeddingProfile, model_dir: Callable[[], Path], *,
@@ -229,4 +231,4 @@ class OnnxEmbedder:
         return out
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self.embed_documents([text])[0]
+        return self._queries.get(text, lambda q: self.embed_documents([q])[0])
