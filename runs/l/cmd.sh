@@ -1,7 +1,7 @@
-cd /work/wt-figs && . /work/main/.venv/bin/activate
-export PYTHONPATH=/work/wt-figs POWERCONTEXT_SERVER_INFERENCE_GENERATION_TIMEOUT_SECONDS=600 PCMEM_INFERENCE_THREADS=1 OPENBLAS_NUM_THREADS=1
+cd /work/main && . /work/main/.venv/bin/activate
+export POWERCONTEXT_SERVER_INFERENCE_GENERATION_TIMEOUT_SECONDS=600 PCMEM_INFERENCE_THREADS=1 OPENBLAS_NUM_THREADS=1
 date -u
-time nice -n 19 python -m pcmem bench locomo --data /work/shared/data/locomo/locomo10.json --questions 100 \
+time nice -n 10 python -m pcmem bench locomo --data /work/shared/data/locomo/locomo10.json --questions 100 \
   --modes hybrid --candidates 30 --limit 10 --rerank none,listwise \
   --model llama-cpp:qwen2.5-coder-1.5b-instruct --alone-sample 0 \
   --store runs/l/locomo.duckdb --jsonl runs/l/listwise.jsonl --out runs/l/listwise.json
