@@ -8,7 +8,7 @@ import numpy as np
 import pcmem
 from pcmem import NewEntry, RememberRequest
 from pcmem.embedding.minilm import MiniLMEmbedder
-from pcmem.embedding.query_memo import QueryMemo
+from pcmem.embedding.vector_lru import VectorLRU
 from pcmem.rerank.embedding import EmbeddingReranker
 from pcmem.types.search import SearchMemoryRequest
 
@@ -20,16 +20,16 @@ def test_the_memo_is_an_lru_of_copies():
         computed.append(text)
         return np.full(3, float(len(text)), dtype=np.float32)
 
-    memo = QueryMemo(size=2)
-    first = memo.get("aa", compute)
+    memo = VectorLRU(size=2)
+    first = memo.memoised("aa", compute)
     first[:] = -1  # the caller's copy
-    assert memo.get("aa", compute).tolist() == [2.0, 2.0, 2.0] and computed == ["aa"]
-    memo.get("b", compute)
-    memo.get("aa", compute)  # "aa" is now the most recent
-    memo.get("ccc", compute)  # evicts "b"
+    assert memo.memoised("aa", compute).tolist() == [2.0, 2.0, 2.0] and computed == ["aa"]
+    memo.memoised("b", compute)
+    memo.memoised("aa", compute)  # "aa" is now the most recent
+    memo.memoised("ccc", compute)  # evicts "b"
     assert computed == ["aa", "b", "ccc"]
-    memo.get("aa", compute)
-    memo.get("b", compute)
+    memo.memoised("aa", compute)
+    memo.memoised("b", compute)
     assert computed == ["aa", "b", "ccc", "b"]
 
 

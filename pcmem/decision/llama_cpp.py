@@ -120,8 +120,7 @@ def _next_token_logits(model: LlamaCppModel, tokens: list[int], segment_ends: tu
     start = max((end for end in segment_ends
                  if end in model.cached_segments and end <= len(cached) and cached[:end] == tokens[:end]), default=0)
     model.last_prefix = start
-    llm.n_tokens = start
-    model.cached_segments = tuple(end for end in segment_ends if end <= start)
+    llm.n_tokens = start  # a failed eval below resets the cache and cached_segments (LlamaCppModel.session)
     for end in [*(e for e in segment_ends if e > start), len(tokens)]:
         llm.eval(tokens[start:end])
         start = end

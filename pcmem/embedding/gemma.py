@@ -30,7 +30,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pcmem.embedding.query_memo import QueryMemo
+from pcmem.embedding.vector_lru import query_memo
 from pcmem.errors import ConfigurationError, EmbeddingError
 from pcmem.model_files import is_intact, sha256_of, write_atomically
 from pcmem.types.embedding import EmbeddingProfile
@@ -144,7 +144,7 @@ class GemmaEmbedder:
     def __init__(self, locate: Callable[[], Path], n_threads: int | None = None) -> None:
         self._locate = locate
         self._n_threads = n_threads
-        self._queries = QueryMemo()
+        self._queries = query_memo()
         self._llm: Any = None
         self._lock = threading.Lock()
 
@@ -188,7 +188,7 @@ class GemmaEmbedder:
         return np.stack(rows) if rows else np.empty((0, PROFILE.dimension), dtype=np.float32)
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self._queries.get(text, lambda q: self._embed(QUERY_PROMPT.format(text=q)))
+        return self._queries.memoised(text, lambda q: self._embed(QUERY_PROMPT.format(text=q)))
 
 
 # --- preparation ---------------------------------------------------------------------------------------------------

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pcmem.embedding.query_memo import QueryMemo
+from pcmem.embedding.vector_lru import query_memo
 from pcmem.errors import ConfigurationError, EmbeddingError, PcmemError
 from pcmem.types.embedding import EmbeddingProfile
 from pcmem.types.progress import Progress
@@ -179,7 +179,7 @@ class OnnxEmbedder:
         self._normalize = normalize
         self._model: Any = None
         self._lock = threading.Lock()
-        self._queries = QueryMemo()
+        self._queries = query_memo()
 
     @classmethod
     def from_prepared_directory(cls, profile: EmbeddingProfile, model_dir: Callable[[], Path], *,
@@ -231,4 +231,4 @@ class OnnxEmbedder:
         return out
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self._queries.get(text, lambda q: self.embed_documents([q])[0])
+        return self._queries.memoised(text, lambda q: self.embed_documents([q])[0])

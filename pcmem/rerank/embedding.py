@@ -20,13 +20,12 @@ pending) is embedded the same way: reads never write to the store.
 from __future__ import annotations
 
 import hashlib
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
 from pcmem.embedding.port import Embedder
+from pcmem.embedding.vector_lru import VectorLRU
 from pcmem.errors import EmbeddingError, InputError, RerankError
 from pcmem.types.embedding import EmbeddingProfile
 from pcmem.types.progress import Progress
@@ -48,9 +47,7 @@ class EmbeddingReranker:
                  cache_size: int = CACHE_SIZE) -> None:
         self.embedder = embedder
         self._vectors = vectors
-        self._cache: OrderedDict[tuple[EmbeddingProfile, bytes], np.ndarray] = OrderedDict()
-        self._cache_size = cache_size
-        self._lock = threading.Lock()
+        self._cache = VectorLRU(cache_size)  # by (profile, text digest)
 
     @property
     def second_embedder(self) -> bool:
@@ -59,8 +56,8 @@ class EmbeddingReranker:
     def bind(self, default_embedder: Embedder | None, vectors: VectorLookup) -> EmbeddingReranker:
         """This policy for one store: its vector lookup, and ``default_embedder`` (the runtime's rerank embedder, else
         the store's own) unless this reranker was given its own."""
-        bound = EmbeddingReranker(self.embedder or default_embedder, vectors=vectors, cache_size=self._cache_size)
-        bound._cache, bound._lock = self._cache, self._lock  # the cache is keyed by profile: safe to share
+        bound = EmbeddingReranker(self.embedder or default_embedder, vectors=vectors)
+        bound._cache = self._cache  # the cache is keyed by profile: safe to share
         return bound
 
     def rerank(self, query: str, candidates: Sequence[MemoryHit], limit: int,
@@ -91,12 +88,10 @@ class EmbeddingReranker:
         ids = [c.citation.entry_version_id for c in candidates]
         keys = [(profile, _text_key(c.text)) for c in candidates]
         found: dict[str, np.ndarray] = {}
-        with self._lock:
-            for version_id, key in zip(ids, keys):
-                cached = self._cache.get(key)
-                if cached is not None:
-                    self._cache.move_to_end(key)
-                    found[version_id] = cached
+        for version_id, key in zip(ids, keys):
+            cached = self._cache.get(key)
+            if cached is not None:
+                found[version_id] = cached
         wanted = [i for i in ids if i not in found]
         if wanted and self._vectors is not None:
             found.update(self._vectors(profile, wanted))  # empty unless the store keeps this profile's vectors
@@ -104,11 +99,8 @@ class EmbeddingReranker:
         if missing:
             computed = embedder.embed_documents(list(missing.values()), progress)
             vectors = dict(zip(missing, (np.asarray(v, dtype=np.float32) for v in computed)))
-            with self._lock:
-                for key, vector in vectors.items():
-                    self._cache[key] = vector
-                while len(self._cache) > self._cache_size:
-                    self._cache.popitem(last=False)
+            for key, vector in vectors.items():
+                self._cache.put(key, vector)
             for version_id, key in zip(ids, keys):
                 if version_id not in found:
                     found[version_id] = vectors[key]
