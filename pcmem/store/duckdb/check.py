@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import duckdb
 
 from pcmem.ids import content_hash
-from pcmem.store.duckdb import connection, fts_index, migrations, vectors
+from pcmem.store.duckdb import connection, fts_index, indexes, migrations, vectors
 
 
 @dataclass
@@ -52,7 +52,17 @@ def check(db: duckdb.DuckDBPyConnection) -> CheckReport:
         if not any(structure.startswith("the full-text index") for structure in missing):
             _check_fts(db, report)
     _check_vectors(db, report, missing)
+    _check_indexes(db, report)
     return report
+
+
+def _check_indexes(db: duckdb.DuckDBPyConnection, report: CheckReport) -> None:
+    for index in indexes.missing(db):
+        report.problems.append(f"the index {index.name} on {index.qualified_table} is missing (lookups scan the "
+                               "whole table): run `pcmem check --repair`")
+    problems, notes = indexes.verify(db)
+    report.problems.extend(problems)
+    report.notes.extend(notes)
 
 
 _FTS_TABLES = ("docs", "terms", "dict", "stats")
@@ -176,6 +186,9 @@ def repair(db: duckdb.DuckDBPyConnection, analyzer: str | None = None) -> None:
     """Rebuild every derived structure from the event log: head_entries, the full-text index (recreated when its
     schema is gone) and the vector tables (recreated empty when dropped; ``pcmem reindex`` refills them).
 
+    Runs in one transaction, after :func:`indexes.rebuild` ran outside it: deleting rows through an index that lost
+    some of them is a fatal DuckDB error.
+
     ``analyzer`` switches the index to another analyzer while rebuilding it.
     """
     if analyzer is not None:
@@ -184,7 +197,6 @@ def repair(db: duckdb.DuckDBPyConnection, analyzer: str | None = None) -> None:
     if "main.head_entries" not in tables:
         db.execute("CREATE TABLE head_entries (artifact_id VARCHAR NOT NULL, entry_id VARCHAR NOT NULL, "
                    "entry_version_id VARCHAR NOT NULL, state VARCHAR NOT NULL, PRIMARY KEY (artifact_id, entry_id))")
-        db.execute("CREATE INDEX IF NOT EXISTS head_entries_by_entry ON head_entries (entry_id)")
     db.execute("DELETE FROM head_entries")
     db.execute(f"INSERT INTO head_entries SELECT * FROM ({_EXPECTED_HEAD})")
     s = fts_index.SCHEMA
@@ -192,7 +204,7 @@ def repair(db: duckdb.DuckDBPyConnection, analyzer: str | None = None) -> None:
     db.execute("DROP TABLE IF EXISTS fts_docs")
     connection.load_fts(db)
     fts_index.create(db)
-    fts_index.create_lookup_indexes(db)
+    indexes.create(db)
     fts_index.mark_rebuilt(db)
     rows = db.execute("SELECT v.entry_version_id, v.text FROM head_entries h JOIN entry_versions v "
                       "USING (entry_version_id) WHERE h.state = 'active'").fetchall()

@@ -103,11 +103,14 @@ def connect(path: Path, *, lock_timeout: float = 0.0, read_only: bool = False) -
         holder = files.lock_holder(path)
         if holder is None:
             files.refuse_damaged_wal(path)  # only when nobody is writing it
+            replays = not read_only and files.has_wal(path)
             try:
                 config: dict[str, str | bool | int | float | list[str]] = {"autoinstall_known_extensions": False}
                 if DUCKDB_THREADS is not None:
                     config["threads"] = DUCKDB_THREADS
                 connection = duckdb.connect(str(path), read_only=read_only, config=config)
+                if replays:
+                    checkpoint_replayed(connection, path)
                 break
             except duckdb.Error as error:
                 holder = files.lock_holder(path)
@@ -124,6 +127,21 @@ def connect(path: Path, *, lock_timeout: float = 0.0, read_only: bool = False) -
         time.sleep(delay + random.random() * delay)  # jitter: two waiting processes should not collide again
         delay = min(delay * 2, 0.02)  # poll often: a busy shared-mode process leaves short gaps (see backend)
     return quiet(connection)
+
+
+def checkpoint_replayed(connection: duckdb.DuckDBPyConnection, path: Path) -> None:
+    """Write a just-replayed write-ahead log into the file from this client, before anything else can close it.
+
+    DuckDB 1.5.5 replays a log with the ``CREATE INDEX`` indexes unbound, their replayed rows buffered; the
+    checkpoint it runs when the last connection closes has no client context and writes those indexes without the
+    buffered rows (see :mod:`pcmem.store.duckdb.indexes`). A ``CHECKPOINT`` statement binds every index first, so
+    the rows reach the file and the log is gone before any other code path could close the database."""
+    try:
+        connection.execute("CHECKPOINT")
+    except duckdb.Error as error:
+        connection.close()
+        raise StoreError(f"{path}: replaying the write-ahead log left by a process that did not close the store "
+                         f"failed ({str(error).splitlines()[0] if str(error) else type(error).__name__})") from error
 
 
 def load_fts(db: duckdb.DuckDBPyConnection) -> None:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 import duckdb
 
+from pcmem.store.duckdb import indexes
 from pcmem.store.duckdb.arrow import registered
 from pcmem.store.duckdb.fts_index import SCHEMA as FTS_SCHEMA
 from pcmem.store.duckdb.vectors import TABLES as VECTOR_TABLES
@@ -114,6 +115,7 @@ def reclaim(db: duckdb.DuckDBPyConnection) -> None:
         _rewrite(db, FTS_SCHEMA, "dict")
         for table in _existing(db, VECTOR_TABLES.values()):
             _rewrite(db, "main", table)
+        indexes.create(db)  # a rewritten table comes without its secondary indexes
         db.execute("COMMIT")
     except BaseException:
         db.execute("ROLLBACK")

@@ -201,6 +201,14 @@ def scan_wal(data: bytes) -> WALScan:
     return WALScan(len(data), committed, transactions, problem, header_ok=True)
 
 
+def has_wal(path: Path) -> bool:
+    """Whether a non-empty write-ahead log lies next to the store (DuckDB replays it when it opens the file)."""
+    try:
+        return wal_path(path).stat().st_size > 0
+    except OSError:
+        return False
+
+
 def _read_wal(path: Path) -> bytes | None:
     wal = wal_path(path)
     try:

@@ -23,6 +23,8 @@ FORMAT_MARKER = "pcmem-store"
 class Migration:
     name: str
     apply: Callable[[duckdb.DuckDBPyConnection], None]
+    #: Runs before the migrations' transaction, committed on its own (some DuckDB changes cannot share one).
+    prepare: Callable[[duckdb.DuckDBPyConnection], None] | None = None
 
 
 def _core_schema(db: duckdb.DuckDBPyConnection) -> None:
@@ -73,8 +75,8 @@ def _core_schema(db: duckdb.DuckDBPyConnection) -> None:
             state VARCHAR NOT NULL,
             PRIMARY KEY (artifact_id, entry_id)
         );
-        CREATE INDEX entry_events_by_revision ON entry_events (artifact_id, revision);
         """
+        # Stores made before migration 0007 also got entry_events_by_revision here; 0007 drops it (see indexes.py).
     )
 
 
@@ -113,10 +115,9 @@ def _embedding_roles(db: duckdb.DuckDBPyConnection) -> None:
 def _search_lookup_indexes(db: duckdb.DuckDBPyConnection) -> None:
     # Point lookups a search makes (query terms, a page's versions, new documents) use ART indexes instead of
     # scanning a store-wide column.
-    from pcmem.store.duckdb import fts_index
+    from pcmem.store.duckdb import indexes
 
-    fts_index.create_lookup_indexes(db)
-    db.execute("CREATE INDEX IF NOT EXISTS head_entries_by_entry ON head_entries (entry_id)")
+    indexes.create(db)
 
 
 def _secondary_embeddings(db: duckdb.DuckDBPyConnection) -> None:
@@ -127,6 +128,21 @@ def _secondary_embeddings(db: duckdb.DuckDBPyConnection) -> None:
     db.execute("SELECT count(*) FROM embedding_profile WHERE role = 'secondary'")
 
 
+def _drop_secondary_indexes(db: duckdb.DuckDBPyConnection) -> None:
+    # Cures files whose CREATE INDEX indexes lost rows when DuckDB checkpointed a replayed log (see indexes.py): they
+    # are dropped (on their own) and created again by the migration; the two-column index on entry_events, which
+    # DuckDB never scans, is not.
+    from pcmem.store.duckdb import indexes
+
+    indexes.drop(db)
+
+
+def _create_secondary_indexes(db: duckdb.DuckDBPyConnection) -> None:
+    from pcmem.store.duckdb import indexes
+
+    indexes.create(db)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration("0001_core_schema", _core_schema),
     Migration("0002_search_projections", _search_projections),
@@ -134,6 +150,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("0004_embedding_roles", _embedding_roles),
     Migration("0005_search_lookup_indexes", _search_lookup_indexes),
     Migration("0006_secondary_embeddings", _secondary_embeddings),
+    Migration("0007_rebuild_secondary_indexes", _create_secondary_indexes, prepare=_drop_secondary_indexes),
 )
 
 
@@ -202,6 +219,9 @@ def migrate(db: duckdb.DuckDBPyConnection) -> list[str]:
     pending = _unapplied(applied)
     if not pending:
         return []
+    for migration in pending:
+        if migration.prepare is not None and applied:  # a new store has nothing to prepare
+            migration.prepare(db)
     db.execute("BEGIN TRANSACTION")
     try:
         if not applied:
