@@ -328,6 +328,19 @@ def reindex_trial(path: Path, seed: int, entries: int = 600) -> Tally:
     return tally
 
 
+def writable_trial(path: Path, seed: int, *, shared: bool) -> Tally:
+    """Kill a keyed writer, then revise/retire/upsert/forget every pre-crash entry (see crash.writable_trial)."""
+    tally = Tally("pre-crash entries writable")
+    cli = str(Path(sys.executable).with_name("pcmem"))
+    written, changed, problems = crash.writable_trial(path, seed, shared=shared, cli=cli if Path(cli).exists() else None)
+    tally.operations += written + 1
+    tally.acknowledged += written
+    tally.found += changed
+    tally.checks += 1
+    tally.checks_failed += problems
+    return tally
+
+
 def damaged_wal_trial(path: Path, seed: int) -> Tally:
     """Kill a writer (its log stays behind), damage the log: opening must refuse (StoreWALError), not drop it."""
     tally = Tally("damaged WAL")
@@ -362,9 +375,11 @@ def damaged_wal_trial(path: Path, seed: int) -> Tally:
 
 
 def kill_scenario(workdir: Path, trials: int) -> Tally:
-    """``trials`` rounds of: a killed remember/revise stream, a killed import, a killed embedder switch, and a
-    damaged log after a kill (each round is four SIGKILLs)."""
-    tally = Tally(f"SIGKILL: {trials} rounds x (revise stream, import, reindex --embedder, damaged WAL)")
+    """``trials`` rounds of: a killed remember/revise stream, a killed import, a killed keyed writer in each mode
+    followed by revise/retire/upsert/forget of every pre-crash entry (library and CLI), a killed embedder switch,
+    and a damaged log after a kill (each round is six SIGKILLs)."""
+    tally = Tally(f"SIGKILL: {trials} rounds x (revise stream, import, keyed writer x2 modes then change every "
+                  "pre-crash entry, reindex --embedder, damaged WAL)")
     started = time.perf_counter()
     for trial in range(trials):
         # stream_trial reads back every acknowledged revision itself; a missing one is reported as its problem
@@ -380,6 +395,8 @@ def kill_scenario(workdir: Path, trials: int) -> Tally:
         tally.checks += 1
         if problem:
             tally.checks_failed.append(f"import {trial}: {problem}")
+        for shared in (False, True):
+            tally.merge(writable_trial(workdir / f"writable-{trial}-{shared}.duckdb", trial, shared=shared))
         tally.merge(reindex_trial(workdir / f"reindex-{trial}.duckdb", trial))
         wal = damaged_wal_trial(workdir / f"wal-{trial}.duckdb", trial)
         tally.merge(wal)

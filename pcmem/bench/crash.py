@@ -67,6 +67,23 @@ cli.main(["--db", sys.argv[1], "import", "--scope", "imported", sys.argv[2]])
 IMPORT_KILL_WINDOW = 0.02
 
 
+# Remember batches of keyed entries, in either mode, until killed; every acknowledged batch is printed.
+KEYED_WRITER = r"""
+import sys, pcmem
+from pcmem import NewEntry, RememberRequest
+with pcmem.open_sync(sys.argv[1], embedder=None, shared=sys.argv[2] == "shared") as runtime:
+    memory = runtime.memory.for_scope("crash")
+    i = 0
+    while True:
+        entries = tuple(NewEntry(entry_id=f"k{i}-{j}", text=f"keyed write {i} part {j}") for j in range(3))
+        result = memory.remember(RememberRequest(entries=entries))
+        print(" ".join(entry.entry_id for entry in entries), flush=True)
+        i += 1
+"""
+#: How each pre-crash entry is changed after the kill, in turn (one write each, by entry).
+AFTER_CRASH_WRITES = ("revise", "retire", "upsert", "forget")
+
+
 @dataclass
 class CrashReport:
     trials: int = 0
@@ -117,6 +134,77 @@ def verify_stream(path: Path, acknowledged: list[int]) -> tuple[int, str | None]
         if any(r.change_count not in STREAM_CHANGE_COUNTS for r in revisions):
             return 0, "a half-written revision is visible"
     return len(acknowledged), None
+
+
+def writable_trial(path: Path, seed: int, *, shared: bool, cli: str | None = None) -> tuple[int, int, list[str]]:
+    """Kill a keyed writer (``shared`` or exclusive mode) at a random point, open and close the store untouched (as
+    a CLI read does), then change every pre-crash entry — revise, retire, upsert and forget in turn, each with its
+    entry's own version — through the library, and the last few through the CLI at ``cli`` when given.
+
+    Returns (entries written before the kill, entries changed after it, problems): after an unclean exit every
+    acknowledged entry must still be there and writable (issue #26: DuckDB lost replayed index rows)."""
+    rng = random.Random(seed)
+    command = [sys.executable, "-c", KEYED_WRITER, str(path), "shared" if shared else "exclusive"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    assert process.stdout is not None
+    acknowledged: list[str] = []
+    deadline, kill_after = time.monotonic() + 60, rng.randint(1, 6)
+    while len(acknowledged) < 3 * kill_after and time.monotonic() < deadline:
+        line = process.stdout.readline()
+        if not line:
+            break
+        acknowledged += line.split()
+    time.sleep(rng.random() * 0.05)
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait()
+    pcmem.open_sync(path, embedder=None).close()
+    problems: list[str] = []
+    changed = 0
+    for turn, entry_id in enumerate(acknowledged):
+        how = AFTER_CRASH_WRITES[turn % len(AFTER_CRASH_WRITES)]
+        through_cli = cli is not None and turn >= len(acknowledged) - len(AFTER_CRASH_WRITES)  # last: the CLI
+        # gives a store without vectors the default embedder, which a library runtime without one may not write
+        problem = _change_cli(cli, path, entry_id, how) if through_cli and cli else _change(path, entry_id, how)
+        if problem:
+            problems.append(f"{how} of pre-crash entry {entry_id}{' (CLI)' if through_cli else ''}: {problem}")
+        else:
+            changed += 1
+    with pcmem.open_sync(path, embedder=None) as runtime:
+        report = _file_backend(runtime).check()
+    if not report.ok:
+        problems.append("check after the writes: " + "; ".join(report.problems))
+    return len(acknowledged), changed, problems
+
+
+def _change(path: Path, entry_id: str, how: str) -> str | None:
+    from pcmem import RetireRequest, ReviseRequest
+
+    try:
+        with pcmem.open_sync(path, embedder=None) as runtime:
+            memory = runtime.memory.for_scope("crash")
+            version = memory.get_entry(entry_id).entry.version
+            if how == "revise":
+                memory.revise(ReviseRequest(entry_id=entry_id, text="changed after the crash", expected_version=version))
+            elif how == "retire":
+                memory.retire(RetireRequest(entry_id=entry_id, expected_version=version))
+            elif how == "upsert":
+                memory.remember(pcmem.RememberRequest(upsert=True, entries=(
+                    pcmem.NewEntry(entry_id=entry_id, text="upserted after the crash"),)))
+            else:
+                memory.forget(entry_id)
+    except Exception as error:  # noqa: BLE001 - any failure is the finding
+        return f"{type(error).__name__}: {error}"
+    return None
+
+
+def _change_cli(cli: str, path: Path, entry_id: str, how: str) -> str | None:
+    args = {"revise": ["revise", "--scope", "crash", entry_id, "changed after the crash"],
+            "retire": ["retire", "--scope", "crash", entry_id],
+            "upsert": ["remember", "--scope", "crash", "--id", entry_id, "--upsert", "upserted after the crash"],
+            "forget": ["forget", "--scope", "crash", "--yes", entry_id]}[how]
+    done = subprocess.run([cli, "--db", str(path), *args], capture_output=True, text=True,
+                          timeout=120)
+    return None if done.returncode == 0 else f"exit {done.returncode}: {done.stderr.strip()[:200]}"
 
 
 def import_trial(path: Path, seed: int, lines: int = 3000) -> tuple[bool, str | None]:
