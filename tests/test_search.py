@@ -259,6 +259,7 @@ async def test_async_search_in_the_rfc_shape(db_path):
 
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
+from test_validation import plainly_valid  # noqa: E402
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -274,6 +275,7 @@ def test_any_query_is_answered_or_refused_with_a_typed_error(notes, query):
         try:
             request = SearchMemoryRequest(query=query, mode=mode)
         except InputError:
+            assert not plainly_valid(query)
             return
         page = notes.search(request)
         assert all(hit.citation.revision == head.revision for hit in page.hits)

@@ -149,12 +149,13 @@ def test_list_pages_are_pinned_to_the_first_revision(store, snapshot):
         scope.list(ListRequest(limit=2, cursor=first.next_cursor))
 
 
-def test_changes_pages_and_cursor_errors(store, snapshot):
+def test_changes_pages_and_cursor_errors(store):
     scope = store.memory.for_scope("project")
     for i in range(3):
         scope.remember(RememberRequest(entries=(NewEntry(text=f"a{i}", entry_id=f"a{i}"),
                                                 NewEntry(text=f"b{i}", entry_id=f"b{i}"))))
     first = scope.changes(1, limit=3)
+    assert first.next_cursor is not None
     second = scope.changes(1, limit=3, cursor=first.next_cursor)
     assert second.next_cursor is None
     assert [(c.revision, c.entry_id) for c in first.changes + second.changes] == [
@@ -165,7 +166,6 @@ def test_changes_pages_and_cursor_errors(store, snapshot):
         scope.list(ListRequest(cursor=first.next_cursor))  # a changes cursor is not a list cursor
     with pytest.raises(pcmem.InputError):
         scope.changes(0, limit=0)
-    assert [str(p.next_cursor is not None) for p in (first, second)] == snapshot
 
 
 class _ReversingReranker:
