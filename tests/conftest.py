@@ -1,17 +1,14 @@
 from __future__ import annotations
 
-import hashlib
 import json
-import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import numpy as np
 import pytest
 from syrupy.extensions.amber import AmberSnapshotExtension
 
 import pcmem
-from pcmem.types.embedding import EmbeddingProfile
+from pcmem.testing import HashEmbedder
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -56,49 +53,9 @@ def project(runtime):
     return runtime.memory.for_scope("project")
 
 
-class HashEmbedder:
-    """A deterministic bag-of-words embedder for tests that are not about the model: each lower-cased word adds a
-    fixed pseudo-random direction, so texts sharing words are similar. ``calls`` counts embedded texts."""
-
-    def __init__(self, model_id: str = "test/hash-words", dimension: int = 64) -> None:
-        self.profile = EmbeddingProfile(model_id, dimension, True)
-        self.calls = 0
-
-    def _vector(self, text: str) -> np.ndarray:
-        vector = np.zeros(self.profile.dimension, dtype=np.float32)
-        for word in re.findall(r"\w+", text.lower()):
-            seed = int.from_bytes(hashlib.sha256(word.encode()).digest()[:8], "little")
-            vector += np.random.default_rng(seed).standard_normal(self.profile.dimension).astype(np.float32)
-        norm = np.linalg.norm(vector)
-        return vector / norm if norm else vector
-
-    def embed_documents(self, texts, progress=None):
-        self.calls += len(texts)
-        rows = np.stack([self._vector(t) for t in texts]) if texts else np.empty((0, self.profile.dimension), np.float32)
-        if progress is not None:
-            progress(len(texts), len(texts))
-        return rows
-
-    def embed_query(self, text):
-        return self._vector(text)
-
-
-class TextHashEmbedder:
-    """Deterministic unit vectors from the text's hash (the embedder is not what these tests are about)."""
-
-    def __init__(self, dimension: int = 16, model_id: str = "test/hash") -> None:
-        self.profile = EmbeddingProfile(model_id, dimension, True)
-
-    def vector(self, text: str) -> np.ndarray:
-        seed = int.from_bytes(hashlib.sha256(f"{self.profile.model_id}:{text}".encode()).digest()[:8], "little")
-        vector = np.random.default_rng(seed).standard_normal(self.profile.dimension).astype(np.float32)
-        return vector / np.linalg.norm(vector)
-
-    def embed_documents(self, texts: list[str], progress=None) -> np.ndarray:  # noqa: ANN001
-        return np.stack([self.vector(t) for t in texts]) if texts else np.empty((0, self.profile.dimension), np.float32)
-
-    def embed_query(self, text: str) -> np.ndarray:
-        return self.vector(text)
+def TextHashEmbedder(dimension: int = 16, model_id: str = "test/hash") -> HashEmbedder:  # noqa: N802 - a class once
+    """Deterministic unit vectors from the whole text's hash (the embedder is not what these tests are about)."""
+    return HashEmbedder(model_id, dimension, by="text")
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pcmem
 from pcmem import NewEntry, RememberRequest, RetireRequest
-from pcmem.bench.perf import PrecomputedEmbedder
+from pcmem.testing import HashEmbedder as PrecomputedEmbedder
 from pcmem.types.search import SearchMemoryRequest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -44,7 +44,7 @@ def _searches(runtime: pcmem.SyncRuntime) -> dict[str, list[list[str]]]:
 _CHILD = """
 import json, sys
 import pcmem
-from pcmem.bench.perf import PrecomputedEmbedder
+from pcmem.testing import HashEmbedder as PrecomputedEmbedder
 sys.path.insert(0, sys.argv[2])
 from test_determinism import _searches
 with pcmem.open_sync(sys.argv[1], embedder=PrecomputedEmbedder()) as runtime:

@@ -266,24 +266,13 @@ def processes_scenario(path: Path, *, ops: int) -> Tally:
 # --- SIGKILL --------------------------------------------------------------------------------------------------------
 
 REINDEX_WORKER = r"""
-import hashlib, sys, time
-import numpy as np
+import sys
 import pcmem
-from pcmem.types.embedding import EmbeddingProfile
-class Hashing:
-    def __init__(self, name, dimension):
-        self.profile = EmbeddingProfile(name, dimension, True)
-    def _one(self, text):
-        seed = int.from_bytes(hashlib.sha256(f"{self.profile.model_id}{text}".encode()).digest()[:8], "little")
-        v = np.random.default_rng(seed).standard_normal(self.profile.dimension).astype(np.float32)
-        return v / np.linalg.norm(v)
-    def embed_documents(self, texts, progress=None):
-        time.sleep(0.002 * len(texts))  # a model takes time: the kill lands mid-switch
-        return np.stack([self._one(t) for t in texts])
-    def embed_query(self, text):
-        return self._one(text)
+from pcmem.testing import HashEmbedder
 path, phase = sys.argv[1], sys.argv[2]
-old, new = Hashing("bench/old", 32), Hashing("bench/new", 48)
+# a model takes time (2 ms a text): the kill lands mid-switch
+old = HashEmbedder("bench/old", 32, by="text", delay=0.002)
+new = HashEmbedder("bench/new", 48, by="text", delay=0.002)
 if phase == "seed":
     with pcmem.open_sync(path, embedder=old) as runtime:
         runtime.memory.for_scope("chaos").remember(pcmem.RememberRequest(entries=tuple(

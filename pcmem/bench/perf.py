@@ -13,7 +13,6 @@ retrieval did not change.
 from __future__ import annotations
 
 import atexit
-import hashlib
 import random
 import resource
 import shutil
@@ -31,7 +30,7 @@ from pcmem.analysis import ANALYZERS
 from pcmem.bench import slug
 from pcmem.errors import InputError
 from pcmem.search.fusion import channel_candidate_count
-from pcmem.types.embedding import EmbeddingProfile
+from pcmem.testing import HashEmbedder
 from pcmem.types.memory import NewEntry, RememberRequest
 from pcmem.types.search import SearchMemoryRequest
 
@@ -55,21 +54,9 @@ def sentences(count: int, seed: int = 7) -> list[str]:
             f"(note {i}, ticket LUM-{rng.randint(100, 9999)})." for i in range(count)]
 
 
-class PrecomputedEmbedder:
+def PrecomputedEmbedder() -> HashEmbedder:  # noqa: N802 - reads as the class it stands in for
     """Deterministic unit vectors derived from the text's hash: stands in for the model where it is not measured."""
-
-    profile = EmbeddingProfile("bench/precomputed-hash", DIMENSION, True)
-
-    def _vector(self, text: str) -> np.ndarray:
-        seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
-        vector = np.random.default_rng(seed).standard_normal(DIMENSION).astype(np.float32)
-        return vector / np.linalg.norm(vector)
-
-    def embed_documents(self, texts: Sequence[str], progress=None) -> np.ndarray:  # noqa: ANN001
-        return np.stack([self._vector(t) for t in texts]) if texts else np.empty((0, DIMENSION), np.float32)
-
-    def embed_query(self, text: str) -> np.ndarray:
-        return self._vector(text)
+    return HashEmbedder("bench/precomputed-hash", DIMENSION, by="text")
 
 
 def _timed(function: Callable[[], object], repeats: int) -> list[float]:
@@ -183,7 +170,7 @@ def parse_spread(spec: str, sizes: Sequence[int]) -> list[tuple[int, int]]:
     return points
 
 
-def _references(rows: list, queries: list[str], embedder: PrecomputedEmbedder,
+def _references(rows: list, queries: list[str], embedder: HashEmbedder,
                 other_scopes: Sequence[tuple[str, str]] = (), workdir: Path | None = None) -> dict:
     """SQLite FTS5 bm25() over the same analysed terms, and numpy X @ q, on the same scope's entries.
 
