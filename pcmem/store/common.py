@@ -8,14 +8,13 @@ completeness. The DuckDB and seekdb backends both use these, so the contract sui
 from __future__ import annotations
 
 import json
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from pcmem.errors import StoreError
 from pcmem.ids import new_id
+from pcmem.lru import LRU
 from pcmem.types.embedding import EmbeddingProfile
 from pcmem.types.memory import Citation, EntryState, EntryVersion, MemoryEntry, MemoryRef
 from pcmem.types.search import Candidate
@@ -115,7 +114,7 @@ def check_events(
 CompletenessKey = tuple[str, int, EmbeddingProfile]  # (artifact_id, revision, profile)
 
 
-class CompletenessMemo:
+class CompletenessMemo(LRU[CompletenessKey, None]):
     """Which (artifact, revision, profile) are known to have a vector for every active head entry.
 
     Completeness changes only with a new revision or new vectors, so a "complete" answer is remembered per key and the
@@ -124,33 +123,16 @@ class CompletenessMemo:
     """
 
     def __init__(self, capacity: int = 1024) -> None:
-        self.capacity = capacity
-        self._known: OrderedDict[CompletenessKey, None] = OrderedDict()
-        self._lock = threading.Lock()
+        super().__init__(capacity)
 
     def known_complete(self, key: CompletenessKey) -> bool:
-        with self._lock:
-            if key in self._known:
-                self._known.move_to_end(key)
-                return True
-            return False
+        return key in self
 
     def remember_complete(self, key: CompletenessKey) -> None:
-        with self._lock:
-            self._known[key] = None
-            self._known.move_to_end(key)
-            while len(self._known) > self.capacity:
-                self._known.popitem(last=False)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._known.clear()
-
-    def __len__(self) -> int:
-        return len(self._known)
+        self.put(key, None)
 
 
-class VersionCache:
+class VersionCache(LRU[str, EntryVersion]):
     """Entry versions by id, least recently used first out: versions are immutable, so a search page's versions need
     not be read again — a hit costs no statement and no lookup in the store-wide version table.
 
@@ -160,30 +142,20 @@ class VersionCache:
     """
 
     def __init__(self, capacity: int = 20_000) -> None:
-        self.capacity = capacity
-        self._versions: OrderedDict[str, EntryVersion] = OrderedDict()
-        self._lock = threading.Lock()
+        super().__init__(capacity)
 
     def split(self, entry_version_ids: Sequence[str]) -> tuple[dict[str, EntryVersion], list[str]]:
         """(the cached versions, the ids still to read)."""
         found: dict[str, EntryVersion] = {}
         missing: list[str] = []
-        with self._lock:
-            for version_id in entry_version_ids:
-                version = self._versions.get(version_id)
-                if version is None:
-                    missing.append(version_id)
-                else:
-                    self._versions.move_to_end(version_id)
-                    found[version_id] = version
+        for version_id in entry_version_ids:
+            version = self.get(version_id)
+            if version is None:
+                missing.append(version_id)
+            else:
+                found[version_id] = version
         return found, missing
 
     def add(self, versions: Mapping[str, EntryVersion]) -> None:
-        with self._lock:
-            self._versions.update(versions)
-            while len(self._versions) > self.capacity:
-                self._versions.popitem(last=False)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._versions.clear()
+        for version_id, version in versions.items():
+            self.put(version_id, version)
