@@ -132,7 +132,7 @@ class SeekdbBackend:
                 "SELECT artifact_id, head_revision FROM memories WHERE scope_key = %s FOR UPDATE", schema.scope_key(scope)
             ))
             memory = MemoryRef(scope=scope, artifact_id=rows[0][0], revision=int(rows[0][1])) if rows else None
-            yield SeekdbWrite(db, scope, memory, self)
+            yield SeekdbWrite(db, scope, memory, self.analyzer)
 
     # --- reads ------------------------------------------------------------------------------------------------
 
@@ -251,36 +251,28 @@ class SeekdbBackend:
 
     # --- embedding profiles -----------------------------------------------------------------------------------
 
-    def _profiles(self, db: Connection) -> dict[str, tuple[EmbeddingProfile, str]]:
-        return {
-            role: (EmbeddingProfile(model_id=model_id, dimension=int(dimension), normalized=bool(normalized)), table)
-            for role, model_id, dimension, normalized, table in db.run(
-                "SELECT role, model_id, dimension, normalized, table_name FROM embedding_profiles"
-            )
-        }
-
     def _table_for(self, db: Connection, profile: EmbeddingProfile) -> str | None:
         """The vector table of ``profile`` when it is the active or the pending profile."""
-        for known, table in self._profiles(db).values():
+        for known, table in vectors.profiles(db).values():
             if known == profile:
                 return table
         return None
 
     def embedding_profile(self) -> EmbeddingProfile | None:
         with self._transaction() as db:
-            active = self._profiles(db).get("active")
+            active = vectors.profiles(db).get("active")
         return active[0] if active else None
 
     def pending_embedding_profile(self) -> EmbeddingProfile | None:
         with self._transaction() as db:
-            pending = self._profiles(db).get("pending")
+            pending = vectors.profiles(db).get("pending")
         return pending[0] if pending else None
 
     def set_embedding_profile(self, profile: EmbeddingProfile) -> None:
         with self._write_lock:
             db = self._connection()
             with self._transaction():
-                active = self._profiles(db).get("active")
+                active = vectors.profiles(db).get("active")
             if active is not None:
                 if active[0] != profile:
                     raise StoreError(
@@ -298,7 +290,7 @@ class SeekdbBackend:
         with self._write_lock:
             db = self._connection()
             with self._transaction():
-                profiles = self._profiles(db)
+                profiles = vectors.profiles(db)
             pending = profiles.get("pending")
             active = profiles.get("active")
             if pending is not None and pending[0] == profile:
@@ -321,7 +313,7 @@ class SeekdbBackend:
                 # Lock every scope's row first (the first statement, so the count below sees every write that
                 # committed before): writers of existing scopes in other processes wait until the switch is done.
                 db.run("SELECT artifact_id FROM memories FOR UPDATE")
-                profiles = self._profiles(db)
+                profiles = vectors.profiles(db)
                 pending = profiles.get("pending")
                 if pending is None or pending[0] != profile:
                     raise StoreError(f"{profile.describe()} is not the pending embedding profile")
@@ -356,7 +348,7 @@ class SeekdbBackend:
     def vector_status(self, scope: str) -> VectorStatus:
         with self._transaction() as db:
             memory, active_count = _find_memory_with_count(db, scope)
-            active = self._profiles(db).get("active")
+            active = vectors.profiles(db).get("active")
             profile = active[0] if active else None
             if active is None or memory is None:
                 return VectorStatus(memory=memory, profile=profile, complete=profile is not None)
@@ -417,15 +409,13 @@ class SeekdbBackend:
             fts = fulltext.search(db, memory.artifact_id, fts_terms, limit) if fts_terms is not None else []
             vector = []
             if query_vector is not None:
-                active = self._profiles(db).get("active")
+                active = vectors.profiles(db).get("active")
                 if active is not None:
                     vector = vectors.search(db, active[1], memory.artifact_id, query_vector, limit, active_count)
             return assemble_candidates(memory, fts, vector, self.entry_versions)  # joins this transaction
 
     # --- write support ----------------------------------------------------------------------------------------
 
-    def _profile_tables(self, db: Connection) -> dict[str, str]:
-        return {role: table for role, (_, table) in self._profiles(db).items()}
 
 
 def _profile_values(profile: EmbeddingProfile) -> tuple[Any, ...]:

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from pcmem.store.seekdb.sql import Connection, chunks, in_list, insert_rows, parse_vector, quote, vector_literal
+from pcmem.types.embedding import EmbeddingProfile
 from pcmem.types.search import Candidate
 
 EXACT_SCAN_MAX = 50_000
@@ -96,3 +97,18 @@ def read(db: Connection, table: str, version_ids: Sequence[str]) -> dict[str, np
         for version_id, vec in db.run(f"SELECT entry_version_id, vec FROM {table} WHERE entry_version_id IN {in_list(batch)}"):
             found[version_id] = parse_vector(vec)
     return found
+
+
+def profiles(db: Connection) -> dict[str, tuple[EmbeddingProfile, str]]:
+    """Each role's embedding profile and the table its vectors are in."""
+    return {
+        role: (EmbeddingProfile(model_id=model_id, dimension=int(dimension), normalized=bool(normalized)), table)
+        for role, model_id, dimension, normalized, table in db.run(
+            "SELECT role, model_id, dimension, normalized, table_name FROM embedding_profiles"
+        )
+    }
+
+
+def profile_tables(db: Connection) -> dict[str, str]:
+    """Each role's vector table."""
+    return {role: table for role, (_, table) in profiles(db).items()}

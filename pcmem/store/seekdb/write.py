@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING
 
 import numpy as np
 
+from pcmem.analysis import Analyzer
 from pcmem.errors import ConcurrentWriteError, StoreError
 from pcmem.store.common import V_COLUMNS, check_dimension, check_events, next_revision, version_from_row
 from pcmem.store.seekdb import fulltext, schema, vectors
@@ -22,18 +22,14 @@ from pcmem.types.memory import EntryVersion, MemoryRef, Operation
 from pcmem.types.storage import EntryEvent, HeadEntry
 from pcmem.validation import canonical_json
 
-if TYPE_CHECKING:
-    from pcmem.store.seekdb.backend import SeekdbBackend
-
 
 class SeekdbWrite:
     """A :class:`~pcmem.store.port.WriteTransaction` inside an open seekdb transaction (see SeekdbBackend.write)."""
 
-    def __init__(self, db: Connection, scope: str, memory: MemoryRef | None, backend: SeekdbBackend) -> None:
+    def __init__(self, db: Connection, scope: str, memory: MemoryRef | None, analyzer: Analyzer) -> None:
         self._db = db
         self._scope = scope
-        self._backend = backend
-        self.analyzer = backend.analyzer
+        self.analyzer = analyzer
         self.memory = memory
         self._committed = False
 
@@ -70,7 +66,7 @@ class SeekdbWrite:
                 f"SELECT DISTINCT entry_version_id FROM entry_events WHERE artifact_id = {artifact} "
                 f"AND entry_id IN {in_list(batch)}")]
             db.run(f"DELETE FROM entry_versions WHERE artifact_id = {artifact} AND entry_id IN {in_list(batch)}")
-            for table in dict.fromkeys(self._backend._profile_tables(db).values()):
+            for table in dict.fromkeys(vectors.profile_tables(db).values()):
                 for ids in chunks(versions):
                     db.run(f"DELETE FROM {table} WHERE entry_version_id IN {in_list(ids)}")
 
@@ -78,7 +74,7 @@ class SeekdbWrite:
         return self._active_profile()
 
     def _active_profile(self) -> EmbeddingProfile | None:
-        active = self._backend._profiles(self._db).get("active")
+        active = vectors.profiles(self._db).get("active")
         return active[0] if active else None
 
     def secondary_embedding_profile(self) -> EmbeddingProfile | None:
@@ -88,7 +84,7 @@ class SeekdbWrite:
         return None  # dropped: there is no secondary profile to store them under
 
     def missing_vectors(self, entry_version_ids: Sequence[str]) -> set[str]:
-        table = self._backend._profile_tables(self._db).get("active")
+        table = vectors.profile_tables(self._db).get("active")
         return vectors.missing(self._db, table, entry_version_ids)
 
     def commit(
@@ -190,7 +186,7 @@ class SeekdbWrite:
             row(version_id, artifact_id, texts[version_id][0], fulltext.body(texts[version_id][1], self.analyzer))
             for version_id in joining
         ])
-        tables = self._backend._profile_tables(db)
+        tables = vectors.profile_tables(db)
         for table in dict.fromkeys(tables.values()):
             vectors.set_active(db, table, leaving, False)
         active_table = tables.get("active")
