@@ -17,69 +17,18 @@ import subprocess
 import sys
 import threading
 import time
-import traceback
-from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pcmem
 from pcmem.bench import crash
+from pcmem.bench.tally import Tally, attempt, verify
 from pcmem.errors import PcmemError, StoreWALError
 from pcmem.types.memory import Citation, NewEntry, ReactivateRequest, RetireRequest, ReviseRequest
 from pcmem.types.search import SearchMemoryRequest
-
-
-@dataclass
-class Tally:
-    scenario: str
-    operations: int = 0
-    acknowledged: int = 0
-    found: int = 0
-    typed_errors: Counter = field(default_factory=Counter)
-    untyped_errors: list[str] = field(default_factory=list)
-    checks: int = 0
-    checks_failed: list[str] = field(default_factory=list)
-    seconds: float = 0.0
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        return self.acknowledged == self.found and not self.untyped_errors and not self.checks_failed
-
-    def merge(self, other: Tally) -> None:
-        self.operations += other.operations
-        self.acknowledged += other.acknowledged
-        self.found += other.found
-        self.typed_errors.update(other.typed_errors)
-        self.untyped_errors += other.untyped_errors
-        self.checks += other.checks
-        self.checks_failed += other.checks_failed
-
-    def as_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["typed_errors"] = dict(sorted(self.typed_errors.items()))
-        data["untyped_errors"] = self.untyped_errors[:10]
-        data["untyped_error_count"] = len(self.untyped_errors)
-        data["ok"] = self.ok
-        return data
-
-
-def _attempt(tally: Tally, call: Callable[[], Any]) -> Any:
-    """Run one operation; a pcmem error is counted by class, anything else is an untyped failure."""
-    tally.operations += 1
-    try:
-        return call()
-    except PcmemError as error:
-        tally.typed_errors[type(error).__name__] += 1
-    except Exception as error:  # noqa: BLE001 - counting them is the point of the campaign
-        tally.untyped_errors.append(f"{type(error).__name__}: {error} @ {traceback.format_exc(limit=-2)!r}")
-    return None
-
-
-# --- one process: threads, several runtimes, async ------------------------------------------------------------------
 
 
 def _mixed_worker(memory: Any, worker: int, count: int, seed: int) -> tuple[Tally, list[Citation]]:
@@ -91,13 +40,13 @@ def _mixed_worker(memory: Any, worker: int, count: int, seed: int) -> tuple[Tall
     for i in range(count):
         roll = rng.random()
         if roll < 0.35 or not mine:
-            result = _attempt(tally, lambda: memory.remember(NewEntry(entry_id=f"w{worker}-{i}",
+            result = attempt(tally, lambda: memory.remember(NewEntry(entry_id=f"w{worker}-{i}",
                                                                       text=f"worker {worker} kiwi note {i}")))
             if result is not None:
                 mine.append(f"w{worker}-{i}")
                 acknowledged.append(result.citations[0])
         elif roll < 0.65:
-            _attempt(tally, lambda: memory.search(SearchMemoryRequest(query=f"kiwi note {i}", mode="fts", limit=5)))
+            attempt(tally, lambda: memory.search(SearchMemoryRequest(query=f"kiwi note {i}", mode="fts", limit=5)))
         elif roll < 0.85:
             target = rng.choice(mine)
 
@@ -106,11 +55,11 @@ def _mixed_worker(memory: Any, worker: int, count: int, seed: int) -> tuple[Tall
                 return memory.revise(ReviseRequest(entry_id=target, text=f"revised {i} kiwi by {worker}",
                                                    expected_revision=head.revision))
 
-            result = _attempt(tally, revise)
+            result = attempt(tally, revise)
             if result is not None and not result.unchanged:
                 acknowledged.append(result.citations[0])
         elif roll < 0.95:
-            _attempt(tally, lambda: memory.get_entry(rng.choice(mine)))
+            attempt(tally, lambda: memory.get_entry(rng.choice(mine)))
         else:
             target = rng.choice(mine)
             def retire() -> Any:
@@ -119,30 +68,9 @@ def _mixed_worker(memory: Any, worker: int, count: int, seed: int) -> tuple[Tall
             def reactivate() -> Any:
                 return memory.reactivate(ReactivateRequest(entry_id=target, expected_revision=memory.head().revision))
 
-            _attempt(tally, retire)
-            _attempt(tally, reactivate)
+            attempt(tally, retire)
+            attempt(tally, reactivate)
     return tally, acknowledged
-
-
-def verify(path: Path, scope: str, acknowledged: Iterable[Citation], tally: Tally) -> None:
-    """Read every acknowledged citation back exactly, then run ``check``."""
-    try:
-        with pcmem.open_sync(path, embedder=None) as runtime:
-            memory = runtime.memory.for_scope(scope)
-            for citation in acknowledged:
-                try:
-                    if memory.get(citation).entry.entry_version_id == citation.entry_version_id:
-                        tally.found += 1
-                except PcmemError:
-                    pass
-            report = crash._file_backend(runtime).check()
-    except PcmemError as error:
-        tally.checks += 1
-        tally.checks_failed.append(f"{type(error).__name__}: {error}")
-        return
-    tally.checks += 1
-    if not report.ok:
-        tally.checks_failed.append("; ".join(report.problems))
 
 
 def threads_scenario(path: Path, *, threads: int, ops: int, shared: bool, runtimes: int = 1) -> Tally:

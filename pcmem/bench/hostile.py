@@ -47,7 +47,7 @@ def _strategies() -> dict[str, Any]:
     return {"text": text, "raw_json": raw_json, "jsonl": st.lists(line, min_size=0, max_size=6), "char": char}
 
 
-def run(workdir: Path, cases: int, cli_main: Any, seed: int = 0):  # noqa: ANN201 - returns chaos.Tally (cycle)
+def run(workdir: Path, cases: int, cli_main: Any, seed: int = 0):  # noqa: ANN201 - returns a Tally
     """``cli_main``: the click group to drive (``pcmem.cli.main``; the CLI sits above this layer, so it is passed in)."""
     try:
         from hypothesis import HealthCheck, given, settings
@@ -59,7 +59,7 @@ def run(workdir: Path, cases: int, cli_main: Any, seed: int = 0):  # noqa: ANN20
         raise ConfigurationError("the hostile-input campaign needs hypothesis: pip install 'pcmem[test]'") from None
     from click.testing import CliRunner
 
-    from pcmem.bench.chaos import Tally
+    from pcmem.bench.tally import Tally
     from pcmem.types.memory import Citation, NewEntry
     from pcmem.validation import normalize_text, parse_metadata_json, validate_scope
 
@@ -135,7 +135,7 @@ def run(workdir: Path, cases: int, cli_main: Any, seed: int = 0):  # noqa: ANN20
     case()
     tally.acknowledged = len(acknowledged)
     if acknowledged:
-        from pcmem.bench.chaos import verify
+        from pcmem.bench.tally import verify
 
         for scope in sorted({scope for scope, _ in acknowledged}):
             verify(store, scope, [c for s, c in acknowledged if s == scope], tally)
