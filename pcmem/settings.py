@@ -52,8 +52,16 @@ def resolve_db_path(explicit: str | os.PathLike[str] | None = None) -> Path | st
         if str(chosen).startswith(SEEKDB_SCHEME):
             return str(chosen)
         refuse_non_local(str(chosen))
-        return Path(chosen).expanduser()
+        return expand_user(chosen)
     return default_db_path()
+
+
+def expand_user(path: str | os.PathLike[str]) -> Path:
+    """``~`` and ``~user`` expanded; an unknown user is an InputError (pathlib raises RuntimeError)."""
+    try:
+        return Path(path).expanduser()
+    except RuntimeError:
+        raise InputError(f"cannot expand {os.fspath(path)!r}: no such user's home directory") from None
 
 
 def cache_dir(explicit: str | os.PathLike[str] | None = None) -> Path:

@@ -113,6 +113,16 @@ def test_a_stale_log_of_this_store_is_refused_naming_the_log(tmp_path, checkpoin
         assert len(runtime.memory.for_scope("later").list().entries) == later
 
 
+def test_a_store_file_restored_from_a_backup_refuses_its_newer_log(tmp_path):
+    path = _store(tmp_path / "m.duckdb")
+    backup = path.read_bytes()
+    with pcmem.open_sync(path, embedder=None) as runtime:  # one more checkpoint after the backup
+        runtime.memory.for_scope("s").remember("after the backup")
+    _kill(KILLED_WRITER, str(path), "s")
+    path.write_bytes(backup)
+    _refused_untouched(path, "newer state of this store.*restored from a backup")
+
+
 def test_a_log_next_to_a_missing_store_is_refused(tmp_path):
     theirs = tmp_path / "theirs.duckdb"
     _kill(KILLED_OTHER_DATABASE, str(theirs))

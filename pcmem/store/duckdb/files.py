@@ -23,12 +23,14 @@ from pcmem.errors import (
     StoreReadOnlyError,
     StoreWALError,
 )
-from pcmem.settings import refuse_non_local  # noqa: F401  (re-exported for the backend)
+from pcmem.settings import expand_user, refuse_non_local
 
 try:
     import fcntl
 except ImportError:  # Windows: no POSIX locks to ask; connection.connect then treats an I/O error as "held"
     fcntl = None  # type: ignore[assignment]
+
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # POSIX: open a FIFO without waiting for its other end
 
 FILE_MODE = 0o600  # agent memory is private: owner-only files ...
 FOLDER_MODE = 0o700  # ... and folders, the intermediate ones too
@@ -50,7 +52,7 @@ def store_path(target: str | os.PathLike[str]) -> Path:
     if "\x00" in text:
         raise InputError("the store path contains a NUL character")
     refuse_non_local(text)
-    return Path(os.path.realpath(Path(text).expanduser()))
+    return Path(os.path.realpath(expand_user(text)))
 
 
 def wal_path(path: Path) -> Path:
@@ -157,7 +159,7 @@ def prepare_wal(path: Path) -> None:
     (opened non-blocking: a FIFO must not hang the process)."""
     wal = wal_path(path)
     try:
-        descriptor = os.open(wal, os.O_CREAT | os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC, FILE_MODE)
+        descriptor = os.open(wal, os.O_CREAT | os.O_WRONLY | _NONBLOCK | os.O_CLOEXEC, FILE_MODE)
     except OSError as error:
         if error.errno in (errno.EISDIR, errno.ENXIO):  # a directory; a FIFO nobody reads (or a socket)
             raise _not_a_log(path, wal.stat().st_mode) from None
@@ -245,7 +247,8 @@ def describe_process(pid: int) -> str:
 # A log without them is replayed into any file: another database's log next to a pcmem store was merged into it.
 # pcmem creates stores in the v1.5 format (connection.NEW_STORE_STORAGE) and, before DuckDB opens the file, refuses
 # a log that does not carry the store's identifier (naming the log, not the store). Stores made in the v1.0 format
-# (by pcmem before 0.x, or adopted from another tool) have no identifier, so their logs cannot be told apart.
+# (by earlier pcmem versions, or adopted from another tool) have no identifier: their logs cannot be told apart
+# (``pcmem migrate`` to a new file gives a store the binding).
 
 _WAL_VERSION_ENTRY = bytes.fromhex("640062")  # field 100 = 98 (WAL_VERSION)
 _FLUSH_PAYLOAD = bytes.fromhex("640064ffff")  # field 100 (entry type) = 100 (FLUSH), end marker
@@ -349,7 +352,7 @@ def _read_wal(path: Path) -> bytes | None:
     reading a FIFO at that name hung every command, a directory raised a traceback."""
     wal = wal_path(path)
     try:
-        descriptor = os.open(wal, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        descriptor = os.open(wal, os.O_RDONLY | _NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
         return None
     except OSError as error:
