@@ -40,13 +40,15 @@ def test_a_hard_link_is_the_same_store_to_the_registry(tmp_path):
         second.close()
 
 
-def test_writes_through_two_names_of_one_file_are_all_kept(tmp_path):
+@pytest.mark.parametrize("shared", [False, True])
+def test_writes_through_two_names_of_one_file_are_all_kept(tmp_path, shared):
     """Two DuckDB instances on one inode, each with its own write lock and log, lost half the acknowledged writes."""
     path = tmp_path / "a.duckdb"
     pcmem.open_sync(path, embedder=None).close()
     other_name = tmp_path / "b.duckdb"
     os.link(path, other_name)
-    first, second = pcmem.open_sync(path, embedder=None), pcmem.open_sync(other_name, embedder=None)
+    first = pcmem.open_sync(path, embedder=None, shared=shared)
+    second = pcmem.open_sync(other_name, embedder=None, shared=shared)
     try:
         for i in range(15):
             first.memory.for_scope("one").remember(f"through the first name {i}")
