@@ -20,6 +20,7 @@ constructor arguments; the composition root (:mod:`pcmem.compose`), the CLI and 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -51,8 +52,16 @@ def resolve_db_path(explicit: str | os.PathLike[str] | None = None) -> Path | st
         if str(chosen).startswith(SEEKDB_SCHEME):
             return str(chosen)
         refuse_non_local(str(chosen))
-        return Path(chosen).expanduser()
+        return expand_user(chosen)
     return default_db_path()
+
+
+def expand_user(path: str | os.PathLike[str]) -> Path:
+    """``~`` and ``~user`` expanded; an unknown user is an InputError (pathlib raises RuntimeError)."""
+    try:
+        return Path(path).expanduser()
+    except RuntimeError:
+        raise InputError(f"cannot expand {os.fspath(path)!r}: no such user's home directory") from None
 
 
 def cache_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
@@ -184,17 +193,36 @@ class InferenceConfig(_Settings):
         return cls._build({**env, **{k: v for k, v in overrides.items() if v is not None}}, "inference config")
 
 
-_URL_PREFIXES = ("md:", "motherduck:", "s3:", "gs:", "gcs:", "r2:", "az:", "azure:", "abfss:", "hf:", "http:", "https:")
+#: A URI scheme at the start of a target: a letter, then letters, digits, ``+ - .``, then ``:`` — two characters at
+#: least, so a Windows drive (``C:\\``) stays a path. DuckDB reads any such prefix as a scheme or an extension to load
+#: (``md:``, ``s3:``, ``file:``; ``notes:v2.duckdb`` asked for a ``notes`` extension), so pcmem refuses it rather than
+#: guess; a file whose name has a colon is written ``./notes:v2.duckdb``.
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+:")
 
 
 def refuse_non_local(target: str) -> None:
-    """A DuckDB store is a local file: refuse URLs and DuckDB's special names (``:memory:``, ``md:``, ``s3://``...)
-    before they create folders, load network extensions or connect anywhere."""
+    """A DuckDB store is a local file: refuse URIs and DuckDB's special names (``:memory:``, ``md:``, ``s3://``,
+    ``file:``...) before they create folders, load network extensions or connect anywhere. ``file:`` URIs are
+    refused too, naming the plain path to give instead: one spelling of a store, one place that resolves it."""
     if target.startswith(":memory:"):
         raise InputError("':memory:' is not a store file: pcmem keeps memory in a file (use a temporary file for a "
                          "throwaway store)")
-    if "://" in target or target.lower().startswith(_URL_PREFIXES):
-        raise InputError(f"{target!r} is a URL; a pcmem store is a local file path (or a seekdb: URL)")
+    scheme = _SCHEME.match(target)
+    if scheme is not None and scheme.group().lower() == "file:":
+        raise InputError(f"{target!r} is a file: URI; give the plain path {_file_uri_path(target)} instead")
+    if scheme is not None or "://" in target:
+        colon = " (a file whose name has a colon is written ./NAME)" if "://" not in target else ""
+        raise InputError(f"{target!r} is a URL; a pcmem store is a local file path (or a seekdb: URL){colon}")
+
+
+def _file_uri_path(uri: str) -> str:
+    from urllib.parse import unquote, urlsplit
+
+    parts = urlsplit(uri)
+    path = unquote(parts.path)
+    if parts.netloc and parts.netloc != "localhost":
+        return f"//{parts.netloc}{path}"
+    return path
 
 
 LOCK_TIMEOUT_ENV = "PCMEM_LOCK_TIMEOUT"

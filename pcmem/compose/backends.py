@@ -46,12 +46,16 @@ def open_backend(
         return SeekdbBackend(str(target), shared=shared, lock_timeout=lock_timeout)
     from pcmem.compose import registry
     from pcmem.store.duckdb import DuckDBBackend
-    from pcmem.store.duckdb.files import refuse_non_local
 
-    if isinstance(target, str):
-        refuse_non_local(target)
-    path = Path(target).expanduser()
+    path = _duckdb_path(target)
     return registry.acquire(path, lambda: DuckDBBackend(path, shared=shared, lock_timeout=lock_timeout, create=create))
+
+
+def _duckdb_path(target: StoreTarget) -> Path:
+    """The DuckDB store file ``target`` names, resolved once (see :func:`pcmem.store.duckdb.files.store_path`)."""
+    from pcmem.store.duckdb.files import store_path
+
+    return store_path(target)
 
 
 def target_exists(target: StoreTarget) -> bool | None:
@@ -61,7 +65,7 @@ def target_exists(target: StoreTarget) -> bool | None:
 
         parsed = parse(str(target))
         return parsed.path.is_dir() if parsed.path is not None else None
-    return Path(target).exists()
+    return _duckdb_path(target).exists()
 
 
 def remove_new_store(target: StoreTarget) -> None:
@@ -71,7 +75,7 @@ def remove_new_store(target: StoreTarget) -> None:
         return
     from pcmem.store.duckdb.backend import remove_store_files
 
-    remove_store_files(Path(target).expanduser())
+    remove_store_files(_duckdb_path(target))
 
 
 def recover_wal(target: StoreTarget) -> WALRecovery:
@@ -83,4 +87,4 @@ def recover_wal(target: StoreTarget) -> WALRecovery:
         raise CapabilityNotSupportedError("--recover-wal works on DuckDB store files; seekdb recovers its own logs")
     from pcmem.store.duckdb.files import recover_wal as recover
 
-    return recover(Path(target).expanduser())
+    return recover(_duckdb_path(target))

@@ -9,7 +9,6 @@ the composition root (:mod:`pcmem.compose.registry`) hands every runtime of a pa
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -21,7 +20,7 @@ from typing import TYPE_CHECKING
 import duckdb
 
 from pcmem.analysis import Analyzer
-from pcmem.errors import ConcurrentWriteError, InputError, PcmemError, StoreError, StoreFormatError
+from pcmem.errors import ConcurrentWriteError, PcmemError, StoreError, StoreFormatError
 from pcmem.store.common import (
     V_COLUMNS,
     CompletenessMemo,
@@ -74,11 +73,8 @@ class DuckDBBackend:
 
     def __init__(self, path: str | Path, *, shared: bool = False, lock_timeout: float = 10.0,
                  create: bool = True) -> None:
-        if isinstance(path, str):
-            if not path.strip():
-                raise InputError("the store path is empty")
-            files.refuse_non_local(path)
-        self.path = Path(path).expanduser()
+        #: The store file, resolved once (symlinks followed): DuckDB, its log and every check use this one path.
+        self.path = files.store_path(path)
         existed = files.check_path(self.path, create=create)
         if existed:
             files.check_readable(self.path)
@@ -102,8 +98,6 @@ class DuckDBBackend:
             connections = self._connections = _Connections(self.path, lock_timeout, shared=shared,
                                                            read_only=self.read_only)
             with connections.cursor() as db:
-                if not existed:
-                    os.chmod(self.path, files.FILE_MODE)  # before any entry is written into it
                 self._prepare(db)
                 unreclaimed = not self.read_only and erasure.pending(db)
             if unreclaimed:
@@ -121,6 +115,8 @@ class DuckDBBackend:
             pending = migrations.pending(db)
             if pending and self.read_only:
                 files.refuse_write(self.path)
+            if len(pending) == len(migrations.MIGRATIONS):  # pcmem initialises the file: a new one, or one adopted
+                files.make_owner_only(self.path)  # from another tool (0644) — before any entry is written into it
             if pending:
                 self._private_wal()
                 migrations.migrate(db)
@@ -136,7 +132,7 @@ class DuckDBBackend:
         # DuckDB creates FILE.wal with the umask's mode (0644) and keeps the mode of one it finds: create it
         # owner-only first. It is deleted at each checkpoint, so this runs before every write transaction.
         if not self.read_only:
-            files.create_private_file(files.wal_path(self.path))
+            files.prepare_wal(self.path)
 
     # --- connection plumbing ----------------------------------------------------------------------------------
 
@@ -633,11 +629,12 @@ def _translate(error: duckdb.Error, what: str) -> PcmemError:
 
 
 def remove_store_files(path: Path) -> None:
-    """Remove a store file this process just created (and its log), after its creation failed."""
+    """Remove a store file this process just created (and its log), after its creation failed. Best effort: on a
+    read-only file system even a missing file answers EROFS, and the error that made us clean up is the one to raise."""
     for leftover in (path, files.wal_path(path)):
         try:
             leftover.unlink()
-        except FileNotFoundError:
+        except OSError:
             pass
 
 

@@ -28,6 +28,12 @@ from pcmem.store.duckdb import files
 #: each thread's cursor runs its own query on the calling thread, so concurrent searches still use every core.
 DUCKDB_THREADS: int | None = 1
 
+#: The DuckDB storage format of a store pcmem creates. From the v1.4 format on, DuckDB writes the file's identifier and
+#: checkpoint iteration into every write-ahead log and refuses to replay a log made for another file or another
+#: checkpoint; in the v1.0 format (DuckDB's default) a log says nothing about its file, and another database's log
+#: next to a store was replayed into it. An existing file keeps its format (see files.refuse_unreplayable_wal).
+NEW_STORE_STORAGE = "v1.5.0"
+
 
 def fts_extension_path() -> Path:
     """Where the ``duckdb-extension-fts`` wheel put the extension binary for the installed DuckDB version.
@@ -102,12 +108,14 @@ def connect(path: Path, *, lock_timeout: float = 0.0, read_only: bool = False) -
     while True:
         holder = files.lock_holder(path)
         if holder is None:
-            files.refuse_damaged_wal(path)  # only when nobody is writing it
+            files.refuse_unreplayable_wal(path)  # only when nobody is writing it
             replays = not read_only and files.has_wal(path)
             try:
                 config: dict[str, str | bool | int | float | list[str]] = {"autoinstall_known_extensions": False}
                 if DUCKDB_THREADS is not None:
                     config["threads"] = DUCKDB_THREADS
+                if not read_only and files.read_store_header(path) is None:  # DuckDB initialises the file now
+                    config["storage_compatibility_version"] = NEW_STORE_STORAGE
                 connection = duckdb.connect(str(path), read_only=read_only, config=config)
                 if replays:
                     checkpoint_replayed(connection, path)
@@ -167,8 +175,12 @@ def quiet(connection: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
 
 def _open_error(path: Path, error: duckdb.Error) -> StoreError:
     first_line = str(error).splitlines()[0] if str(error) else type(error).__name__
+    refused_log = files.replay_refused(path, first_line)
+    if refused_log is not None:
+        return refused_log
     if not os.access(path.parent, os.X_OK) or (path.exists() and not os.access(path, os.R_OK)):
         return StorePermissionError(f"permission denied opening {path}")
     if isinstance(error, duckdb.PermissionException) or not files.writable(path if path.exists() else path.parent):
-        return StoreReadOnlyError(f"{path} cannot be opened for writing: {first_line}")
+        return StoreReadOnlyError(f"{path} cannot be opened for writing: the file, its folder or the file system is "
+                                  f"read-only ({first_line})")
     return StoreFormatError(f"{path} is not a DuckDB database file, or it is damaged ({first_line})")

@@ -1,5 +1,5 @@
 """The store file on disk, before DuckDB sees it: what the path may be, who may read it, and whether its write-ahead
-log can be replayed without losing anything.
+log belongs to it and can be replayed without losing anything.
 
 Everything here looks at the file system only, so a refusal leaves the file (and the folder) exactly as it was.
 """
@@ -23,19 +23,50 @@ from pcmem.errors import (
     StoreReadOnlyError,
     StoreWALError,
 )
-from pcmem.settings import refuse_non_local  # noqa: F401  (re-exported for the backend)
+from pcmem.settings import expand_user, refuse_non_local
 
 try:
     import fcntl
 except ImportError:  # Windows: no POSIX locks to ask; connection.connect then treats an I/O error as "held"
     fcntl = None  # type: ignore[assignment]
 
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # POSIX: open a FIFO without waiting for its other end
+
 FILE_MODE = 0o600  # agent memory is private: owner-only files ...
 FOLDER_MODE = 0o700  # ... and folders, the intermediate ones too
 
 
+def store_path(target: str | os.PathLike[str]) -> Path:
+    """The store file a target names, resolved once: absolute, ``~`` expanded, every symlink followed.
+
+    Everything about a store — the file DuckDB opens, its log ``FILE.wal`` (DuckDB puts it next to the file it
+    opens), the log guard, the lock probe, the registry's key — uses this one path: a store reached through a
+    symlink once had its log prepared and checked next to the link while DuckDB wrote it next to the target.
+    Handing DuckDB an absolute path also keeps a relative name with a colon (``./notes:v2.duckdb``) a file name.
+    """
+    text = os.fspath(target)
+    if not isinstance(text, str):
+        raise InputError(f"a store path is text, not {type(text).__name__}")
+    if not text.strip():
+        raise InputError("the store path is empty")
+    if "\x00" in text:
+        raise InputError("the store path contains a NUL character")
+    refuse_non_local(text)
+    return Path(os.path.realpath(expand_user(text)))
+
+
 def wal_path(path: Path) -> Path:
     return path.with_name(path.name + ".wal")
+
+
+def file_identity(path: Path) -> tuple[int, int] | None:
+    """(device, inode) of an existing file, else None: what makes two names — hard links, bind mounts, two
+    spellings on a case-insensitive file system — one file."""
+    try:
+        info = path.stat()
+    except (OSError, ValueError):
+        return None
+    return info.st_dev, info.st_ino
 
 
 def check_path(path: Path, *, create: bool) -> bool:
@@ -83,6 +114,16 @@ def _check_header(path: Path, size: int) -> None:
         raise StoreFormatError(f"{path} is not a DuckDB database file (pcmem leaves it untouched)")
 
 
+def _os_error(error: OSError, doing: str) -> StoreError:
+    """The typed error for a failed file-system call: a read-only file system, a denied permission, or the system's
+    own words for anything else."""
+    if error.errno == errno.EROFS:
+        return StoreReadOnlyError(f"cannot {doing}: read-only file system")
+    if error.errno in (errno.EACCES, errno.EPERM):
+        return StorePermissionError(f"permission denied: cannot {doing}")
+    return StoreError(f"cannot {doing}: {error.strerror or error}")
+
+
 def make_private_folders(folder: Path) -> None:
     """Create ``folder`` and every missing parent with mode 0700 (``mkdir(parents=True)`` would give the
     intermediate ones the umask's mode)."""
@@ -95,18 +136,52 @@ def make_private_folders(folder: Path) -> None:
             created.mkdir(mode=FOLDER_MODE)
         except FileExistsError:
             pass
-        except PermissionError:
-            raise StorePermissionError(f"permission denied creating the folder {created}") from None
+        except OSError as error:
+            raise _os_error(error, f"create the folder {created}") from None
         os.chmod(created, FOLDER_MODE)  # mkdir's mode is filtered by the umask
 
 
-def create_private_file(path: Path) -> None:
-    """Create an empty owner-only file (DuckDB keeps the mode of a file it finds), leaving an existing one alone."""
+def make_owner_only(path: Path) -> None:
+    """Make a store pcmem initialises — a new file, or an empty one another tool made (0644) — and its log private
+    before any entry is written into them."""
+    for private in (path, wal_path(path)):
+        try:
+            os.chmod(private, FILE_MODE)
+        except FileNotFoundError:
+            pass
+        except OSError as error:
+            raise _os_error(error, f"make {private} owner-only (pcmem keeps memory private)") from None
+
+
+def prepare_wal(path: Path) -> None:
+    """Create the store's log owner-only before DuckDB does (DuckDB creates ``FILE.wal`` with the umask's mode, 0644,
+    and keeps the mode of one it finds), leaving an existing log alone. A log that is not a regular file is refused
+    (opened non-blocking: a FIFO must not hang the process)."""
+    wal = wal_path(path)
     try:
-        descriptor = os.open(path, os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, FILE_MODE)
-    except PermissionError:
-        raise StorePermissionError(f"permission denied creating {path}") from None
-    os.close(descriptor)
+        descriptor = os.open(wal, os.O_CREAT | os.O_WRONLY | _NONBLOCK | os.O_CLOEXEC, FILE_MODE)
+    except OSError as error:
+        if error.errno in (errno.EISDIR, errno.ENXIO):  # a directory; a FIFO nobody reads (or a socket)
+            raise _not_a_log(path, wal.stat().st_mode) from None
+        raise _os_error(error, f"create {wal}") from None
+    try:
+        mode = os.fstat(descriptor).st_mode
+    finally:
+        os.close(descriptor)
+    if not stat.S_ISREG(mode):
+        raise _not_a_log(path, mode)
+
+
+def _kind(mode: int) -> str:
+    kinds = {stat.S_ISDIR: "a directory", stat.S_ISFIFO: "a pipe", stat.S_ISSOCK: "a socket",
+             stat.S_ISCHR: "a device", stat.S_ISBLK: "a device"}
+    return next((kind for test, kind in kinds.items() if test(mode)), "not a regular file")
+
+
+def _not_a_log(path: Path, mode: int) -> StoreWALError:
+    wal = wal_path(path)
+    return StoreWALError(f"{wal} is {_kind(mode)}, not a write-ahead log: DuckDB keeps the log of {path} at that "
+                         f"name, so pcmem refuses to open the store; move it aside: mv '{wal}' '{wal}.aside'")
 
 
 def writable(path: Path) -> bool:
@@ -158,13 +233,79 @@ def describe_process(pid: int) -> str:
 
 
 # --- the write-ahead log -------------------------------------------------------------------------------------------
-# DuckDB 1.5 WAL: an 8-byte version header (serialised fields 100 = WAL_VERSION type, 101 = version 2, end marker),
-# then entries of [u64 payload size][u64 checksum][payload]; each committed transaction ends with a FLUSH entry
-# (payload field 100 = 0x64). DuckDB replays the longest readable prefix and drops the rest without a word, so an
-# entry cut short, a damaged header, or entries after the last FLUSH mean writes DuckDB would silently lose.
+# DuckDB 1.5 WAL: a version header, serialised without a checksum — field 100 (entry type) = 98 (WAL_VERSION),
+# field 101 = version 2, and, for store files in DuckDB's v1.4+ storage format, field 102 = the database file's
+# 16-byte identifier and field 103 = the file's checkpoint iteration; then the end marker 0xFFFF. Field ids are
+# little-endian u16, numbers LEB128 varints. Entries follow: [u64 payload size][u64 checksum][payload]; each
+# committed transaction ends with a FLUSH entry (payload field 100 = 100). DuckDB replays the longest readable prefix
+# and drops the rest without a word, so an entry cut short, a damaged header, or entries after the last FLUSH mean
+# writes DuckDB would silently lose.
+#
+# Whose log it is: DuckDB 1.5.5 writes the identifier and iteration only for files in the v1.4+ format (header
+# version number > 66) and, replaying, refuses a log whose identifier differs ("WAL does not match database file")
+# or whose iteration is not the file's (or one behind, for a checkpoint that finished before the log was removed).
+# A log without them is replayed into any file: another database's log next to a pcmem store was merged into it.
+# pcmem creates stores in the v1.5 format (connection.NEW_STORE_STORAGE) and, before DuckDB opens the file, refuses
+# a log that does not carry the store's identifier (naming the log, not the store). Stores made in the v1.0 format
+# (by earlier pcmem versions, or adopted from another tool) have no identifier: their logs cannot be told apart
+# (``pcmem migrate`` to a new file gives a store the binding).
 
-_WAL_HEADER = bytes.fromhex("6400626500" "02ffff")
+_WAL_VERSION_ENTRY = bytes.fromhex("640062")  # field 100 = 98 (WAL_VERSION)
 _FLUSH_PAYLOAD = bytes.fromhex("640064ffff")  # field 100 (entry type) = 100 (FLUSH), end marker
+_END = b"\xff\xff"
+_WAL_VERSION = 2  # 1: before checksums, 3: encrypted; pcmem writes neither
+_IDENTIFIER_LENGTH = 16
+_BINDING_STORAGE_VERSION = 67  # DuckDB writes the identifier into logs of files from this header version on
+_MAIN_HEADER_SIZE = 140  # checksum 8, "DUCK" 4, version 8, flags 32, versions 2 x 32, encryption metadata 8, id 16
+_DATABASE_HEADERS = (4096, 8192)  # each: checksum 8, then the checkpoint iteration (u64)
+
+
+@dataclass(frozen=True, slots=True)
+class WALHeader:
+    """The version entry at the start of a log: its length and, when present, which file and checkpoint it is for."""
+
+    length: int
+    db_identifier: bytes | None
+    checkpoint_iteration: int | None
+
+
+def _varint(data: bytes, position: int) -> tuple[int, int]:
+    value = shift = 0
+    while position < len(data) and shift < 64:
+        byte = data[position]
+        position += 1
+        value |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return value, position
+        shift += 7
+    raise ValueError("truncated number")
+
+
+def read_wal_header(data: bytes) -> WALHeader | None:
+    """The log's version header, or None when it is not a DuckDB 1.5 log header (damaged, or another version)."""
+    try:
+        if not data.startswith(_WAL_VERSION_ENTRY) or data[3:5] != b"\x65\x00":
+            return None
+        version, position = _varint(data, 5)
+        if version != _WAL_VERSION:
+            return None
+        identifier = iteration = None
+        if data[position:position + 2] == b"\x66\x00":
+            count, position = _varint(data, position + 2)
+            if count != _IDENTIFIER_LENGTH:
+                return None
+            elements = []
+            for _ in range(count):
+                element, position = _varint(data, position)
+                elements.append(element)
+            identifier = bytes(elements)
+        if data[position:position + 2] == b"\x67\x00":
+            iteration, position = _varint(data, position + 2)
+        if data[position:position + 2] != _END:
+            return None
+    except ValueError:
+        return None
+    return WALHeader(position + 2, identifier, iteration)
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,13 +316,18 @@ class WALScan:
     committed_bytes: int  # the header plus every complete transaction: exactly what DuckDB replays
     transactions: int
     problem: str | None  # None: the whole log replays
-    header_ok: bool
+    header: WALHeader | None  # None: the header is damaged
+
+    @property
+    def header_ok(self) -> bool:
+        return self.header is not None
 
 
 def scan_wal(data: bytes) -> WALScan:
-    if not data.startswith(_WAL_HEADER):
-        return WALScan(len(data), 0, 0, "its header is damaged", header_ok=False)
-    position = committed = len(_WAL_HEADER)
+    header = read_wal_header(data)
+    if header is None:
+        return WALScan(len(data), 0, 0, "its header is damaged", header=None)
+    position = committed = header.length
     transactions = 0
     problem = None
     while position < len(data):
@@ -198,7 +344,7 @@ def scan_wal(data: bytes) -> WALScan:
         position = start + size
     if problem is None and committed != len(data):
         problem = f"its last {len(data) - committed} bytes are not a complete transaction"
-    return WALScan(len(data), committed, transactions, problem, header_ok=True)
+    return WALScan(len(data), committed, transactions, problem, header=header)
 
 
 def has_wal(path: Path) -> bool:
@@ -210,22 +356,95 @@ def has_wal(path: Path) -> bool:
 
 
 def _read_wal(path: Path) -> bytes | None:
+    """The leftover log's bytes (None: no log). Opened non-blocking and checked to be a regular file before reading:
+    reading a FIFO at that name hung every command, a directory raised a traceback."""
     wal = wal_path(path)
     try:
-        return wal.read_bytes()
+        descriptor = os.open(wal, os.O_RDONLY | _NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
         return None
-    except PermissionError:
-        raise StorePermissionError(f"permission denied reading {wal}") from None
+    except OSError as error:
+        if error.errno == errno.ENXIO:  # a socket
+            raise _not_a_log(path, wal.stat().st_mode) from None
+        raise _os_error(error, f"read {wal}") from None
+    mode = os.fstat(descriptor).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(descriptor)
+        raise _not_a_log(path, mode)
+    with os.fdopen(descriptor, "rb") as handle:
+        return handle.read()
 
 
-def refuse_damaged_wal(path: Path) -> None:
-    """Raise StoreWALError when a leftover log would be replayed only in part (DuckDB would drop the rest)."""
+@dataclass(frozen=True, slots=True)
+class StoreHeader:
+    """What a DuckDB database file says about itself in its first 12 KiB."""
+
+    storage_version: int
+    db_identifier: bytes  # zeros before the v1.4 format
+    checkpoint_iteration: int  # of the newer of the two database headers, the one DuckDB uses
+
+    @property
+    def binds_its_log(self) -> bool:
+        return self.storage_version >= _BINDING_STORAGE_VERSION
+
+
+def read_store_header(path: Path) -> StoreHeader | None:
+    """The file's header, or None when there is no initialised database file yet (missing, empty or too short)."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(_DATABASE_HEADERS[-1] + 16)
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        raise _os_error(error, f"read {path}") from None
+    if len(head) < _DATABASE_HEADERS[-1] + 16 or head[8:12] != b"DUCK":
+        return None
+    (storage_version,) = struct.unpack_from("<Q", head, 12)
+    identifier = head[_MAIN_HEADER_SIZE - _IDENTIFIER_LENGTH:_MAIN_HEADER_SIZE]
+    iteration = max(struct.unpack_from("<Q", head, offset + 8)[0] for offset in _DATABASE_HEADERS)
+    return StoreHeader(storage_version, identifier, iteration)
+
+
+def _foreign_log(path: Path, header: WALHeader) -> str | None:
+    """Why the log cannot be this store's (None: it is, or nothing can tell). See the notes above."""
+    store = read_store_header(path)
+    if store is None:
+        return "there is no store file for it yet (a log of another database, or a store file that was removed)"
+    if header.db_identifier is None or header.checkpoint_iteration is None:
+        if store.binds_its_log:
+            return ("it belongs to another database: it does not carry this store's identifier (every log of this "
+                    "store does)")
+        return None
+    if header.db_identifier != store.db_identifier:
+        return "it belongs to another database: its identifier is not this store's"
+    if header.checkpoint_iteration + 1 < store.checkpoint_iteration:
+        return (f"it was written for an older state of this store (checkpoint {header.checkpoint_iteration}; the "
+                f"store file is at checkpoint {store.checkpoint_iteration}), and what it holds is already in the file "
+                "or was superseded")
+    if header.checkpoint_iteration > store.checkpoint_iteration:
+        return (f"it was written for a newer state of this store (checkpoint {header.checkpoint_iteration}) than the "
+                f"store file holds (checkpoint {store.checkpoint_iteration}): was the file restored from a backup?")
+    return None  # the same checkpoint, or one behind (a checkpoint that ended before the log was removed: DuckDB's)
+
+
+def refuse_unreplayable_wal(path: Path) -> None:
+    """Raise StoreWALError when a leftover log is not this store's, or would be replayed only in part (DuckDB would
+    drop the rest), or is not a file at all. The message names the log and says how to set it aside."""
     data = _read_wal(path)
     scan = scan_wal(data) if data else None
-    if scan is None or scan.problem is None:
+    if scan is None:
         return
     wal = wal_path(path)
+    aside = f"mv '{wal}' '{wal}.aside'"
+    foreign = _foreign_log(path, scan.header) if scan.header is not None else None
+    if foreign is not None:
+        raise StoreWALError(
+            f"{wal} (a write-ahead log next to the store) cannot be replayed into {path}: {foreign}. Replaying it "
+            f"would write its changes into this store, so pcmem refuses and leaves both files untouched. If it is a "
+            f"stray copy, move it aside and open the store again: {aside}"
+        )
+    if scan.problem is None:
+        return
     if scan.header_ok and scan.transactions:
         keep = (f"It holds {scan.transactions} complete transaction(s) before that point: either a crash interrupted "
                 f"a write that was never acknowledged, or the log was damaged. To keep the complete transactions and "
@@ -236,6 +455,23 @@ def refuse_damaged_wal(path: Path) -> None:
         f"{wal} (the store's write-ahead log, left by a process that did not close the store) cannot be replayed "
         f"completely: {scan.problem}. Opening would silently drop the writes in it, so pcmem refuses. {keep}"
         f"Keep a copy of both files; to open the store without the log, move it aside: mv '{wal}' '{wal}.damaged'"
+    )
+
+
+def replay_refused(path: Path, reason: str) -> StoreWALError | None:
+    """DuckDB refused to replay the leftover log (a log pcmem could not tell apart, e.g. next to a v1.0-format store):
+    the typed error naming the log, or None when there is no leftover log to blame."""
+    wal = wal_path(path)
+    try:
+        leftover = wal.stat().st_size > 0
+    except OSError:
+        leftover = False
+    if not leftover or "WAL" not in reason:
+        return None
+    return StoreWALError(
+        f"{wal} (a write-ahead log next to the store) cannot be replayed into {path}: DuckDB says: {reason}. It is "
+        f"probably another database's log or a stale copy; pcmem leaves both files untouched. Keep a copy, then move "
+        f"it aside and open the store again: mv '{wal}' '{wal}.aside'"
     )
 
 
