@@ -10,6 +10,7 @@ import json
 import math
 import re
 import unicodedata
+from datetime import datetime
 from typing import Any
 
 from pcmem.errors import InputError
@@ -39,7 +40,8 @@ def _reject_unencodable(value: str, field: str) -> None:
             raise InputError(f"{field} contains control character U+{ord(char):04X} at position {index}")
 
 
-def _require_str(value: object, field: str) -> str:
+def require_str(value: object, field: str) -> str:
+    """A str as such (pydantic alone would decode bytes)."""
     if not isinstance(value, str):
         raise InputError(f"{field} must be a string, got {type(value).__name__}")
     return value
@@ -47,7 +49,7 @@ def _require_str(value: object, field: str) -> str:
 
 def normalize_text(value: object, field: str = "text") -> str:
     """NFC-normalise and strip ``value``; it must then be 1..8192 UTF-8 bytes without control characters."""
-    text = _require_str(value, field)
+    text = require_str(value, field)
     _reject_unencodable(text, field)
     text = unicodedata.normalize("NFC", text).strip()
     if not text or all(char.isspace() or unicodedata.category(char) == "Cf" for char in text):
@@ -61,7 +63,7 @@ def normalize_text(value: object, field: str = "text") -> str:
 
 def validate_scope(value: object) -> str:
     """A scope id: 1..256 characters, not blank, no control characters. Returned NFC-normalised, not stripped."""
-    scope = _require_str(value, "scope")
+    scope = require_str(value, "scope")
     _reject_unencodable(scope, "scope")
     scope = unicodedata.normalize("NFC", scope)
     if not scope.strip():
@@ -73,7 +75,7 @@ def validate_scope(value: object) -> str:
 
 def validate_id(value: object, field: str = "entry_id") -> str:
     """An id: 1..128 printable ASCII characters without spaces."""
-    ident = _require_str(value, field)
+    ident = require_str(value, field)
     if not ident or len(ident) > MAX_ID_CHARS or not _ID_PATTERN.fullmatch(ident):
         raise InputError(f"{field} must be 1..{MAX_ID_CHARS} printable ASCII characters without spaces, got {ident!r}")
     return ident
@@ -81,7 +83,7 @@ def validate_id(value: object, field: str = "entry_id") -> str:
 
 def validate_kind(value: object) -> str:
     """An entry kind: an open label such as "fact" or "preference", 1..64 characters."""
-    kind = _require_str(value, "kind")
+    kind = require_str(value, "kind")
     _reject_unencodable(kind, "kind")
     kind = unicodedata.normalize("NFC", kind).strip()
     if not kind or len(kind) > MAX_KIND_CHARS:
@@ -91,8 +93,45 @@ def validate_kind(value: object) -> str:
 
 def validate_revision(value: object, field: str = "revision") -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise InputError(f"{field} must be a non-negative integer, got {value!r}")
+        raise InputError(f"{field} must be a non-negative integer, got {_shown(value)}")
     return value
+
+
+def validate_int(value: object, field: str) -> int:
+    """An integer as such: ``True``, ``1.0`` and ``"1"`` are refused, not coerced (a bool is an int in Python)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InputError(f"{field} must be an integer, got {_shown(value)}")
+    return value
+
+
+def validate_flag(value: object, field: str) -> bool:
+    """``True`` or ``False`` as such: ``"yes"``, ``"false"`` and ``1`` are refused, not read as a truth value."""
+    if not isinstance(value, bool):
+        raise InputError(f"{field} must be True or False, got {_shown(value)}")
+    return value
+
+
+def validate_timestamp(value: object, field: str) -> datetime | str:
+    """A datetime, or ISO 8601 text (JSON has no datetime type); a number is refused, never read as Unix time."""
+    if isinstance(value, datetime):
+        return value
+    if isinstance(value, str) and not _numeric(value):
+        return value  # the model parses it (and refuses text that is no date)
+    raise InputError(f"{field} must be a datetime or an ISO 8601 string, got {_shown(value)}")
+
+
+def _numeric(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _shown(value: object) -> str:
+    """A wrong value as a message shows it: its type and a short repr (one line, however large the value)."""
+    shown = repr(value)
+    return f"{shown if len(shown) <= 60 else shown[:57] + '...'} ({type(value).__name__})"
 
 
 def _check_json_value(value: Any, path: str, depth: int) -> None:
@@ -168,7 +207,7 @@ def _json_depth(raw: str) -> int:
 
 def parse_json(raw: object, what: str = "input") -> Any:
     """Parse untrusted JSON text with size, nesting and number-length limits: every failure is an InputError."""
-    text = _require_str(raw, what)
+    text = require_str(raw, what)
     size = len(text.encode("utf-8", errors="replace"))
     if size > MAX_JSON_BYTES:
         raise InputError(f"{what} is {size} bytes of JSON; the limit is {MAX_JSON_BYTES}")

@@ -389,6 +389,30 @@ def test_a_different_pending_profile_is_abandoned(request, backend, runtime, emb
     assert backend.embedding_profile() == embedder.profile
 
 
+# --- paging cursors -----------------------------------------------------------------------------------------------
+
+
+def test_the_paging_secret_is_made_once_and_kept_in_the_store(backend, project):
+    """Cursors are signed with it (issue 26): the same key for every process and every reopening of one store."""
+    secret = backend.paging_secret()
+    assert len(secret) >= 32 and backend.paging_secret() == secret
+    project.remember(RememberRequest(entries=tuple(NewEntry(text=f"note {i}", entry_id=f"n{i}") for i in range(3))))
+    cursor = project.list(ListRequest(limit=2)).next_cursor
+    backend.close()
+    if isinstance(backend, DuckDBBackend):
+        reopened = DuckDBBackend(backend.path)
+    else:
+        from pcmem.store.seekdb import SeekdbBackend
+
+        reopened = SeekdbBackend(backend.target)
+    try:
+        assert reopened.paging_secret() == secret
+        page = SyncRuntime(reopened, embedder=None).memory.for_scope("project").list(ListRequest(limit=2, cursor=cursor))
+        assert [entry.entry.entry_id for entry in page.entries] == ["n2"]
+    finally:
+        reopened.close()
+
+
 # --- end to end ---------------------------------------------------------------------------------------------------
 
 

@@ -174,7 +174,7 @@ class Session:
         return configured + list(MODEL_FREE_POLICIES) + (list(MODEL_POLICIES) if self.inference.generation_model else [])
 
     def search(self, form: SearchForm, progress: StageProgress) -> SearchPage:
-        request = SearchMemoryRequest(query=form.query, limit=form.limit, mode=form.mode)
+        request = SearchMemoryRequest(query=form.query, limit=_number(form.limit), mode=form.mode)
         reranker = self._reranker(form.policy, progress)
         progress("searching…", 0, 0)
         return self.runtime.memory.for_scope(form.scope).search(
@@ -216,3 +216,12 @@ class Session:
     def current(self, scope: str, entry_id: str) -> MemoryEntry:
         """The entry at the head now (after a conflict: what somebody else made of it)."""
         return self.runtime.memory.for_scope(scope).get_entry(entry_id)
+
+
+def _number(text: str | int) -> str | int:
+    """A number field's text as an int (pcmem takes integers as such, and checks the range); text that is no
+    number goes to pcmem as it is, which refuses it in one line naming the field."""
+    try:
+        return int(text)
+    except ValueError:
+        return text

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from pcmem import settings
 from pcmem.embedding.port import Embedder, EmbeddingProfile
-from pcmem.errors import ConfigurationError, PcmemError
+from pcmem.errors import ConfigurationError, InputError, PcmemError
 from pcmem.store.port import StorageBackend
 
 #: ``"auto"`` (default): the embedder that made the store's vectors (a new store: ``$PCMEM_EMBEDDER``, else the
@@ -16,7 +16,19 @@ from pcmem.store.port import StorageBackend
 EmbedderChoice = Embedder | str | None
 
 
+def check_embedder_choice(choice: object, name: str = "embedder") -> EmbedderChoice:
+    """``choice`` when it is an :data:`EmbedderChoice`; else InputError naming ``name`` (an ``embedder=42`` would
+    otherwise surface as an AttributeError at the first write)."""
+    if choice is None or isinstance(choice, str):
+        return choice
+    if callable(getattr(choice, "embed_documents", None)) and callable(getattr(choice, "embed_query", None)):
+        return choice  # type: ignore[return-value]
+    raise InputError(f"{name} must be 'auto', a preset name, a model directory, an Embedder or None, "
+                     f"got {type(choice).__name__}")
+
+
 def resolve_embedder(choice: EmbedderChoice, backend: StorageBackend) -> Embedder | None:
+    choice = check_embedder_choice(choice)
     if choice is None or not isinstance(choice, str):
         return choice
     from pcmem.embedding import presets
@@ -68,6 +80,7 @@ def resolve_rerank_embedder(
     ``$PCMEM_RERANK_EMBEDDER`` when set, else no embedder yet and a finder: the runtime looks the store's secondary
     profile up when a write or an embedding rerank first needs it (nothing is read at open) and uses the matching
     model when it is prepared here."""
+    choice = check_embedder_choice(choice, "rerank_embedder")
     if choice is None or not isinstance(choice, str):
         return choice, None
     if choice == "auto":

@@ -18,6 +18,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from pcmem.compose import options
 from pcmem.compose.backends import open_backend
 from pcmem.compose.embedders import EmbedderChoice, profile_embedder, resolve_embedder, resolve_rerank_embedder
 from pcmem.decision.port import DecisionModel
@@ -99,8 +100,14 @@ class SyncRuntime:
         for up to ``lock_timeout`` seconds. ``create=False`` raises StoreMissingError instead of creating a store.
         ``rerank_embedder``: the embedding reranker's second embedder (``"auto"``: ``$PCMEM_RERANK_EMBEDDER``, else
         the store's secondary profile; ``"none"``); writes store its vectors when it is the store's secondary profile.
-        Every runtime of one path in a process shares one backend (see :mod:`pcmem.compose.registry`).
+        Every runtime of one path in a process shares one backend (see :mod:`pcmem.compose.registry`). A wrongly
+        typed option is an InputError naming it, raised before anything is opened (see :mod:`pcmem.compose.options`).
         """
+        options.check_values(path, {
+            "embedder": embedder, "rerank_embedder": rerank_embedder, "clock": clock, "config": config,
+            "inference": inference, "reranker": reranker, "model_progress": model_progress, "write_gate": write_gate,
+            "shared": shared, "lock_timeout": lock_timeout, "create": create,
+        })
         config = config or RuntimeConfig.from_env()
         inference = inference or InferenceConfig.from_env()
         backend = open_backend(path, shared=shared, lock_timeout=lock_timeout, create=create)
@@ -183,9 +190,10 @@ class Runtime:
         self.memory = MemoryService(sync.memory)
 
     @classmethod
-    async def open(cls, path: str | Path, **options: Any) -> Runtime:
+    async def open(cls, path: str | Path, **kwargs: Any) -> Runtime:
         """Same options as :meth:`SyncRuntime.open`; opening runs in a worker thread."""
-        return cls(await to_thread(lambda: SyncRuntime.open(path, **options)))
+        options.check_names("Runtime.open", kwargs)
+        return cls(await to_thread(lambda: SyncRuntime.open(path, **kwargs)))
 
     async def reindex(
         self, progress: Progress | None = None, *, embedder: EmbedderChoice = None
@@ -211,12 +219,14 @@ class Runtime:
         await self.close()
 
 
-def open_sync(path: str | Path, **options: Any) -> SyncRuntime:
+def open_sync(path: str | Path, **kwargs: Any) -> SyncRuntime:
     """Open (creating if needed) the store file at ``path`` for blocking use; options as :meth:`SyncRuntime.open`.
 
     Returns a :class:`SyncRuntime` (a context manager). Raises StoreError and its subclasses (locked, permission,
-    read-only, missing, damaged WAL, foreign or newer file), ConfigurationError, EmbeddingError, InputError."""
-    return SyncRuntime.open(path, **options)
+    read-only, missing, damaged WAL, foreign or newer file), ConfigurationError, EmbeddingError, InputError (an
+    unknown or wrongly typed option too)."""
+    options.check_names("open_sync", kwargs)
+    return SyncRuntime.open(path, **kwargs)
 
 
 class _OpenRuntime:
@@ -238,8 +248,10 @@ class _OpenRuntime:
             await self._runtime.close()
 
 
-def open_runtime(path: str | Path, **options: Any) -> _OpenRuntime:
+def open_runtime(path: str | Path, **kwargs: Any) -> _OpenRuntime:
     """Open (creating if needed) the store file at ``path`` for async use; options as :meth:`SyncRuntime.open`.
 
-    ``await`` it for a :class:`Runtime`, or use it with ``async with``. Raises as :func:`open_sync`."""
-    return _OpenRuntime(path, options)
+    ``await`` it for a :class:`Runtime`, or use it with ``async with``. Raises as :func:`open_sync`; an unknown option
+    right away."""
+    options.check_names("open_runtime", kwargs)
+    return _OpenRuntime(path, kwargs)

@@ -57,7 +57,7 @@ from pcmem.types.memory import (
 from pcmem.types.progress import Progress
 from pcmem.types.search import SearchMemoryRequest, SearchPage
 from pcmem.types.storage import EntryEvent, HeadEntry
-from pcmem.validation import canonical_json, validate_id, validate_revision, validate_scope
+from pcmem.validation import canonical_json, validate_flag, validate_id, validate_revision, validate_scope
 
 if TYPE_CHECKING:
     import numpy as np
@@ -405,7 +405,7 @@ class SyncScopedMemory:
             request = SearchMemoryRequest(query=request)
         elif not isinstance(request, SearchMemoryRequest):
             raise InputError(f"search takes a SearchMemoryRequest or a str, not {type(request).__name__}")
-        if not rerank:
+        if not validate_flag(rerank, "rerank"):
             return self._parts.search.coarse((self.scope,), request)
         return self._parts.search.search((self.scope,), request, reranker, progress)
 
@@ -654,6 +654,7 @@ class SyncScopedMemory:
 
 def _as_remember(request: RememberRequest | NewEntry | str, *, kind: str | None, metadata: dict[str, Any] | None,
                  entry_id: str | None, upsert: bool) -> RememberRequest:
+    upsert = validate_flag(upsert, "upsert")
     fields: dict[str, Any] = {"kind": kind, "metadata": metadata, "entry_id": entry_id}
     given = {name: value for name, value in fields.items() if value is not None}
     if isinstance(request, str):

@@ -33,7 +33,7 @@ from pcmem.types.memory import (
 )
 from pcmem.types.progress import Progress
 from pcmem.types.search import SearchMemoryRequest, SearchPage
-from pcmem.validation import validate_scope
+from pcmem.validation import validate_flag, validate_scope
 
 T = TypeVar("T")
 
@@ -83,7 +83,7 @@ class SyncMemoryService:
         if isinstance(request, str):
             request = SearchMemoryRequest(query=request)
         names = _scopes(scopes)
-        if not rerank:
+        if not validate_flag(rerank, "rerank"):
             return self.parts.search.coarse(names, request)
         return self.parts.search.search(names, request, reranker, progress)
 

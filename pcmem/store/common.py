@@ -8,6 +8,8 @@ completeness. The DuckDB and seekdb backends both use these, so the contract sui
 from __future__ import annotations
 
 import json
+import secrets
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -159,3 +161,32 @@ class VersionCache(LRU[str, EntryVersion]):
     def add(self, versions: Mapping[str, EntryVersion]) -> None:
         for version_id, version in versions.items():
             self.put(version_id, version)
+
+
+# --- the paging-cursor key ---------------------------------------------------------------------------------------
+
+#: The ``pcmem_meta`` key under which a store keeps the secret its paging cursors are signed with.
+PAGING_SECRET_KEY = "paging_secret"
+
+
+def new_paging_secret() -> str:
+    """32 random bytes (hex) for a store that has no paging secret yet; stored once, never replaced."""
+    return secrets.token_hex(32)
+
+
+class PagingSecret:
+    """A backend's paging secret, read (or made) once: ``load`` returns the stored secret, creating it first when the
+    store is writable, or ``None`` when it cannot (a read-only store made before cursors were signed). Then this
+    process signs with a random secret of its own: its cursors work within the process and are refused elsewhere,
+    which is safe (never a forgeable cursor) and costs only a fresh first page."""
+
+    def __init__(self) -> None:
+        self._secret: bytes | None = None
+        self._lock = threading.Lock()
+
+    def get(self, load: Callable[[], str | None]) -> bytes:
+        with self._lock:
+            if self._secret is None:
+                stored = load()
+                self._secret = stored.encode() if stored else secrets.token_bytes(32)
+            return self._secret

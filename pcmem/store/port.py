@@ -120,6 +120,10 @@ class StorageBackend(Protocol):
     def tombstone(self, memory: MemoryRef, entry_id: str) -> Tombstone | None:
         """The tombstone of an erased entry of this memory (its ids, the revision that erased it), or ``None``."""
 
+    def paging_secret(self) -> bytes:
+        """The key paging cursors are signed with (HMAC): random, made once per store and kept in it (see
+        :class:`pcmem.store.common.PagingSecret`), so only a holder of the store can make a cursor it accepts."""
+
     def reclaim(self) -> None:
         """Make erased bytes unrecoverable from the store's files (DuckDB: checkpoint, rewrite, overwrite freed
         space); a no-op where the engine manages its own storage. Raises StoreError."""

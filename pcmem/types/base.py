@@ -1,12 +1,47 @@
-"""The base of every request and response model: immutable pydantic models that reject unknown fields."""
+"""The base of every request and response model: immutable pydantic models that reject unknown fields, and the
+field types requests share (one per kind of value, so each kind is checked the same way in every request)."""
 
 from __future__ import annotations
 
-from typing import Any
+from datetime import datetime
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError, ValidationInfo
 
+from pcmem import validation
 from pcmem.errors import InputError
+
+
+def _revision(value: object, info: ValidationInfo) -> int:
+    return validation.validate_revision(value, info.field_name or "revision")
+
+
+def _count(value: object, info: ValidationInfo) -> int:
+    return validation.validate_int(value, info.field_name or "value")
+
+
+def _flag(value: object, info: ValidationInfo) -> bool:
+    return validation.validate_flag(value, info.field_name or "value")
+
+
+def _string(value: object, info: ValidationInfo) -> str:
+    return validation.require_str(value, info.field_name or "value")
+
+
+def _timestamp(value: object, info: ValidationInfo) -> datetime | str:
+    return validation.validate_timestamp(value, info.field_name or "value")
+
+
+#: A revision number: an integer ≥ 0 (``True``, ``-1`` and ``"3"`` are refused).
+Revision = Annotated[int, BeforeValidator(_revision)]
+#: A count or a limit: an integer as such (``True``, ``1.0``, ``"5"`` are refused); bounds come with ``Field``.
+Count = Annotated[int, BeforeValidator(_count)]
+#: A switch: ``True`` or ``False`` as such (``"yes"``, ``1`` are refused — pydantic alone would coerce them).
+Flag = Annotated[bool, BeforeValidator(_flag)]
+#: Text as such (bytes are refused), for fields without a validator of their own (ids, cursors).
+String = Annotated[str, BeforeValidator(_string)]
+#: A point in time: a datetime or ISO 8601 text (what JSON carries); a number is refused, not read as Unix time.
+Timestamp = Annotated[datetime, BeforeValidator(_timestamp)]
 
 
 class Frozen(BaseModel):
@@ -23,13 +58,8 @@ class Frozen(BaseModel):
 
 
 class Request(Frozen):
-    """A request model (see :class:`Frozen` for errors)."""
-
-    def __init__(self, /, **data: Any) -> None:
-        try:
-            super().__init__(**data)
-        except ValidationError as error:
-            raise InputError(_describe(error)) from None
+    """A request model (see :class:`Frozen` for errors). Its ints, bools and datetimes use the shared types above:
+    pydantic's lax mode would read ``limit=True`` as 1, ``upsert="yes"`` as true and ``created_from=5`` as 1970."""
 
 
 def _describe(error: ValidationError) -> str:

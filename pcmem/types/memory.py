@@ -13,7 +13,7 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 
 from pcmem import validation
 from pcmem.errors import InputError
-from pcmem.types.base import Frozen, Request
+from pcmem.types.base import Count, Flag, Frozen, Request, Revision, String
 
 #: "erased": the entry was forgotten (:meth:`~pcmem.memory.scoped.SyncScopedMemory.forget`); only its ids remain.
 EntryState = Literal["active", "retired", "erased"]
@@ -29,10 +29,10 @@ MAX_PAGE_LIMIT = 100  # RFC 1656 entries/query: a page holds 1..100 items
 class Citation(Frozen):
     """The exact identity of one entry version as read from one revision of one Memory."""
 
-    artifact_id: str
-    revision: int
-    entry_id: str
-    entry_version_id: str
+    artifact_id: String
+    revision: Revision
+    entry_id: String
+    entry_version_id: String
 
     def __str__(self) -> str:
         return f"{self.artifact_id}@{self.revision}/{self.entry_id}/{self.entry_version_id}"
@@ -158,14 +158,9 @@ class RememberRequest(Request):
     """
 
     entries: tuple[NewEntry, ...] = Field(min_length=1, max_length=MAX_ENTRIES_PER_WRITE)
-    expected_revision: int | None = None
-    allow_duplicates: bool = False
-    upsert: bool = False
-
-    @field_validator("expected_revision", mode="before")
-    @classmethod
-    def _expected(cls, value: object) -> int | None:
-        return None if value is None else validation.validate_revision(value, "expected_revision")
+    expected_revision: Revision | None = None
+    allow_duplicates: Flag = False
+    upsert: Flag = False
 
     @model_validator(mode="after")
     def _unique_ids(self) -> RememberRequest:
@@ -184,28 +179,20 @@ class _HeadWrite(Request):
     """
 
     entry_id: str
-    expected_revision: int | None = None
-    expected_version: int | None = None
+    expected_revision: Revision | None = None
+    expected_version: Revision | None = None
 
     @field_validator("entry_id", mode="before")
     @classmethod
     def _entry_id(cls, value: object) -> str:
         return validation.validate_id(value)
 
-    @field_validator("expected_revision", mode="before")
+    @field_validator("expected_version")
     @classmethod
-    def _expected(cls, value: object) -> int | None:
-        return None if value is None else validation.validate_revision(value, "expected_revision")
-
-    @field_validator("expected_version", mode="before")
-    @classmethod
-    def _expected_version(cls, value: object) -> int | None:
-        if value is None:
-            return None
-        version = validation.validate_revision(value, "expected_version")
-        if version < 1:
+    def _expected_version(cls, value: int | None) -> int | None:
+        if value == 0:
             raise InputError("expected_version must be ≥ 1 (entry versions start at 1)")
-        return version
+        return value
 
     @model_validator(mode="after")
     def _some_expectation(self) -> _HeadWrite:
@@ -282,14 +269,9 @@ class ListRequest(Request):
     """
 
     state: Literal["active", "all"] = "active"
-    revision: int | None = None
-    limit: int | None = Field(default=None, ge=1, le=MAX_PAGE_LIMIT)
-    cursor: str | None = None
-
-    @field_validator("revision", mode="before")
-    @classmethod
-    def _revision(cls, value: object) -> int | None:
-        return None if value is None else validation.validate_revision(value)
+    revision: Revision | None = None
+    limit: Count | None = Field(default=None, ge=1, le=MAX_PAGE_LIMIT)
+    cursor: String | None = None
 
 
 class EntryPage(Frozen):

@@ -10,7 +10,7 @@ from pydantic import Field, field_validator, model_validator
 
 from pcmem import validation
 from pcmem.errors import InputError
-from pcmem.types.base import Frozen, Request
+from pcmem.types.base import Count, Frozen, Request, Timestamp
 from pcmem.types.memory import Citation, EntryVersion, MemoryRef
 from pcmem.types.rerank import CandidateDecision
 from pcmem.types.usage import Usage
@@ -50,12 +50,12 @@ class SearchMemoryRequest(Request):
     """
 
     query: str
-    limit: int = Field(default=10, ge=1, le=MAX_SEARCH_LIMIT)
+    limit: Count = Field(default=10, ge=1, le=MAX_SEARCH_LIMIT)
     mode: SearchMode = "auto"
     kinds: tuple[str, ...] | None = None
     metadata: dict[str, Any] | None = None
-    created_from: datetime | None = None
-    created_before: datetime | None = None
+    created_from: Timestamp | None = None
+    created_before: Timestamp | None = None
 
     @field_validator("query", mode="before")
     @classmethod

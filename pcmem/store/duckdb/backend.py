@@ -22,13 +22,16 @@ import duckdb
 from pcmem.analysis import Analyzer
 from pcmem.errors import ConcurrentWriteError, PcmemError, StoreError, StoreFormatError
 from pcmem.store.common import (
+    PAGING_SECRET_KEY,
     V_COLUMNS,
     CompletenessMemo,
+    PagingSecret,
     VersionCache,
     assemble_candidates,
     check_candidate_limit,
     check_events,
     entry,
+    new_paging_secret,
     next_revision,
     utc,
     version_from_row,
@@ -93,6 +96,7 @@ class DuckDBBackend:
         self._fts_cache = FtsCache()
         self._complete = CompletenessMemo()
         self._versions = VersionCache()
+        self._paging_secret = PagingSecret()
         connections: _Connections | None = None
         try:
             connections = self._connections = _Connections(self.path, lock_timeout, shared=shared,
@@ -313,6 +317,21 @@ class DuckDBBackend:
     def tombstone(self, memory: MemoryRef, entry_id: str) -> Tombstone | None:
         with self._transaction() as cursor:
             return erasure.tombstone(cursor, memory.artifact_id, entry_id)
+
+    def paging_secret(self) -> bytes:
+        return self._paging_secret.get(self._stored_paging_secret)
+
+    def _stored_paging_secret(self) -> str | None:
+        with self._transaction() as cursor:
+            secret = _meta(cursor, PAGING_SECRET_KEY)
+        if secret is not None or self.read_only:
+            return secret
+        with self._write_lock, self._transaction(write=True) as cursor:
+            # NOT EXISTS rather than a conflict clause: another process (shared mode) may have made it meanwhile
+            cursor.execute("INSERT INTO pcmem_meta SELECT $key, $value WHERE NOT EXISTS "
+                           "(SELECT 1 FROM pcmem_meta WHERE key = $key)",
+                           {"key": PAGING_SECRET_KEY, "value": new_paging_secret()})
+            return _meta(cursor, PAGING_SECRET_KEY)
 
     def reclaim(self) -> None:
         """Rewrite the tables that held erased rows, checkpoint, and overwrite the freed blocks (see erasure.py).
@@ -636,6 +655,11 @@ def remove_store_files(path: Path) -> None:
             leftover.unlink()
         except OSError:
             pass
+
+
+def _meta(cursor: duckdb.DuckDBPyConnection, key: str) -> str | None:
+    row = cursor.execute("SELECT value FROM pcmem_meta WHERE key = ?", [key]).fetchone()
+    return None if row is None else str(row[0])
 
 
 def _find_memory(cursor: duckdb.DuckDBPyConnection, scope: str) -> MemoryRef | None:

@@ -19,12 +19,15 @@ import numpy as np
 from pcmem.analysis import ANALYZERS
 from pcmem.errors import CapabilityNotSupportedError, StoreError
 from pcmem.store.common import (
+    PAGING_SECRET_KEY,
     V_COLUMNS,
     CompletenessMemo,
+    PagingSecret,
     assemble_candidates,
     check_candidate_limit,
     check_dimension,
     entry,
+    new_paging_secret,
     utc,
     version_from_row,
 )
@@ -64,6 +67,7 @@ class SeekdbBackend:
         self._write_lock = threading.Lock()
         self._closed = False
         self._complete = CompletenessMemo()
+        self._paging_secret = PagingSecret()
         try:
             self.analyzer = ANALYZERS[schema.ensure(self._connection())]  # DDL: outside any transaction
         except BaseException:
@@ -122,6 +126,19 @@ class SeekdbBackend:
                 except Exception:  # noqa: BLE001 - closing is best effort
                     pass
             self._connections.clear()
+
+    def paging_secret(self) -> bytes:
+        return self._paging_secret.get(self._stored_paging_secret)
+
+    def _stored_paging_secret(self) -> str:
+        # Autocommit statements, not one transaction: the second read must see a secret another process made first.
+        db = self._connection()
+        if schema.meta(db, PAGING_SECRET_KEY) is None:
+            schema.add_meta(db, PAGING_SECRET_KEY, new_paging_secret())
+        secret = schema.meta(db, PAGING_SECRET_KEY)
+        if secret is None:
+            raise StoreError("the store's paging secret could not be kept")
+        return secret
 
     # --- writes -----------------------------------------------------------------------------------------------
 

@@ -172,3 +172,8 @@ def meta(db: Connection, key: str) -> str | None:
 
 def set_meta(db: Connection, key: str, value: str) -> None:
     db.run(render("REPLACE INTO pcmem_meta (meta_key, meta_value) VALUES (%s, %s)", key, value))
+
+
+def add_meta(db: Connection, key: str, value: str) -> None:
+    """Set ``key`` unless it is set already (another process may have set it first: that value stays)."""
+    db.run(render("INSERT IGNORE INTO pcmem_meta (meta_key, meta_value) VALUES (%s, %s)", key, value))

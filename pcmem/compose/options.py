@@ -1,0 +1,97 @@
+"""The options of ``open_sync`` / ``open_runtime`` / ``SyncRuntime.open``, checked in one place before anything opens.
+
+A wrong name or type is an :class:`~pcmem.errors.InputError` naming the option, raised before a file is created or a
+model loaded — not a ``TypeError`` from the call, nor an ``AttributeError`` from deep inside the first write
+(``embedder=42``), nor a truthy string read as a switch (``shared="yes"``).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from pcmem.compose.embedders import check_embedder_choice
+from pcmem.errors import InputError
+from pcmem.settings import InferenceConfig, RuntimeConfig
+from pcmem.validation import validate_flag
+
+
+def _lock_timeout(value: object, name: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value) or value < 0:
+        raise InputError(f"{name} must be a number of seconds ≥ 0, got {value!r}")
+
+
+def _flag(value: object, name: str) -> None:
+    validate_flag(value, name)
+
+
+def _embedder(value: object, name: str) -> None:
+    check_embedder_choice(value, name)
+
+
+def _callable(value: object, name: str) -> None:
+    if not callable(value):
+        raise InputError(f"{name} must be callable, got {type(value).__name__}")
+
+
+def _optional(check: Callable[[object, str], None]) -> Callable[[object, str], None]:
+    def optional(value: object, name: str) -> None:
+        if value is not None:
+            check(value, name)
+    return optional
+
+
+def _instance(kind: type) -> Callable[[object, str], None]:
+    def instance(value: object, name: str) -> None:
+        if not isinstance(value, kind):
+            raise InputError(f"{name} must be a {kind.__name__}, got {type(value).__name__}")
+    return instance
+
+
+def _with_method(method: str, what: str) -> Callable[[object, str], None]:
+    def with_method(value: object, name: str) -> None:
+        if not callable(getattr(value, method, None)):
+            raise InputError(f"{name} must be {what} (an object with .{method}()), got {type(value).__name__}")
+    return with_method
+
+
+#: Every option of opening a store, with its check. ``SyncRuntime.open`` takes exactly these keywords.
+OPEN_OPTIONS: dict[str, Callable[[object, str], None]] = {
+    "embedder": _embedder,
+    "rerank_embedder": _embedder,
+    "clock": _callable,
+    "config": _optional(_instance(RuntimeConfig)),
+    "inference": _optional(_instance(InferenceConfig)),
+    "reranker": _optional(_with_method("rerank", "a MemoryReranker")),
+    "model_progress": _optional(_callable),
+    "write_gate": _optional(_with_method("evaluate", "a DecisionModel")),
+    "shared": _flag,
+    "lock_timeout": _lock_timeout,
+    "create": _flag,
+}
+
+
+def check_names(caller: str, options: Mapping[str, Any]) -> None:
+    """Refuse an option ``SyncRuntime.open`` does not take (``open_sync(path, **options)`` would raise TypeError)."""
+    unknown = sorted(set(options) - OPEN_OPTIONS.keys())
+    if unknown:
+        raise InputError(f"{caller} got an unknown option {unknown[0]!r}; it takes {', '.join(OPEN_OPTIONS)}")
+
+
+def check_values(target: object, options: Mapping[str, Any]) -> None:
+    """Refuse a wrongly typed option, or a store target that cannot name a file (InputError naming it)."""
+    _check_target(target)
+    for name, value in options.items():
+        OPEN_OPTIONS[name](value, name)
+
+
+def _check_target(target: object) -> None:
+    if not isinstance(target, str | os.PathLike):
+        raise InputError(f"path must be a file path or a seekdb: URL, not {type(target).__name__}")
+    text = os.fspath(target)
+    if not isinstance(text, str):
+        raise InputError(f"path must be a text path, not {type(text).__name__}")
+    if "\0" in text:
+        raise InputError("path contains a NUL character, which no file name can hold")
