@@ -19,6 +19,7 @@ import binascii
 import hashlib
 import hmac
 import json
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from pcmem.errors import InputError, InvalidCursorError, RevisionNotFoundError, StaleCursorError
@@ -26,7 +27,7 @@ from pcmem.types.memory import MAX_PAGE_LIMIT, ChangesPage, EntryPage, ListReque
 from pcmem.validation import validate_revision
 
 if TYPE_CHECKING:
-    from pcmem.memory.scoped import SyncScopedMemory
+    from pcmem.store.port import StorageBackend
 
 NOT_VALID = "this cursor is not valid for this scope; start again without a cursor"
 TAG_BYTES = 16
@@ -93,29 +94,31 @@ def _check_limit(limit: int | None) -> None:
         raise InputError(f"limit must be an integer in 1..{MAX_PAGE_LIMIT}, got {limit!r}")
 
 
-def _refuse_stale(scoped: SyncScopedMemory, memory: MemoryRef, pinned: int) -> None:
-    if any(info.operation == "forget" and info.revision > pinned for info in scoped.revisions()):
-        raise StaleCursorError(f"an entry of scope {scoped.scope!r} was forgotten after this cursor was issued "
+def _refuse_stale(backend: StorageBackend, scope: str, memory: MemoryRef, pinned: int) -> None:
+    if any(info.operation == "forget" and info.revision > pinned for info in backend.revisions(memory)):
+        raise StaleCursorError(f"an entry of scope {scope!r} was forgotten after this cursor was issued "
                                f"(pinned to revision {pinned}); list again without a cursor")
 
 
-def list_page(scoped: SyncScopedMemory, request: ListRequest) -> EntryPage:
-    head = scoped.head()
+def list_page(backend: StorageBackend, scope: str, request: ListRequest,
+              at: Callable[[int | None], MemoryRef | None]) -> EntryPage:
+    """A page of ``scope``'s manifest; ``at`` gives the scope's memory at a revision (the head for None)."""
+    head = backend.find_memory(scope)
     after = ""
     revision = request.revision
     if request.cursor is not None:
-        fields = decode(scoped._backend.paging_secret(), request.cursor, "list", head)
+        fields = decode(backend.paging_secret(), request.cursor, "list", head)
         assert head is not None
         if fields["s"] != request.state or (request.revision is not None and request.revision != fields["r"]):
             raise InvalidCursorError("this cursor continues a listing with other parameters (state or revision)")
         if not 1 <= fields["r"] <= fields["h"]:
             raise InvalidCursorError(NOT_VALID)
-        _refuse_stale(scoped, head, fields["h"])
+        _refuse_stale(backend, scope, head, fields["h"])
         revision, after = fields["r"], fields["after"]
-    memory = scoped._at(revision)
+    memory = at(revision)
     if memory is None:
         return EntryPage(memory=None, entries=())
-    entries = scoped._backend.manifest(memory, include_retired=request.state == "all")
+    entries = backend.manifest(memory, include_retired=request.state == "all")
     if after:
         entries = [entry for entry in entries if entry.entry.entry_id.encode() > after.encode()]
     if request.limit is None or len(entries) <= request.limit:
@@ -123,23 +126,24 @@ def list_page(scoped: SyncScopedMemory, request: ListRequest) -> EntryPage:
     page = entries[: request.limit]
     fields = {"k": "list", "r": memory.revision, "s": request.state, "h": head.revision if head else 0,
               "after": page[-1].entry.entry_id}
-    cursor = encode(scoped._backend.paging_secret(), memory, fields)
+    cursor = encode(backend.paging_secret(), memory, fields)
     return EntryPage(memory=memory, entries=tuple(page), next_cursor=cursor)
 
 
-def changes_page(scoped: SyncScopedMemory, since_revision: int, limit: int | None, cursor: str | None) -> ChangesPage:
+def changes_page(backend: StorageBackend, scope: str, since_revision: int, limit: int | None,
+                 cursor: str | None) -> ChangesPage:
     since = validate_revision(since_revision, "since_revision")
     _check_limit(limit)
-    memory = scoped.head()
+    memory = backend.find_memory(scope)
     after: tuple[int, str] = (0, "")
     if cursor is not None:
-        fields = decode(scoped._backend.paging_secret(), cursor, "changes", memory)
+        fields = decode(backend.paging_secret(), cursor, "changes", memory)
         assert memory is not None
         if fields["since"] != since:
             raise InvalidCursorError("this cursor continues a changes read with another since_revision")
         if not since <= fields["after_revision"] <= fields["r"]:
             raise InvalidCursorError(NOT_VALID)
-        _refuse_stale(scoped, memory, fields["r"])
+        _refuse_stale(backend, scope, memory, fields["r"])
         memory = memory.model_copy(update={"revision": fields["r"]})
         after = (fields["after_revision"], fields["after_entry"])
     head = 0 if memory is None else memory.revision
@@ -147,7 +151,7 @@ def changes_page(scoped: SyncScopedMemory, since_revision: int, limit: int | Non
         raise RevisionNotFoundError(f"since_revision {since} is past the head revision {head}")
     if memory is None:
         return ChangesPage(memory=None, since_revision=since, changes=())
-    changes = scoped._backend.changes(memory, since)
+    changes = backend.changes(memory, since)
     if after != (0, ""):
         changes = [c for c in changes if (c.revision, c.entry_id.encode()) > (after[0], after[1].encode())]
     if limit is None or len(changes) <= limit:
@@ -155,5 +159,5 @@ def changes_page(scoped: SyncScopedMemory, since_revision: int, limit: int | Non
     page = changes[:limit]
     fields = {"k": "changes", "r": memory.revision, "since": since, "after_revision": page[-1].revision,
               "after_entry": page[-1].entry_id}
-    next_cursor = encode(scoped._backend.paging_secret(), memory, fields)
+    next_cursor = encode(backend.paging_secret(), memory, fields)
     return ChangesPage(memory=memory, since_revision=since, changes=tuple(page), next_cursor=next_cursor)

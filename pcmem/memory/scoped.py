@@ -297,7 +297,7 @@ class SyncScopedMemory:
         made stale, InputError for bad values.
         """
         request = _expect(request or ListRequest(), ListRequest, "list")
-        return paging.list_page(self, request)
+        return paging.list_page(self._backend, self.scope, request, self._at)
 
     def get(self, citation: Citation) -> MemoryEntry:
         """Read back exactly the entry version a citation names, as it stood in the cited revision.
@@ -343,7 +343,7 @@ class SyncScopedMemory:
         the first page. Raises RevisionNotFoundError when ``since_revision`` is past the head, InputError for a
         negative one, InvalidCursorError / StaleCursorError for a bad or stale cursor.
         """
-        return paging.changes_page(self, since_revision, limit, cursor)
+        return paging.changes_page(self._backend, self.scope, since_revision, limit, cursor)
 
     def history(self, entry_id: str) -> EntryHistory:
         """Every revision that changed this entry, with the version it pointed at, oldest first.
