@@ -37,10 +37,27 @@ def test_every_preset_has_a_distinct_stable_profile() -> None:
     assert profiles == {
         "minilm-l6-int8": pcmem.EmbeddingProfile("sentence-transformers/all-MiniLM-L6-v2@int8", 384, True),
         "mpnet-base": pcmem.EmbeddingProfile("sentence-transformers/all-mpnet-base-v2@fp32", 768, True),
-        "mpnet-base-int8": pcmem.EmbeddingProfile("sentence-transformers/all-mpnet-base-v2@int8-ffn-fp32", 768, True),
+        "mpnet-base-int8": pcmem.EmbeddingProfile("sentence-transformers/all-mpnet-base-v2@int8-tensor-ffn-fp32", 768,
+                                                  True),
         "embeddinggemma-300m": pcmem.EmbeddingProfile("google/embeddinggemma-300m@q8_0-gguf", 768, True),
     }
     assert presets.DEFAULT_PRESET == "minilm-l6-int8"
+
+
+def test_a_store_of_the_retired_per_channel_int8_build_finds_its_model_or_says_how_to_switch(tmp_path: Path) -> None:
+    """Stores whose vectors the per-channel mpnet int8 build made keep their profile (a different vector space from the
+    per-tensor build); where that build is not cached, the error says to reindex, and it is never built again."""
+    retired = pcmem.EmbeddingProfile("sentence-transformers/all-mpnet-base-v2@int8-ffn-fp32", 768, True)
+    assert retired not in {preset.profile for preset in presets.EMBEDDER_PRESETS.values()}
+    embedder = presets.for_profile(retired, tmp_path)
+    assert embedder is not None and embedder.profile == retired
+    with pytest.raises(ConfigurationError, match=r"per-channel int8 build.*pcmem reindex --embedder mpnet-base-int8"):
+        embedder.embed_query("anything")
+    with pytest.raises(ConfigurationError, match="retired"):
+        presets.prepare_preset("mpnet-base-int8-per-channel", None, tmp_path)
+    assert mpnet.model_dir("int8-per-channel", tmp_path).name == "all-mpnet-base-v2-int8"  # where it always was
+    with pytest.raises(InputError):
+        presets.resolve("mpnet-base-int8-per-channel", tmp_path)  # never offered as a choice
 
 
 def test_dynamic_int8_presets_embed_one_text_per_call() -> None:

@@ -10,14 +10,15 @@ from click.testing import CliRunner
 from pcmem.cli import main
 from pcmem.compose.embedders import named_embedder
 from pcmem.embedding import gemma, presets
+from pcmem.embedding.reference import REFERENCE_SENTENCES, stored_vectors
 from pcmem.errors import ConfigurationError
 
 
 def test_pins_are_complete() -> None:
     assert len(gemma.WHEEL_SHA256) == len(gemma.WHEEL_VERSIONS) == 25 == len(set(gemma.WHEEL_SHA256))
     assert all(len(h) == 64 for h in (*gemma.WHEEL_SHA256, *gemma.PINNED_SOURCE_FILES.values(), gemma.GGUF_SHA256))
-    reference = gemma.reference_vectors()
-    assert len(reference["documents"]) == len(gemma.REFERENCE_SENTENCES) and len(reference["query"]) == 768
+    reference = stored_vectors(gemma.REFERENCE_VECTORS)
+    assert len(reference["documents"]) == len(REFERENCE_SENTENCES) and len(reference["query"]) == 768
 
 
 def test_prepare_needs_the_terms_accepted_before_anything_else(tmp_path: Path) -> None:
@@ -32,7 +33,17 @@ def test_cli_shows_the_notice_and_an_unprepared_preset_says_how(tmp_path: Path, 
     monkeypatch.setenv("PCMEM_CACHE_DIR", str(tmp_path / "cache"))
     result = CliRunner().invoke(main, ["models", "prepare", gemma.NAME, "--wheels", str(tmp_path)])
     assert result.exit_code != 0 and "Gemma Terms of Use" in result.output
+    assert result.output.count("Gemma Terms of Use") == 1 and "pass --accept-gemma-terms" in result.output
     with pytest.raises(ConfigurationError, match="not prepared yet"):
         named_embedder(gemma.NAME)
     ready, path = presets.preset_state(presets.EMBEDDER_PRESETS[gemma.NAME])
     assert not ready and path == gemma.model_dir(tmp_path / "cache")
+
+
+def test_cli_with_the_terms_accepted_does_not_ask_for_the_flag(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("PCMEM_CACHE_DIR", str(tmp_path / "cache"))
+    result = CliRunner().invoke(main, ["models", "prepare", gemma.NAME, "--accept-gemma-terms", "--wheels",
+                                       str(tmp_path)])
+    assert result.exit_code != 0 and "transport wheels are missing" in result.output
+    assert "Gemma Terms of Use" in result.output and "accepted those terms" in result.output
+    assert "pass --accept-gemma-terms" not in result.output

