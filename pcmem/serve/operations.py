@@ -64,12 +64,14 @@ class MemoryApi:
         self._store_pool.shutdown(wait=True)
         self._rerank_pool.shutdown(wait=True)
 
-    async def _run(self, call: Callable[[], T], *, may_rerank: bool = False) -> T:
+    async def run(self, call: Callable[[], T], *, may_rerank: bool = False) -> T:
+        """Run a store (or, with ``may_rerank``, a reranking search) call in a worker thread."""
         pool = self._rerank_pool if may_rerank and self.runtime.reranker is not None else self._store_pool
         return await asyncio.get_running_loop().run_in_executor(pool, call)
 
-    def _scope(self, scope_id: str):  # noqa: ANN202 - pcmem's scoped handle
+    def scope(self, scope_id: str):  # noqa: ANN201 - pcmem's scoped handle
         return self.runtime.memory.for_scope(scope_id)
+
 
     # --- PowerContext v1 --------------------------------------------------------------------------------------
 
@@ -82,9 +84,9 @@ class MemoryApi:
 
     async def _search(self, request: wire.SearchMemoryRequest, *, rerank: bool) -> pcmem.SearchPage:
         query = pcmem.SearchMemoryRequest(query=request.query, limit=request.limit, mode=request.mode.value)
-        scoped = self._scope(request.scope_id)
+        scoped = self.scope(request.scope_id)
         try:
-            return await self._run(lambda: scoped.search(query, rerank=rerank), may_rerank=rerank)
+            return await self.run(lambda: scoped.search(query, rerank=rerank), may_rerank=rerank)
         except CapabilityNotSupportedError as error:
             raise ApiError(422, "capability_not_supported", str(error), {"capability": request.mode.value}) from None
 
@@ -94,16 +96,16 @@ class MemoryApi:
             entries=(pcmem.NewEntry(text=request.text, kind=request.kind, metadata=metadata),),
             expected_revision=request.expected_revision,
         )
-        scoped = self._scope(request.scope_id)
+        scoped = self.scope(request.scope_id)
 
         def write() -> wire.MemoryMutationResponse:
             result = scoped.remember(remember)
             return self._mutation(scoped, result)
 
-        return await self._run(write)
+        return await self.run(write)
 
     async def list_memory_entries(self, request: wire.ListMemoryEntriesRequest) -> wire.ListMemoryEntriesResponse:
-        scoped = self._scope(request.scope_id)
+        scoped = self.scope(request.scope_id)
         listing = pcmem.ListRequest(state="all" if request.include_inactive else "active")
 
         def read() -> pcmem.EntryPage | None:
@@ -112,15 +114,15 @@ class MemoryApi:
             except ScopeNotFoundError:
                 return None  # PowerContext: a scope without Memory lists nothing (memory: null)
 
-        return convert.entries_response(await self._run(read))
+        return convert.entries_response(await self.run(read))
 
     async def get_memory_entry(self, request: wire.GetMemoryEntryRequest) -> wire.MemoryEntry:
-        scoped = self._scope(request.scope_id)
+        scoped = self.scope(request.scope_id)
         cited = _pcmem_citation(request.citation)
-        return convert.memory_entry(await self._run(lambda: scoped.get(cited)))
+        return convert.memory_entry(await self.run(lambda: scoped.get(cited)))
 
     async def revise_memory_entry(self, request: wire.ReviseMemoryEntryRequest) -> wire.MemoryMutationResponse:
-        scoped = self._scope(request.scope_id)
+        scoped = self.scope(request.scope_id)
         cited = _pcmem_citation(request.citation)
 
         def write() -> wire.MemoryMutationResponse:
@@ -132,10 +134,10 @@ class MemoryApi:
             ))
             return self._mutation(scoped, result)
 
-        return await self._run(write)
+        return await self.run(write)
 
     async def retire_memory_entry(self, request: wire.RetireMemoryEntryRequest) -> wire.MemoryMutationResponse:
-        scoped = self._scope(request.scope_id)
+        scoped = self.scope(request.scope_id)
         cited = _pcmem_citation(request.citation)
 
         def write() -> wire.MemoryMutationResponse:
@@ -143,10 +145,10 @@ class MemoryApi:
             result = scoped.retire(pcmem.RetireRequest(entry_id=cited.entry_id, expected_revision=cited.revision))
             return self._mutation(scoped, result)
 
-        return await self._run(write)
+        return await self.run(write)
 
     async def list_memory_changes(self, request: wire.ListMemoryChangesRequest) -> wire.ListMemoryChangesResponse:
-        scoped = self._scope(request.scope_id)
+        scoped = self.scope(request.scope_id)
         since = request.since_revision or 0
 
         def previous_version(entry_id: str, revision: int) -> str | None:
@@ -164,7 +166,7 @@ class MemoryApi:
                 raise ApiError(422, "invalid_request", str(error)) from None
             return convert.changes_response(page, previous_version)
 
-        return await self._run(read)
+        return await self.run(read)
 
     def _mutation(self, scoped: Any, result: pcmem.WriteResult) -> wire.MemoryMutationResponse:
         entry = convert.memory_entry(scoped.get(result.citations[0])) if result.citations else None
@@ -173,11 +175,11 @@ class MemoryApi:
     # --- pcmem additions --------------------------------------------------------------------------------------
 
     async def list_scopes(self) -> list[pcmem.ScopeSummary]:
-        return await self._run(self.runtime.memory.scopes)
+        return await self.run(self.runtime.memory.scopes)
 
     async def entry_history(self, request: EntryHistoryRequest) -> pcmem.EntryHistory:
-        scoped = self._scope(request.scope_id)
-        return await self._run(lambda: scoped.history(request.entry_id))
+        scoped = self.scope(request.scope_id)
+        return await self.run(lambda: scoped.history(request.entry_id))
 
     def readiness(self) -> Readiness:
         embedder = self.runtime.embedder
