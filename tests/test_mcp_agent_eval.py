@@ -81,22 +81,22 @@ async def test_remember_is_safe_to_retry_with_a_key(server_url):
 
 async def test_correct_a_fact_while_the_scope_moves_on(server_url):
     async with connected(server_url) as agent:
-        await agent("remember_memory", scope_id="user:ana", kind="fact", text="Ana lives in Lisbon.", key="city")
-        hit = (await agent("search_memory", scope_id="user:ana", query="where does Ana live"))["hits"][0]
+        await agent("remember_memory", scope_id="user:dee", kind="fact", text="Ana lives in Lisbon.", key="city")
+        hit = (await agent("search_memory", scope_id="user:dee", query="where does Ana live"))["hits"][0]
         # Other writes to the scope after the agent read the hit do not invalidate its citation.
-        await agent("remember_memory", scope_id="user:ana", kind="fact", text="Ana has a cat named Miso.")
-        revised = await agent("revise_memory_entry", scope_id="user:ana", citation=hit["citation"],
+        await agent("remember_memory", scope_id="user:dee", kind="fact", text="Ana has a cat named Miso.")
+        revised = await agent("revise_memory_entry", scope_id="user:dee", citation=hit["citation"],
                               text="Ana lives in Porto.", reason="she moved")
         assert revised["changed"] and revised["entry"]["version"] == 2
         # The same correction through the key, as a mem0-style agent would do it, changes nothing more.
-        again = await agent("remember_memory", scope_id="user:ana", kind="fact", text="Ana lives in Porto.",
+        again = await agent("remember_memory", scope_id="user:dee", kind="fact", text="Ana lives in Porto.",
                             key="city", metadata={"reason": "she moved"})
         assert again["changed"] is False
         # Retire with an explicit per-entry version, then bring it back.
-        retired = await agent("retire_memory_entry", scope_id="user:ana", citation=revised["entry"]["citation"],
+        retired = await agent("retire_memory_entry", scope_id="user:dee", citation=revised["entry"]["citation"],
                               expected_version=2)
         assert retired["entry"]["state"] == "retired"
-        back = await agent("reactivate_memory_entry", scope_id="user:ana", citation=retired["entry"]["citation"],
+        back = await agent("reactivate_memory_entry", scope_id="user:dee", citation=retired["entry"]["citation"],
                            expected_version=2)
         assert back["entry"]["state"] == "active"
 
@@ -124,12 +124,12 @@ async def test_forget_a_user_then_a_returning_user_starts_fresh(server_url):
 async def test_find_recent_work_across_scopes_at_session_start(server_url):
     async with connected(server_url) as agent:
         await agent("remember_memory", scope_id="project:web", kind="decision", text="We chose Postgres 16.")
-        await agent("remember_memory", scope_id="user:ana", kind="preference", text="Ana wants short answers.")
+        await agent("remember_memory", scope_id="user:cai", kind="preference", text="Cai wants short answers.")
         scopes = await agent("list_scopes")
-        assert {s["scope"] for s in scopes["items"]} == {"project:big", "project:web", "user:ana"}
-        recent = await agent("list_recent_memory", scope_ids=["project:web", "user:ana", "project:big"], limit=3)
-        assert [e["text"] for e in recent["entries"][:2]] == ["Ana wants short answers.", "We chose Postgres 16."]
-        found = await agent("search_memory", scope_id="project:web", more_scope_ids=["user:ana"], query="Postgres",
+        assert {s["scope"] for s in scopes["items"]} >= {"project:big", "project:web", "user:cai"}
+        recent = await agent("list_recent_memory", scope_ids=["project:web", "user:cai", "project:big"], limit=3)
+        assert [e["text"] for e in recent["entries"][:2]] == ["Cai wants short answers.", "We chose Postgres 16."]
+        found = await agent("search_memory", scope_id="project:web", more_scope_ids=["user:cai"], query="Postgres",
                             kinds=["decision"])
         assert [(h["scope_id"], h["text"]) for h in found["hits"]] == [("project:web", "We chose Postgres 16.")]
 
