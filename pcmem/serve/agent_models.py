@@ -67,7 +67,13 @@ class ListArgs(_Args):
                                description="next_cursor from the previous page, unchanged; omit for the first page.")
 
 
-class SearchArgs(wire.SearchMemoryRequest):
+class SearchArgs(_Args):
+    scope_id: wire.ScopeId
+    query: str = Field(min_length=1, max_length=8192, description="What to look for, in natural language.")
+    limit: int = Field(default=10, ge=1, le=50, description="Maximum number of hits (1..50).")
+    mode: wire.MemorySearchMode = Field(
+        default=wire.MemorySearchMode.auto,
+        description="auto (hybrid when vectors are available, else full-text), fts, vector or hybrid.")
     more_scope_ids: list[wire.ScopeId] = Field(
         default_factory=list, max_length=MAX_SCOPES - 1,
         description="Other scopes to search as well (e.g. the user's and the project's); all hits are ranked "
@@ -81,6 +87,11 @@ class SearchArgs(wire.SearchMemoryRequest):
         default=None, description="Only entry versions written at or after this time (ISO 8601; UTC if no zone).")
     created_before: datetime | None = Field(
         default=None, description="Only entry versions written before this time (ISO 8601; UTC if no zone).")
+
+
+class GetArgs(_Args):
+    scope_id: wire.ScopeId
+    citation: wire.MemoryCitation = Field(description="The citation, copied unchanged from a result.")
 
 
 class EntryWrite(_Args):

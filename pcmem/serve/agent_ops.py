@@ -134,7 +134,7 @@ async def list_entries(api: MemoryApi, args: m.ListArgs) -> m.EntryListing:
                           next_cursor=page.next_cursor)
 
 
-async def get_entry(api: MemoryApi, args: Any) -> m.AgentEntry:
+async def get_entry(api: MemoryApi, args: m.GetArgs) -> m.AgentEntry:
     scoped = api.scope(args.scope_id)
     cited = convert.pcmem_citation(args.citation)
     if cited is None:

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ValidationError
 
 import pcmem
 from pcmem.serve import agent_models as m
-from pcmem.serve import agent_ops, operations, wire
+from pcmem.serve import agent_ops, operations
 from pcmem.serve.errors import Failure, failure_for, tool_error_text
 from pcmem.serve.operations import MemoryApi
 
@@ -72,7 +72,7 @@ TOOLS = (
              m.ListArgs, agent_ops.list_entries),
     ToolSpec("get_memory_entry",
              "Read back exactly the entry version a citation names, as it stood in the cited revision.",
-             wire.GetMemoryEntryRequest, agent_ops.get_entry),
+             m.GetArgs, agent_ops.get_entry),
     ToolSpec("revise_memory_entry",
              "Correct an active entry: replace its text (and optionally kind, metadata) with a new version. " + _CAS,
              m.ReviseArgs, agent_ops.revise, read_only=False),
