@@ -4,8 +4,9 @@
 of ``powercontext==1.4.1`` on PyPI, Apache-2.0: ``tests/data/powercontext-1.4.1-LICENSE.txt``) cut down to the
 memory routes, ``/health/*`` and ``/v1/capabilities`` with the components they use. For every route,
 hypothesis generates request bodies from PowerContext's request schema (:func:`from_schema`, half of them aimed at
-a scope that has entries; hypothesis-jsonschema does not run on this hypothesis) and the test checks what a PowerContext client relies on: the status is one the document lists
-for the operation, and a 200 body validates against the document's response schema.
+a scope that has entries; hypothesis-jsonschema does not run on this hypothesis) and the test checks what a
+PowerContext client relies on: the status is one the document lists for the operation, and a 200 body validates
+against the document's response schema.
 """
 
 from __future__ import annotations

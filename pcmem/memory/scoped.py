@@ -438,8 +438,8 @@ class SyncScopedMemory:
         Returns a :class:`WriteResult` with a citation per entry written or left unchanged, in request order.
         Without ``expected_revision`` a race lost to another process is retried internally; with it, a head other
         than the expected one raises RevisionConflictError. Raises InputError (bad values, an existing id without
-        upsert, a reserved ``~<number>`` id; a forgotten key is written as a new entry: :mod:`pcmem.memory.keys`), ConfigurationError (no embedder for the store's vectors),
-        EmbeddingError, StoreError. Nothing is written when it raises.
+        upsert, a reserved ``~<number>`` id; a forgotten key is written as a new entry: :mod:`pcmem.memory.keys`),
+        ConfigurationError (no embedder for the store's vectors), EmbeddingError, StoreError. Nothing is written when it raises.
         """
         request = _as_remember(request, kind=kind, metadata=metadata, entry_id=entry_id, upsert=upsert)
         return _retrying(lambda: self._remember(request), retry=request.expected_revision is None)
