@@ -358,7 +358,9 @@ class SyncScopedMemory:
         memory = self.head()
         events = [] if memory is None else self._backend.history(memory, entry_id)
         if not events and memory is not None and (current_id := self._read_identity(memory, entry_id)) != entry_id:
-            events, entry_id = self._backend.history(memory, current_id), current_id
+            current_events = self._backend.history(memory, current_id)
+            if current_events:
+                events, entry_id = current_events, current_id
         if not events:
             if memory is not None:
                 self._raise_if_erased(memory, entry_id)
