@@ -470,12 +470,15 @@ def test_forget_erases_every_version_and_keeps_a_tombstone(backend, project, emb
     profile = backend.embedding_profile()
     assert backend.stored_vectors(profile, [first.entry_version_id, old.entry_version_id]) == {}
     assert project.forget("s").unchanged  # idempotent
-    with pytest.raises(pcmem.InputError, match="forgotten"):
-        project.remember("again", entry_id="s", upsert=True)
     with pytest.raises(EntryErasedError):
         project.revise(ReviseRequest(entry_id="s", expected_version=2, text="x"))
     summary = {s.scope: s for s in backend.scope_summaries()}["project"]
     assert (summary.active_count, summary.retired_count) == (1, 0)
+    # Issue 29: the key can be written again, as a new entry; the erased one stays erased (pcmem/memory/keys.py).
+    again = project.remember("again", entry_id="s", upsert=True).citations[0]
+    assert again.entry_id == "s~2" and project.get_entry("s").entry.text == "again"
+    with pytest.raises(EntryErasedError):
+        project.get(old)
 
 
 def test_forget_scope_erases_everything_and_the_scope_stays_writable(backend, runtime):

@@ -43,3 +43,32 @@ def test_llama_index_retriever(runtime):
     nodes = retriever.retrieve("deploy")
     assert {n.node.metadata["entry_id"] for n in nodes} == {"deploy", "wiki"}
     assert all(n.score and n.score > 0 for n in nodes)
+
+
+async def test_langchain_ainvoke_on_both_runtimes_and_a_typed_error_for_a_wrong_memory(runtime, tmp_path):
+    """Issue 29: ainvoke on the async runtime's memory crashed ('coroutine' object has no attribute 'hits')."""
+    pytest.importorskip("langchain_core")
+    from pcmem.integrations.langchain import PcmemRetriever
+
+    documents = await PcmemRetriever(memory=runtime.memory, scopes=["user:ana", "project"], mode="fts").ainvoke("deploy")
+    assert {d.metadata["entry_id"] for d in documents} == {"deploy", "wiki"}
+    async with pcmem.open_runtime(tmp_path / "async.duckdb", embedder=HashEmbedder()) as opened:
+        await opened.memory.for_scope("user:ben").remember("Ben deploys on Mondays", entry_id="deploy")
+        retriever = PcmemRetriever(memory=opened.memory, scopes=["user:ben"], mode="fts")
+        assert [d.page_content for d in await retriever.ainvoke("deploy")] == ["Ben deploys on Mondays"]
+        assert [d.page_content for d in retriever.invoke("deploy")] == ["Ben deploys on Mondays"]
+        for wrong in (opened, opened.memory.for_scope("user:ben"), object()):
+            with pytest.raises(pcmem.InputError, match="runtime.memory"):
+                PcmemRetriever(memory=wrong, scopes=["user:ben"])
+
+
+async def test_llama_index_aretrieve_on_the_async_runtime(tmp_path):
+    pytest.importorskip("llama_index.core")
+    from pcmem.integrations.llama_index import PcmemLlamaRetriever
+
+    async with pcmem.open_runtime(tmp_path / "async.duckdb", embedder=HashEmbedder()) as opened:
+        await opened.memory.for_scope("user:ben").remember("Ben deploys on Mondays", entry_id="deploy")
+        retriever = PcmemLlamaRetriever(opened.memory, ["user:ben"], mode="fts")
+        assert [n.node.text for n in await retriever.aretrieve("deploy")] == ["Ben deploys on Mondays"]
+        with pytest.raises(pcmem.InputError, match="runtime.memory"):
+            PcmemLlamaRetriever(opened, ["user:ben"])

@@ -45,3 +45,12 @@ def test_readme_python_block_runs(block: str, tmp_path: Path) -> None:
         pytest.skip(reason)
     result = subprocess.run([sys.executable, "-c", block], cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, f"stdout:\n{result.stdout}\nstderr:\n{result.stderr[-3000:]}"
+
+
+@pytest.mark.parametrize("block", [b for b in BLOCKS if "forget" in b and not _needs(b)])
+def test_readme_examples_that_forget_run_twice_in_a_row(block: str, tmp_path: Path) -> None:
+    """Issue 29: the second run meets the keys the first one forgot, and writes them again as new entries."""
+    for run in (1, 2):
+        result = subprocess.run([sys.executable, "-c", block], cwd=tmp_path, capture_output=True, text=True,
+                                timeout=600)
+        assert result.returncode == 0, f"run {run}:\n{result.stdout}\n{result.stderr[-3000:]}"

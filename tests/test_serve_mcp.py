@@ -41,7 +41,8 @@ async def test_stdio_tools_round_trip_and_error_mapping(tmp_path):
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
         assert set(tools) == set(TOOL_NAMES) == {
             "search_memory", "remember_memory", "list_memory_entries", "get_memory_entry", "revise_memory_entry",
-            "retire_memory_entry", "list_scopes", "entry_history"}
+            "retire_memory_entry", "reactivate_memory_entry", "forget_memory_entry", "forget_memory_scope",
+            "list_recent_memory", "list_scopes", "entry_history"}
         search_schema = tools["search_memory"].input_schema
         assert search_schema["required"] == ["scope_id", "query"] and search_schema["additionalProperties"] is False
         assert "description" in search_schema["properties"]["query"]
@@ -74,11 +75,14 @@ async def test_stdio_tools_round_trip_and_error_mapping(tmp_path):
         stale = await client.call_tool("retire_memory_entry", {"scope_id": "agent", "citation": citation})
         assert stale.is_error
         text = stale.content[0].text
-        assert text.startswith("revision_conflict (409)") and "head revision" in text and "list_memory_entries" in text
+        assert text.startswith("revision_conflict (409)") and "list_memory_entries" in text and "expected_version" in text
+        stale_version = await client.call_tool("retire_memory_entry", {"scope_id": "agent", "citation": citation,
+                                                                       "expected_version": 1})
+        assert stale_version.is_error and "expected version 1" in stale_version.content[0].text
         assert stale.structured_content["error"]["code"] == "revision_conflict"
         retired = _payload(await client.call_tool("retire_memory_entry", {
             "scope_id": "agent", "citation": revised["entry"]["citation"], "reason": "switched editors"}))
-        assert retired["entry"]["state"] == "inactive"
+        assert retired["entry"]["state"] == "retired"
 
         missing = await client.call_tool("get_memory_entry", {"scope_id": "nobody", "citation": citation})
         assert missing.is_error and missing.content[0].text.startswith("memory_not_found (404)")

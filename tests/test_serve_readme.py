@@ -76,10 +76,11 @@ def test_the_curl_examples_cover_every_v1_endpoint(server):
         document, end = decoder.raw_decode(rest)
         outputs.append(document)
         rest = rest[end:].strip()
-    assert len(outputs) == 6 and not any("error" in output for output in outputs), result.stdout
-    assert outputs[1]["hits"][0]["text"] == "We deploy on Fridays after the 14:00 check."
-    assert outputs[4]["entry"]["state"] == "inactive"
-    assert [[c["op"] for c in r["changes"]] for r in outputs[5]["revisions"]] == [["add"], ["revise"], ["deactivate"]]
+    assert len(outputs) == 7 and not any("error" in output for output in outputs), result.stdout
+    assert outputs[1]["hits"][0]["memory"]["text"] == "We deploy on Fridays after the 14:00 check."
+    assert outputs[3]["text"] == "We deploy on Fridays after the 14:00 check."
+    assert outputs[5]["records"][0]["state"] == "retired"
+    assert [[c["op"] for c in r["changes"]] for r in outputs[6]["revisions"]] == [["add"], ["revise"], ["deactivate"]]
 
 
 def test_the_httpx_client_example_runs(server, capsys):

@@ -98,18 +98,25 @@ async def _load(url: str, clients: int, requests: int, seed: int) -> dict[str, A
         for n in range(requests):
             scope = SCOPES[rng.randrange(len(SCOPES))]
             roll = rng.random()
+            found: list[dict[str, Any]] = []
             if roll < 0.6:
                 kind, path = "search", "/v1/memory/search"
                 body: dict[str, Any] = {"scope_id": scope, "query": rng.choice(QUERIES), "limit": 10}
-            elif roll < 0.85:
+            else:
+                # Read the head, then revise an entry citing it: another client may write in between (409). v1
+                # records carry no citation (PowerContext 1.4.1), pcmem's coarse search does.
+                found = found if roll < 0.85 else (await client.post("/x/pcmem/search", json={
+                    "scope_id": scope, "query": rng.choice(QUERIES), "rerank": False})).json()["hits"]
+            if 0.6 <= roll and not found:
                 kind, path = "remember", "/v1/memory/remember"
                 body = {"scope_id": scope, "kind": "fact", "text": f"client {index} request {n}: " + _text(rng, n)}
-            else:
+            elif roll >= 0.85:
                 kind, path = "revise", "/v1/memory/entries/revise"
-                # Read the head, then revise an entry citing it: another client may write in between (409).
-                listed = (await client.post("/v1/memory/entries/list", json={"scope_id": scope})).json()
-                target = rng.choice(listed["entries"])
-                body = {"scope_id": scope, "citation": target["citation"], "kind": "fact",
+                cited = rng.choice(found)["citation"]
+                citation = {"memory_ref": {"family": "memory", "artifact_id": cited["artifact_id"],
+                                           "revision": cited["revision"]},
+                            "entry_id": cited["entry_id"], "entry_version_id": cited["entry_version_id"]}
+                body = {"scope_id": scope, "citation": citation, "kind": "fact",
                         "text": f"client {index} revised {n}: " + _text(rng, n)}
             start = time.perf_counter()
             response = await client.post(path, json=body)
@@ -117,8 +124,9 @@ async def _load(url: str, clients: int, requests: int, seed: int) -> dict[str, A
             payload = response.json()
             statuses[f"{kind} {response.status_code} {payload['error']['code'] if 'error' in payload else 'ok'}"] += 1
             if response.status_code == 200 and kind != "search":
-                acknowledged.append({"scope": scope, "citation": payload["entry"]["citation"],
-                                     "text": body["text"]})
+                [record] = payload["records"]
+                acknowledged.append({"scope": scope, "entry_id": record["artifact"]["artifact_id"],
+                                     "version": record["artifact"]["revision"], "text": body["text"]})
 
     limits = httpx.Limits(max_connections=clients)
     async with httpx.AsyncClient(base_url=url, timeout=300, limits=limits) as client:
@@ -136,11 +144,9 @@ async def _load(url: str, clients: int, requests: int, seed: int) -> dict[str, A
 def _verify(runtime: pcmem.SyncRuntime, acknowledged: list[dict[str, Any]]) -> dict[str, int]:
     present = 0
     for write in acknowledged:
-        ref = write["citation"]
-        citation = pcmem.Citation(artifact_id=ref["memory_ref"]["artifact_id"], revision=ref["memory_ref"]["revision"],
-                                  entry_id=ref["entry_id"], entry_version_id=ref["entry_version_id"])
-        entry = runtime.memory.for_scope(write["scope"]).get(citation)
-        present += entry.entry.text == write["text"]
+        history = runtime.memory.for_scope(write["scope"]).history(write["entry_id"])
+        present += any(event.entry.version == write["version"] and event.entry.text == write["text"]
+                       for event in history.events)
     return {"acknowledged_writes": len(acknowledged), "present_afterwards": present}
 
 

@@ -4,15 +4,20 @@
 - :mod:`pcmem.integrations.llama_index` — a LlamaIndex retriever (``pip install 'pcmem[llama-index]'``).
 
 Both go through the public search API only: same admission, RRF, filters, several scopes and exact citations.
+Both take ``runtime.memory`` of either runtime (``open_sync`` or ``open_runtime``) and answer the framework's sync
+and async calls alike: an async call runs the search in a worker thread, never on the event loop.
 """
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Sequence
 from typing import Any
 
-from pcmem.errors import ConfigurationError
+from pcmem.errors import ConfigurationError, InputError
+from pcmem.memory.service import MemoryService, SyncMemoryService
 from pcmem.types.memory import Citation
-from pcmem.types.search import MemoryHit, SearchMemoryRequest
+from pcmem.types.search import MemoryHit, SearchMemoryRequest, SearchPage
 
 
 def require(module: str, extra: str) -> None:
@@ -33,4 +38,28 @@ def request_for(query: str, limit: int, mode: str, filters: dict[str, Any]) -> S
     return SearchMemoryRequest(query=query, limit=limit, mode=mode, **filters)
 
 
-__all__ = ["Citation", "hit_metadata", "request_for", "require"]
+def blocking_memory(memory: object) -> SyncMemoryService:
+    """The blocking service behind ``memory`` (``runtime.memory`` of a SyncRuntime or of an async Runtime).
+
+    Raises InputError for anything else (e.g. a runtime itself, or one scope's handle), at construction, so a
+    wrong object fails with a clear message instead of an AttributeError on the first query.
+    """
+    if isinstance(memory, SyncMemoryService):
+        return memory
+    if isinstance(memory, MemoryService):
+        return memory.sync
+    raise InputError(f"memory must be runtime.memory of a pcmem runtime (pcmem.open_sync or pcmem.open_runtime), "
+                     f"not {type(memory).__name__}")
+
+
+def search(memory: SyncMemoryService, scopes: Sequence[str], request: SearchMemoryRequest) -> SearchPage:
+    if len(scopes) == 1:
+        return memory.for_scope(scopes[0]).search(request)
+    return memory.search(request, scopes=scopes)
+
+
+async def search_async(memory: SyncMemoryService, scopes: Sequence[str], request: SearchMemoryRequest) -> SearchPage:
+    return await asyncio.to_thread(search, memory, scopes, request)
+
+
+__all__ = ["Citation", "blocking_memory", "hit_metadata", "request_for", "require", "search", "search_async"]

@@ -9,21 +9,27 @@ from __future__ import annotations
 
 from typing import Any
 
-from pcmem.integrations import hit_metadata, request_for, require
+from pcmem.integrations import blocking_memory, hit_metadata, request_for, require, search, search_async
+from pcmem.types.search import SearchPage
 
 require("langchain_core", "langchain")
 
-from langchain_core.callbacks import CallbackManagerForRetrieverRun  # noqa: E402
+from langchain_core.callbacks import (  # noqa: E402
+    AsyncCallbackManagerForRetrieverRun,
+    CallbackManagerForRetrieverRun,
+)
 from langchain_core.documents import Document  # noqa: E402
 from langchain_core.retrievers import BaseRetriever  # noqa: E402
 from pydantic import ConfigDict  # noqa: E402
 
 
 class PcmemRetriever(BaseRetriever):
-    """Search one or several scopes of a pcmem store (``memory`` is ``runtime.memory`` of a SyncRuntime).
+    """Search one or several scopes of a pcmem store (``memory`` is ``runtime.memory`` of either runtime).
 
-    ``filters`` are SearchMemoryRequest filters (``kinds``, ``metadata``, ``created_from``, ``created_before``).
-    Raises what search raises (InputError, CapabilityNotSupportedError, StoreError, ...).
+    ``invoke`` and ``ainvoke`` both work; ``ainvoke`` searches in a worker thread. ``filters`` are
+    SearchMemoryRequest filters (``kinds``, ``metadata``, ``created_from``, ``created_before``). Raises InputError
+    for a ``memory`` that is not a runtime's memory, and what search raises (InputError,
+    CapabilityNotSupportedError, StoreError, ...).
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -34,10 +40,20 @@ class PcmemRetriever(BaseRetriever):
     mode: str = "auto"
     filters: dict[str, Any] = {}
 
+    def __init__(self, **fields: Any) -> None:
+        if "memory" in fields:
+            blocking_memory(fields["memory"])  # InputError itself, not wrapped in pydantic's ValidationError
+        super().__init__(**fields)
+
     def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun) -> list[Document]:
         request = request_for(query, self.limit, self.mode, self.filters)
-        if len(self.scopes) == 1:
-            page = self.memory.for_scope(self.scopes[0]).search(request)
-        else:
-            page = self.memory.search(request, scopes=self.scopes)
-        return [Document(page_content=hit.text, metadata=hit_metadata(hit)) for hit in page.hits]
+        return _documents(search(blocking_memory(self.memory), self.scopes, request))
+
+    async def _aget_relevant_documents(self, query: str, *,
+                                       run_manager: AsyncCallbackManagerForRetrieverRun) -> list[Document]:
+        request = request_for(query, self.limit, self.mode, self.filters)
+        return _documents(await search_async(blocking_memory(self.memory), self.scopes, request))
+
+
+def _documents(page: SearchPage) -> list[Document]:
+    return [Document(page_content=hit.text, metadata=hit_metadata(hit)) for hit in page.hits]

@@ -28,7 +28,7 @@ from pcmem.errors import (
     ScopeNotFoundError,
 )
 from pcmem.ids import content_hash, new_id
-from pcmem.memory import paging
+from pcmem.memory import keys, paging
 from pcmem.memory.write_gate import WriteGate
 from pcmem.rerank.port import MemoryReranker
 from pcmem.search.service import DEFAULT_CANDIDATE_LIMIT, SearchService
@@ -328,6 +328,9 @@ class SyncScopedMemory:
         entry_id = validate_id(entry_id)
         memory = self._at(revision)
         entry = None if memory is None else self._backend.entry_in_revision(memory, entry_id)
+        if entry is None and memory is not None:
+            current_id = self._read_identity(memory, entry_id)
+            entry = None if current_id == entry_id else self._backend.entry_in_revision(memory, current_id)
         if entry is None:
             if memory is not None:
                 self._raise_if_erased(memory, entry_id)
@@ -354,6 +357,10 @@ class SyncScopedMemory:
         entry_id = validate_id(entry_id)
         memory = self.head()
         events = [] if memory is None else self._backend.history(memory, entry_id)
+        if not events and memory is not None and (current_id := self._read_identity(memory, entry_id)) != entry_id:
+            current_events = self._backend.history(memory, current_id)
+            if current_events:
+                events, entry_id = current_events, current_id
         if not events:
             if memory is not None:
                 self._raise_if_erased(memory, entry_id)
@@ -370,6 +377,12 @@ class SyncScopedMemory:
         not forgotten (or does not exist). Raises InputError for a bad id, StoreError."""
         memory = self.head()
         return None if memory is None else self._backend.tombstone(memory, validate_id(entry_id))
+
+    def _read_identity(self, memory: MemoryRef, key: str) -> str:
+        """The entry id a read of ``key`` finds (see :mod:`pcmem.memory.keys`): ``key`` itself unless it was
+        forgotten, else its first generation that was not."""
+        return next(entry_id for entry_id in keys.generations(key)
+                    if self._backend.tombstone(memory, entry_id) is None)
 
     def _raise_if_erased(self, memory: MemoryRef, entry_id: str) -> None:
         tombstone = self._backend.tombstone(memory, entry_id)
@@ -427,8 +440,8 @@ class SyncScopedMemory:
         Returns a :class:`WriteResult` with a citation per entry written or left unchanged, in request order.
         Without ``expected_revision`` a race lost to another process is retried internally; with it, a head other
         than the expected one raises RevisionConflictError. Raises InputError (bad values, an existing id without
-        upsert, the id of a forgotten entry), ConfigurationError (no embedder for the store's vectors),
-        EmbeddingError, StoreError. Nothing is written when it raises.
+        upsert, a reserved ``~<number>`` id; a forgotten key is written as a new entry: :mod:`pcmem.memory.keys`),
+        ConfigurationError (no embedder for the store's vectors), EmbeddingError, StoreError. Nothing is written when it raises.
         """
         request = _as_remember(request, kind=kind, metadata=metadata, entry_id=entry_id, upsert=upsert)
         return _retrying(lambda: self._remember(request), retry=request.expected_revision is None)
@@ -587,7 +600,7 @@ class SyncScopedMemory:
 
     def _head_entry(self, tx: WriteTransaction, request: ReviseRequest | RetireRequest | ReactivateRequest) -> HeadEntry:
         _check_expected(tx, request.expected_revision)
-        current = tx.head_entry(request.entry_id)
+        _, current, _ = _identity(tx, request.entry_id)
         if current is None:
             if tx.memory is not None and tx.existing_entry_ids([request.entry_id]):
                 raise EntryErasedError(f"entry {request.entry_id!r} of scope {self.scope!r} was forgotten",
@@ -617,7 +630,7 @@ class SyncScopedMemory:
 
         Returns the :class:`WriteResult` of the forget revision (``unchanged`` when there was nothing to erase; a
         scope with no memory raises ScopeNotFoundError). The scope keeps its revision chain and can be written
-        again (with new entry ids). Raises StoreError. Cannot be undone.
+        again; a forgotten key written again is a new entry (see :mod:`pcmem.memory.keys`). Raises StoreError. Cannot be undone.
         """
         return _retrying(lambda: self._forget([], whole_scope=True), retry=True)
 
@@ -634,9 +647,10 @@ class SyncScopedMemory:
             events: builtins.list[EntryEvent] = []
             versions: builtins.list[EntryVersion] = []
             gone: builtins.list[str] = []
-            for entry_id in entry_ids:
-                current = tx.head_entry(entry_id)
+            for key in entry_ids:
+                entry_id, current, _ = _identity(tx, key) if not whole_scope else (key, tx.head_entry(key), True)
                 if current is None:
+                    entry_id = key
                     if not tx.existing_entry_ids([entry_id]):
                         raise EntryNotFoundError(f"no entry {entry_id!r} in scope {self.scope!r}")
                     gone.append(entry_id)
@@ -688,24 +702,27 @@ def _plan_upsert(tx: WriteTransaction, scope: str, drafts: list[EntryVersion], u
     """Decide, inside the write transaction, what each drafted entry becomes: new, a new version, or unchanged."""
     wanted = [draft.entry_id for draft in drafts]
     taken = tx.existing_entry_ids(wanted) if tx.memory is not None else set()
-    if taken and not upsert:
-        raise InputError(f"entry ids already exist in scope {scope!r}: {sorted(taken)[:5]}; use revise (or upsert)")
     plan = _UpsertPlan()
     unchanged = []
+    live: list[str] = []
     for draft in drafts:
-        current = tx.head_entry(draft.entry_id) if draft.entry_id in taken else None
-        if draft.entry_id in taken and current is None:
-            raise InputError(f"entry {draft.entry_id!r} of scope {scope!r} was forgotten; ids of forgotten entries "
-                             "are not reused")
+        entry_id, current, exists = _identity(tx, draft.entry_id) if draft.entry_id in taken \
+            else (draft.entry_id, None, False)
+        if exists:
+            live.append(entry_id)
+        elif entry_id == draft.entry_id and keys.is_generation(entry_id):
+            raise InputError(f"entry id {entry_id!r}: ids ending in ~<number> are reserved for keys written again "
+                             "after being forgotten")
         if current is not None and _same_content(draft.text, draft.kind, draft.metadata, current.version):
             plan.cited.append(current.version)
             if current.state == "active":
-                unchanged.append(draft.entry_id)
+                unchanged.append(entry_id)
             else:
                 plan.revived.append(current.version)
-                plan.events.append(EntryEvent(draft.entry_id, current.version.entry_version_id, "active"))
+                plan.events.append(EntryEvent(entry_id, current.version.entry_version_id, "active"))
             continue
         version = draft.model_copy(update={
+            "entry_id": entry_id,
             "created_in_revision": revision,
             "version": 1 if current is None else current.version.version + 1,
         })
@@ -713,8 +730,21 @@ def _plan_upsert(tx: WriteTransaction, scope: str, drafts: list[EntryVersion], u
         plan.versions.append(version)
         plan.cited.append(version)
         plan.events.append(EntryEvent(version.entry_id, version.entry_version_id, "active"))
+    if live and not upsert:
+        raise InputError(f"entry ids already exist in scope {scope!r}: {sorted(live)[:5]}; use revise (or upsert)")
     plan.unchanged = tuple(unchanged)
     return plan
+
+
+def _identity(tx: WriteTransaction, key: str) -> tuple[str, HeadEntry | None, bool]:
+    """``key``'s current identity in a write (see :mod:`pcmem.memory.keys`): ``(entry_id, head entry, exists)``;
+    the head entry is ``None`` when the identity does not exist yet (a write creates ``entry_id``)."""
+    current = tx.head_entry(key)
+    if current is not None or tx.memory is None or not tx.existing_entry_ids([key]):
+        return key, current, current is not None
+    entry_id, exists = keys.resolve(key, lambda i: bool(tx.existing_entry_ids([i])),
+                                    lambda i: tx.head_entry(i) is None)
+    return entry_id, tx.head_entry(entry_id) if exists else None, exists
 def _expect(value: Any, kind: type, method: str) -> Any:
     if not isinstance(value, kind):
         raise InputError(f"{method} takes a {kind.__name__}, not {type(value).__name__}")

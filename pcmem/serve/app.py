@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, Header, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel
@@ -22,12 +22,13 @@ import pcmem
 from pcmem.serve import wire
 from pcmem.serve.errors import ApiError, failure_for
 from pcmem.serve.middleware import DEFAULT_MAX_BODY_BYTES, BearerToken, BodyLimit, RequestId, log_bug
-from pcmem.serve.operations import EntryHistoryRequest, MemoryApi, Readiness, TracedSearchRequest
+from pcmem.serve.operations import EntryHistoryRequest, MemoryApi, Readiness, TracedSearchRequest, etag
 
 _ERRORS = {
     401: "A valid bearer token is required.",
-    404: "The scope, entry or revision was not found (memory_not_found).",
+    404: "The scope, entry or revision was not found (memory_not_found, artifact_not_found).",
     409: "The Memory Revision is stale (revision_conflict) or the entry is inactive (memory_entry_inactive).",
+    412: "The If-Match ETag is not the target's current one (precondition_failed).",
     413: "The request body is too large (request_too_large).",
     422: "The request violates the contract (invalid_request, capability_not_supported).",
     503: "A model or the store is unavailable (inference_timeout, inference_unavailable, store_unavailable).",
@@ -39,14 +40,18 @@ def _responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
     return {status: {"model": wire.ErrorResponse, "description": _ERRORS[status]} for status in statuses}
 
 
-#: (path, operation id, request model, 200 response model, error statuses): PowerContext's v1 Memory routes.
+#: (path, operation id, request model, 200 response model, error statuses): PowerContext 1.4.1's v1 Memory routes.
 V1_ROUTES = (
+    ("/v1/memory/flush", "flush_memory", wire.FlushMemoryRequest, wire.FlushMemoryResponse, (422, 503)),
+    ("/v1/memory/capacity", "get_memory_capacity", wire.GetMemoryCapacityRequest, None,
+     (404, 422, 503)),
     ("/v1/memory/search", "search_memory", wire.SearchMemoryRequest, wire.SearchMemoryResponse, (409, 422, 503)),
     ("/v1/memory/remember", "remember_memory", wire.RememberMemoryRequest, wire.MemoryMutationResponse,
      (409, 422, 503)),
     ("/v1/memory/entries/list", "list_memory_entries", wire.ListMemoryEntriesRequest,
      wire.ListMemoryEntriesResponse, (404, 422, 503)),
-    ("/v1/memory/entries/get", "get_memory_entry", wire.GetMemoryEntryRequest, wire.MemoryEntry, (404, 422, 503)),
+    ("/v1/memory/entries/get", "get_memory_entry", wire.GetMemoryEntryRequest, wire.AtomicMemoryRecord,
+     (404, 422, 503)),
     ("/v1/memory/entries/revise", "revise_memory_entry", wire.ReviseMemoryEntryRequest,
      wire.MemoryMutationResponse, (404, 409, 422, 503)),
     ("/v1/memory/entries/retire", "retire_memory_entry", wire.RetireMemoryEntryRequest,
@@ -131,6 +136,37 @@ def _add_pcmem_routes(app: FastAPI, api: MemoryApi) -> None:
     @app.get("/health/live", operation_id="get_liveness", tags=["health"])
     async def live() -> dict[str, str]:
         return {"status": "ok"}
+
+    @app.get("/health/ready", operation_id="get_readiness", response_model=wire.ReadinessResponse,
+             tags=["health"], responses=_responses(401, 500, 503))
+    async def ready() -> wire.ReadinessResponse:
+        return api.ready()
+
+    @app.get("/v1/capabilities", operation_id="get_capabilities", response_model=wire.Capabilities,
+             tags=["capabilities"], responses=_responses(401, 500))
+    async def capabilities() -> wire.Capabilities:
+        return api.capabilities()
+
+    tags_path = "/v1/scopes/{scope_id}/artifacts/memory/{artifact_id}/entries/{entry_id}/tags"
+
+    @app.get(tags_path, operation_id="get_memory_entry_tags", response_model=wire.ArtifactTagSet,
+             tags=["artifact-tags"], responses=_responses(401, 404, 422, 500, 503))
+    async def get_tags(scope_id: str, artifact_id: str, entry_id: str, response: Response,
+                       if_none_match: str | None = Header(default=None, alias="If-None-Match")) -> Any:
+        tags = await api.get_entry_tags(scope_id, artifact_id, entry_id)
+        current = etag(tags)
+        if if_none_match is not None and current in (v.strip().removeprefix("W/") for v in if_none_match.split(",")):
+            return Response(status_code=304, headers={"ETag": current})
+        response.headers["ETag"] = current
+        return tags
+
+    @app.put(tags_path, operation_id="replace_memory_entry_tags", response_model=wire.ArtifactTagSet,
+             tags=["artifact-tags"], responses=_responses(401, 404, 409, 412, 422, 500, 503))
+    async def put_tags(scope_id: str, artifact_id: str, entry_id: str, request: wire.ReplaceArtifactTagsRequest,
+                       response: Response, if_match: str = Header(alias="If-Match", min_length=1)) -> Any:
+        tags = await api.replace_entry_tags(scope_id, artifact_id, entry_id, request.tags, if_match)
+        response.headers["ETag"] = etag(tags)
+        return tags
 
     @app.get("/x/pcmem/health", operation_id="pcmem_health", response_model=Readiness, tags=["pcmem"],
              responses=extra)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Callable
 
 import pcmem
@@ -43,41 +44,39 @@ def pcmem_citation(value: wire.MemoryCitation) -> pcmem.Citation | None:
                           entry_id=value.entry_id, entry_version_id=value.entry_version_id)
 
 
-def memory_entry(value: pcmem.MemoryEntry) -> wire.MemoryEntry:
-    return wire.MemoryEntry(
-        citation=citation(value.citation),
-        version=value.entry.version,
-        kind=value.entry.kind,
-        text=value.entry.text,
-        state=_STATE[value.state],
-        source_refs=[],
-        artifact_refs=[],
+_RECORD_STATE = {"active": wire.AtomicMemoryState.active, "retired": wire.AtomicMemoryState.retired,
+                 "erased": wire.AtomicMemoryState.forgotten}
+#: Where PowerContext's entry tags live in pcmem: a list of labels under this metadata key.
+TAGS_KEY = "tags"
+
+
+def record(value: pcmem.MemoryEntry) -> wire.AtomicMemoryRecord:
+    """An entry as PowerContext 1.4.1's record: ``artifact`` names the entry (id, version), ``state_version`` the
+    scope revision it was read at."""
+    return wire.AtomicMemoryRecord(
+        artifact=artifact_reference(value.entry.entry_id, value.entry.version),
+        kind=value.entry.kind, text=value.entry.text, state=_RECORD_STATE[value.state],
+        state_version=value.citation.revision, merged_into_id=None,
     )
 
 
-def search_response(page: pcmem.SearchPage) -> wire.SearchMemoryResponse:
-    """The final hits only: the rerank trace stays out of v1 (RFC 0080: the v1 contract is unchanged)."""
-    return wire.SearchMemoryResponse(
-        memory=memory_reference(page.memory),
-        mode=None if page.memory is None else wire.MemoryUsedSearchMode(page.mode),
-        hits=[
-            wire.SearchMemoryHit(
-                citation=citation(hit.citation),
-                text=hit.text,
-                score=min(1.0, max(0.0, hit.score)),  # an RRF sum is at most 2/61; the bound is the contract's
-                matched_by=[wire.MemoryMatchedBy(channel) for channel in hit.matched_by],
-            )
-            for hit in page.hits
-        ],
-    )
+def entry_tags(value: pcmem.MemoryEntry) -> list[str]:
+    tags = value.entry.metadata.get(TAGS_KEY)
+    return [tag for tag in tags if isinstance(tag, str)] if isinstance(tags, list) else []
 
 
-def entries_response(page: pcmem.EntryPage | None) -> wire.ListMemoryEntriesResponse:
-    if page is None or page.memory is None:  # a scope without Memory lists nothing (memory: null)
-        return wire.ListMemoryEntriesResponse(memory=None, entries=[])
-    return wire.ListMemoryEntriesResponse(
-        memory=memory_reference(page.memory), entries=[memory_entry(entry) for entry in page.entries]
-    )
+def tag_key(label: str) -> str:
+    """How labels compare: NFC, then casefold (PowerContext's rule)."""
+    return unicodedata.normalize("NFC", label).casefold()
+
+
+def tags_match(value: pcmem.MemoryEntry, tag_filter: wire.TagFilter | None) -> bool:
+    if tag_filter is None:
+        return True
+    have = {tag_key(tag) for tag in entry_tags(value)}
+    wanted = [tag_key(tag) for tag in tag_filter.tags]
+    return all(tag in have for tag in wanted) if tag_filter.match is wire.TagMatch.all \
+        else any(tag in have for tag in wanted)
 
 
 def changes_response(

@@ -76,12 +76,13 @@ def failure_for(error: BaseException) -> Failure:
 
 #: What an agent should do next, by error code (the MCP tool error text ends with it).
 ADVICE = {
-    "revision_conflict": "The Memory changed since you read it. Call list_memory_entries (or search_memory) again "
-                         "to get the entry's citation at the head revision, then retry with that citation.",
-    "memory_entry_inactive": "The entry is retired; only active entries can be revised or retired. Call "
+    "revision_conflict": "The entry changed since you read it. Read it again (search_memory or "
+                         "list_memory_entries give its current citation and version), check your change still "
+                         "applies, then retry with the new citation and expected_version.",
+    "memory_entry_inactive": "The entry is retired; reactivate_memory_entry brings it back, or call "
                              "list_memory_entries to see the active entries.",
     "memory_not_found": "Check scope_id (list_scopes shows them) and copy the citation unchanged from "
-                        "list_memory_entries or search_memory.",
+                        "list_memory_entries or search_memory; a forgotten entry no longer exists.",
     "invalid_request": "Fix the arguments as the message says and call the tool again.",
     "capability_not_supported": "This store cannot search in that mode; retry with mode 'auto' or 'fts'.",
     "inference_timeout": "The local model took too long; retry the search once, or search again later.",
@@ -90,8 +91,16 @@ ADVICE = {
     "internal_error": "This is a bug in pcmem; do not retry the same call.",
 }
 
+#: Advice that depends on the tool as well: a new entry has no citation to refresh.
+TOOL_ADVICE = {
+    ("remember_memory", "revision_conflict"):
+        "The scope changed since the expected_revision you gave. Read its head revision (memory.revision in a "
+        "list_memory_entries or search_memory result), check the entry is still needed, then retry with that "
+        "expected_revision, or leave expected_revision out to add the entry whatever the head is.",
+}
 
-def tool_error_text(failure: Failure) -> str:
-    advice = ADVICE.get(failure.code, "")
+
+def tool_error_text(failure: Failure, tool: str = "") -> str:
+    advice = TOOL_ADVICE.get((tool, failure.code)) or ADVICE.get(failure.code, "")
     details = f" details: {failure.details}." if failure.details else ""
     return f"{failure.code} ({failure.status}): {failure.message}.{details} {advice}".strip()

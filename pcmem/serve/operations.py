@@ -7,6 +7,9 @@ small pool, so slow reranks (bounded by the RFC's generation timeout) never take
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
+import unicodedata
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -15,9 +18,11 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 
 import pcmem
-from pcmem.errors import CapabilityNotSupportedError, RevisionNotFoundError, ScopeNotFoundError
+from pcmem.errors import CapabilityNotSupportedError, RevisionNotFoundError
 from pcmem.serve import convert, wire
 from pcmem.serve.errors import ApiError
+from pcmem.types.search import MAX_SEARCH_LIMIT
+from pcmem.validation import validate_id
 
 T = TypeVar("T")
 
@@ -64,27 +69,44 @@ class MemoryApi:
         self._store_pool.shutdown(wait=True)
         self._rerank_pool.shutdown(wait=True)
 
-    async def _run(self, call: Callable[[], T], *, may_rerank: bool = False) -> T:
+    async def run(self, call: Callable[[], T], *, may_rerank: bool = False) -> T:
+        """Run a store (or, with ``may_rerank``, a reranking search) call in a worker thread."""
         pool = self._rerank_pool if may_rerank and self.runtime.reranker is not None else self._store_pool
         return await asyncio.get_running_loop().run_in_executor(pool, call)
 
-    def _scope(self, scope_id: str):  # noqa: ANN202 - pcmem's scoped handle
+    def scope(self, scope_id: str):  # noqa: ANN201 - pcmem's scoped handle
         return self.runtime.memory.for_scope(scope_id)
 
-    # --- PowerContext v1 --------------------------------------------------------------------------------------
+
+    # --- PowerContext v1 (1.4.1's memory family) --------------------------------------------------------------
 
     async def search_memory(self, request: wire.SearchMemoryRequest) -> wire.SearchMemoryResponse:
-        page = await self._search(request, rerank=True)
-        return convert.search_response(page)
+        scoped = self.scope(request.scope_id)
+
+        def read() -> wire.SearchMemoryResponse:
+            page = self._search_page(scoped, request, rerank=True)
+            hits = []
+            for hit in page.hits:
+                entry = scoped.get(hit.citation)
+                if convert.tags_match(entry, request.tag_filter):
+                    hits.append(wire.AtomicMemorySearchHit(
+                        memory=convert.record(entry), score=hit.score,
+                        matched_by=[wire.MemoryMatchedBy(_TEXT.get(c, c)) for c in hit.matched_by]))
+            return wire.SearchMemoryResponse(mode=wire.MemoryUsedSearchMode(_TEXT.get(page.mode, page.mode)),
+                                             hits=hits[: request.limit])
+
+        return await self.run(read, may_rerank=True)
 
     async def search_traced(self, request: TracedSearchRequest) -> pcmem.SearchPage:
-        return await self._search(request, rerank=request.rerank)
+        scoped = self.scope(request.scope_id)
+        return await self.run(lambda: self._search_page(scoped, request, rerank=request.rerank), may_rerank=True)
 
-    async def _search(self, request: wire.SearchMemoryRequest, *, rerank: bool) -> pcmem.SearchPage:
-        query = pcmem.SearchMemoryRequest(query=request.query, limit=request.limit, mode=request.mode.value)
-        scoped = self._scope(request.scope_id)
+    def _search_page(self, scoped: Any, request: wire.SearchMemoryRequest, *, rerank: bool) -> pcmem.SearchPage:
+        # A tag filter is applied to the hits, so ask for the most hits a search gives and cut after filtering.
+        limit = MAX_SEARCH_LIMIT if request.tag_filter is not None else request.limit
+        query = pcmem.SearchMemoryRequest(query=request.query, limit=limit, mode=request.mode.value)
         try:
-            return await self._run(lambda: scoped.search(query, rerank=rerank), may_rerank=rerank)
+            return scoped.search(query, rerank=rerank)
         except CapabilityNotSupportedError as error:
             raise ApiError(422, "capability_not_supported", str(error), {"capability": request.mode.value}) from None
 
@@ -94,37 +116,38 @@ class MemoryApi:
             entries=(pcmem.NewEntry(text=request.text, kind=request.kind, metadata=metadata),),
             expected_revision=request.expected_revision,
         )
-        scoped = self._scope(request.scope_id)
-
-        def write() -> wire.MemoryMutationResponse:
-            result = scoped.remember(remember)
-            return self._mutation(scoped, result)
-
-        return await self._run(write)
+        scoped = self.scope(request.scope_id)
+        return await self.run(lambda: self._mutation(scoped, scoped.remember(remember)))
 
     async def list_memory_entries(self, request: wire.ListMemoryEntriesRequest) -> wire.ListMemoryEntriesResponse:
-        scoped = self._scope(request.scope_id)
-        listing = pcmem.ListRequest(state="all" if request.include_inactive else "active")
+        scoped = self.scope(request.scope_id)
+        listing = pcmem.ListRequest(state="all" if request.include_inactive else "active", limit=request.limit,
+                                    cursor=request.cursor)
 
-        def read() -> pcmem.EntryPage | None:
-            try:
-                return scoped.list(listing)
-            except ScopeNotFoundError:
-                return None  # PowerContext: a scope without Memory lists nothing (memory: null)
+        def read() -> wire.ListMemoryEntriesResponse:
+            page = scoped.list(listing)  # a scope without Memory lists nothing
+            # The tag filter applies within each page: a page may hold fewer than limit entries.
+            return wire.ListMemoryEntriesResponse(
+                entries=[convert.record(e) for e in page.entries if convert.tags_match(e, request.tag_filter)],
+                next_cursor=page.next_cursor)
 
-        return convert.entries_response(await self._run(read))
+        return await self.run(read)
 
-    async def get_memory_entry(self, request: wire.GetMemoryEntryRequest) -> wire.MemoryEntry:
-        scoped = self._scope(request.scope_id)
-        cited = _pcmem_citation(request.citation)
-        return convert.memory_entry(await self._run(lambda: scoped.get(cited)))
+    async def get_memory_entry(self, request: wire.GetMemoryEntryRequest) -> wire.AtomicMemoryRecord:
+        scoped = self.scope(request.scope_id)
+        if request.citation is not None:
+            cited = _pcmem_citation(request.citation)
+            return convert.record(await self.run(lambda: _cited_entry(scoped, cited)))
+        target = request.target
+        assert target is not None  # the model requires one of them
+        return convert.record(await self.run(lambda: _target_entry(scoped, target)))
 
     async def revise_memory_entry(self, request: wire.ReviseMemoryEntryRequest) -> wire.MemoryMutationResponse:
-        scoped = self._scope(request.scope_id)
+        scoped = self.scope(request.scope_id)
         cited = _pcmem_citation(request.citation)
 
         def write() -> wire.MemoryMutationResponse:
-            current = _active(scoped.get(cited))
+            current = _active(_cited_entry(scoped, cited))
             metadata = {**current.entry.metadata, "reason": request.reason} if request.reason else None
             result = scoped.revise(pcmem.ReviseRequest(
                 entry_id=cited.entry_id, expected_revision=cited.revision, text=request.text, kind=request.kind,
@@ -132,52 +155,109 @@ class MemoryApi:
             ))
             return self._mutation(scoped, result)
 
-        return await self._run(write)
+        return await self.run(write)
 
     async def retire_memory_entry(self, request: wire.RetireMemoryEntryRequest) -> wire.MemoryMutationResponse:
-        scoped = self._scope(request.scope_id)
+        scoped = self.scope(request.scope_id)
         cited = _pcmem_citation(request.citation)
 
         def write() -> wire.MemoryMutationResponse:
-            _active(scoped.get(cited))
+            _active(_cited_entry(scoped, cited))
             result = scoped.retire(pcmem.RetireRequest(entry_id=cited.entry_id, expected_revision=cited.revision))
             return self._mutation(scoped, result)
 
-        return await self._run(write)
+        return await self.run(write)
 
     async def list_memory_changes(self, request: wire.ListMemoryChangesRequest) -> wire.ListMemoryChangesResponse:
-        scoped = self._scope(request.scope_id)
-        since = request.since_revision or 0
+        scoped = self.scope(request.scope_id)
 
         def previous_version(entry_id: str, revision: int) -> str | None:
             return scoped.get_entry(entry_id, revision - 1).entry.entry_version_id
 
         def read() -> wire.ListMemoryChangesResponse:
+            head = scoped.head()
+            if head is None:  # PowerContext: a scope without Memory has no changes, whatever since_revision says
+                return convert.changes_response(None, previous_version)
+            # Omitted since_revision: the head revision's changes only (PowerContext's rule).
+            since = request.since_revision if request.since_revision is not None else head.revision - 1
             try:
                 page = scoped.changes(since)
-            except ScopeNotFoundError:
-                if since > 0:
-                    raise ApiError(422, "invalid_request", f"since_revision {since} does not exist: the scope has "
-                                   "no Memory yet") from None
-                page = None
             except RevisionNotFoundError as error:
                 raise ApiError(422, "invalid_request", str(error)) from None
             return convert.changes_response(page, previous_version)
 
-        return await self._run(read)
+        return await self.run(read)
+
+    async def flush_memory(self, request: wire.FlushMemoryRequest) -> wire.FlushMemoryResponse:
+        """pcmem commits every write before answering and has no Source journal: nothing is ever pending."""
+        scoped = self.scope(request.scope_id)
+        head = await self.run(scoped.head)
+        return wire.FlushMemoryResponse(status=wire.FlushStatus.idle, previous_cursor=0, current_cursor=0,
+                                        high_watermark=0, processed_source_count=0,
+                                        memory=convert.memory_reference(head))
+
+    async def get_memory_capacity(self, request: wire.GetMemoryCapacityRequest) -> Any:
+        raise ApiError(422, "capability_not_supported", "pcmem sets no Memory capacity budget",
+                       {"capability": "memory_capacity"})
+
+    async def get_entry_tags(self, scope_id: str, artifact_id: str, entry_id: str) -> wire.ArtifactTagSet:
+        scoped = self.scope(scope_id)
+        target = _tag_target(artifact_id, entry_id)
+        return _tag_set(scoped.scope, target, await self.run(lambda: _target_entry(scoped, target)))
+
+    async def replace_entry_tags(self, scope_id: str, artifact_id: str, entry_id: str, tags: list[str],
+                                 if_match: str) -> wire.ArtifactTagSet:
+        """Tags are the entry's ``tags`` metadata: replacing them writes a new version of the entry (so only an
+        active entry can be tagged), guarded by the tag set's ETag (``If-Match``)."""
+        scoped = self.scope(scope_id)
+        target = _tag_target(artifact_id, entry_id)
+        labels = _valid_tags(tags)
+
+        def write() -> wire.ArtifactTagSet:
+            current = _target_entry(scoped, target)
+            if if_match.strip() != "*" and if_match.strip().removeprefix("W/") != etag(_tag_set(scoped.scope,
+                                                                                                target, current)):
+                raise ApiError(412, "precondition_failed", "the entry's tags changed since the ETag you sent")
+            _active(current)
+            metadata = {**current.entry.metadata, convert.TAGS_KEY: labels}
+            if not labels:
+                metadata.pop(convert.TAGS_KEY)
+            scoped.revise(pcmem.ReviseRequest(entry_id=current.entry.entry_id, text=current.entry.text,
+                                              metadata=metadata, expected_version=current.entry.version))
+            return _tag_set(scoped.scope, target, scoped.get_entry(current.entry.entry_id))
+
+        return await self.run(write)
 
     def _mutation(self, scoped: Any, result: pcmem.WriteResult) -> wire.MemoryMutationResponse:
-        entry = convert.memory_entry(scoped.get(result.citations[0])) if result.citations else None
-        return wire.MemoryMutationResponse(memory=convert.memory_reference(result.memory), entry=entry)
+        changed = not (result.unchanged or result.unchanged_entry_ids or result.duplicates)
+        return wire.MemoryMutationResponse(changed=changed,
+                                           records=[convert.record(scoped.get(c)) for c in result.citations])
 
     # --- pcmem additions --------------------------------------------------------------------------------------
 
     async def list_scopes(self) -> list[pcmem.ScopeSummary]:
-        return await self._run(self.runtime.memory.scopes)
+        return await self.run(self.runtime.memory.scopes)
 
     async def entry_history(self, request: EntryHistoryRequest) -> pcmem.EntryHistory:
-        scoped = self._scope(request.scope_id)
-        return await self._run(lambda: scoped.history(request.entry_id))
+        scoped = self.scope(request.scope_id)
+        return await self.run(lambda: scoped.history(request.entry_id))
+
+    def ready(self) -> wire.ReadinessResponse:
+        """PowerContext's readiness: the store is open and the models this server was started with are loaded."""
+        embedder = self.runtime.embedder
+        checks = {"store": "ok", "embedder": embedder.profile.model_id if embedder else "none (full-text only)"}
+        if self.runtime.reranker is not None:
+            checks["reranker"] = getattr(self.runtime.reranker, "policy_id", "configured")
+        return wire.ReadinessResponse(status=wire.ReadinessStatus.ready, checks=checks)
+
+    def capabilities(self) -> wire.Capabilities:
+        """What this server does: explicit Memory only (no Sources, extraction, handoffs or prepared context);
+        vector and hybrid search only with an embedder."""
+        modes = [wire.MemorySearchMode.auto, wire.MemorySearchMode.fts]
+        if self.runtime.embedder is not None:
+            modes += [wire.MemorySearchMode.vector, wire.MemorySearchMode.hybrid]
+        return wire.Capabilities(source_types=[], artifact_families=[wire.MEMORY_FAMILY], memory_extraction=False,
+                                 handoff_generation=False, search_modes=modes, context_versions=[])
 
     def readiness(self) -> Readiness:
         embedder = self.runtime.embedder
@@ -191,11 +271,59 @@ class MemoryApi:
         )
 
 
+#: pcmem's channel and mode names → PowerContext 1.4.1's (full-text is "text" there).
+_TEXT = {"fts": "text"}
+
+
 def _pcmem_citation(value: wire.MemoryCitation) -> pcmem.Citation:
     cited = convert.pcmem_citation(value)
     if cited is None:
-        raise ApiError(404, "memory_not_found", f"family {value.memory_ref.family!r} is not a Memory artifact")
+        raise ApiError(404, "artifact_not_found", f"family {value.memory_ref.family!r} is not a Memory artifact")
     return cited
+
+
+def _cited_entry(scoped: Any, cited: pcmem.Citation) -> pcmem.MemoryEntry:
+    head = scoped.head()
+    if head is not None and cited.artifact_id != head.artifact_id:
+        raise ApiError(404, "artifact_not_found", f"the citation names an artifact that is not scope "
+                       f"{scoped.scope!r}'s Memory")
+    return scoped.get(cited)
+
+
+def _target_entry(scoped: Any, target: wire.MemoryEntryTarget) -> pcmem.MemoryEntry:
+    """The entry a logical target names, at the head: ``artifact_id`` is the scope's Memory (or the entry id, as a
+    record's ``artifact`` gives it)."""
+    head = scoped.head()
+    if head is None or target.artifact_id not in (head.artifact_id, target.entry_id):
+        raise ApiError(404, "artifact_not_found", f"no Memory artifact {target.artifact_id!r} in scope "
+                       f"{scoped.scope!r}")
+    return scoped.get_entry(validate_id(target.entry_id))
+
+
+def _tag_target(artifact_id: str, entry_id: str) -> wire.MemoryEntryTarget:
+    return wire.MemoryEntryTarget(type="memory_entry", family="memory", artifact_id=artifact_id, entry_id=entry_id)
+
+
+def _tag_set(scope: str, target: wire.MemoryEntryTarget, entry: pcmem.MemoryEntry) -> wire.ArtifactTagSet:
+    tags = convert.entry_tags(entry)
+    digest = hashlib.sha256(json.dumps(sorted(convert.tag_key(t) for t in tags)).encode()).hexdigest()
+    return wire.ArtifactTagSet(scope_id=scope, target=target, tags=tags, tag_digest=f"sha256:{digest}")
+
+
+def etag(tags: wire.ArtifactTagSet) -> str:
+    return f'"{tags.tag_digest}"'
+
+
+def _valid_tags(tags: list[str]) -> list[str]:
+    seen: set[str] = set()
+    for tag in tags:
+        if tag != tag.strip() or any(unicodedata.category(c) in ("Cc", "Cs", "Cn") for c in tag):
+            raise ApiError(422, "invalid_request", "a tag has outer whitespace or a control, surrogate or "
+                           "unassigned character")
+        if convert.tag_key(tag) in seen:
+            raise ApiError(422, "invalid_request", "two tags are the same after NFC + casefold")
+        seen.add(convert.tag_key(tag))
+    return list(tags)
 
 
 def _active(entry: pcmem.MemoryEntry) -> pcmem.MemoryEntry:

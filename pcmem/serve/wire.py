@@ -1,4 +1,5 @@
-"""PowerContext HTTP v1 wire models for the Memory endpoints, mirrored from ``openapi/powercontext.yaml``.
+"""PowerContext HTTP v1 wire models for the Memory endpoints, mirrored from PowerContext 1.4.1's OpenAPI document
+(``tests/data/powercontext-1.4.1-memory.json``: the memory routes, health and capabilities).
 
 Names, fields, bounds and ``additionalProperties: false`` are PowerContext's, so its generated clients work against
 pcmem and ``/openapi.json`` lists the same schema names. The field descriptions are written for the LLMs that read
@@ -8,9 +9,9 @@ them as MCP tool input schemas. Conversion to and from pcmem's own models lives 
 from __future__ import annotations
 
 from enum import Enum
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, model_validator
 
 #: PowerContext's artifact family of Memory artifacts.
 MEMORY_FAMILY = "memory"
@@ -35,6 +36,9 @@ class _Wire(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+Tag = Annotated[str, Field(min_length=1, max_length=64)]
+
+
 class MemorySearchMode(str, Enum):
     auto = "auto"
     fts = "fts"
@@ -43,14 +47,28 @@ class MemorySearchMode(str, Enum):
 
 
 class MemoryUsedSearchMode(str, Enum):
-    fts = "fts"
+    """PowerContext 1.4.1's name of the mode that ran (``text`` is full-text)."""
+
+    text = "text"
     vector = "vector"
     hybrid = "hybrid"
 
 
 class MemoryMatchedBy(str, Enum):
-    fts = "fts"
+    text = "text"
     vector = "vector"
+
+
+class AtomicMemoryState(str, Enum):
+    active = "active"
+    forgotten = "forgotten"
+    merged = "merged"
+    retired = "retired"
+
+
+class TagMatch(str, Enum):
+    all = "all"
+    any = "any"
 
 
 class MemoryEntryState(str, Enum):
@@ -70,7 +88,7 @@ class ArtifactReference(_Wire):
 
     family: RefId
     artifact_id: RefId
-    revision: int = Field(ge=1)
+    revision: StrictInt = Field(ge=1)
 
 
 class MemoryCitation(_Wire):
@@ -96,10 +114,30 @@ class MemoryEntry(_Wire):
     artifact_refs: list[ArtifactReference]
 
 
+class TagFilter(_Wire):
+    """Entries whose tags include all (or any) of these labels, compared after NFC + casefold."""
+
+    tags: list[Tag] = Field(min_length=1, max_length=16)
+    match: TagMatch = TagMatch.all
+
+
+class AtomicMemoryRecord(_Wire):
+    """One entry as PowerContext 1.4.1 reports it. pcmem: ``artifact`` is the entry (``artifact_id`` = entry id,
+    ``revision`` = the entry's version), ``state_version`` the scope revision it was read at."""
+
+    artifact: ArtifactReference
+    kind: str = Field(min_length=1)
+    text: str = Field(min_length=1)
+    state: AtomicMemoryState
+    state_version: int = Field(ge=0)
+    merged_into_id: str | None
+
+
 class SearchMemoryRequest(_Wire):
+    tag_filter: TagFilter | None = None
     scope_id: ScopeId
     query: str = Field(min_length=1, max_length=8192, description="What to look for, in natural language.")
-    limit: int = Field(default=10, ge=1, le=50, description="Maximum number of hits (1..50).")
+    limit: StrictInt = Field(default=10, ge=1, le=50, description="Maximum number of hits (1..50).")
     mode: MemorySearchMode = Field(
         default=MemorySearchMode.auto,
         description="auto (hybrid when vectors are available, else full-text), fts, vector or hybrid. An explicit "
@@ -107,17 +145,15 @@ class SearchMemoryRequest(_Wire):
     )
 
 
-class SearchMemoryHit(_Wire):
-    citation: MemoryCitation
-    text: str
-    score: float = Field(ge=0, le=1)
+class AtomicMemorySearchHit(_Wire):
+    memory: AtomicMemoryRecord
+    score: float
     matched_by: list[MemoryMatchedBy]
 
 
 class SearchMemoryResponse(_Wire):
-    memory: ArtifactReference | None = None
-    mode: MemoryUsedSearchMode | None = None
-    hits: list[SearchMemoryHit]
+    mode: MemoryUsedSearchMode
+    hits: list[AtomicMemorySearchHit]
 
 
 class RememberMemoryRequest(_Wire):
@@ -125,7 +161,7 @@ class RememberMemoryRequest(_Wire):
     kind: Kind
     text: EntryText
     reason: Reason
-    expected_revision: int | None = Field(
+    expected_revision: StrictInt | None = Field(
         default=None, ge=1,
         description="Compare-and-swap: the write fails with revision_conflict unless this is the current head "
                     "revision. Omit to append unconditionally.",
@@ -133,25 +169,45 @@ class RememberMemoryRequest(_Wire):
 
 
 class MemoryMutationResponse(_Wire):
-    memory: ArtifactReference
-    entry: MemoryEntry | None = None
+    changed: bool
+    records: list[AtomicMemoryRecord]
 
 
 class ListMemoryEntriesRequest(_Wire):
+    tag_filter: TagFilter | None = None
     scope_id: ScopeId
-    include_inactive: bool = Field(
-        default=False, description="Include inactive entries from the current Memory head for explicit audit.",
-    )
+    include_inactive: StrictBool = Field(default=False, description="Include retired and forgotten entries.")
+    limit: StrictInt = Field(default=50, ge=1, le=100)
+    cursor: str | None = Field(default=None, min_length=1)
 
 
 class ListMemoryEntriesResponse(_Wire):
-    memory: ArtifactReference | None = None
-    entries: list[MemoryEntry]
+    entries: list[AtomicMemoryRecord]
+    next_cursor: str | None = None
+
+
+class MemoryEntryTarget(_Wire):
+    """A logical entry: the scope's Memory ``artifact_id`` (or the entry id itself, as a record's
+    ``artifact.artifact_id`` gives it) and the entry id."""
+
+    type: Literal["memory_entry"]
+    family: Literal["memory"]
+    artifact_id: str = Field(min_length=1, max_length=128)
+    entry_id: str = Field(min_length=1, max_length=128)
 
 
 class GetMemoryEntryRequest(_Wire):
+    """Exactly one of ``citation`` (the exact version) or ``target`` (the entry as it stands at the head)."""
+
     scope_id: ScopeId
-    citation: MemoryCitation
+    citation: MemoryCitation | None = None
+    target: MemoryEntryTarget | None = None
+
+    @model_validator(mode="after")
+    def _one_of(self) -> GetMemoryEntryRequest:
+        if (self.citation is None) == (self.target is None):
+            raise ValueError("give exactly one of citation or target")
+        return self
 
 
 class ReviseMemoryEntryRequest(_Wire):
@@ -176,10 +232,10 @@ class RetireMemoryEntryRequest(_Wire):
 
 class ListMemoryChangesRequest(_Wire):
     scope_id: ScopeId
-    since_revision: int | None = Field(
+    since_revision: StrictInt | None = Field(
         default=None, ge=0,
-        description="Exclusive lower bound; 0 requests complete history from Revision 1. Positive nonexistent "
-                    "revisions are errors.",
+        description="Exclusive lower bound; 0 requests complete history from Revision 1; omitted, the head revision "
+                    "only. Positive nonexistent revisions are errors.",
     )
 
 
@@ -199,6 +255,66 @@ class MemoryRevisionChanges(_Wire):
 class ListMemoryChangesResponse(_Wire):
     memory: ArtifactReference | None = None
     revisions: list[MemoryRevisionChanges]
+
+
+class FlushMemoryRequest(_Wire):
+    scope_id: ScopeId
+
+
+class FlushStatus(str, Enum):
+    idle = "idle"
+    processed = "processed"
+
+
+class FlushMemoryResponse(_Wire):
+    """pcmem writes synchronously and has no Source journal: a flush always finds nothing to process."""
+
+    status: FlushStatus
+    previous_cursor: int = Field(ge=0)
+    current_cursor: int = Field(ge=0)
+    high_watermark: int = Field(ge=0)
+    processed_source_count: int = Field(ge=0)
+    memory: ArtifactReference | None = None
+    remaining_work: bool = False
+    held_count: int = Field(default=0, ge=0)
+    hold_codes: list[str] = Field(default_factory=list)
+
+
+class GetMemoryCapacityRequest(_Wire):
+    scope_id: ScopeId
+
+
+class ReplaceArtifactTagsRequest(_Wire):
+    tags: list[Tag] = Field(max_length=32)
+
+
+class ArtifactTagSet(_Wire):
+    scope_id: str
+    target: MemoryEntryTarget
+    tags: list[Tag] = Field(max_length=32)
+    tag_digest: str = Field(pattern=r"^sha256:[0-9a-f]{64}$")
+
+
+class ReadinessStatus(str, Enum):
+    ready = "ready"
+    degraded = "degraded"
+    not_ready = "not_ready"
+
+
+class ReadinessResponse(_Wire):
+    status: ReadinessStatus
+    checks: dict[str, str]
+
+
+class Capabilities(_Wire):
+    """What this server can do (PowerContext 1.4.1's shape; pcmem serves the Memory family only)."""
+
+    source_types: list[str]
+    artifact_families: list[str]
+    memory_extraction: bool
+    handoff_generation: bool
+    search_modes: list[MemorySearchMode]
+    context_versions: list[str]
 
 
 class ErrorDetail(_Wire):

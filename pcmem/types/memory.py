@@ -151,7 +151,8 @@ class RememberRequest(Request):
     ``upsert=True`` makes the write idempotent by key: an entry whose ``entry_id`` already exists gets a new version
     when its text, kind or metadata differ (canonical JSON, types included) and is reported unchanged otherwise
     (a retired one is made active again); an unknown id is created. Without ``upsert`` an existing id is an
-    :class:`~pcmem.errors.InputError`. The id of a forgotten (erased) entry is never reused.
+    :class:`~pcmem.errors.InputError`. A forgotten key is written as a new entry with a new id
+    (:mod:`pcmem.memory.keys`).
 
     With a write gate configured, entries an existing entry already states are reported as duplicates and not
     added, unless ``allow_duplicates`` is true (upserts with an ``entry_id`` skip the gate: the key decides).
