@@ -18,7 +18,7 @@ from pcmem.errors import InputError
 MAX_TEXT_BYTES = 8192  # SPEC §1: entry text and queries are 1..8192 UTF-8 bytes after normalisation.
 MAX_ID_CHARS = 128  # SPEC §1: entry ids are printable ASCII, at most 128 characters.
 MAX_SCOPE_CHARS = 256  # SPEC §1: scope ids are 1..256 characters, not blank.
-MAX_KIND_CHARS = 64
+MAX_KIND_CHARS = 128  # as PowerContext's schema, pcmem's /openapi.json and the MCP tool schema say
 MAX_METADATA_BYTES = 4096  # metadata is a small annotation (a source turn id, a timestamp), not a second payload.
 MAX_METADATA_DEPTH = 8
 
@@ -82,12 +82,13 @@ def validate_id(value: object, field: str = "entry_id") -> str:
 
 
 def validate_kind(value: object) -> str:
-    """An entry kind: an open label such as "fact" or "preference", 1..64 characters."""
+    """An entry kind: an open label such as "fact" or "preference", 1..128 characters."""
     kind = require_str(value, "kind")
     _reject_unencodable(kind, "kind")
     kind = unicodedata.normalize("NFC", kind).strip()
     if not kind or len(kind) > MAX_KIND_CHARS:
-        raise InputError(f"kind must be 1..{MAX_KIND_CHARS} characters, got {kind!r}")
+        shown = repr(kind) if len(kind) <= 40 else f"{len(kind)} characters"  # never echo a long value back
+        raise InputError(f"kind must be 1..{MAX_KIND_CHARS} characters, got {shown}")
     return kind
 
 

@@ -106,3 +106,12 @@ def test_hostile_text_either_round_trips_or_leaves_store_unchanged(light_project
         assert not plainly_valid(raw)
         return
     assert project.get(result.citations[0]).entry.text == unicodedata.normalize("NFC", raw).strip()
+
+
+def test_kind_takes_up_to_128_characters_as_the_schemas_say_and_a_refusal_does_not_echo_it():
+    from pcmem.validation import validate_kind
+
+    assert validate_kind("k" * 128) == "k" * 128
+    with pytest.raises(InputError) as refused:
+        validate_kind("k" * 5000)
+    assert "5000 characters" in str(refused.value) and "kkkkk" not in str(refused.value)
