@@ -62,3 +62,37 @@ def test_tampered_text_and_half_written_revision_are_reported(db_path):
     assert code == 1
     problems = " | ".join(report["problems"])
     assert "sha256" in problems and "belong to no revision" in problems and "not exactly 1..3" in problems
+
+
+def _index_names(path) -> set[str]:
+    with duckdb.connect(str(path), read_only=True) as db:
+        return {name for (name,) in db.execute("SELECT index_name FROM duckdb_indexes()").fetchall()}
+
+
+LOOKUP_INDEXES = {"entry_events_by_revision", "head_entries_by_entry", "fts_dict_by_term", "fts_dict_by_termid",
+                  "fts_docs_by_name", "fts_terms_by_doc"}
+
+
+def test_forget_keeps_every_lookup_index(db_path):
+    """The erasure rewrites the term dictionary into a fresh table; DuckDB drops a table's indexes with it, and
+    without fts_dict_by_term every later write scanned the whole dictionary (issue 26)."""
+    _seed(db_path)
+    assert _index_names(db_path) >= LOOKUP_INDEXES
+    with pcmem.open_sync(db_path, embedder=None) as runtime:
+        runtime.memory.for_scope("p").forget("e3")
+    assert _index_names(db_path) >= LOOKUP_INDEXES
+    assert _check(db_path)[0] == 0
+
+
+def test_a_missing_lookup_index_is_reported_and_repair_recreates_it(db_path):
+    _seed(db_path)
+    with duckdb.connect(str(db_path)) as db:
+        db.execute(f"DROP INDEX {SCHEMA}.fts_dict_by_term")
+        db.execute("DROP INDEX head_entries_by_entry")
+    code, report = _check(db_path)
+    assert code == 1
+    assert sorted(p.split()[2] for p in report["problems"]) == ["fts_dict_by_term", "head_entries_by_entry"]
+    assert all("--repair" in p for p in report["problems"])
+    code, report = _check(db_path, "--repair")
+    assert code == 0 and report["ok"], report["problems"]
+    assert _index_names(db_path) >= LOOKUP_INDEXES

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import duckdb
 
 from pcmem.ids import content_hash
-from pcmem.store.duckdb import connection, fts_index, migrations, vectors
+from pcmem.store.duckdb import connection, fts_index, indexes, migrations, vectors
 
 
 @dataclass
@@ -52,6 +52,7 @@ def check(db: duckdb.DuckDBPyConnection) -> CheckReport:
         if not any(structure.startswith("the full-text index") for structure in missing):
             _check_fts(db, report)
     _check_vectors(db, report, missing)
+    _check_indexes(db, report)
     return report
 
 
@@ -172,9 +173,18 @@ def _check_vectors(db: duckdb.DuckDBPyConnection, report: CheckReport, missing: 
                                "`pcmem reindex --rerank-embedder ...` to fill them" if left else ", complete"))
 
 
+def _check_indexes(db: duckdb.DuckDBPyConnection, report: CheckReport) -> None:
+    """Every lookup index pcmem expects (see indexes.EXPECTED) exists: a missing one changes no answer, only makes
+    writes and searches scan whole tables, so nothing else would notice it."""
+    for index in indexes.missing(db):
+        report.problems.append(f"{index.describe()} is missing: writes and searches scan the whole table "
+                               "(`pcmem check --repair` recreates it)")
+
+
 def repair(db: duckdb.DuckDBPyConnection, analyzer: str | None = None) -> None:
     """Rebuild every derived structure from the event log: head_entries, the full-text index (recreated when its
-    schema is gone) and the vector tables (recreated empty when dropped; ``pcmem reindex`` refills them).
+    schema is gone), the vector tables (recreated empty when dropped; ``pcmem reindex`` refills them) and every
+    missing lookup index.
 
     ``analyzer`` switches the index to another analyzer while rebuilding it.
     """
@@ -184,7 +194,6 @@ def repair(db: duckdb.DuckDBPyConnection, analyzer: str | None = None) -> None:
     if "main.head_entries" not in tables:
         db.execute("CREATE TABLE head_entries (artifact_id VARCHAR NOT NULL, entry_id VARCHAR NOT NULL, "
                    "entry_version_id VARCHAR NOT NULL, state VARCHAR NOT NULL, PRIMARY KEY (artifact_id, entry_id))")
-        db.execute("CREATE INDEX IF NOT EXISTS head_entries_by_entry ON head_entries (entry_id)")
     db.execute("DELETE FROM head_entries")
     db.execute(f"INSERT INTO head_entries SELECT * FROM ({_EXPECTED_HEAD})")
     s = fts_index.SCHEMA
@@ -192,7 +201,6 @@ def repair(db: duckdb.DuckDBPyConnection, analyzer: str | None = None) -> None:
     db.execute("DROP TABLE IF EXISTS fts_docs")
     connection.load_fts(db)
     fts_index.create(db)
-    fts_index.create_lookup_indexes(db)
     fts_index.mark_rebuilt(db)
     rows = db.execute("SELECT v.entry_version_id, v.text FROM head_entries h JOIN entry_versions v "
                       "USING (entry_version_id) WHERE h.state = 'active'").fetchall()
@@ -201,3 +209,4 @@ def repair(db: duckdb.DuckDBPyConnection, analyzer: str | None = None) -> None:
     for table in vectors.TABLES.values():
         if f"main.{table}" in _tables(db):
             db.execute(f"DELETE FROM {table} WHERE entry_version_id NOT IN (SELECT entry_version_id FROM entry_versions)")
+    indexes.create(db)  # every expected lookup index, including those a rebuilt table lost

@@ -38,10 +38,9 @@ def create(db: duckdb.DuckDBPyConnection) -> None:
 def create_lookup_indexes(db: duckdb.DuckDBPyConnection) -> None:
     """ART indexes for point lookups by term and by document name: a query's terms, a write's known terms and the
     documents of new entry versions are found without scanning the store-wide tables (see connection.in_list)."""
-    db.execute(f"CREATE INDEX IF NOT EXISTS fts_dict_by_term ON {SCHEMA}.dict (term)")
-    db.execute(f"CREATE INDEX IF NOT EXISTS fts_dict_by_termid ON {SCHEMA}.dict (termid)")
-    db.execute(f"CREATE INDEX IF NOT EXISTS fts_docs_by_name ON {SCHEMA}.docs (name)")
-    db.execute(f"CREATE INDEX IF NOT EXISTS fts_terms_by_doc ON {SCHEMA}.terms (docid)")
+    from pcmem.store.duckdb import indexes  # the list of every expected index imports this module's SCHEMA
+
+    indexes.create(db, SCHEMA)
 
 
 def mark_rebuilt(db: duckdb.DuckDBPyConnection) -> None:
