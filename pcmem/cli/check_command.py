@@ -63,7 +63,8 @@ def _describe(recovery: WALRecovery) -> str:
     if recovery.copy is None:
         return "write-ahead log: nothing to recover (absent or complete)"
     return (f"write-ahead log: kept {recovery.kept_transactions} complete transaction(s), set {recovery.dropped_bytes} "
-            f"unreadable bytes aside; the whole log as it was is in {recovery.copy}")
+            f"unreadable bytes aside; the whole log as it was is in {recovery.copy} (the next `pcmem forget` "
+            "overwrites and deletes it: it may hold the text of entries)")
 
 
 def require_file_maintenance(backend: object, what: str) -> None:

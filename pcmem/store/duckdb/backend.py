@@ -318,7 +318,9 @@ class DuckDBBackend:
             return erasure.tombstone(cursor, memory.artifact_id, entry_id)
 
     def reclaim(self) -> None:
-        """Rewrite the tables that held erased rows, checkpoint, and overwrite the freed blocks (see erasure.py).
+        """Rewrite the tables that held erased rows, checkpoint, and overwrite the freed blocks (see erasure.py);
+        then overwrite and delete the set-aside copies of damaged logs (``FILE.wal.damaged*``), which may hold the
+        erased text too.
 
         Raises StoreError when another transaction of this process stays open for more than 10 s; the erasure
         itself is committed then, and the next open of the store finishes the reclaim."""
@@ -331,6 +333,7 @@ class DuckDBBackend:
             except duckdb.Error as error:
                 raise StoreError(f"the entry is erased from every read, but its bytes could not be cleared from the "
                                  f"file yet ({_first_line(error)}); the next open of the store clears them") from error
+            files.erase_damaged_wal_copies(self.path)
         self._vector_cache.invalidate()
         self._fts_cache.invalidate()
         self._versions.clear()
