@@ -29,7 +29,7 @@ def migrate(source: str, destination: str, as_json: bool) -> None:
       pcmem migrate --from memory.duckdb --to 'seekdb://pcmem:secret@ob.example:2881/pcmem?tenant=app' --json
     """
     from pcmem.compose import staging
-    from pcmem.compose.backends import open_backend, target_exists
+    from pcmem.compose.backends import has_damaged_blocks, open_backend, target_exists
     from pcmem.settings import resolve_db_path
     from pcmem.store.migrate import migrate as copy_store
 
@@ -38,7 +38,8 @@ def migrate(source: str, destination: str, as_json: bool) -> None:
         raise NotFoundError(f"the source store {source} does not exist")
     if str(source_target) == str(destination_target):
         raise InputError("--from and --to name the same store")
-    source_backend = open_backend(source_target)
+    # A source with damaged blocks (see `pcmem check`) is read without index lookups: a damaged index stops no read.
+    source_backend = open_backend(source_target, index_lookups=not has_damaged_blocks(source_target))
     try:
         staged = staging.stage(destination_target)  # a DuckDB file is written under a temporary name, renamed when done
         if staged is not None and staged.removed_leftover and not as_json:

@@ -34,8 +34,8 @@ from pcmem.store.common import (
     utc,
     version_from_row,
 )
+from pcmem.store.duckdb import blocks, connection, erasure, files, fts_index, migrations, vectors
 from pcmem.store.duckdb import check as check_module
-from pcmem.store.duckdb import connection, erasure, files, fts_index, migrations, vectors
 from pcmem.store.duckdb.arrow import registered
 from pcmem.store.duckdb.fts_cache import FtsCache
 from pcmem.store.duckdb.vector_cache import VectorCache
@@ -70,10 +70,16 @@ class DuckDBBackend:
     ~0.5 ms per statement). With ``shared=True`` it opens the file per transaction and closes it right after
     (~60 ms each), so several processes — the TUI, an agent, the CLI — can use one store; a process that finds the
     file busy retries for up to ``lock_timeout`` seconds before raising StoreError.
+
+    ``index_lookups=False`` reads a file whose index blocks are damaged: DuckDB looks the keys of a filter that
+    reaches a table scan up in the column's index before it decides to scan (even with index scans turned off), and
+    stops at a damaged index block. With filter and join-filter pushdown off no filter reaches a scan, so no index
+    is read; every filter scans its table (slow: for ``pcmem check`` and the copy ``pcmem migrate`` makes of a
+    damaged file).
     """
 
     def __init__(self, path: str | Path, *, shared: bool = False, lock_timeout: float = 10.0,
-                 create: bool = True) -> None:
+                 create: bool = True, index_lookups: bool = True) -> None:
         if isinstance(path, str):
             if not path.strip():
                 raise InputError("the store path is empty")
@@ -100,7 +106,7 @@ class DuckDBBackend:
         connections: _Connections | None = None
         try:
             connections = self._connections = _Connections(self.path, lock_timeout, shared=shared,
-                                                           read_only=self.read_only)
+                                                           read_only=self.read_only, index_lookups=index_lookups)
             with connections.cursor() as db:
                 if not existed:
                     os.chmod(self.path, files.FILE_MODE)  # before any entry is written into it
@@ -341,14 +347,22 @@ class DuckDBBackend:
     # --- integrity --------------------------------------------------------------------------------------------
 
     def check(self) -> check_module.CheckReport:
-        """Verify the file without changing it (see :mod:`pcmem.store.duckdb.check`)."""
-        with self._transaction() as cursor:
-            return check_module.check(cursor)
+        """Verify the file without changing it (see :mod:`pcmem.store.duckdb.check`): first every storage block on
+        disk (blocks.py), while this process holds the file and no write of it can checkpoint, then the contents."""
+        with self._write_lock, self._transaction() as cursor:
+            return check_module.check(cursor, self._connections.scan_blocks())
 
     def repair(self, analyzer: str | None = None) -> check_module.CheckReport:
         """Rebuild derived data from the event log in one transaction (optionally with another full-text analyzer);
-        returns the check after the repair."""
+        returns the check after the repair. A file with damaged storage blocks is left as it is (a rebuild cannot
+        rewrite them, and a write that meets one can leave DuckDB unable to roll back): the check says what to do."""
         with self._write_lock, self._transaction(write=True) as cursor:
+            scan = self._connections.scan_blocks()
+            if not scan.ok:
+                report = check_module.check(cursor, scan)
+                report.problems.append("--repair changed nothing: it rebuilds derived data but cannot rewrite "
+                                       "damaged blocks")
+                return report
             check_module.repair(cursor, analyzer)
             self.analyzer = fts_index.stored_analyzer(cursor)
         self._vector_cache.invalidate()
@@ -528,13 +542,16 @@ class _Connections:
     process conflict: "Unique file handle conflict").
     """
 
-    def __init__(self, path: Path, lock_timeout: float, *, shared: bool, read_only: bool) -> None:
+    def __init__(self, path: Path, lock_timeout: float, *, shared: bool, read_only: bool,
+                 index_lookups: bool = True) -> None:
         self._path, self._lock_timeout, self._shared, self._read_only = path, lock_timeout, shared, read_only
+        self._index_lookups = index_lookups
         self._lock = threading.Lock()
         self._idle: list[duckdb.DuckDBPyConnection] = []
         self._users = 0
         self._closing = False
         self._db: duckdb.DuckDBPyConnection | None = None
+        self._descriptor: int | None = None  # the file, for scan_blocks; closed only after DuckDB closed it
         self._released_at = 0.0
         if not shared:
             self._db = self._connect()
@@ -546,7 +563,12 @@ class _Connections:
             pause = _TURN_GAP - (time.monotonic() - self._released_at)
             if pause > 0:
                 time.sleep(pause)
-        return connection.connect(self._path, lock_timeout=self._lock_timeout, read_only=self._read_only)
+        db = connection.connect(self._path, lock_timeout=self._lock_timeout, read_only=self._read_only)
+        if not self._index_lookups:
+            # An instance-wide setting (every cursor): no filter, written or derived from a join's build side at
+            # run time, reaches a table scan, so no scan looks its keys up in an index first.
+            db.execute("SET disabled_optimizers = 'filter_pushdown,join_filter_pushdown'")
+        return db
 
     @contextmanager
     def cursor(self) -> Iterator[duckdb.DuckDBPyConnection]:
@@ -575,6 +597,19 @@ class _Connections:
             if last:
                 self._release()
 
+    def scan_blocks(self) -> blocks.BlockScan:
+        """Verify every storage block of the file on disk (blocks.py), inside a transaction of this process.
+
+        Through a descriptor kept open until DuckDB has closed the file: closing a descriptor of the file while
+        DuckDB holds it would drop DuckDB's lock (POSIX locks belong to the process and go with any close)."""
+        with self._lock:
+            if self._db is None:
+                raise StoreError("the store is not open")
+            if self._descriptor is None:
+                self._descriptor = os.open(self._path, os.O_RDONLY | os.O_CLOEXEC)
+            descriptor = self._descriptor
+        return blocks.scan_descriptor(descriptor, self._path)
+
     def _release(self) -> None:
         for idle in self._idle:
             idle.close()
@@ -583,6 +618,9 @@ class _Connections:
             self._db.close()
             self._db = None
             self._released_at = time.monotonic()
+        if self._descriptor is not None:  # after DuckDB let the file go (see scan_blocks)
+            os.close(self._descriptor)
+            self._descriptor = None
 
     def close(self) -> None:
         with self._lock:

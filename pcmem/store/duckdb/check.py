@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import duckdb
 
 from pcmem.ids import content_hash
-from pcmem.store.duckdb import connection, fts_index, indexes, migrations, vectors
+from pcmem.store.duckdb import blocks, connection, fts_index, indexes, migrations, vectors
 
 
 @dataclass
@@ -23,6 +23,7 @@ class CheckReport:
     entry_versions: int = 0
     tombstones: int = 0  # forgotten entries (their ids remain, their content is erased)
     notes: list[str] = field(default_factory=list)  # facts worth knowing that are not problems
+    damaged_blocks: list[int] = field(default_factory=list)  # storage blocks whose checksum fails (see blocks.py)
 
     @property
     def ok(self) -> bool:
@@ -33,8 +34,12 @@ def _count(db: duckdb.DuckDBPyConnection, sql: str, params: list | None = None) 
     return db.execute(sql, params or []).fetchone()[0]
 
 
-def check(db: duckdb.DuckDBPyConnection) -> CheckReport:
+def check(db: duckdb.DuckDBPyConnection, scan: blocks.BlockScan | None = None) -> CheckReport:
+    """Verify the file; ``scan`` is the result of :func:`blocks.scan` over it (made while this process holds it)."""
     report = CheckReport()
+    if scan is not None and not scan.ok:
+        _report_damaged_blocks(db, report, scan)
+        return report  # every other check reads tables through DuckDB, which stops at the first damaged block
     applied = migrations.applied_migrations(db)
     known = [m.name for m in migrations.MIGRATIONS]
     if applied != known:
@@ -179,6 +184,86 @@ def _check_indexes(db: duckdb.DuckDBPyConnection, report: CheckReport) -> None:
     for index in indexes.missing(db):
         report.problems.append(f"{index.describe()} is missing: writes and searches scan the whole table "
                                "(`pcmem check --repair` recreates it)")
+
+
+def _report_damaged_blocks(db: duckdb.DuckDBPyConnection, report: CheckReport, scan: blocks.BlockScan) -> None:
+    """What the damaged blocks hold, and what to do: an index or the full-text index is rebuilt by a copy made with
+    ``pcmem migrate`` (it reads around them, see compose.backends.open_backend); pcmem's own records are not."""
+    report.damaged_blocks = list(scan.damaged)
+    for header in scan.headers:
+        report.problems.append(f"{header} of the file fails its checksum (damaged on disk)")
+    if scan.damaged:
+        listed = ", ".join(str(block) for block in scan.damaged[:10]) + (" …" if len(scan.damaged) > 10 else "")
+        report.problems.append(f"{len(scan.damaged)} of the {scan.verified} storage blocks in use fail their checksum "
+                               f"(damaged on disk: blocks {listed}); every read or write that needs one of them stops "
+                               "with 'Corrupt database file'")
+    owners, unreadable, metadata = _block_owners(db)
+    damaged_tables = sorted(set(unreadable).union(*(owners.get(block, set()) for block in scan.damaged)))
+    for table in damaged_tables:
+        what = "the full-text index, rebuilt by a copy" if _rebuilt_by_copy(table) else "pcmem's records"
+        report.problems.append(f"damaged: data of the table {table} ({what})")
+    if any(block in metadata for block in scan.damaged):
+        report.problems.append("damaged: DuckDB's metadata (the catalog and the tables' layout)")
+    rest = [block for block in scan.damaged if block not in owners and block not in metadata]
+    if rest and not unreadable:
+        report.problems.append("damaged: index data (DuckDB does not say of which index)")
+    elif len(rest) > len(unreadable):  # each unlisted table accounts for one unattributed block at least
+        report.problems.append("damaged: more blocks, index data or more data of the tables above")
+    side = db.cursor()
+    try:
+        for name, sql in (("scopes", "SELECT count(*) FROM memories"), ("revisions", "SELECT count(*) FROM revisions"),
+                          ("entry_versions", "SELECT count(*) FROM entry_versions")):
+            try:
+                setattr(report, name, _count(side, sql))
+            except duckdb.Error:
+                pass  # the count itself needs a damaged block
+    finally:
+        side.close()
+    rescued = scan.damaged and not scan.headers and not any(block in metadata for block in scan.damaged) and all(
+        _rebuilt_by_copy(table) for table in damaged_tables)
+    if rescued:
+        report.notes.append(f"what to do: copy the store to a new file with `pcmem migrate --from '{scan.path}' --to "
+                            "NEW.duckdb` (it reads around damaged indexes, rebuilds the full-text index and verifies "
+                            f"the copy), then use NEW.duckdb in place of {scan.path.name}. `check --repair` cannot "
+                            "rewrite damaged blocks.")
+    else:
+        report.notes.append("what to do: restore the store from a backup: pcmem's own records are in the damaged "
+                            "blocks, so a copy (`pcmem migrate`) stops at them too. Keep the damaged file.")
+
+
+def _block_owners(db: duckdb.DuckDBPyConnection) -> tuple[dict[int, set[str]], list[str], set[int]]:
+    """Which tables' column data each block holds (small segments share blocks), the tables whose layout DuckDB
+    cannot list (it reads some of their data blocks for that, so one of them is damaged), and the metadata blocks.
+    Index blocks are in none: DuckDB lists no index's blocks."""
+    owners: dict[int, set[str]] = {}
+    unreadable: list[str] = []
+    names = [name for (name,) in db.execute("SELECT schema_name || '.' || table_name FROM duckdb_tables() "
+                                            "WHERE database_name = current_database() ORDER BY 1").fetchall()]
+    side = db.cursor()  # one statement per transaction: a damaged block aborts the transaction that meets it
+    try:
+        for name in names:
+            try:
+                rows = side.execute("SELECT block_id, additional_block_ids FROM "
+                                    f"pragma_storage_info({connection.literal(name)})").fetchall()
+            except duckdb.Error:
+                unreadable.append(name)
+                continue
+            for block, extra in rows:
+                for owned in [block, *(extra or [])]:
+                    if owned is not None and owned >= 0:
+                        owners.setdefault(owned, set()).add(name)
+        try:
+            metadata = {block for (block,) in side.execute("SELECT block_id FROM pragma_metadata_info()").fetchall()}
+        except duckdb.Error:
+            metadata = set()
+    finally:
+        side.close()
+    return owners, unreadable, metadata
+
+
+def _rebuilt_by_copy(table: str) -> bool:
+    """A table ``pcmem migrate`` never reads: the copy builds its own full-text index."""
+    return table.startswith(f"{fts_index.SCHEMA}.") or table == "main.fts_docs"
 
 
 def repair(db: duckdb.DuckDBPyConnection, analyzer: str | None = None) -> None:
