@@ -16,6 +16,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from pcmem.compose import registry
 from pcmem.compose.backends import StoreTarget, is_seekdb
 from pcmem.errors import InputError, StoreError, StoreLockedError
 from pcmem.store.duckdb import files
@@ -46,6 +47,8 @@ def stage(target: StoreTarget) -> StagedFile | None:
             raise InputError(f"{files.wal_path(final)} is a write-ahead log without its store file; DuckDB would "
                              f"replay it into the copy: move it aside or choose another destination")
         return StagedFile(final, partial, None, removed)
+    if registry.holds(final):  # asking the system would open and close the file: that drops this process's lock
+        raise StoreLockedError(f"{final} is open in this process; close it before copying into it")
     holder = files.lock_holder(final)
     if holder is not None:
         raise StoreLockedError(f"{final} is in use by {files.describe_process(holder)}; close it there first")

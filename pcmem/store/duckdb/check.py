@@ -8,6 +8,7 @@ problems without changing anything; ``repair`` rebuilds the derived data inside 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import duckdb
 
@@ -187,8 +188,9 @@ def _check_indexes(db: duckdb.DuckDBPyConnection, report: CheckReport) -> None:
 
 
 def _report_damaged_blocks(db: duckdb.DuckDBPyConnection, report: CheckReport, scan: blocks.BlockScan) -> None:
-    """What the damaged blocks hold, and what to do: an index or the full-text index is rebuilt by a copy made with
-    ``pcmem migrate`` (it reads around them, see compose.backends.open_backend); pcmem's own records are not."""
+    """What the damaged blocks hold, and what to do: damage in an index or the full-text index is left behind by a
+    copy made with ``pcmem migrate`` (it reads a damaged file without index lookups and builds its own full-text
+    index); damage in pcmem's own records is not."""
     report.damaged_blocks = list(scan.damaged)
     for header in scan.headers:
         report.problems.append(f"{header} of the file fails its checksum (damaged on disk)")
@@ -198,18 +200,34 @@ def _report_damaged_blocks(db: duckdb.DuckDBPyConnection, report: CheckReport, s
                                f"(damaged on disk: blocks {listed}); every read or write that needs one of them stops "
                                "with 'Corrupt database file'")
     owners, unreadable, metadata = _block_owners(db)
-    damaged_tables = sorted(set(unreadable).union(*(owners.get(block, set()) for block in scan.damaged)))
-    for table in damaged_tables:
+    tables = sorted(set(unreadable).union(*(owners.get(block, set()) for block in scan.damaged)))
+    for table in tables:
         what = "the full-text index, rebuilt by a copy" if _rebuilt_by_copy(table) else "pcmem's records"
         report.problems.append(f"damaged: data of the table {table} ({what})")
-    if any(block in metadata for block in scan.damaged):
+    in_metadata = any(block in metadata for block in scan.damaged)
+    if in_metadata:
         report.problems.append("damaged: DuckDB's metadata (the catalog and the tables' layout)")
     rest = [block for block in scan.damaged if block not in owners and block not in metadata]
     if rest and not unreadable:
         report.problems.append("damaged: index data (DuckDB does not say of which index)")
     elif len(rest) > len(unreadable):  # each unlisted table accounts for one unattributed block at least
         report.problems.append("damaged: more blocks, index data or more data of the tables above")
-    side = db.cursor()
+    _count_what_can_be_read(db, report)
+    copy_rescues = bool(scan.damaged) and not scan.headers and not in_metadata and all(map(_rebuilt_by_copy, tables))
+    report.notes.append(_what_to_do(scan.path, copy_rescues))
+
+
+def _what_to_do(path: Path, copy_rescues: bool) -> str:
+    if copy_rescues:
+        return (f"what to do: copy the store to a new file with `pcmem migrate --from '{path}' --to NEW.duckdb` (it "
+                "reads around damaged indexes, rebuilds the full-text index and verifies the copy), then use "
+                f"NEW.duckdb in place of {path.name}. `check --repair` cannot rewrite damaged blocks.")
+    return ("what to do: restore the store from a backup: pcmem's own records are in the damaged blocks, so a copy "
+            "(`pcmem migrate`) stops at them too. Keep the damaged file.")
+
+
+def _count_what_can_be_read(db: duckdb.DuckDBPyConnection, report: CheckReport) -> None:
+    side = connection.quiet(db.cursor())  # one statement per transaction: a damaged block aborts the one it meets
     try:
         for name, sql in (("scopes", "SELECT count(*) FROM memories"), ("revisions", "SELECT count(*) FROM revisions"),
                           ("entry_versions", "SELECT count(*) FROM entry_versions")):
@@ -219,16 +237,6 @@ def _report_damaged_blocks(db: duckdb.DuckDBPyConnection, report: CheckReport, s
                 pass  # the count itself needs a damaged block
     finally:
         side.close()
-    rescued = scan.damaged and not scan.headers and not any(block in metadata for block in scan.damaged) and all(
-        _rebuilt_by_copy(table) for table in damaged_tables)
-    if rescued:
-        report.notes.append(f"what to do: copy the store to a new file with `pcmem migrate --from '{scan.path}' --to "
-                            "NEW.duckdb` (it reads around damaged indexes, rebuilds the full-text index and verifies "
-                            f"the copy), then use NEW.duckdb in place of {scan.path.name}. `check --repair` cannot "
-                            "rewrite damaged blocks.")
-    else:
-        report.notes.append("what to do: restore the store from a backup: pcmem's own records are in the damaged "
-                            "blocks, so a copy (`pcmem migrate`) stops at them too. Keep the damaged file.")
 
 
 def _block_owners(db: duckdb.DuckDBPyConnection) -> tuple[dict[int, set[str]], list[str], set[int]]:
@@ -239,7 +247,7 @@ def _block_owners(db: duckdb.DuckDBPyConnection) -> tuple[dict[int, set[str]], l
     unreadable: list[str] = []
     names = [name for (name,) in db.execute("SELECT schema_name || '.' || table_name FROM duckdb_tables() "
                                             "WHERE database_name = current_database() ORDER BY 1").fetchall()]
-    side = db.cursor()  # one statement per transaction: a damaged block aborts the transaction that meets it
+    side = connection.quiet(db.cursor())  # one statement per transaction (see _count_what_can_be_read)
     try:
         for name in names:
             try:
