@@ -9,6 +9,7 @@ the composition root (:mod:`pcmem.compose.registry`) hands every runtime of a pa
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -36,8 +37,8 @@ from pcmem.store.common import (
     utc,
     version_from_row,
 )
+from pcmem.store.duckdb import blocks, connection, erasure, files, fts_index, indexes, migrations, vectors
 from pcmem.store.duckdb import check as check_module
-from pcmem.store.duckdb import connection, erasure, files, fts_index, indexes, migrations, vectors
 from pcmem.store.duckdb.arrow import registered
 from pcmem.store.duckdb.fts_cache import FtsCache
 from pcmem.store.duckdb.vector_cache import VectorCache
@@ -72,10 +73,16 @@ class DuckDBBackend:
     ~0.5 ms per statement). With ``shared=True`` it opens the file per transaction and closes it right after
     (~60 ms each), so several processes — the TUI, an agent, the CLI — can use one store; a process that finds the
     file busy retries for up to ``lock_timeout`` seconds before raising StoreError.
+
+    ``index_lookups=False`` reads a file whose index blocks are damaged: DuckDB looks the keys of a filter that
+    reaches a table scan up in the column's index before it decides to scan (even with index scans turned off), and
+    stops at a damaged index block. With filter and join-filter pushdown off no filter reaches a scan, so no index
+    is read; every filter scans its table (slow: for ``pcmem check`` and the copy ``pcmem migrate`` makes of a
+    damaged file).
     """
 
     def __init__(self, path: str | Path, *, shared: bool = False, lock_timeout: float = 10.0,
-                 create: bool = True) -> None:
+                 create: bool = True, index_lookups: bool = True) -> None:
         #: The store file, resolved once (symlinks followed): DuckDB, its log and every check use this one path.
         self.path = files.store_path(path)
         existed = files.check_path(self.path, create=create)
@@ -100,7 +107,7 @@ class DuckDBBackend:
         connections: _Connections | None = None
         try:
             connections = self._connections = _Connections(self.path, lock_timeout, shared=shared,
-                                                           read_only=self.read_only)
+                                                           read_only=self.read_only, index_lookups=index_lookups)
             with connections.cursor() as db:
                 self._prepare(db)
                 unreclaimed = not self.read_only and erasure.pending(db)
@@ -334,7 +341,9 @@ class DuckDBBackend:
             return _meta(cursor, PAGING_SECRET_KEY)
 
     def reclaim(self) -> None:
-        """Rewrite the tables that held erased rows, checkpoint, and overwrite the freed blocks (see erasure.py).
+        """Rewrite the tables that held erased rows, checkpoint, and overwrite the freed blocks (see erasure.py);
+        then overwrite and delete the set-aside copies of damaged logs (``FILE.wal.damaged*``), which may hold the
+        erased text too.
 
         Raises StoreError when another transaction of this process stays open for more than 10 s; the erasure
         itself is committed then, and the next open of the store finishes the reclaim."""
@@ -347,6 +356,7 @@ class DuckDBBackend:
             except duckdb.Error as error:
                 raise StoreError(f"the entry is erased from every read, but its bytes could not be cleared from the "
                                  f"file yet ({_first_line(error)}); the next open of the store clears them") from error
+            files.erase_damaged_wal_copies(self.path)
         self._vector_cache.invalidate()
         self._fts_cache.invalidate()
         self._versions.clear()
@@ -354,14 +364,23 @@ class DuckDBBackend:
     # --- integrity --------------------------------------------------------------------------------------------
 
     def check(self) -> check_module.CheckReport:
-        """Verify the file without changing it (see :mod:`pcmem.store.duckdb.check`)."""
-        with self._transaction() as cursor:
-            return check_module.check(cursor)
+        """Verify the file without changing it (see :mod:`pcmem.store.duckdb.check`): first every storage block on
+        disk (blocks.py), while this process holds the file and no write of it can checkpoint, then the contents."""
+        with self._write_lock, self._transaction() as cursor:
+            return check_module.check(cursor, self._connections.scan_blocks())
 
     def repair(self, analyzer: str | None = None) -> check_module.CheckReport:
         """Rebuild derived data from the event log in one transaction (optionally with another full-text analyzer);
-        returns the check after the repair."""
+        returns the check after the repair. A file with damaged storage blocks is left as it is (a rebuild cannot
+        rewrite them, and a write that meets one can leave DuckDB unable to roll back): the check says what to do."""
         with self._write_lock:
+            scan = self._connections.scan_blocks()
+            if not scan.ok:
+                with self._transaction() as cursor:
+                    report = check_module.check(cursor, scan)
+                report.problems.append("--repair changed nothing: it rebuilds derived data but cannot rewrite "
+                                       "damaged blocks")
+                return report
             self._rebuild_indexes()
             with self._transaction(write=True) as cursor:
                 check_module.repair(cursor, analyzer)
@@ -553,13 +572,16 @@ class _Connections:
     process conflict: "Unique file handle conflict").
     """
 
-    def __init__(self, path: Path, lock_timeout: float, *, shared: bool, read_only: bool) -> None:
+    def __init__(self, path: Path, lock_timeout: float, *, shared: bool, read_only: bool,
+                 index_lookups: bool = True) -> None:
         self._path, self._lock_timeout, self._shared, self._read_only = path, lock_timeout, shared, read_only
+        self._index_lookups = index_lookups
         self._lock = threading.Lock()
         self._idle: list[duckdb.DuckDBPyConnection] = []
         self._users = 0
         self._closing = False
         self._db: duckdb.DuckDBPyConnection | None = None
+        self._descriptor: int | None = None  # the file, for scan_blocks; closed only after DuckDB closed it
         self._released_at = 0.0
         if not shared:
             self._db = self._connect()
@@ -571,7 +593,12 @@ class _Connections:
             pause = _TURN_GAP - (time.monotonic() - self._released_at)
             if pause > 0:
                 time.sleep(pause)
-        return connection.connect(self._path, lock_timeout=self._lock_timeout, read_only=self._read_only)
+        db = connection.connect(self._path, lock_timeout=self._lock_timeout, read_only=self._read_only)
+        if not self._index_lookups:
+            # An instance-wide setting (every cursor): no filter, written or derived from a join's build side at
+            # run time, reaches a table scan, so no scan looks its keys up in an index first.
+            db.execute("SET disabled_optimizers = 'filter_pushdown,join_filter_pushdown'")
+        return db
 
     @contextmanager
     def cursor(self) -> Iterator[duckdb.DuckDBPyConnection]:
@@ -600,6 +627,19 @@ class _Connections:
             if last:
                 self._release()
 
+    def scan_blocks(self) -> blocks.BlockScan:
+        """Verify every storage block of the file on disk (blocks.py), inside a transaction of this process.
+
+        Through a descriptor kept open until DuckDB has closed the file: closing a descriptor of the file while
+        DuckDB holds it would drop DuckDB's lock (POSIX locks belong to the process and go with any close)."""
+        with self._lock:
+            if self._db is None:
+                raise StoreError("the store is not open")
+            if self._descriptor is None:
+                self._descriptor = os.open(self._path, os.O_RDONLY | os.O_CLOEXEC)
+            descriptor = self._descriptor
+        return blocks.scan_descriptor(descriptor, self._path)
+
     def _release(self) -> None:
         for idle in self._idle:
             idle.close()
@@ -610,6 +650,9 @@ class _Connections:
             self._db.close()
             self._db = None
             self._released_at = time.monotonic()
+        if self._descriptor is not None:  # after DuckDB let the file go (see scan_blocks)
+            os.close(self._descriptor)
+            self._descriptor = None
 
     def close(self) -> None:
         with self._lock:
