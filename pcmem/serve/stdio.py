@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
 import threading
+from typing import TextIO
 
 import anyio
 import anyio.from_thread
@@ -21,16 +23,31 @@ from pcmem.serve.operations import MemoryApi
 from pcmem.serve.shutdown import GRACE_SECONDS, SIGNAL_POLL_SECONDS, StopSignals
 
 
+def _claim_stdin() -> int:
+    """A private copy of fd 0, with fd 0 pointed at /dev/null, as the SDK does: nothing else in the process (a
+    library, a child process) can take bytes meant for the protocol. Started without stdin (fd 0 closed, so fd 0 may
+    now be any file the process opened, e.g. the store), fd 0 is left alone and the input is over at once."""
+    null = os.open(os.devnull, os.O_RDONLY)
+    if sys.stdin is None or not _is_fd_0(sys.stdin):
+        return null
+    private = os.dup(0)
+    os.dup2(null, 0)
+    os.close(null)
+    return private
+
+
+def _is_fd_0(stream: TextIO) -> bool:
+    try:
+        return stream.fileno() == 0
+    except (OSError, ValueError):
+        return False
+
+
 class StdinLines:
     """The client's lines (UTF-8, undecodable bytes replaced, as the SDK reads them), as an async iterator."""
 
     def __init__(self) -> None:
-        # Read a private copy of fd 0 and point fd 0 at /dev/null, as the SDK does: nothing else in the process
-        # (a library, a child process) can take bytes meant for the protocol.
-        self._fd = os.dup(0)
-        null = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(null, 0)
-        os.close(null)
+        self._fd = _claim_stdin()
         self._send, self._receive = anyio.create_memory_object_stream[str](0)
         self._reading = True
         self._waiting: anyio.CancelScope | None = None
