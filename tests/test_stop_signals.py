@@ -92,6 +92,21 @@ def test_serve_stops_cleanly_with_writes_in_flight(tmp_path, number):
     assert set(acknowledged) <= _texts(db, "s"), "an acknowledged write was lost"
 
 
+def test_serve_stopped_while_it_starts_closes_the_store(tmp_path):
+    """The signal lands once the store file exists: while the store opens or the models load (a handler that raised
+    there made DuckDB fail with "Query interrupted"), or already serving. Either way: closed, exit 0."""
+    db = tmp_path / "starting.duckdb"
+    process = subprocess.Popen([*PCMEM, "--db", str(db), "serve", "--port", "0"], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + EXIT_TIMEOUT
+    while not db.exists() and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.005)
+    assert _stopped(process, signal.SIGTERM) == 0, process.stderr.read()
+    assert not _wal(db).exists()
+    with pcmem.open_sync(db, embedder=None, create=False) as runtime:
+        assert runtime.memory.scopes() == []
+
+
 def test_serve_ctrl_c_is_still_an_interrupt(tmp_path):
     db = tmp_path / "served.duckdb"
     process = subprocess.Popen([*PCMEM, "--db", str(db), "serve", "--port", "0", "--json"],

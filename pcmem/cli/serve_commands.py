@@ -5,10 +5,13 @@ FastAPI, uvicorn and the MCP SDK load only when these commands run (the ``serve`
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -41,12 +44,20 @@ def require_serve_extra() -> None:
     require_serve()
 
 
-def _open(store, model: str | None, rerank: str | None):  # noqa: ANN001, ANN202
+@contextlib.contextmanager
+def _opened(store, model: str | None, rerank: str | None, stops) -> Iterator[Any]:  # noqa: ANN001
+    """The store opened for a server (a MemoryApi), closed however the block ends; from then on ``stops`` ignores
+    further signals, so they cannot cut the close short (see pcmem.serve.shutdown)."""
     from pcmem.serve import open_for_serving
     from pcmem.serve.operations import MemoryApi
 
-    runtime = open_for_serving(store.path, embedder=store.embedder, model=model, rerank=rerank)
-    return MemoryApi(runtime, store.path)
+    api = MemoryApi(open_for_serving(store.path, embedder=store.embedder, model=model, rerank=rerank), store.path)
+    try:
+        yield api
+    finally:
+        stops.closing()
+        api.close()
+        api.runtime.close()
 
 
 @click.command()
@@ -97,17 +108,11 @@ def serve(host: str, port: int, token_file: str | None, model: str | None, reran
     options = ServeOptions(token=token, max_body_bytes=max_body_bytes, cors_origins=cors_origins, host=host,
                            mcp=not no_mcp, allowed_hosts=allowed_hosts)
     store = click.get_current_context().obj
-    with StopSignals() as stops:
-        api = _open(store, model, rerank)
-        try:
-            if dry_run:
-                _print_plan(api, options, port, as_json)
-            else:
-                _run_http(api, options, port, stops, as_json)
-        finally:
-            stops.closing()
-            api.close()
-            api.runtime.close()
+    with StopSignals() as stops, _opened(store, model, rerank, stops) as api:
+        if dry_run:
+            _print_plan(api, options, port, as_json)
+        else:
+            _run_http(api, options, port, stops, as_json)
 
 
 def _print_plan(api, options, port: int, as_json: bool) -> None:  # noqa: ANN001
@@ -164,14 +169,9 @@ def mcp(model: str | None, rerank: str | None, as_json: bool) -> None:
     from pcmem.serve.shutdown import StopSignals
     from pcmem.serve.stdio import run_stdio
 
-    with StopSignals() as stops:
-        api = _open(store, model, rerank)
-        try:
-            anyio.run(run_stdio, api, stops)
-        finally:
-            stops.closing()
-            api.close()
-            api.runtime.close()
+    with StopSignals() as stops, _opened(store, model, rerank, stops) as api:
+        anyio.run(run_stdio, api, stops)
+
 
 def register(group: click.Group) -> None:
     group.add_command(serve)

@@ -50,7 +50,7 @@ def open_for_serving(path: str | Path, *, embedder: str | None = None, model: st
     try:
         if runtime.embedder is not None:
             runtime.embedder.embed_query("warm up")  # load the embedding model now, not on the first search
-    except BaseException:  # a stop signal (StopRequested) during the warm-up too: the store must be closed
+    except BaseException:  # Ctrl-C during the warm-up too: the opened store must be closed
         runtime.close()
         raise
     return runtime

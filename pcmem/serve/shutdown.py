@@ -2,14 +2,14 @@
 
 Service managers (systemd, launchd, docker) and MCP hosts stop a server with SIGTERM, a closed terminal sends SIGHUP,
 and Python's default for both is to die on the spot: the store is never closed and its write-ahead log is left for
-the next process to replay. :class:`StopSignals` holds both signals for the whole command, and what one does depends
-on where the command is:
+the next process to replay. :class:`StopSignals` holds both signals for the whole command. The handler never raises:
+an exception raised in a signal handler lands wherever the main thread is, and DuckDB turns one that lands inside a
+query into ``RuntimeError: Query interrupted``. It records the signal, and what follows depends on the phase:
 
-- opening the store and loading models: it raises :class:`StopRequested` (like Ctrl-C's KeyboardInterrupt), so the
-  command's ``finally`` closes what was opened, and the command then ends normally;
-- serving (:meth:`StopSignals.serving`): it asks the server to stop; requests in flight get
-  :data:`GRACE_SECONDS` to be answered, then they are cancelled;
-- closing (:meth:`StopSignals.closing`, and after the first signal): further signals are ignored, so a second
+- opening the store and loading models (seconds): they finish, then the server stops before it serves anything;
+- serving (:meth:`StopSignals.serving`): the server is asked to stop; requests in flight get :data:`GRACE_SECONDS`
+  to be answered, then they are cancelled;
+- closing (:meth:`StopSignals.closing`), and after the first signal: further signals are ignored, so a second
   SIGTERM cannot cut the final checkpoint short.
 
 Ctrl-C (SIGINT) keeps its meaning: interrupted, exit 130.
@@ -33,10 +33,6 @@ GRACE_SECONDS = 3
 SIGNAL_POLL_SECONDS = 0.1
 
 
-class StopRequested(BaseException):
-    """A stop signal arrived before the server was serving (a BaseException, so ``except Exception`` lets it pass)."""
-
-
 class StopSignals:
     """``with StopSignals() as stops:`` around a server command; see the module docstring for the phases."""
 
@@ -53,24 +49,25 @@ class StopSignals:
         return self
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> bool:
+                 tb: TracebackType | None) -> None:
         for number, handler in self._previous.items():
             signal.signal(number, handler)
-        return exc_type is not None and issubclass(exc_type, StopRequested)  # a stop is a normal end (exit 0)
 
     def _handle(self, number: int, frame: FrameType | None) -> None:
         if self._closing or self.received is not None:
             return
         self.received = number
-        if self._on_stop is None:
-            raise StopRequested(number)
-        self._on_stop()
+        if self._on_stop is not None:
+            self._on_stop()
 
     @contextlib.contextmanager
     def serving(self, on_stop: Callable[[], object]) -> Iterator[None]:
         """While the block runs, a stop signal calls ``on_stop`` (in the signal handler, on the main thread: it may
-        only set a flag or schedule work on the loop). When the block ends the command is closing."""
+        only set a flag or schedule work on the loop); a signal that came while the server started calls it at once.
+        When the block ends the command is closing."""
         self._on_stop = on_stop
+        if self.received is not None:
+            on_stop()
         try:
             yield
         finally:
