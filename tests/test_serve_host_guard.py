@@ -116,11 +116,11 @@ def test_mcp_is_guarded_by_the_same_decision(served):
 def test_ipv6_loopback_is_allowed_and_the_bound_name_too(tmp_path):
     runtime = pcmem.open_sync(tmp_path / "m.duckdb", embedder=None)
     api = MemoryApi(runtime, tmp_path / "m.duckdb")
-    options = ServeOptions(allowed_hosts=("memory.internal",))
+    options = ServeOptions(allowed_hosts=("memory.internal", "Proxy.Example:8443", "::1"))
     try:
         with LiveServer(create_app(api, options)) as live:
             port = _port(live.url)
-            for host in (f"[::1]:{port}", "[::1]", f"memory.internal:{port}", "Memory.Internal"):
+            for host in (f"[::1]:{port}", "[::1]", f"memory.internal:{port}", "Memory.Internal", "proxy.example:443"):
                 assert _send(live.url, "GET", "/x/pcmem/scopes", None, host=host).status_code == 200, host
             for host in ("", "memory.internal.evil.example", f"127.0.0.1.evil.example:{port}", "[::1]x"):
                 assert _send(live.url, "GET", "/x/pcmem/scopes", None, host=host).status_code == 421, host

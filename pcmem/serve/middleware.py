@@ -145,9 +145,16 @@ class BodyLimit:
 
 
 def _host_name(name: str) -> str:
-    """A bind address or --allow-host NAME as it appears in a Host header: lower case, IPv6 in brackets."""
+    """A bind address or --allow-host NAME as it appears in a Host header: lower case, IPv6 in brackets, no port
+    (``--allow-host memory.lan:8765`` means memory.lan)."""
+    import ipaddress
+
     name = name.strip().lower()
-    return f"[{name}]" if ":" in name and not name.startswith("[") else name
+    try:
+        address = ipaddress.ip_address(name.strip("[]"))
+    except ValueError:
+        return _name_in_host_header(name) or name
+    return f"[{address.compressed}]" if address.version == 6 else address.compressed
 
 
 def _name_in_host_header(header: str) -> str | None:
