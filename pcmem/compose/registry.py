@@ -48,6 +48,13 @@ def acquire(path: Path, open_backend: Callable[[], B]) -> B:
         return backend
 
 
+def holds(path: Path) -> bool:
+    """Whether this process holds the store file at ``path`` open (then it is its owner: see
+    :mod:`pcmem.compose.owned`)."""
+    with _guard:
+        return key_for(path) in _backends
+
+
 def _forget(key: str, backend: object) -> None:
     with _guard:
         if _backends.get(key) is backend:
