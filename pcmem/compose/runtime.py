@@ -207,7 +207,8 @@ class SyncRuntime:
     def for_clients(self) -> SyncMemoryService:
         """The Memory service this process's owner listener runs other processes' calls on: the same backend, the
         store's own embedder (loaded on first use), no reranker of its own (each call names the one it wants), no
-        write gate. It holds no share of the backend (the listener stops before the file closes)."""
+        write gate. It holds no share of the backend (the listener stops before the file closes). Raises
+        StoreError (the store's profile could not be read)."""
         profile = self.backend.embedding_profile()
         second, second_for = resolve_rerank_embedder("auto")
         serving = SyncRuntime(
@@ -217,8 +218,15 @@ class SyncRuntime:
             rerank_embedder=second, rerank_embedder_for=second_for)
         return serving.memory
 
+    @property
+    def owner_pid(self) -> int | None:
+        """The pid of the pcmem process that holds the store file and serves this runtime, or ``None`` when this
+        process holds it (it is the owner, or the store is not a DuckDB file)."""
+        return None
+
     def before_close(self, hook: Callable[[], None]) -> None:
-        """Run ``hook`` when this runtime closes, before its share of the file is released (the owner listener)."""
+        """Run ``hook`` when this runtime closes, before its share of the file is released (the owner listener).
+        Returns and raises nothing."""
         self._before_close.append(hook)
 
     def close(self) -> None:
