@@ -190,6 +190,11 @@ class SyncRuntime:
         from the store's secondary profile on first need), or ``None``."""
         return self.memory.parts.rerank_embedder
 
+    def use_reranker(self, reranker: MemoryReranker | None) -> None:
+        """Rerank every later search of this runtime that names no reranker with ``reranker`` (``None``: none); e.g.
+        one from :meth:`build_reranker`. Returns and raises nothing."""
+        self.reranker = self.memory.parts.reranker = self.memory.parts.search.reranker = reranker
+
     def use_write_gate(self, decision_model: DecisionModel | None) -> None:
         """Check every later ``remember`` of this runtime with ``decision_model`` (fail-open), or stop (``None``).
         Returns nothing and raises nothing (model failures later become an abstain: the write proceeds)."""
@@ -311,6 +316,9 @@ class ClientRuntime(SyncRuntime):
     @property
     def rerank_embedder(self) -> Embedder | None:
         return self._held.rerank_embedder if self._held is not None else None
+
+    def use_reranker(self, reranker: MemoryReranker | None) -> None:
+        self.reranker = self._caller.default_rerank = reranker
 
     def use_write_gate(self, decision_model: DecisionModel | None) -> None:
         self._file().use_write_gate(decision_model)
