@@ -94,21 +94,23 @@ def test_a_client_takes_the_file_over_when_its_owner_is_killed(tmp_path):
         acknowledged = [scope.remember(f"note {i} before the crash").citations[0] for i in range(5)]
         owner.send_signal(signal.SIGKILL)
         owner.wait(timeout=30)
-        # The next call notices, takes the file over (this process becomes the owner) and finds everything.
-        assert len(scope.list().entries) == 6
+        # The next call notices, takes the file over (this process becomes the owner) and runs: even a plain
+        # remember, which is never sent twice, since its request was not written into the dead connection.
+        assert scope.remember("the first write after the crash").memory.revision == 7
+        assert len(scope.list().entries) == 7
         assert runtime.owner_pid is None
         for citation in acknowledged:
             assert scope.get(citation).entry.text.endswith("before the crash")
         revised = scope.revise(pcmem.ReviseRequest(entry_id=acknowledged[0].entry_id, text="revised after the crash",
                                                    expected_version=1))
-        assert revised.citations[0].revision == 7
+        assert revised.citations[0].revision == 8
         # A third process finds the new owner (this one) and sees the same store.
         third = subprocess.run([sys.executable, "-c", "import sys, pcmem\n"
                                 "with pcmem.open_sync(sys.argv[1], embedder=None) as r:\n"
                                 "    print(type(r).__name__, r.owner_pid, r.memory.for_scope('p').head().revision)",
                                 str(path)], capture_output=True, text=True, timeout=120)
         assert third.returncode == 0, third.stderr
-        assert third.stdout.split() == ["ClientRuntime", str(os.getpid()), "7"]
+        assert third.stdout.split() == ["ClientRuntime", str(os.getpid()), "8"]
     finally:
         runtime.close()
         if owner.poll() is None:

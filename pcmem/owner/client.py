@@ -75,7 +75,7 @@ class SocketLink:
                 connection, _ = handshake(self.address, self.identity)
             except (OSError, protocol.ConnectionLost):
                 raise OwnerLost(sent=False) from None
-        sent = False
+        sent = False  # a Unix socket whose other side is gone refuses the write (EPIPE): the request surely never arrived
         try:
             protocol.send_frame(connection, request)
             sent = True
