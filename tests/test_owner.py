@@ -159,8 +159,10 @@ def test_a_write_in_flight_when_the_owner_dies_is_retried_only_when_safe(tmp_pat
 def test_typed_errors_cross_the_socket(tmp_path):
     path = tmp_path / "store.duckdb"
     owner = start_owner(path)
+    alias = tmp_path / "alias.duckdb"
+    alias.symlink_to(path)
     try:
-        with pcmem.open_sync(path, embedder=None) as runtime:
+        with pcmem.open_sync(alias, embedder=None) as runtime:  # another name of the file finds the same owner
             assert runtime.owner_pid == owner.pid
             scope = runtime.memory.for_scope("p")
             scope.remember("second")

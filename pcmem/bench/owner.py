@@ -119,7 +119,8 @@ def mcp_calls(path: Path, repeats: int) -> dict[str, Any] | None:
         await timed(client, "search_memory", {"scope_id": "bench", "query": "warm up"})
         for i in range(repeats):
             searches.append(await timed(client, "search_memory", {"scope_id": "bench", "query": f"release {i}"}))
-            writes.append(await timed(client, "remember_memory", {"scope_id": "mcp", "text": f"{tag} note {i}"}))
+            writes.append(await timed(client, "remember_memory",
+                                      {"scope_id": "mcp", "kind": "fact", "text": f"{tag} note {i}"}))
         return {"search": searches, "remember": writes}
 
     async def run() -> dict[str, Any]:
