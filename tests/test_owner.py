@@ -219,3 +219,21 @@ def test_the_socket_is_private_and_a_foreign_folder_is_refused(tmp_path, runtime
             pcmem.open_sync(path, embedder=None, lock_timeout=1)
     finally:
         stop_owner(owner)
+
+
+def test_a_process_that_finds_a_new_store_locked_leaves_it_alone(tmp_path, monkeypatch):
+    """Two processes creating one store at once (two MCP hosts starting on a fresh PCMEM_DB): the one that loses
+    the lock must not delete the file the winner just made and holds (it would write to an unlinked file)."""
+    from pcmem.store.duckdb import DuckDBBackend, files
+
+    path = tmp_path / "store.duckdb"
+    owner = start_owner(path)
+    try:
+        # This process looked just before the owner created the file: it saw no file, then found it locked.
+        monkeypatch.setattr(files, "check_path", lambda _path, create: False)
+        with pytest.raises(pcmem.StoreLockedError):
+            DuckDBBackend(path, lock_timeout=0)
+        assert path.exists()
+    finally:
+        seen = stop_owner(owner)
+    assert seen == "the owner wrote this kiwi note"
