@@ -104,8 +104,7 @@ def mcp_calls(path: Path, repeats: int) -> dict[str, Any] | None:
         from mcp import Client, StdioServerParameters
     except ImportError:
         return None
-    params = StdioServerParameters(command=sys.executable, args=["-m", "pcmem", "mcp"],
-                                   env={**os.environ, "PCMEM_DB": str(path)})
+    params = StdioServerParameters(command=sys.executable, args=["-m", "pcmem", "--db", str(path), "mcp"])
 
     async def timed(client: Any, tool: str, arguments: dict[str, Any]) -> float:
         started = time.perf_counter()
