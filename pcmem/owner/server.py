@@ -106,7 +106,7 @@ class OwnerServer:
             while True:
                 request = protocol.recv_frame(connection)
                 protocol.send_frame(connection, self._handle(request))
-        except (protocol.ConnectionLost, OSError):
+        except (protocol.ConnectionLost, OSError, ValueError):  # gone, or sent something that is not a frame
             pass
         finally:
             connection.close()
