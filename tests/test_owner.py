@@ -237,3 +237,40 @@ def test_a_process_that_finds_a_new_store_locked_leaves_it_alone(tmp_path, monke
     finally:
         seen = stop_owner(owner)
     assert seen == "the owner wrote this kiwi note"
+
+
+OWNER_WITH_EMBEDDER = r"""
+import sys, pcmem
+with pcmem.open_sync(sys.argv[1]) as runtime:  # the bundled embedder: hybrid search and the embedding rerank work
+    scope = runtime.memory.for_scope("p")
+    scope.remember("The release moves to Friday after the installer check.")
+    scope.remember("Priya prefers tea in the afternoon.")
+    print("ready SyncRuntime", flush=True)
+    sys.stdin.read()
+"""
+
+CLIENT_SEARCH = r"""
+import sys, pcmem
+with pcmem.open_sync(sys.argv[1]) as runtime:
+    scope = runtime.memory.for_scope("p")
+    page = scope.search("when does the release go out", reranker=runtime.build_reranker("embedding"))
+    print(type(runtime).__name__, page.mode, page.rerank.policy_id, page.hits[0].text)
+    print(" ".join(m for m in ("onnxruntime", "numpy", "duckdb", "tokenizers") if m in sys.modules) or "none")
+"""
+
+
+def test_a_client_names_the_reranker_and_the_owner_runs_every_model(tmp_path):
+    path = tmp_path / "store.duckdb"
+    owner = subprocess.Popen([sys.executable, "-c", OWNER_WITH_EMBEDDER, str(path)], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert owner.stdout is not None and owner.stdout.readline().startswith("ready"), owner.stderr
+        done = subprocess.run([sys.executable, "-c", CLIENT_SEARCH, str(path)], capture_output=True, text=True,
+                              timeout=120)
+        assert done.returncode == 0, done.stderr
+        first, modules = done.stdout.strip().splitlines()
+        assert first == ("ClientRuntime hybrid pcmem.memory.rerank.embedding.v1 "
+                         "The release moves to Friday after the installer check.")
+        assert modules == "none"  # no model, no numpy, no DuckDB in the client: the owner embedded and reranked
+    finally:
+        stop_owner(owner)

@@ -149,14 +149,15 @@ class Rerankers:
     """The rerankers clients name, built on first use and kept (a model loads once per owner)."""
 
     def __init__(self) -> None:
-        self._built: dict[RerankSpec, MemoryReranker] = {}
+        self._built: dict[str, MemoryReranker] = {}
         self._guard = threading.Lock()
 
     def __call__(self, spec: RerankSpec) -> MemoryReranker:
         from pcmem.compose.rerankers import build_reranker
 
+        key = spec.model_dump_json()
         with self._guard:
-            if spec not in self._built:
-                self._built[spec] = build_reranker(spec.policy, InferenceConfig(**spec.inference),
+            if key not in self._built:
+                self._built[key] = build_reranker(spec.policy, InferenceConfig(**spec.inference),
                                                    rerank_embedder=spec.rerank_embedder)
-            return self._built[spec]
+            return self._built[key]
