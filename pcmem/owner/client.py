@@ -83,6 +83,9 @@ class SocketLink:
         except (OSError, protocol.ConnectionLost):
             connection.close()
             raise OwnerLost(sent=sent) from None
+        except BaseException:  # e.g. a request over the frame limit (InputError): nothing was sent
+            connection.close()
+            raise
         with self._guard:
             if self._closed:
                 connection.close()

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from pcmem.errors import PcmemError
 from pcmem.owner import protocol
 from pcmem.owner.address import SOCKET_MODE
 
@@ -105,7 +106,11 @@ class OwnerServer:
                 return
             while True:
                 request = protocol.recv_frame(connection)
-                protocol.send_frame(connection, self._handle(request))
+                response = self._handle(request)
+                try:
+                    protocol.send_frame(connection, response)
+                except PcmemError as error:  # an answer over the frame limit: say so instead
+                    protocol.send_frame(connection, {"error": protocol.encode_error(error)})
         except (protocol.ConnectionLost, OSError, ValueError):  # gone, or sent something that is not a frame
             pass
         finally:
