@@ -89,9 +89,8 @@ class Session:
 
     @classmethod
     def open(cls, path: str | Path, inference: InferenceConfig, **options: Any) -> Session:
-        # A long-lived UI must not hold the file: the store opens per transaction, so an agent or the CLI can
-        # write to it while the TUI is open.
-        options.setdefault("shared", True)
+        # Beside an agent or the CLI: whichever process holds the file serves the others (the TUI is then the
+        # owner or a client of it; see the README's "Concurrency").
         session = cls(pcmem.open_sync(path, **options), inference, owns_runtime=True)
         session.path = Path(path).expanduser()
         return session
@@ -188,7 +187,7 @@ class Session:
         with self._rerankers_lock:
             if policy not in self._rerankers:
                 progress("loading model…", 0, 0)
-                self._rerankers[policy] = pcmem.build_reranker(
+                self._rerankers[policy] = self.runtime.build_reranker(  # a client only names it (the owner runs it)
                     cast(pcmem.RerankPolicy, policy), self.inference, lambda done, total: progress("verifying model", done, total)
                 )
             return self._rerankers[policy]

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 import duckdb
 
 from pcmem.analysis import Analyzer
-from pcmem.errors import ConcurrentWriteError, PcmemError, StoreError, StoreFormatError
+from pcmem.errors import ConcurrentWriteError, PcmemError, StoreError, StoreFormatError, StoreLockedError
 from pcmem.store.common import (
     PAGING_SECRET_KEY,
     V_COLUMNS,
@@ -113,10 +113,10 @@ class DuckDBBackend:
                 unreclaimed = not self.read_only and erasure.pending(db)
             if unreclaimed:
                 self.reclaim()  # an erasure whose bytes could not be cleared when it committed
-        except BaseException:
+        except BaseException as error:
             if connections is not None:
                 connections.close()
-            if not existed:
+            if not existed and not isinstance(error, StoreLockedError):  # locked: another process just made it
                 remove_store_files(self.path)
             raise
 
