@@ -10,7 +10,7 @@ from textual.widgets import DataTable, Header, Input, Static
 
 from pcmem import MemoryEntry, RevisionInfo
 from pcmem_tui.format import plain, preview, state_text
-from pcmem_tui.messages import ManifestLoaded, RevisionsLoaded
+from pcmem_tui.messages import ManifestLoaded, RevisionsLoaded, WorkFailed
 from pcmem_tui.screens.base import StoreScreen
 from pcmem_tui.screens.dialogs import ConfirmScreen, Outcome, RememberScreen, RevisionScreen
 from pcmem_tui.screens.entry import EntryScreen
@@ -19,6 +19,7 @@ from pcmem_tui.session import Manifest
 from pcmem_tui.widgets import (
     FilterBar,
     StatusLine,
+    StoreBar,
     Table,
     WorkProgress,
     fill_table,
@@ -75,6 +76,7 @@ class EntriesScreen(StoreScreen):
         yield FilterBar()
         yield WorkProgress()
         yield StatusLine()
+        yield StoreBar()
         yield key_footer()
 
     def on_screen_resume(self) -> None:
@@ -92,6 +94,17 @@ class EntriesScreen(StoreScreen):
         self.set_class(not manifest.is_head, "past")
         self.sub_title = f"{self.scope} @ r{manifest.revision}"
         self.refresh_bindings()
+
+    def on_work_failed(self, message: WorkFailed) -> None:
+        """(StoreScreen's handler runs too.) A failed reload keeps the rows read before, labelled as such."""
+        if not self.session.freshness.stale:
+            return
+        title = _title(self.scope, self.manifest, self.include_retired, self.sort) if self.manifest else Text(
+            self.scope, style="bold")
+        read = self.session.freshness.read_at
+        title.append(f"  ⚠ stale: {f'as read at {read:%H:%M:%S}' if self.manifest and read else 'not read yet'}",
+                     style="bold yellow")
+        self.query_one("#title", Static).update(title)
 
     def fill(self) -> None:
         """(Re)draw the rows from the loaded manifest at the table's current width: on load, resize, filter, sort."""

@@ -18,7 +18,7 @@ from pcmem_tui.messages import EntryLoaded
 from pcmem_tui.screens.base import StoreScreen
 from pcmem_tui.screens.dialogs import ConfirmScreen, Outcome, ReviseScreen
 from pcmem_tui.session import EntryDetail
-from pcmem_tui.widgets import StatusLine, Table, WorkProgress, fill_table, flex_width, key_footer
+from pcmem_tui.widgets import StatusLine, StoreBar, Table, WorkProgress, fill_table, flex_width, key_footer
 
 HISTORY_COLUMNS = (("rev", 4), ("operation", 10), ("state", 7), ("ver", 4), ("at (UTC)", 19), ("text", None))
 
@@ -50,6 +50,7 @@ class EntryScreen(StoreScreen):
             yield Static(id="diff")
         yield WorkProgress()
         yield StatusLine()
+        yield StoreBar()
         yield key_footer()
 
     def on_mount(self) -> None:

@@ -15,7 +15,7 @@ from pcmem_tui.screens.base import StoreScreen
 from pcmem_tui.screens.entry import EntryScreen
 from pcmem_tui.screens.trace import TraceScreen
 from pcmem_tui.session import SearchForm
-from pcmem_tui.widgets import StatusLine, WorkProgress, fill_table, flex_width, key_footer, selected_key
+from pcmem_tui.widgets import StatusLine, StoreBar, WorkProgress, fill_table, flex_width, key_footer, selected_key
 
 COLUMNS = (("#", 2), ("score", 6), ("via", 10), ("kind", 10), ("text", None))
 RERANKED_COLUMNS = (("#", 2), ("coarse", 6), ("score", 6), ("via", 10), ("kind", 10), ("text", None))
@@ -47,6 +47,7 @@ class SearchScreen(StoreScreen):
         yield Static(id="hit-detail")
         yield WorkProgress()
         yield StatusLine()
+        yield StoreBar()
         yield key_footer()
 
     def on_mount(self) -> None:
@@ -77,7 +78,8 @@ class SearchScreen(StoreScreen):
 
     @work(thread=True, exclusive=True)
     def run_search(self, form: SearchForm) -> None:
-        self.deliver(lambda: self.session.search(form, self.report_progress), SearchDone)
+        cancelled = self.cancel_check()
+        self.deliver(lambda: self.session.search(form, self.report_progress, cancelled), SearchDone)
 
     def on_search_done(self, message: SearchDone) -> None:
         self.page = page = message.value

@@ -11,7 +11,7 @@ from pcmem import CandidateDecision, MemoryHit, SearchPage
 from pcmem_tui.format import hit_detail, plain, preview
 from pcmem_tui.screens.base import StoreScreen
 from pcmem_tui.screens.entry import EntryScreen
-from pcmem_tui.widgets import StatusLine, fill_table, flex_width, key_footer, selected_key
+from pcmem_tui.widgets import StatusLine, StoreBar, fill_table, flex_width, key_footer, selected_key
 
 COLUMNS = (("pick", 4), ("coarse", 6), ("verdict", 10), ("model", 11), ("score", 6), ("text", None))
 KEPT, DROPPED = "green", "dim red"
@@ -31,6 +31,7 @@ class TraceScreen(StoreScreen):
         yield DataTable(id="trace", cursor_type="row")
         yield Static(id="candidate-detail")
         yield StatusLine()
+        yield StoreBar()
         yield key_footer()
 
     def on_mount(self) -> None:
