@@ -197,7 +197,7 @@ async def search(pilot: Pilot, query: str, *, mode: str = "fts", limit: str = "1
 
 
 IDS = re.compile(r"\b(mem|ver)_[0-9a-z]{26}\b")
-LATENCY = re.compile(r"latency \d+ ms")
+LATENCY = re.compile(r"latency [0-9.]+ (?:ms|s|min [0-9]+ s)")
 SVG_UNIQUE_ID = re.compile(r"terminal-\d+")
 
 

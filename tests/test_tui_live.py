@@ -1,3 +1,4 @@
+# ruff: noqa: F811 - the fixtures of test_tui are imported, and tests take them by name
 """The TUI kept open all day beside agents (issue #32): what it shows while the store waits or fails, cancelling
 work, drafts, a mistyped path, big scopes and the keys every screen shares.
 
@@ -14,6 +15,7 @@ from pathlib import Path
 import pytest
 from test_tui import (  # noqa: F401 - fixtures used by name
     SIZE,
+    ScriptedReranker,
     _no_model_from_the_environment,
     app,
     open_entry,
@@ -29,11 +31,16 @@ from test_tui import (  # noqa: F401 - fixtures used by name
     store_path,
     text_of,
 )
-from textual.widgets import DataTable, ProgressBar
+from textual.widgets import DataTable, Input, ProgressBar
 
+import pcmem
+from pcmem.errors import RerankError
+from pcmem.rerank.decision import DecisionReranker
+from pcmem.types.decision import DecisionOutcome, DecisionResult
 from pcmem_tui.app import make_app
 from pcmem_tui.screens.base import StoreScreen
 from pcmem_tui.screens.entries import EntriesScreen
+from pcmem_tui.screens.trace import summary
 from pcmem_tui.widgets import StoreBar, WorkProgress
 
 HOLD = """
@@ -147,3 +154,110 @@ async def test_opening_a_held_store_waits_for_it_and_opens_when_released(store_p
         app.open_store(store_path)
         await settle(pilot)
         assert app.session is not None and row_keys(app.screen.query_one(DataTable)) == ["notes", "pcmem-demo"]
+
+
+# --- items 3 and 4: a failed search, cancelling a rerank -------------------------------------------------------------
+
+
+class FlakyReranker(ScriptedReranker):
+    """Reranks until told to fail (a model that timed out, a degraded backend)."""
+
+    def __init__(self) -> None:
+        super().__init__(ranks=(3, 1))
+        self.fail = False
+
+    def rerank(self, query, candidates, limit, progress=None):  # noqa: ANN001, ANN201
+        if self.fail:
+            raise RerankError("the model timed out on candidate 2")
+        return super().rerank(query, candidates, limit, progress)
+
+
+async def test_a_failed_search_leaves_no_earlier_hits_and_no_trace_to_open(store_path):
+    """#32.3: the second search failed, yet the first one's hits stayed on screen and ``t`` opened their trace."""
+    reranker = FlakyReranker()
+    with open_store(store_path, reranker=reranker) as runtime:
+        app = make_app(runtime)
+        async with app.run_test(size=SIZE) as pilot:
+            await open_scope(pilot)
+            await pilot.press("slash")
+            screen = app.screen
+            await search(pilot, "Marco Priya", limit="3")
+            assert screen.page is not None and screen.page.rerank is not None
+            reranker.fail = True
+            await search(pilot, "release day", limit="3")
+            assert status(app) == "✗ the model timed out on candidate 2"
+            assert screen.page is None and screen.query_one("#hits", DataTable).row_count == 0
+            assert not screen.query_one("#hit-detail").display
+            await pilot.press("t")
+            assert app.screen is screen
+
+
+class GatedModel:
+    """A decision model whose first answer waits until the test lets it go; counts every candidate it judges."""
+
+    policy_id = "test.gated"
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.judging = threading.Event()
+        self.go = threading.Event()
+
+    def evaluate(self, request):  # noqa: ANN001, ANN201
+        self.calls += 1
+        self.judging.set()
+        self.go.wait(timeout=60)
+        return DecisionResult(outcome=DecisionOutcome.NO, policy_id=self.policy_id, yes_probability=0.1)
+
+
+class Finishing:
+    """The decision reranker, noting when its rerank call has returned (or raised) in the worker thread."""
+
+    def __init__(self, inner: DecisionReranker) -> None:
+        self.inner, self.policy_id, self.finished = inner, inner.policy_id, threading.Event()
+
+    def rerank(self, query, candidates, limit, progress=None):  # noqa: ANN001, ANN201
+        try:
+            return self.inner.rerank(query, candidates, limit, progress)
+        finally:
+            self.finished.set()
+
+
+@pytest.mark.parametrize("key", ["escape", "ctrl+c"])
+async def test_cancel_stops_a_running_rerank_and_the_model_stops_judging(store_path, key):
+    """#32.4: esc left the screen while the model judged the whole pool (40% CPU for minutes). Now esc or ctrl+c
+    cancels, the reranker stops at the next candidate, the screen stays; esc again goes back."""
+    model = GatedModel()
+    reranker = Finishing(DecisionReranker(model))
+    with open_store(store_path, reranker=reranker) as runtime:
+        app = make_app(runtime)
+        async with app.run_test(size=SIZE) as pilot:
+            await open_scope(pilot)
+            await pilot.press("slash")
+            screen = app.screen
+            screen.query_one("#query", Input).value = "Marco Priya"
+            screen.query_one("#query", Input).focus()
+            await pilot.press("enter")
+            while not model.judging.is_set():  # the model is judging candidate 1
+                await pilot.pause(0.01)
+            await pilot.press(key)
+            model.go.set()
+            assert reranker.finished.wait(timeout=30)
+            await settle(pilot)
+            assert model.calls == 1, f"the model went on judging {model.calls} candidates after the cancel"
+            assert app.screen is screen and screen.page is None
+            assert status(app) == "cancelled: searching" and not screen.query_one(WorkProgress).display
+            await pilot.press("escape")
+            assert isinstance(app.screen, EntriesScreen)
+
+
+def test_the_trace_names_the_embedder_reads_long_latencies_and_counts_no_tokens_it_did_not_use():
+    """#32.4, #32.11: ``latency 246469 ms`` and ``0 requests · 0 in + 0 out tokens`` for the embedding policy."""
+    hit = pcmem.MemoryHit(citation=pcmem.Citation(artifact_id="mem_a", revision=1, entry_id="e1", entry_version_id="v1"),
+                          text="t", kind="fact", score=0.5, matched_by=("fts",))
+    trace = pcmem.RerankTrace(policy_id="powercontext.memory.rerank.embedding.v1", candidates=(hit,),
+                              selected_ranks=(1,), discarded_rank_count=0, used_fallback=False, latency_ms=246469,
+                              usage=pcmem.Usage(), embedder="minilm-l6 (384 dims)")
+    page = pcmem.SearchPage(memory=None, mode="fts", hits=(hit,), rerank=trace)
+    shown = summary(page).plain
+    assert "latency 4 min 06 s" in shown and "embedder minilm-l6 (384 dims)" in shown
+    assert "requests" not in shown and "tokens" not in shown

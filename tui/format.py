@@ -47,6 +47,18 @@ def citation_text(citation: Citation, width: int) -> Text:
 
 
 
+def duration(ms: float) -> str:
+    """A time a person reads at a glance: ``420 ms``, ``12.3 s``, ``4 min 06 s`` (a rerank under load can take
+    minutes, and ``latency 246469 ms`` had to be counted digit by digit)."""
+    if ms < 1000:
+        return f"{ms:.0f} ms"
+    seconds = ms / 1000
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes} min {rest:02d} s"
+
+
 def yes_no(flag: bool) -> str:
     return "yes" if flag else "no"
 

@@ -138,7 +138,7 @@ class StoreScreen(Screen):
         if live:
             stage = next((strip.stage for strip in self.query(WorkProgress) if strip.display), "") or "the work"
             self._hide_busy()
-            self.status.info(f"cancelled {stage.rstrip('…')}")
+            self.status.info(f"cancelled: {stage.rstrip('…')}")
         return bool(live)
 
     def action_back(self) -> None:

@@ -72,8 +72,11 @@ class SearchScreen(StoreScreen):
         self.action_search()
 
     def action_search(self) -> None:
+        """A new search replaces the last one's results at once: if it fails, no earlier hits (or their trace)
+        stay on screen as if they answered this query."""
         form = self.form()
-        self.status.info(f"searching {form.scope!r} for {form.query!r}…")
+        self._show_page(None)
+        self.status.info(f"searching {form.scope!r} for {form.query!r}… (esc cancels)")
         self.run_search(form)
 
     @work(thread=True, exclusive=True)
@@ -82,13 +85,21 @@ class SearchScreen(StoreScreen):
         self.deliver(lambda: self.session.search(form, self.report_progress, cancelled), SearchDone)
 
     def on_search_done(self, message: SearchDone) -> None:
-        self.page = page = message.value
-        self._stop_progress()
-        self._fill(page)
+        page = message.value
+        self._hide_busy()
+        self._show_page(page)
         self.status.info(_summary(page))
-        self.refresh_bindings()
         if page.hits:
             self.query_one(DataTable).focus()
+
+    def _show_page(self, page: SearchPage | None) -> None:
+        self.page = page
+        if page is None:
+            self.query_one(DataTable).clear(columns=True)
+            self._show_hit(-1)
+        else:
+            self._fill(page)
+        self.refresh_bindings()
 
     def _fill(self, page: SearchPage) -> None:
         table = self.query_one(DataTable)

@@ -8,7 +8,7 @@ from textual.binding import Binding
 from textual.widgets import DataTable, Header, Static
 
 from pcmem import CandidateDecision, MemoryHit, SearchPage
-from pcmem_tui.format import hit_detail, plain, preview
+from pcmem_tui.format import duration, hit_detail, plain, preview
 from pcmem_tui.screens.base import StoreScreen
 from pcmem_tui.screens.entry import EntryScreen
 from pcmem_tui.widgets import StatusLine, StoreBar, fill_table, flex_width, key_footer, selected_key
@@ -68,15 +68,19 @@ def summary(page: SearchPage) -> Text:
     trace = page.rerank
     assert trace is not None
     usage = trace.usage
-    text = Text.assemble(("policy ", "dim"), (trace.policy_id, "bold"), "\n")
+    text = Text.assemble(("policy ", "dim"), (trace.policy_id, "bold"))
+    if trace.embedder:  # the embedding policy: which vectors' cosine ordered the pool
+        text.append(" · embedder ", style="dim").append(trace.embedder)
+    text.append("\n")
     if trace.used_fallback:
         text.append(f"fallback: the model kept nothing, so the first {len(trace.selected_ranks)} coarse hits are "
                     "shown as they were", style="bold yellow")
     else:
         text.append(f"kept {len(trace.selected_ranks)} of {len(trace.candidates)}")
     text.append(f" · dropped {len(trace.dropped_ranks)} · discarded ranks {trace.discarded_rank_count}")
-    text.append(f"\nlatency {trace.latency_ms:.0f} ms · {usage.requests} requests · "
-                f"{usage.input_tokens} in + {usage.output_tokens} out tokens")
+    text.append(f"\nlatency {duration(trace.latency_ms)}")
+    if usage.requests:  # a policy without a generation model (embedding) has no requests or tokens to count
+        text.append(f" · {usage.requests} requests · {usage.input_tokens} in + {usage.output_tokens} out tokens")
     if trace.decision_calls is not None:
         text.append(f" · {trace.decision_calls} decision calls")
     return text
