@@ -496,14 +496,14 @@ async def test_first_run_on_a_new_path_creates_the_store_and_shows_the_empty_sco
     app = make_app(path, embedder=None)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        assert isinstance(app.screen, ScopesScreen) and path.exists()
-        assert text_of(app, "#title").startswith("No scopes yet")
+        assert isinstance(app.screen, ScopesScreen) and not path.parent.exists()  # #32.7: created by the first write
+        assert text_of(app, "#title").startswith(f"No store at {path} yet")
         await pilot.press("n")  # and the first entry can be written right away
         app.screen.query_one("#scope", Input).value = "first"
         app.screen.query_one(TextArea).text = "My first memory."
         await pilot.press("ctrl+s")
         await settle(pilot)
-        assert row_keys(app.screen.query_one(DataTable)) == ["first"]
+        assert row_keys(app.screen.query_one(DataTable)) == ["first"] and path.exists()
 
 
 def test_tui_uses_only_the_public_api_of_pcmem():

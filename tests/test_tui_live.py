@@ -31,7 +31,7 @@ from test_tui import (  # noqa: F401 - fixtures used by name
     store_path,
     text_of,
 )
-from textual.widgets import DataTable, Input, ProgressBar
+from textual.widgets import DataTable, Input, ProgressBar, TextArea
 
 import pcmem
 from pcmem.errors import RerankError
@@ -39,6 +39,7 @@ from pcmem.rerank.decision import DecisionReranker
 from pcmem.types.decision import DecisionOutcome, DecisionResult
 from pcmem_tui.app import make_app
 from pcmem_tui.screens.base import StoreScreen
+from pcmem_tui.screens.dialogs import ConfirmScreen, KeepDraftScreen, RememberScreen, ReviseScreen
 from pcmem_tui.screens.entries import EntriesScreen
 from pcmem_tui.screens.trace import summary
 from pcmem_tui.widgets import StoreBar, WorkProgress
@@ -261,3 +262,90 @@ def test_the_trace_names_the_embedder_reads_long_latencies_and_counts_no_tokens_
     shown = summary(page).plain
     assert "latency 4 min 06 s" in shown and "embedder minilm-l6 (384 dims)" in shown
     assert "requests" not in shown and "tokens" not in shown
+
+
+# --- item 6: drafts --------------------------------------------------------------------------------------------------
+
+
+async def test_esc_in_remember_asks_then_keeps_the_draft_and_the_dialog_reopens_with_it(app, runtime):
+    """#32.6: esc discarded the typed text without asking, and ``n`` started empty again."""
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_scope(pilot, "notes")
+        await pilot.press("n")
+        app.screen.query_one("#kind", Input).value = "todo"
+        app.screen.query_one(TextArea).text = "Half of a thought"
+        await pilot.press("escape")
+        assert isinstance(app.screen, KeepDraftScreen)
+        await pilot.press("k")
+        assert app.screen is screen
+        await pilot.press("n")
+        dialog = app.screen
+        assert isinstance(dialog, RememberScreen)
+        assert dialog.query_one(TextArea).text == "Half of a thought" and dialog.query_one("#kind", Input).value == "todo"
+        await pilot.press(*" finished.")  # the cursor is at the end of the draft
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert app.screen is screen
+        assert "Half of a thought finished." in [e.entry.text for e in runtime.memory.for_scope("notes").list().entries]
+        await pilot.press("n")  # saved: the draft is gone
+        assert app.screen.query_one(TextArea).text == ""
+        app.screen.query_one(TextArea).text = "Not wanted"
+        await pilot.press("escape", "d")
+        assert app.screen is screen
+        await pilot.press("n")
+        assert app.screen.query_one(TextArea).text == ""
+        await pilot.press("escape")  # nothing typed: closes without asking
+        assert app.screen is screen
+
+
+async def test_revise_puts_the_cursor_at_the_end_keeps_a_draft_and_shows_the_new_version_after_a_conflict(app, runtime):
+    """#32.6 and #32.11: typing landed before the existing text; the title kept the old version after a conflict."""
+    notes = runtime.memory.for_scope("notes")
+    async with app.run_test(size=SIZE) as pilot:
+        await open_scope(pilot, "notes")
+        entry_screen = await open_entry(pilot, "n2")
+        await pilot.press("e")
+        await pilot.press(*" Soon")
+        assert app.screen.query_one(TextArea).text == "Book the Porto venue. Soon"
+        await pilot.press("escape", "k")
+        assert app.screen is entry_screen
+        await pilot.press("e")
+        dialog = app.screen
+        assert isinstance(dialog, ReviseScreen) and dialog.query_one(TextArea).text == "Book the Porto venue. Soon"
+        assert "(v1)" in str(dialog.query_one("#revise-title").render())
+        notes.revise(pcmem.ReviseRequest(entry_id="n2", text="Book the Lisbon venue.", expected_version=1))
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert app.screen is dialog and "(v2)" in str(dialog.query_one("#revise-title").render())
+
+
+async def test_the_retire_question_shows_the_entry_text(app):
+    """#32.11: the prompt showed only an id."""
+    async with app.run_test(size=SIZE) as pilot:
+        await open_scope(pilot, "notes")
+        await pilot.press("d")
+        assert isinstance(app.screen, ConfirmScreen)
+        assert "“Buy oolong tea for Marco.”" in str(app.screen.query_one(".dialog-question").render())
+
+
+# --- item 7: a mistyped path -----------------------------------------------------------------------------------------
+
+
+async def test_a_mistyped_path_creates_nothing_until_the_first_write_and_the_bar_says_so(tmp_path):
+    """#32.7: the TUI created a 2 MB store and its folders for a typo in --db before anything was written."""
+    path = tmp_path / "typo" / "memroy.duckdb"
+    app = make_app(path, embedder=None)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.watch_store()
+        await settle(pilot)
+        assert not path.parent.exists()
+        assert text_of(app, "#title") == f"No store at {path} yet: press n to remember something, which creates it."
+        assert store_bar(app).startswith(f"{path} · not created yet")
+        await pilot.press("n")
+        app.screen.query_one("#scope", Input).value = "first"
+        app.screen.query_one(TextArea).text = "Now it exists."
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert path.exists() and row_keys(app.screen.query_one(DataTable)) == ["first"]
+        assert store_bar(app).startswith(f"{path} · shared")

@@ -18,6 +18,7 @@ from textual.widgets import Header, Static
 from textual.worker import get_current_worker
 
 from pcmem import InferenceConfig, PcmemError, StoreError, StoreLockedError, SyncRuntime
+from pcmem_tui.drafts import Drafts
 from pcmem_tui.messages import StoreOpened, StoreStateChanged, WorkFailed
 from pcmem_tui.screens.help import HelpScreen
 from pcmem_tui.screens.scopes import ScopesScreen
@@ -53,6 +54,7 @@ class PcmemApp(App[None]):
         self._open_options = open_options or {}
         self.inference = inference
         self.session: Session | None = None
+        self.drafts = Drafts()
 
     def compose(self) -> ComposeResult:
         """The waiting room shown while the store opens (and the place an open failure is explained)."""

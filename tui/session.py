@@ -144,6 +144,11 @@ class Session:
         return runtime
 
     @property
+    def created(self) -> bool:
+        """Whether the store has been opened (no file access: for the event loop)."""
+        return self._runtime is not None
+
+    @property
     def exists(self) -> bool:
         return self._open(create=False) is not None
 

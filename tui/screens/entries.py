@@ -12,7 +12,7 @@ from pcmem import MemoryEntry, RevisionInfo
 from pcmem_tui.format import plain, preview, state_text
 from pcmem_tui.messages import ManifestLoaded, RevisionsLoaded, WorkFailed
 from pcmem_tui.screens.base import StoreScreen
-from pcmem_tui.screens.dialogs import ConfirmScreen, Outcome, RememberScreen, RevisionScreen
+from pcmem_tui.screens.dialogs import ConfirmScreen, Outcome, RememberScreen, RevisionScreen, confirm_question
 from pcmem_tui.screens.entry import EntryScreen
 from pcmem_tui.screens.search import SearchScreen
 from pcmem_tui.session import Manifest
@@ -247,7 +247,7 @@ class EntriesScreen(StoreScreen):
             other = "u reactivates it" if entry.state == "retired" else "d retires it"
             self.status.error(f"{entry.entry.entry_id!r} is already {entry.state}: nothing to {operation} ({other})")
             return
-        question = f"{operation.capitalize()} entry {entry.entry.entry_id!r} (v{entry.entry.version}) in {self.scope!r}?\n{note}"
+        question = confirm_question(operation, entry, self.scope, note)
         self.app.push_screen(ConfirmScreen(self.session, self.scope, entry, operation, question), self._written)
 
     def _written(self, outcome: Outcome | None) -> None:

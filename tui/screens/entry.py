@@ -16,7 +16,7 @@ from pcmem_tui.diff import describe_event
 from pcmem_tui.format import citation_text, preview, state_text, when
 from pcmem_tui.messages import EntryLoaded
 from pcmem_tui.screens.base import StoreScreen
-from pcmem_tui.screens.dialogs import ConfirmScreen, Outcome, ReviseScreen
+from pcmem_tui.screens.dialogs import ConfirmScreen, Outcome, ReviseScreen, confirm_question
 from pcmem_tui.session import EntryDetail
 from pcmem_tui.widgets import StatusLine, StoreBar, Table, WorkProgress, fill_table, flex_width, key_footer
 
@@ -171,7 +171,7 @@ class EntryScreen(StoreScreen):
         if (operation == "retire") == (entry.state == "retired"):
             self.status.error(f"{self.entry_id!r} is already {entry.state}: nothing to {operation}")
             return
-        question = f"{operation.capitalize()} entry {self.entry_id!r} (v{entry.entry.version}) in {self.scope!r}?\n{note}"
+        question = confirm_question(operation, entry, self.scope, note)
         self.app.push_screen(ConfirmScreen(self.session, self.scope, entry, operation, question), self._written)
 
     def _written(self, outcome: Outcome | None) -> None:

@@ -59,6 +59,8 @@ class ScopesScreen(StoreScreen):
         self.scopes = message.value
         self.fill()
         title = count(len(self.scopes), "scope") if self.scopes else EMPTY_HINT
+        if not self.session.created:
+            title = f"No store at {self.session.path} yet: press n to remember something, which creates it."
         self.query_one("#title", Static).update(Text(title))
 
     def fill(self) -> None:
