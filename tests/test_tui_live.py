@@ -349,3 +349,32 @@ async def test_a_mistyped_path_creates_nothing_until_the_first_write_and_the_bar
         await settle(pilot)
         assert path.exists() and row_keys(app.screen.query_one(DataTable)) == ["first"]
         assert store_bar(app).startswith(f"{path} · shared")
+
+
+# --- item 8: big scopes while an agent writes ------------------------------------------------------------------------
+
+
+async def test_an_outside_write_patches_the_rows_it_changed_instead_of_rebuilding_the_table(app, runtime):
+    """#32.8: every outside write rebuilt the whole table (DataTable measures every cell of every row: over a second
+    at 3,000 entries, so ``j`` lagged while an agent wrote). Unchanged rows now stay as they are."""
+    demo = runtime.memory.for_scope("pcmem-demo")
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_scope(pilot)
+        table = screen.query_one(DataTable)
+        app.watch_store()
+        await settle(pilot)
+        untouched = {key: table.rows[key] for key in table.rows}
+        current = demo.get_entry("release-day")
+        demo.revise(pcmem.ReviseRequest(entry_id="release-day", text="Releases moved to Wednesdays.",
+                                        expected_version=current.entry.version))
+        demo.retire(pcmem.RetireRequest(entry_id="release-owner", expected_version=1))
+        demo.remember("An agent remembered this meanwhile.")
+        app.watch_store()
+        await settle(pilot)
+        assert screen.manifest.revision == 6 and table.row_count == 19
+        shown = dict(zip(row_keys(table), rows(table), strict=True))
+        assert shown["release-day"][0] == "Releases moved to Wednesdays." and shown["release-day"][2] == "v3"
+        assert shown["release-owner"][3] == "retired"
+        assert row_keys(table)[-1] not in untouched  # the new entry, appended in creation order
+        kept = [key for key in untouched if key.value not in ("release-day", "release-owner")]
+        assert all(table.rows[key] is untouched[key] for key in kept)
