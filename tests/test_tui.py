@@ -166,6 +166,12 @@ def status(app: PcmemApp) -> str:
 
 async def open_scope(pilot: Pilot, scope: str = "pcmem-demo") -> EntriesScreen:
     await settle(pilot)
+    for _ in range(600):  # on a loaded machine the scopes screen may not have started its load yet
+        tables = pilot.app.screen.query(DataTable)
+        if tables and scope in row_keys(tables.first()):
+            break
+        await pilot.pause(0.05)
+        await settle(pilot)
     table = pilot.app.screen.query_one(DataTable)
     table.move_cursor(row=row_keys(table).index(scope))
     await pilot.press("enter")

@@ -31,7 +31,7 @@ from test_tui import (  # noqa: F401 - fixtures used by name
     store_path,
     text_of,
 )
-from textual.widgets import DataTable, Input, ProgressBar, TextArea
+from textual.widgets import DataTable, Input, ProgressBar, Select, TextArea
 
 import pcmem
 from pcmem.errors import RerankError
@@ -378,3 +378,50 @@ async def test_an_outside_write_patches_the_rows_it_changed_instead_of_rebuildin
         assert row_keys(table)[-1] not in untouched  # the new entry, appended in creation order
         kept = [key for key in untouched if key.value not in ("release-day", "release-owner")]
         assert all(table.rows[key] is untouched[key] for key in kept)
+
+
+# --- items 9 and 10: the same keys everywhere, reflow, the citation at 80 columns ----------------------------------
+
+
+async def test_search_and_trace_take_the_table_keys_keep_the_form_and_show_the_citation_first(store_path):
+    """#32.9, #32.10: j/k/g/G did nothing in the hits and the trace; the form reset on each visit; the hit box cut
+    the citation's ``ver_…`` part under a long text at 80×24; no ``y`` outside the entry screen."""
+    with open_store(store_path, reranker=ScriptedReranker(ranks=(3, 1))) as runtime:
+        app = make_app(runtime)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await open_scope(pilot)
+            await pilot.press("slash")
+            screen = app.screen
+            await search(pilot, "Marco Priya", limit="3")
+            hits = screen.query_one("#hits", DataTable)
+            await pilot.press("j")
+            assert hits.cursor_row == 1
+            detail = text_of(app, "#hit-detail")
+            hit = screen.page.hits[1]
+            assert detail.index(hit.citation.entry_version_id) < detail.index(hit.text[:20])
+            await pilot.press("y")
+            assert status(app).startswith(f"sent {hit.citation} to the terminal")
+            await pilot.press("t")
+            trace = app.screen.query_one(DataTable)
+            await pilot.press("G")
+            assert trace.cursor_row == trace.row_count - 1
+            await pilot.press("escape", "escape")
+            assert isinstance(app.screen, EntriesScreen)
+            await pilot.press("slash")
+            assert app.screen.query_one("#mode", Select).value == "fts"
+            assert app.screen.query_one("#limit", Input).value == "3"
+
+
+async def test_after_copying_a_citation_the_keys_still_work_and_the_field_keeps_the_citation(app):
+    """#32.9: after ``c`` the citation field took every key; ``e`` replaced the citation."""
+    async with app.run_test(size=SIZE) as pilot:
+        await open_scope(pilot, "notes")
+        screen = await open_entry(pilot, "n2")
+        await pilot.press("c")
+        field = screen.query_one("#citation-field", Input)
+        citation = str(screen.detail.entry.citation)
+        field.value = "e"  # what a key landing in the field did
+        await pilot.pause()
+        assert field.value == citation
+        await pilot.press("e")
+        assert isinstance(app.screen, ReviseScreen)

@@ -55,6 +55,8 @@ class PcmemApp(App[None]):
         self.inference = inference
         self.session: Session | None = None
         self.drafts = Drafts()
+        #: The search screen's mode, limit and rerank policy as last used: a new visit starts from them.
+        self.search_defaults: dict[str, str] = {}
 
     def compose(self) -> ComposeResult:
         """The waiting room shown while the store opens (and the place an open failure is explained)."""

@@ -26,8 +26,9 @@ def plain(value: object, style: str = "") -> Text:
 
 
 def hit_detail(hit: MemoryHit, width: int = 76) -> Text:
-    """A hit's whole text and, on lines of its own so it can be read and copied whole, its citation."""
-    return Text.assemble(hit.text, "\n", ("citation\n", "dim"), citation_text(hit.citation, width))
+    """A hit's citation first, on lines of its own so it can be read and copied whole, then its text: the box is a
+    few lines high, and a long text below the citation cut off its ``ver_…`` part, the part one copies."""
+    return Text.assemble(citation_text(hit.citation, width), "\n", hit.text)
 
 
 def citation_text(citation: Citation, width: int) -> Text:

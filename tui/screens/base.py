@@ -101,6 +101,12 @@ class StoreScreen(Screen):
     def _show_store_state(self) -> None:
         self.on_store_state_changed(StoreStateChanged())
 
+    def copy_citation(self, citation: object) -> None:
+        """``y`` (and ``c``) on any row with a citation. OSC 52 cannot report whether the terminal took the text, so
+        the status line says what was sent instead of claiming success."""
+        self.app.copy_to_clipboard(str(citation))
+        self.status.info(f"sent {citation} to the terminal as OSC 52 (tmux: `set -g set-clipboard on`)")
+
     # --- busy strip and cancel ---------------------------------------------------------------------------------
     # Any store call that takes longer than this shows that it is running (the target for an interaction is
     # 300 ms; past it, the user sees why nothing changed yet).

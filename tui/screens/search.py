@@ -15,7 +15,16 @@ from pcmem_tui.screens.base import StoreScreen
 from pcmem_tui.screens.entry import EntryScreen
 from pcmem_tui.screens.trace import TraceScreen
 from pcmem_tui.session import SearchForm
-from pcmem_tui.widgets import StatusLine, StoreBar, WorkProgress, fill_table, flex_width, key_footer, selected_key
+from pcmem_tui.widgets import (
+    StatusLine,
+    StoreBar,
+    Table,
+    WorkProgress,
+    fill_table,
+    flex_width,
+    key_footer,
+    selected_key,
+)
 
 COLUMNS = (("#", 2), ("score", 6), ("via", 10), ("kind", 10), ("text", None))
 RERANKED_COLUMNS = (("#", 2), ("coarse", 6), ("score", 6), ("via", 10), ("kind", 10), ("text", None))
@@ -27,6 +36,7 @@ class SearchScreen(StoreScreen):
         Binding("ctrl+r", "search", "Search"),
         Binding("enter", "open", "Open", show=False),
         Binding("t", "trace", "Trace"),
+        Binding("y,c", "copy_citation", "Copy citation", show=False),
     ]
 
     def __init__(self, scope: str, query: str = "", note: str | None = None) -> None:
@@ -36,14 +46,17 @@ class SearchScreen(StoreScreen):
 
     def compose(self) -> ComposeResult:
         policies = self.session.policies()
+        last = self.app.search_defaults  # the last search's mode, limit and policy
+        policy = last.get("policy") if last.get("policy") in policies else policies[0]
         yield Header()
         with Horizontal(id="search-form"):
             yield Input(self.initial_query, placeholder=f"search {self.scope}…", id="query")
-            yield Select([(mode, mode) for mode in SEARCH_MODES], value="auto", allow_blank=False, id="mode")
-            yield Input("10", type="integer", max_length=2, id="limit", tooltip="results (1..50)")
-            yield Select([(p, p) for p in policies], value=policies[0], allow_blank=False, id="rerank",
+            yield Select([(mode, mode) for mode in SEARCH_MODES], value=last.get("mode", "auto"), allow_blank=False,
+                         id="mode")
+            yield Input(last.get("limit", "10"), type="integer", max_length=2, id="limit", tooltip="results (1..50)")
+            yield Select([(p, p) for p in policies], value=policy, allow_blank=False, id="rerank",
                          disabled=len(policies) == 1, tooltip="rerank policy (pcmem tui --model to enable)")
-        yield DataTable(id="hits", cursor_type="row", zebra_stripes=True)
+        yield Table(id="hits", zebra_stripes=True)
         yield Static(id="hit-detail")
         yield WorkProgress()
         yield StatusLine()
@@ -75,6 +88,7 @@ class SearchScreen(StoreScreen):
         """A new search replaces the last one's results at once: if it fails, no earlier hits (or their trace)
         stay on screen as if they answered this query."""
         form = self.form()
+        self.app.search_defaults.update(mode=form.mode, limit=str(form.limit), policy=form.policy)
         self._show_page(None)
         self.status.info(f"searching {form.scope!r} for {form.query!r}… (esc cancels)")
         self.run_search(form)
@@ -117,6 +131,15 @@ class SearchScreen(StoreScreen):
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         self._show_hit(event.cursor_row)
 
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._reflow)  # after layout: the table's new width is known then
+
+    def _reflow(self) -> None:
+        if self.page is not None:
+            row = self.query_one(DataTable).cursor_row
+            self._fill(self.page)
+            self.query_one(DataTable).move_cursor(row=row)
+
     def _show_hit(self, index: int) -> None:
         detail = self.query_one("#hit-detail", Static)
         hits = self.page.hits if self.page else ()
@@ -143,6 +166,11 @@ class SearchScreen(StoreScreen):
             return
         citation = self.page.hits[int(key) - 1].citation
         self.app.push_screen(EntryScreen(self.scope, citation.entry_id, citation.revision))
+
+    def action_copy_citation(self) -> None:
+        key = selected_key(self.query_one(DataTable))
+        if self.page is not None and key is not None:
+            self.copy_citation(self.page.hits[int(key) - 1].citation)
 
     def action_trace(self) -> None:
         if self.page is not None and self.page.rerank is not None:

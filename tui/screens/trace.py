@@ -11,14 +11,15 @@ from pcmem import CandidateDecision, MemoryHit, SearchPage
 from pcmem_tui.format import duration, hit_detail, plain, preview
 from pcmem_tui.screens.base import StoreScreen
 from pcmem_tui.screens.entry import EntryScreen
-from pcmem_tui.widgets import StatusLine, StoreBar, fill_table, flex_width, key_footer, selected_key
+from pcmem_tui.widgets import StatusLine, StoreBar, Table, fill_table, flex_width, key_footer, selected_key
 
 COLUMNS = (("pick", 4), ("coarse", 6), ("verdict", 10), ("model", 11), ("score", 6), ("text", None))
 KEPT, DROPPED = "green", "dim red"
 
 
 class TraceScreen(StoreScreen):
-    BINDINGS = [Binding("enter", "open", "Open", show=False)]
+    BINDINGS = [Binding("enter", "open", "Open", show=False),
+                Binding("y,c", "copy_citation", "Copy citation", show=False)]
 
     def __init__(self, page: SearchPage) -> None:
         super().__init__()
@@ -28,7 +29,7 @@ class TraceScreen(StoreScreen):
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static(id="trace-summary")
-        yield DataTable(id="trace", cursor_type="row")
+        yield Table(id="trace")
         yield Static(id="candidate-detail")
         yield StatusLine()
         yield StoreBar()
@@ -38,11 +39,21 @@ class TraceScreen(StoreScreen):
         self.sub_title = f"rerank trace · {self.page.memory.scope if self.page.memory else ''}"
         self.query_one("#trace-summary", Static).update(summary(self.page))
         self.query_one("#candidate-detail").border_title = "candidate"
-        table = self.query_one(DataTable)
-        room = self.app.size.width
-        fill_table(table, COLUMNS, trace_rows(self.page, flex_width(COLUMNS, room)), room)
+        self._fill()
         self.status.info("picks in the model's order first, then the dropped candidates in coarse order")
-        table.focus()
+        self.query_one(DataTable).focus()
+
+    def _fill(self) -> None:
+        table = self.query_one(DataTable)
+        room = table.size.width or self.app.size.width
+        fill_table(table, COLUMNS, trace_rows(self.page, flex_width(COLUMNS, room)), room)
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._fill)  # after layout: the table's new width is known then
+
+    def action_copy_citation(self) -> None:
+        if key := selected_key(self.query_one(DataTable)):
+            self.copy_citation(self._candidate(key).citation)
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         if event.row_key.value is not None:
