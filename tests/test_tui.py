@@ -66,6 +66,12 @@ def _no_model_from_the_environment(monkeypatch):
         monkeypatch.delenv(name, raising=False)
 
 
+@pytest.fixture(autouse=True)
+def _status_bar_clock(monkeypatch):
+    """The status bar's "read HH:MM:SS" is wall-clock time; fixed here so screenshots compare."""
+    monkeypatch.setattr("pcmem_tui.freshness.clock", lambda: datetime(2026, 1, 1, 12, 0, 0))
+
+
 class FrozenClock:
     """Each call is one second after the previous one, from 2026-01-01 UTC."""
 
@@ -216,7 +222,7 @@ def _masked(text: Text) -> Text:
 
 async def screenshot(pilot: Pilot) -> str:
     """The SVG with what differs between runs masked before rendering: random artifact/version ids, latency."""
-    for widget in pilot.app.screen.query(Static):
+    for widget in (w for screen in pilot.app.screen_stack for w in screen.query(Static)):
         if isinstance(widget.content, Text) and (IDS.search(widget.content.plain) or "latency" in widget.content.plain):
             widget.update(_masked(widget.content))
     await pilot.pause()

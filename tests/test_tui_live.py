@@ -17,6 +17,7 @@ from test_tui import (  # noqa: F401 - fixtures used by name
     SIZE,
     ScriptedReranker,
     _no_model_from_the_environment,
+    _status_bar_clock,
     app,
     open_entry,
     open_scope,

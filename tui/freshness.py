@@ -13,6 +13,9 @@ from datetime import datetime
 
 from pcmem import StoreError, StoreLockedError
 
+#: The wall clock the status bar reads (tests fix it, so screenshots do not depend on the time they were taken).
+clock = datetime.now
+
 #: pcmem's StoreLockedError names the holder ("… is in use by process 4242 (pcmem) (waited 2 s); …").
 _HOLDER = re.compile(r" is in use by (.+?)(?: \(waited [^)]*\))?(?:;|$)")
 
@@ -30,11 +33,11 @@ class Freshness:
         return self.failure is not None
 
     def note_read(self) -> None:
-        self.read_at, self.failed_at, self.failure, self.holder = datetime.now(), None, None, None
+        self.read_at, self.failed_at, self.failure, self.holder = clock(), None, None, None
 
     def note_failure(self, error: StoreError) -> None:
         if self.failure is None:
-            self.failed_at = datetime.now()
+            self.failed_at = clock()
         self.failure = str(error)
         self.holder = holder_of(error)
 
