@@ -77,7 +77,8 @@ class StoreScreen(Screen):
 
     def report_progress(self, stage: str, done: int, total: int) -> None:
         """A progress callback for the session (called from the worker thread)."""
-        self.post_message(Progress(stage, done, total))
+        if not get_current_worker().is_cancelled:
+            self.post_message(Progress(stage, done, total))
 
     @property
     def status(self) -> StatusLine:
@@ -90,8 +91,7 @@ class StoreScreen(Screen):
             self.notify(message.text, title="pcmem", severity="error", markup=False)
 
     def on_progress(self, message: Progress) -> None:
-        if self._live_workers():
-            self.query_one(WorkProgress).advance(message.stage, message.done, message.total)
+        self.query_one(WorkProgress).advance(message.stage, message.done, message.total)
 
     def on_store_state_changed(self, message: StoreStateChanged) -> None:
         for bar in self.query(StoreBar):
