@@ -122,3 +122,10 @@ async def test_the_same_tools_over_streamable_http_with_a_token(tmp_path):
     finally:
         api.close()
         runtime.close()
+
+
+async def test_remember_without_a_kind_remembers_a_fact(tmp_path):
+    """An agent that leaves out the kind must not get a 422 (seen with two hosts on one store): it is a fact."""
+    async with Client(_stdio(tmp_path / "kind.duckdb")) as client:
+        written = _payload(await client.call_tool("remember_memory", {"scope_id": "s", "text": "no kind given"}))
+        assert written["entry"]["kind"] == "fact"

@@ -45,7 +45,7 @@ class _Args(BaseModel):
 
 class RememberArgs(_Args):
     scope_id: wire.ScopeId
-    kind: wire.Kind
+    kind: wire.Kind = "fact"  # an agent that says nothing about the kind remembers a fact (as the CLI does)
     text: wire.EntryText
     key: wire.RefId | None = Field(
         default=None,
