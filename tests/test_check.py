@@ -211,8 +211,9 @@ def test_checking_a_held_store_keeps_it_held(db_path):
     import sys
 
     _seed(db_path)
-    probe = "import sys, pcmem\ntry:\n    pcmem.open_sync(sys.argv[1], embedder=None, lock_timeout=0).close()\n" \
-            "    print('opened')\nexcept pcmem.StoreLockedError:\n    print('locked')"
+    # a raw DuckDB open, not pcmem: a pcmem process would become a client of this one instead of opening the file
+    probe = "import sys, duckdb\ntry:\n    duckdb.connect(sys.argv[1]).close()\n" \
+            "    print('opened')\nexcept duckdb.IOException:\n    print('locked')"
     with pcmem.open_sync(db_path, embedder=None) as runtime:
         assert runtime.backend.check().ok
         done = subprocess.run([sys.executable, "-c", probe, str(db_path)], capture_output=True, text=True, timeout=120)
