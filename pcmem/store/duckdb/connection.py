@@ -114,8 +114,10 @@ def connect(path: Path, *, lock_timeout: float = 0.0, read_only: bool = False) -
                 config: dict[str, str | bool | int | float | list[str]] = {"autoinstall_known_extensions": False}
                 if DUCKDB_THREADS is not None:
                     config["threads"] = DUCKDB_THREADS
-                if not read_only and files.read_store_header(path) is None:  # DuckDB initialises the file now
-                    config["storage_compatibility_version"] = NEW_STORE_STORAGE
+                # Always, not only for a new file: an existing file keeps its own format whatever this says, and
+                # one configuration for every connection lets a second connection in this process join the first
+                # (DuckDB refuses "a different configuration than existing connections")
+                config["storage_compatibility_version"] = NEW_STORE_STORAGE
                 connection = duckdb.connect(str(path), read_only=read_only, config=config)
                 if replays:
                     checkpoint_replayed(connection, path)
@@ -128,7 +130,8 @@ def connect(path: Path, *, lock_timeout: float = 0.0, read_only: bool = False) -
                     unexplained += 1
                     if unexplained > 3:  # not a lock that came and went between our look and DuckDB's: the file
                         raise _open_error(path, error) from error
-                    holder = 0
+                    time.sleep(delay)  # look again at once, whatever lock_timeout says: this was no lock
+                    continue
         if time.monotonic() + delay > deadline:
             raise StoreLockedError(f"{path} is in use by {files.describe_process(holder)} (waited {lock_timeout:g} s); "
                                    "close it there, or open the store with pcmem.open_sync (it then serves this one)")
