@@ -11,7 +11,7 @@ from pcmem.cli import render
 from pcmem.compose.backends import recover_wal as recover_wal_of
 
 if TYPE_CHECKING:
-    from pcmem.store.duckdb.files import WALRecovery
+    from pcmem.store.duckdb.wal import WALRecovery
 
 
 @click.command()
