@@ -1,6 +1,6 @@
 """The default storage backend: one DuckDB file.
 
-The class composes the parts: transactions on a cursor pool (:mod:`.connections`), the write transaction
+The class composes the parts: transactions on a cursor pool (:mod:`.transactions`), the write transaction
 (:mod:`.write`), read SQL as functions over a cursor (:mod:`.reads`, :mod:`.vectors`, :mod:`.erasure`) and the
 per-process caches a search reads through. Writes are serialised by one lock per backend (DuckDB allows a single
 writer per file anyway); reads run concurrently under DuckDB's MVCC and never wait for a write to finish. One process
@@ -30,7 +30,7 @@ from pcmem.store.common import (
 )
 from pcmem.store.duckdb import check as check_module
 from pcmem.store.duckdb import erasure, files, fts_index, indexes, migrations, reads, vectors
-from pcmem.store.duckdb.connections import CursorPool, Transactions, first_line, translate
+from pcmem.store.duckdb.transactions import CursorPool, Transactions, first_line, translate
 from pcmem.store.duckdb.files import remove_store_files
 from pcmem.store.duckdb.fts_cache import FtsCache
 from pcmem.store.duckdb.vector_cache import VectorCache
