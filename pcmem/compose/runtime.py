@@ -24,11 +24,13 @@ from pcmem.compose.embedders import EmbedderChoice, profile_embedder, resolve_em
 from pcmem.decision.port import DecisionModel
 from pcmem.embedding.port import Embedder, EmbeddingProfile
 from pcmem.errors import ConfigurationError
-from pcmem.memory.scoped import Clock, MemoryParts, utc_now
+from pcmem.memory.parts import Clock, MemoryParts, utc_now
 from pcmem.memory.service import MemoryService, SyncMemoryService, to_thread
+from pcmem.memory.vectors import SearchFactory
 from pcmem.memory.write_gate import WriteGate
 from pcmem.rerank.port import MemoryReranker
 from pcmem.search.reindex import ReindexReport, fill_secondary, reindex
+from pcmem.search.service import SearchService
 from pcmem.settings import InferenceConfig, RuntimeConfig
 from pcmem.store.port import StorageBackend
 from pcmem.types.progress import Progress
@@ -67,8 +69,8 @@ class SyncRuntime:
         if rerank_embedder is None:  # an injected embedding reranker with its own embedder: writes keep its vectors
             rerank_embedder = getattr(reranker, "embedder", None) if getattr(reranker, "second_embedder", False) \
                 else None
-        parts = MemoryParts(backend=backend, embedder=embedder, clock=clock, reranker=reranker,
-                            candidate_limit=self.config.memory_rerank_candidate_limit,
+        search_for = _search_factory(backend, reranker, self.config.memory_rerank_candidate_limit)
+        parts = MemoryParts(backend, search_for, embedder=embedder, clock=clock,
                             write_gate=WriteGate(write_gate) if write_gate is not None else None,
                             embedder_for=embedder_for, rerank_embedder=rerank_embedder,
                             rerank_embedder_for=rerank_embedder_for)
@@ -180,6 +182,13 @@ class SyncRuntime:
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         self.close()
+
+
+def _search_factory(backend: StorageBackend, reranker: MemoryReranker | None, candidate_limit: int) -> SearchFactory:
+    """How the runtime's Memory builds its search service for an embedder (again after a vector-space switch)."""
+    def search_for(embedder: Embedder | None, rerank_embedder: Callable[[], Embedder | None]) -> SearchService:
+        return SearchService(backend, embedder, reranker, candidate_limit, rerank_embedder=rerank_embedder)
+    return search_for
 
 
 class Runtime:

@@ -30,9 +30,9 @@ from pcmem.store.common import (
 )
 from pcmem.store.duckdb import check as check_module
 from pcmem.store.duckdb import erasure, files, fts_index, indexes, migrations, reads, vectors
-from pcmem.store.duckdb.transactions import CursorPool, Transactions, first_line, translate
 from pcmem.store.duckdb.files import remove_store_files
 from pcmem.store.duckdb.fts_cache import FtsCache
+from pcmem.store.duckdb.transactions import CursorPool, Transactions, first_line, translate
 from pcmem.store.duckdb.vector_cache import VectorCache
 from pcmem.store.duckdb.write import DuckDBWrite
 from pcmem.types.embedding import EmbeddingProfile
