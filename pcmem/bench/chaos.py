@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pcmem
-from pcmem.bench import crash
+from pcmem.bench import crash, file_chaos
 from pcmem.bench.tally import Tally, attempt, verify
 from pcmem.errors import PcmemError, StoreWALError
 from pcmem.types.memory import Citation, NewEntry, ReactivateRequest, RetireRequest, ReviseRequest
@@ -387,13 +387,14 @@ class Plan:
     async_tasks: int = 40
     async_ops: int = 10
     process_ops: int = 40
-    kill_rounds: int = 5  # x4 kills each = 20 SIGKILL trials
+    kill_rounds: int = 5  # x6 kills each = 30 SIGKILL trials
+    file_rounds: int = 3  # three names, foreign and cut logs, forged cursors
     hostile_cases: int = 10_000
     scaling_seconds: float = 6.0
 
 
-QUICK = Plan(threads=8, ops=15, shared_ops=7, async_tasks=40, async_ops=2, process_ops=15, kill_rounds=1, hostile_cases=300,
-             scaling_seconds=2.0)
+QUICK = Plan(threads=8, ops=15, shared_ops=7, async_tasks=40, async_ops=2, process_ops=15, kill_rounds=1, file_rounds=1,
+             hostile_cases=300, scaling_seconds=2.0)
 
 
 def campaign(workdir: Path, plan: Plan, cli_main: Any, progress: Callable[[str], None] = lambda _: None
@@ -415,6 +416,7 @@ def campaign(workdir: Path, plan: Plan, cli_main: Any, progress: Callable[[str],
     step(lambda: async_scenario(workdir / "async.duckdb", tasks=plan.async_tasks, ops=plan.async_ops))
     step(lambda: processes_scenario(workdir / "processes.duckdb", ops=plan.process_ops))
     step(lambda: kill_scenario(workdir, plan.kill_rounds))
+    step(lambda: file_chaos.run(workdir, plan.file_rounds))
     step(lambda: hostile_scenario(workdir, plan.hostile_cases, cli_main))
     figure = scaling(workdir / "scaling.duckdb", seconds=plan.scaling_seconds)
     progress(f"4 threads vs 1: {figure['ratio']}x")
