@@ -62,13 +62,13 @@ class Embedders:
         self._backend = backend
         self._search_for = search_for
         #: Finds the embedder for a vector space the store switched to after this runtime opened (``None``: none).
-        self._embedder_for = embedder_for
+        self.embedder_for = embedder_for
         #: The embedding reranker's second embedder: writes store its vectors when its profile is the store's
         #: secondary profile, and the embedding policy uses it when no embedder was chosen for that search.
         self.rerank_embedder = rerank_embedder
         #: Finds the embedder of the store's secondary profile when this runtime has none for it (``"auto"``); looked
         #: up on first need (a write, an embedding rerank), never at open.
-        self._rerank_embedder_for = rerank_embedder_for
+        self.rerank_embedder_for = rerank_embedder_for
         self.current = Embedding(embedder, search_for(embedder, self.search_rerank_embedder))
 
     def use_embedder(self, embedder: Embedder | None) -> None:
@@ -83,15 +83,15 @@ class Embedders:
         """The embedder of the store's secondary profile ``current``: this runtime's rerank embedder, or the one its
         finder gives (``"auto"``, which then becomes the runtime's); ``None`` when neither has that profile."""
         embedder = self.rerank_embedder
-        if (embedder is None or embedder.profile != current) and self._rerank_embedder_for is not None:
-            found = self._rerank_embedder_for(current)
+        if (embedder is None or embedder.profile != current) and self.rerank_embedder_for is not None:
+            found = self.rerank_embedder_for(current)
             if found is not None:
                 self.rerank_embedder = embedder = found
         return embedder if embedder is not None and embedder.profile == current else None
 
     def search_rerank_embedder(self) -> Embedder | None:
         """The embedding policy's default second embedder (the search service asks only for that policy)."""
-        if self.rerank_embedder is None and self._rerank_embedder_for is not None:
+        if self.rerank_embedder is None and self.rerank_embedder_for is not None:
             current = self._backend.secondary_embedding_profile()
             if current is not None:
                 self.secondary_embedder(current)
@@ -117,7 +117,7 @@ class Embedders:
         such embedder stores none: ``pcmem reindex --rerank-embedder`` fills them, and until then the reranker
         embeds those candidates in process.
         """
-        if not texts_by_version or (self.rerank_embedder is None and self._rerank_embedder_for is None):
+        if not texts_by_version or (self.rerank_embedder is None and self.rerank_embedder_for is None):
             return  # no read: this runtime stores no secondary vectors
         current = tx.secondary_embedding_profile()
         embedder = None if current is None else self.secondary_embedder(current)
@@ -158,8 +158,8 @@ class Embedders:
         if prepared.profile == current and len(prepared.vectors) == len(texts_by_version):
             return prepared.vectors
         mine = embedder = self.current.embedder
-        if (embedder is None or embedder.profile != current) and self._embedder_for is not None:
-            embedder = self._embedder_for(current)
+        if (embedder is None or embedder.profile != current) and self.embedder_for is not None:
+            embedder = self.embedder_for(current)
             if embedder is not None:
                 self.use_embedder(embedder)
         if embedder is None or embedder.profile != current:
