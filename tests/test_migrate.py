@@ -13,6 +13,7 @@ from pcmem import ListRequest, NewEntry, ReactivateRequest, RememberRequest, Ret
 from pcmem.cli import main
 from pcmem.compose.backends import open_backend
 from pcmem.store.migrate import DestinationNotEmptyError, migrate
+from pcmem.store.migrate import verify as migrate_verify
 from pcmem.types.search import SearchMemoryRequest
 
 
@@ -101,3 +102,61 @@ class _opened:
 
     def __exit__(self, *exc_info) -> None:
         self.backend.close()
+
+
+def _notes(path, count: int) -> None:
+    with pcmem.open_sync(path, embedder=None) as runtime:
+        memory = runtime.memory.for_scope("s")
+        for i in range(count):
+            memory.remember(NewEntry(entry_id=f"e{i}", text=f"note {i} about the copy"))
+
+
+def _migrate_cli(*args: str):
+    import subprocess
+    import sys
+
+    return subprocess.Popen([sys.executable, "-m", "pcmem", "migrate", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def test_a_killed_migrate_leaves_no_destination_and_a_rerun_completes(tmp_path):
+    """The copy is written under a temporary name and renamed when complete: a migrate killed half-way leaves no file
+    at the destination that would open as a (partial) store, and the next run starts over (issue 26)."""
+    import signal
+    import time
+
+    source, destination = tmp_path / "source.duckdb", tmp_path / "copy.duckdb"
+    _notes(source, 40)
+    partial = tmp_path / "copy.duckdb.migrate-partial"
+    killed = _migrate_cli("--from", str(source), "--to", str(destination), "--json")
+    deadline = time.monotonic() + 120
+    while not (partial.exists() or destination.exists()) and killed.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.005)
+    killed.send_signal(signal.SIGKILL)
+    assert killed.wait(timeout=60) == -signal.SIGKILL
+    assert not destination.exists(), "a killed migrate left a destination that opens as a store"
+    rerun = _migrate_cli("--from", str(source), "--to", str(destination), "--json")
+    out, err = rerun.communicate(timeout=300)
+    assert rerun.returncode == 0, err
+    report = json.loads(out)
+    assert report["verified"] and report["revisions"] == 40 and report["removed_incomplete_copy"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["copy.duckdb", "source.duckdb"]
+    with _opened(source) as src, _opened(destination) as dst:
+        assert migrate_verify(src, dst) == []
+
+
+def test_an_existing_empty_destination_is_replaced_whole_and_a_full_one_is_left_alone(tmp_path):
+    source, empty, full = tmp_path / "source.duckdb", tmp_path / "empty.duckdb", tmp_path / "full.duckdb"
+    _notes(source, 3)
+    pcmem.open_sync(empty, embedder=None).close()
+    _notes(full, 1)
+    before = full.read_bytes()
+    runner = CliRunner()
+    done = runner.invoke(main, ["migrate", "--from", str(source), "--to", str(empty), "--json"], env={"PCMEM_DB": None})
+    assert done.exit_code == 0, done.output
+    refused = runner.invoke(main, ["migrate", "--from", str(source), "--to", str(full)], env={"PCMEM_DB": None})
+    assert refused.exit_code == 2 and "already holds 1 scope" in refused.stderr
+    assert full.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["empty.duckdb", "full.duckdb", "source.duckdb"]
+    with _opened(source) as src, _opened(empty) as dst:
+        assert migrate_verify(src, dst) == []

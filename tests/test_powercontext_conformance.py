@@ -75,7 +75,7 @@ def client(tmp_path_factory):
         for i in range(12))))
     api = MemoryApi(runtime, path)
     try:
-        with TestClient(create_app(api, ServeOptions(mcp=False))) as test_client:
+        with TestClient(create_app(api, ServeOptions(mcp=False)), base_url="http://127.0.0.1") as test_client:
             yield test_client
     finally:
         api.close()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -141,3 +143,46 @@ def test_import_embeds_before_it_takes_the_file(tmp_path, monkeypatch):
     result = run("--db", str(path), "import", "-s", "s", str(source))
     assert result.exit_code == 0, result.output
     assert embedder.outcomes == ["ok"]
+
+
+# --- issue 26: usage errors and terminals that cannot show the text --------------------------------------------
+
+
+def pcmem_process(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "pcmem", *args], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, **(env or {})})
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (["search"], "Missing argument 'QUERY'."),
+    (["--bogus", "list"], "No such option '--bogus'."),
+    (["list", "-s", "s", "--bogus"], "No such option '--bogus'."),
+    (["nosuch"], "No such command 'nosuch'."),
+    (["serve", "--port", "abc"], "Invalid value for '--port'"),
+    (["search", "-s", "s", "--mode", "psychic", "q"], "Invalid value for '--mode'"),
+    (["list"], "Missing option '--scope'"),
+    (["--db", "", "list", "-s", "s"], "--db (or $PCMEM_DB) is empty"),
+])
+def test_usage_errors_are_one_line_with_exit_2(tmp_path, args, says):
+    result = pcmem_process(*args, env={"PCMEM_DB": str(tmp_path / "m.duckdb")})
+    assert result.returncode == 2, result.stderr
+    assert result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("pcmem: error: ") and says in lines[0], result.stderr
+    assert lines[0].endswith("--help'."), "the line says where to read more"
+
+
+def test_an_ascii_terminal_gets_escapes_not_a_traceback(tmp_path):
+    db = str(tmp_path / "m.duckdb")
+    text = "Café über naïve — 東京 😀"
+    ascii_env = {"PYTHONIOENCODING": "ascii"}
+    written = pcmem_process("--db", db, "remember", "-s", "s", text, env=ascii_env)
+    assert written.returncode == 0, written.stderr  # its "→ revision 1" line used to fail after the write
+    entry_id = json.loads(pcmem_process("--db", db, "list", "-s", "s", "--json").stdout)["entries"][0]["entry"]["entry_id"]
+    for command in (["list", "-s", "s"], ["scopes"], ["search", "-s", "s", "café"], ["show", "-s", "s", entry_id],
+                    ["history", "-s", "s", entry_id]):
+        result = pcmem_process("--db", db, *command, env=ascii_env)
+        assert result.returncode == 0 and "Traceback" not in result.stderr, (command, result.stderr)
+        assert result.stdout.isascii(), command
+    listed = pcmem_process("--db", db, "list", "-s", "s", env=ascii_env).stdout
+    assert "Caf\\xe9 \\xfcber na\\xefve \\u2014 \\u6771\\u4eac \\U0001f600" in listed

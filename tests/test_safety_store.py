@@ -247,3 +247,25 @@ def test_a_store_held_by_another_process_names_it(tmp_path):
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_forget_erases_the_set_aside_copies_of_a_damaged_log(tmp_path):
+    """A copy kept by `check --recover-wal` (or moved aside by hand, as the refusal advises) holds the text of the
+    entries in the log; forget promises that text is gone from every file next to the store (issue 26)."""
+    path = _killed_store(tmp_path)
+    wal = files.wal_path(path)
+    wal.write_bytes(wal.read_bytes()[:-7])  # the last transaction cut short
+    done = subprocess.run([sys.executable, "-m", "pcmem", "--db", str(path), "check", "--recover-wal", "--json"],
+                          capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    copy = Path(json.loads(done.stdout)["recovered_wal"]["copy"])
+    by_hand = wal.with_name(wal.name + ".damaged.7")
+    by_hand.write_bytes(copy.read_bytes())
+    with pcmem.open_sync(path, embedder=None) as runtime:
+        memory = runtime.memory.for_scope("s")
+        first = next(e for e in memory.list().entries if e.entry.text.startswith("acknowledged note 0"))
+        memory.forget(first.entry.entry_id)
+        assert [e.entry.text[:19] for e in memory.list().entries] == ["acknowledged note 1"]
+    holding = [p.name for p in tmp_path.iterdir() if p.is_file() and b"acknowledged note 0" in p.read_bytes()]
+    assert holding == []
+    assert not copy.exists() and not by_hand.exists()

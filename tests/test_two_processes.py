@@ -66,3 +66,84 @@ def test_two_processes_share_one_store(tmp_path):
                     for citation in hits:
                         assert citation["revision"] == revision  # one revision per page
                         memory.get(pcmem.Citation(**citation))  # and it is a valid citation
+
+
+HOLDER = r"""
+import sys, pcmem
+with pcmem.open_sync(sys.argv[1], embedder=None):
+    print("holding", flush=True)
+    sys.stdin.readline()
+"""
+
+
+def _scope_of_six(path):
+    from pcmem import NewEntry, RememberRequest, RetireRequest
+
+    with pcmem.open_sync(path, embedder=None) as runtime:
+        memory = runtime.memory.for_scope("s")
+        memory.remember(RememberRequest(entries=tuple(NewEntry(entry_id=f"e{i}", text=f"note {i}") for i in range(6))))
+        for entry_id in ("e4", "e5"):
+            memory.retire(RetireRequest(entry_id=entry_id, expected_version=1))
+
+
+def _states(path) -> dict:
+    with pcmem.open_sync(path, embedder=None) as runtime:
+        entries = runtime.memory.for_scope("s").list(pcmem.ListRequest(state="all")).entries
+        return {e.entry.entry_id: (e.state, e.entry.version) for e in entries}
+
+
+def test_cli_writers_of_different_entries_of_one_scope_do_not_conflict(tmp_path):
+    """revise/retire/reactivate without an expectation compare the entry they read, not the scope's head: processes
+    changing different entries of one scope at the same time all succeed (issue 26: 12 of 18 exited 3)."""
+    import os
+    import time
+
+    path = tmp_path / "m.duckdb"
+    _scope_of_six(path)
+    commands = [["revise", "-s", "s", "e0", "changed 0"], ["retire", "-s", "s", "e2"], ["reactivate", "-s", "s", "e4"]]
+    # A process holds the file until every command has started, so they all read and write at about the same time.
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        assert holder.stdout.readline().strip() == "holding"
+        env = {**os.environ, "PCMEM_LOCK_TIMEOUT": "60"}
+        writers = [subprocess.Popen([sys.executable, "-m", "pcmem", "--db", str(path), *command], env=env,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for command in commands]
+        time.sleep(1.0)
+    finally:
+        holder.communicate("\n", timeout=60)
+    outcomes = [(writer.wait(timeout=120), writer.stderr.read().strip()) for writer in writers]
+    assert outcomes == [(0, "")] * len(commands)
+    assert _states(path) == {"e0": ("active", 2), "e1": ("active", 1), "e2": ("retired", 1), "e3": ("active", 1),
+                             "e4": ("active", 1), "e5": ("retired", 1)}
+
+
+def test_a_cli_write_lands_after_another_entry_changed_since_it_read(tmp_path, monkeypatch):
+    """The same, made certain: another entry of the scope is revised between the command's read and its write."""
+    from click.testing import CliRunner
+
+    from pcmem import ReviseRequest
+    from pcmem.cli import main
+    from pcmem.memory.scoped import SyncScopedMemory
+
+    path = tmp_path / "m.duckdb"
+    _scope_of_six(path)
+    originals = {name: getattr(SyncScopedMemory, name) for name in ("revise", "retire", "reactivate")}
+
+    def interleaving(name):
+        def write(self, request):
+            originals["revise"](self, ReviseRequest(entry_id="e1", text=f"meanwhile {name}",
+                                                    expected_revision=self.head().revision))
+            return originals[name](self, request)
+        return write
+
+    for name in originals:
+        monkeypatch.setattr(SyncScopedMemory, name, interleaving(name))
+    for command in (["revise", "-s", "s", "e0", "changed 0"], ["retire", "-s", "s", "e2"],
+                    ["reactivate", "-s", "s", "e4"]):
+        result = CliRunner().invoke(main, ["--db", str(path), *command])
+        assert result.exit_code == 0, result.output
+    monkeypatch.undo()
+    states = _states(path)
+    assert states["e0"] == ("active", 2) and states["e2"] == ("retired", 1) and states["e4"] == ("active", 1)
+    assert states["e1"] == ("active", 4)

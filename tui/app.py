@@ -6,6 +6,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import signal
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +43,9 @@ class PcmemApp(App[None]):
     #: Seconds between two looks at the store for outside writes (an agent, the CLI): one stat() of the file and
     #: its WAL; the scopes' heads are read only when the file changed.
     WATCH_INTERVAL = 1.0
+    #: How a service manager or a closed terminal stops a program. Python's default for both is to die on the spot,
+    #: leaving the terminal in raw mode and a write cut short; the app quits as ``q`` does instead (exit status 0).
+    STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
     def __init__(self, source: SyncRuntime | str | Path, inference: InferenceConfig,
                  open_options: dict[str, Any] | None = None) -> None:
@@ -48,6 +54,7 @@ class PcmemApp(App[None]):
         self._open_options = open_options or {}
         self.inference = inference
         self.session: Session | None = None
+        self._signal_handlers: dict[int, Any] = {}
 
     def compose(self) -> ComposeResult:
         """The waiting room shown while the store opens (and the place an open failure is explained)."""
@@ -59,6 +66,7 @@ class PcmemApp(App[None]):
         return "the store" if isinstance(self._source, SyncRuntime) else str(self._source)
 
     def on_mount(self) -> None:
+        self._quit_on_stop_signals()
         if isinstance(self._source, SyncRuntime):
             self.post_message(StoreOpened(Session(self._source, self.inference)))
         else:
@@ -114,6 +122,22 @@ class PcmemApp(App[None]):
     def on_unmount(self) -> None:
         if self.session is not None:
             self.session.close()
+        self._restore_signal_handlers()
+
+    def _quit_on_stop_signals(self) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            return  # only the main thread may handle signals (an app run in a test's thread)
+        loop = asyncio.get_running_loop()
+        for number in self.STOP_SIGNALS:
+            self._signal_handlers[number] = signal.getsignal(number)
+            loop.add_signal_handler(number, self.exit)
+
+    def _restore_signal_handlers(self) -> None:
+        loop = asyncio.get_running_loop()
+        for number, previous in self._signal_handlers.items():
+            loop.remove_signal_handler(number)
+            signal.signal(number, previous)
+        self._signal_handlers.clear()
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):

@@ -107,8 +107,8 @@ def run(workdir: Path, cases: int, cli_main: Any, seed: int = 0):  # noqa: ANN20
         typed = result.exit_code in range(2, 15) and isinstance(result.exception, SystemExit)
         if typed and "Traceback" not in result.output:
             first = output.strip().splitlines()[-1] if output.strip() else ""
-            tally.typed_errors["UsageError" if not first.startswith("pcmem: error:") else
-                               f"exit {result.exit_code}"] += 1
+            # A click usage error is one line too; it ends by pointing at the command's --help.
+            tally.typed_errors["UsageError" if first.endswith("--help'.") else f"exit {result.exit_code}"] += 1
         else:
             tally.untyped_errors.append(f"cli {args[:3]!r:.100}: exit {result.exit_code}, "
                                         f"{type(result.exception).__name__}: {str(result.exception)[:120]}")

@@ -6,8 +6,11 @@ Errors raised by pcmem are printed as one line on stderr with a non-zero exit st
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import io
 import sys
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -43,8 +46,44 @@ def open_sync(path: Any, **options: Any) -> SyncRuntime:
     return open_runtime(path, **options)
 
 
+def _degrade_unencodable_output() -> None:
+    """Print what the terminal's encoding cannot show as ``\\xe9``-style escapes instead of failing half-way with
+    UnicodeEncodeError (``PYTHONIOENCODING=ascii``, a legacy code page): entry texts are any Unicode. stderr already
+    does this by default; stdout's handler is strict. (click's own echo writes UTF-8 to a stream it finds ASCII.)"""
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper) and stream.errors == "strict":
+            stream.reconfigure(errors="backslashreplace")
+
+
+@contextlib.contextmanager
+def _one_line_usage_errors() -> Iterator[None]:
+    """A click usage error (unknown option, missing argument, bad value) as the one line every pcmem failure is,
+    ``pcmem: error: ... See 'pcmem search --help'.``, with click's exit status (2), instead of usage, hint and
+    message on three lines. ``pcmem`` alone still prints the help."""
+    try:
+        yield
+    except click.exceptions.NoArgsIsHelpError:
+        raise
+    except click.ClickException as error:
+        message = " ".join(error.format_message().split())
+        context = getattr(error, "ctx", None)
+        if context is not None and context.command.get_help_option(context) is not None:
+            message = f"{message.rstrip('.')}. See '{context.command_path} --help'."
+        click.echo(f"pcmem: error: {message}", err=True)
+        raise click.exceptions.Exit(error.exit_code) from None
+
+
 class _Group(click.Group):
     """Commands load on first use (see :data:`COMMAND_MODULES`); ``--help`` lists them all."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        _degrade_unencodable_output()
+        return super().main(*args, **kwargs)
+
+    def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
+                     **extra: Any) -> click.Context:
+        with _one_line_usage_errors():  # the group's own options (pcmem --bogus)
+            return super().make_context(info_name, args, parent, **extra)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*self.commands, *COMMAND_MODULES})
@@ -56,7 +95,8 @@ class _Group(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
-            return super().invoke(ctx)
+            with _one_line_usage_errors():  # the commands' options and arguments, and usage errors they raise
+                return super().invoke(ctx)
         except PcmemError as error:
             click.echo(f"pcmem: error: {error}", err=True)
             sys.exit(error.exit_code)

@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import click
 
 from pcmem.cli import render
+from pcmem.compose.backends import has_damaged_blocks, open_backend
 from pcmem.compose.backends import recover_wal as recover_wal_of
+from pcmem.errors import StoreFormatError
+from pcmem.settings import lock_timeout
 
 if TYPE_CHECKING:
+    from pcmem.compose.backends import StoreTarget
+    from pcmem.store.duckdb.backend import DuckDBBackend
     from pcmem.store.duckdb.wal import WALRecovery
+    from pcmem.store.port import StorageBackend
 
 
 @click.command()
@@ -32,12 +38,16 @@ def check(repair: bool, recover_wal: bool, as_json: bool) -> None:
     """
     store = click.get_current_context().obj
     recovery = recover_wal_of(store.path) if recover_wal else None
-    backend = store.reader.backend
-    require_file_maintenance(backend, "pcmem check")
-    report = backend.repair() if repair else backend.check()
+    backend = _open_store(store.path)
+    try:
+        require_file_maintenance(backend, "pcmem check")
+        store_file = cast("DuckDBBackend", backend)
+        report = store_file.repair() if repair else store_file.check()
+    finally:
+        backend.close()
     result = {"ok": report.ok, "problems": report.problems, "scopes": report.scopes, "revisions": report.revisions,
               "entry_versions": report.entry_versions, "tombstones": report.tombstones, "notes": report.notes,
-              "repaired": repair}
+              "damaged_blocks": report.damaged_blocks, "repaired": repair and not report.damaged_blocks}
     if recovery is not None:
         result["recovered_wal"] = {"kept_transactions": recovery.kept_transactions,
                                    "dropped_bytes": recovery.dropped_bytes,
@@ -50,7 +60,7 @@ def check(repair: bool, recover_wal: bool, as_json: bool) -> None:
         verdict = "ok" if report.ok else f"{len(report.problems)} problem(s)"
         render.console.print(f"{verdict}: {report.scopes} scopes, {report.revisions} revisions, "
                              f"{report.entry_versions} entry versions, {report.tombstones} forgotten entries"
-                             + (" (after repair)" if repair else ""))
+                             + (" (after repair)" if result["repaired"] else ""))
         for problem in report.problems:
             render.console.print(f"  - {problem}")
         for note in report.notes:
@@ -59,11 +69,24 @@ def check(repair: bool, recover_wal: bool, as_json: bool) -> None:
         sys.exit(1)
 
 
+def _open_store(path: StoreTarget) -> StorageBackend:
+    """The store alone, no runtime: nothing to embed, nothing adopted. A file that cannot be opened because a block
+    it reads on opening is damaged is opened again without index lookups (a damaged index then stops nothing), so
+    the check can say what is damaged instead of failing on it."""
+    try:
+        return open_backend(path, create=False, lock_timeout=lock_timeout())
+    except StoreFormatError:
+        if not has_damaged_blocks(path):
+            raise
+    return open_backend(path, create=False, lock_timeout=lock_timeout(), index_lookups=False)
+
+
 def _describe(recovery: WALRecovery) -> str:
     if recovery.copy is None:
         return "write-ahead log: nothing to recover (absent or complete)"
     return (f"write-ahead log: kept {recovery.kept_transactions} complete transaction(s), set {recovery.dropped_bytes} "
-            f"unreadable bytes aside; the whole log as it was is in {recovery.copy}")
+            f"unreadable bytes aside; the whole log as it was is in {recovery.copy} (the next `pcmem forget` "
+            "overwrites and deletes it: it may hold the text of entries)")
 
 
 def require_file_maintenance(backend: object, what: str) -> None:

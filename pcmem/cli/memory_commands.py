@@ -30,13 +30,14 @@ expected_option = click.option(
     "--expected-revision",
     type=int,
     default=None,
-    help="Compare-and-swap: fail unless this is the scope's head revision. Default: the current head.",
+    help="Compare-and-swap on the scope: fail unless this is its head revision (any write to the scope conflicts).",
 )
 expected_version_option = click.option(
     "--expected-version",
     type=int,
     default=None,
-    help="Compare-and-swap on the entry only: fail unless the entry is at this version (other entries may change).",
+    help="Compare-and-swap on the entry only: fail unless the entry is at this version (other entries may change). "
+         "Default, when neither is given: the version the command reads first.",
 )
 
 
@@ -78,11 +79,14 @@ def _with_gate_options(function):  # noqa: ANN001, ANN202 - click decorator plum
     return function
 
 
-def _head_revision(memory: SyncScopedMemory, expected: int | None, version: int | None = None) -> int | None:
-    if expected is not None or version is not None:
-        return expected  # --expected-version alone: only the entry is compared
-    head = memory.head()
-    return 0 if head is None else head.revision
+def _expectations(memory: SyncScopedMemory, entry_id: str, revision: int | None,
+                  version: int | None) -> tuple[int | None, int | None]:
+    """(expected_revision, expected_version) of a revise/retire/reactivate. Without either option the command
+    compares the entry's version as it reads it now: a write to this entry in between is a conflict, writes to other
+    entries of the scope are not (the scope's head would make every concurrent writer of the scope collide)."""
+    if revision is not None or version is not None:
+        return revision, version
+    return None, memory.get_entry(entry_id).entry.version
 
 
 def _print_write(result: WriteResult, verb: str, as_json: bool) -> None:
@@ -323,12 +327,13 @@ def revise(scope: str, kind: str | None, metadata: str | None, expected_revision
       pcmem revise --scope project --expected-revision 4 alice-tea "Alice prefers green tea."
     """
     memory = _scope(scope)
+    expected_revision, expected_version = _expectations(memory, entry_id, expected_revision, expected_version)
     request = ReviseRequest(
         entry_id=entry_id,
         text=text,
         kind=kind,
         metadata=parse_metadata_json(metadata) if metadata is not None else None,
-        expected_revision=_head_revision(memory, expected_revision, expected_version),
+        expected_revision=expected_revision,
         expected_version=expected_version,
     )
     _print_write(memory.revise(request), "revised", as_json)
@@ -344,8 +349,9 @@ def _state_command(name: str, request_type: type[RetireRequest] | type[Reactivat
     def command(scope: str, expected_revision: int | None, expected_version: int | None, entry_id: str,
                 as_json: bool) -> None:
         memory = _scope(scope)
+        expected_revision, expected_version = _expectations(memory, entry_id, expected_revision, expected_version)
         request = request_type(entry_id=entry_id, expected_version=expected_version,
-                               expected_revision=_head_revision(memory, expected_revision, expected_version))
+                               expected_revision=expected_revision)
         result = memory.retire(request) if isinstance(request, RetireRequest) else memory.reactivate(request)
         _print_write(result, f"{name}d", as_json)
 

@@ -20,12 +20,16 @@ def migrate(source: str, destination: str, as_json: bool) -> None:
     """Copy every scope with all its revisions, ids and timestamps (citations stay valid) and the active
     profile's vectors (no re-embedding), then verify the copy. Exits 1 when the verification finds differences.
 
+    A DuckDB file is written as TO.migrate-partial and renamed to TO only once complete and verified: an interrupted
+    migrate leaves no TO (the next run removes the partial copy).
+
     \b
     Examples:
       pcmem migrate --from ~/.local/share/pcmem/memory.duckdb --to seekdb:///srv/pcmem-seekdb
       pcmem migrate --from memory.duckdb --to 'seekdb://pcmem:secret@ob.example:2881/pcmem?tenant=app' --json
     """
-    from pcmem.compose.backends import open_backend, target_exists
+    from pcmem.compose import staging
+    from pcmem.compose.backends import has_damaged_blocks, open_backend, target_exists
     from pcmem.settings import resolve_db_path
     from pcmem.store.migrate import migrate as copy_store
 
@@ -34,23 +38,37 @@ def migrate(source: str, destination: str, as_json: bool) -> None:
         raise NotFoundError(f"the source store {source} does not exist")
     if str(source_target) == str(destination_target):
         raise InputError("--from and --to name the same store")
-    source_backend = open_backend(source_target)
+    # A source with damaged blocks (see `pcmem check`) is read without index lookups: a damaged index stops no read.
+    source_backend = open_backend(source_target, index_lookups=not has_damaged_blocks(source_target))
     try:
-        destination_backend = open_backend(destination_target)
+        staged = staging.stage(destination_target)  # a DuckDB file is written under a temporary name, renamed when done
+        if staged is not None and staged.removed_leftover and not as_json:
+            render.console.print(f"removed {staged.partial}: an incomplete copy left by an interrupted migrate")
         try:
-            with progress_bar("copying revisions", enabled=not as_json) as advance:
-                report = copy_store(source_backend, destination_backend, advance)
-        finally:
-            destination_backend.close()
+            destination_backend = open_backend(staged.partial if staged else destination_target)
+            try:
+                with progress_bar("copying revisions", enabled=not as_json) as advance:
+                    report = copy_store(source_backend, destination_backend, advance)
+            finally:
+                destination_backend.close()
+        except BaseException:
+            if staged is not None:
+                staging.discard(staged)
+            raise
     finally:
         source_backend.close()
+    if staged is not None and report.verified:
+        staging.publish(staged)
     result = {
         "from": str(source), "to": str(destination), "scopes": report.scopes, "revisions": report.revisions,
         "entry_versions": report.entry_versions, "vectors": report.vectors,
         "profile": report.profile.describe() if report.profile else None,
         "fts_analyzer": {"source": report.source_analyzer, "destination": report.destination_analyzer},
         "seconds": round(report.seconds, 2), "verified": report.verified, "problems": report.problems,
+        "removed_incomplete_copy": staged is not None and staged.removed_leftover,
     }
+    if staged is not None and not report.verified:
+        result["unverified_copy"] = str(staged.partial)
     if as_json:
         render.emit_json(result)
     else:
@@ -61,6 +79,9 @@ def migrate(source: str, destination: str, as_json: bool) -> None:
         )
         for problem in report.problems:
             render.console.print(f"  - {problem}")
+        if staged is not None and not report.verified:
+            render.console.print(f"  {destination} was not written; the copy is left at {staged.partial} (the next "
+                                 "migrate to it removes it)")
     if not report.verified:
         sys.exit(1)
 

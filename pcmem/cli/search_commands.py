@@ -9,7 +9,7 @@ import click
 
 from pcmem.cli import render
 from pcmem.cli.progress import progress_bar
-from pcmem.errors import InputError
+from pcmem.errors import InputError, StoreError
 from pcmem.settings import InferenceConfig
 from pcmem.types.rerank import MODEL_RERANK_POLICIES, RERANK_POLICIES, RerankPolicy
 from pcmem.types.search import MAX_SEARCH_LIMIT, SEARCH_MODES, SearchMemoryRequest, SearchPage
@@ -150,7 +150,9 @@ def reindex(analyzer: str | None, embedder_choice: str | None, rerank_choice: st
         from pcmem.cli.check_command import require_file_maintenance
 
         require_file_maintenance(runtime.backend, "reindex --analyzer")
-        runtime.backend.repair(analyzer=analyzer)
+        repaired = runtime.backend.repair(analyzer=analyzer)
+        if repaired.damaged_blocks:  # left unchanged: the file has damaged blocks (`pcmem check` says what to do)
+            raise StoreError(f"the index was not rebuilt: {repaired.problems[0]}; run `pcmem check`")
     with progress_bar("embedding", enabled=not as_json) as advance:
         report = runtime.reindex(advance, embedder=embedder_choice)
     result = {

@@ -5,9 +5,11 @@ FastAPI, uvicorn and the MCP SDK load only when these commands run (the ``serve`
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -42,12 +44,20 @@ def require_serve_extra() -> None:
     require_serve()
 
 
-def _open(store, model: str | None, rerank: str | None):  # noqa: ANN001, ANN202
+@contextlib.contextmanager
+def _opened(store, model: str | None, rerank: str | None, stops) -> Iterator[Any]:  # noqa: ANN001
+    """The store opened for a server (a MemoryApi), closed however the block ends; from then on ``stops`` ignores
+    further signals, so they cannot cut the close short (see pcmem.serve.shutdown)."""
     from pcmem.serve import open_for_serving
     from pcmem.serve.operations import MemoryApi
 
-    runtime = open_for_serving(store.path, embedder=store.embedder, model=model, rerank=rerank)
-    return MemoryApi(runtime, store.path)
+    api = MemoryApi(open_for_serving(store.path, embedder=store.embedder, model=model, rerank=rerank), store.path)
+    try:
+        yield api
+    finally:
+        stops.closing()
+        api.close()
+        api.runtime.close()
 
 
 @click.command()
@@ -63,11 +73,15 @@ def _open(store, model: str | None, rerank: str | None):  # noqa: ANN001, ANN202
               show_default=True, help="Larger request bodies get 413.")
 @click.option("--cors-origin", "cors_origins", multiple=True, metavar="ORIGIN",
               help="Allow browser calls from this origin (repeatable). Default: no CORS.")
+@click.option("--allow-host", "allowed_hosts", multiple=True, metavar="NAME",
+              help="Also answer requests whose Host is NAME (repeatable), e.g. a name a proxy or the LAN uses. "
+                   "Default: localhost, 127.0.0.1, [::1] and --host; other names get 421 (DNS rebinding guard).")
 @click.option("--no-mcp", is_flag=True, help="Do not serve MCP at /mcp.")
 @click.option("--dry-run", is_flag=True, help="Open the store and models, print what would be served, and exit.")
 @render.json_option
 def serve(host: str, port: int, token_file: str | None, model: str | None, rerank: str | None, max_body_bytes: int,
-          cors_origins: tuple[str, ...], no_mcp: bool, dry_run: bool, as_json: bool) -> None:
+          cors_origins: tuple[str, ...], allowed_hosts: tuple[str, ...], no_mcp: bool, dry_run: bool,
+          as_json: bool) -> None:
     """Serve the store over HTTP: PowerContext's v1 Memory API, /x/pcmem extras and MCP at /mcp.
 
     The store stays open and the models warm, so a search costs milliseconds instead of a CLI start.
@@ -84,65 +98,45 @@ def serve(host: str, port: int, token_file: str | None, model: str | None, reran
            -d '{"scope_id": "project", "query": "deploy day"}'
     """
     require_serve_extra()
+    from pcmem.serve.app import ServeOptions
     from pcmem.serve.middleware import is_loopback
+    from pcmem.serve.shutdown import StopSignals
 
     token = read_token(token_file)
     if token is None and not is_loopback(host):
         raise InputError(f"--host {host} is not a loopback address: refusing to serve without --token-file")
+    options = ServeOptions(token=token, max_body_bytes=max_body_bytes, cors_origins=cors_origins, host=host,
+                           mcp=not no_mcp, allowed_hosts=allowed_hosts)
     store = click.get_current_context().obj
-    api = _open(store, model, rerank)
-    if dry_run:
-        try:
-            ready = api.readiness().model_dump(mode="json")
-        finally:
-            api.close()
-            api.runtime.close()
-        plan = {**ready, "host": host, "port": port, "token": token is not None, "mcp": not no_mcp,
-                "max_body_bytes": max_body_bytes, "cors_origins": list(cors_origins)}
-        if as_json:
-            render.emit_json(plan)
+    with StopSignals() as stops, _opened(store, model, rerank, stops) as api:
+        if dry_run:
+            _print_plan(api, options, port, as_json)
         else:
-            for key, value in plan.items():
-                click.echo(f"{key}: {value}")
-        return
-    try:
-        _run_http(api, host, port, token, max_body_bytes, cors_origins, not no_mcp, as_json)
-    finally:
-        api.close()
-        api.runtime.close()
+            _run_http(api, options, port, stops, as_json)
 
 
-def _run_http(api, host: str, port: int, token: str | None, max_body_bytes: int, cors_origins: tuple[str, ...],
-              mcp: bool, as_json: bool) -> None:  # noqa: ANN001
-    import uvicorn
-
-    from pcmem.serve.app import ServeOptions, create_app
-
-    options = ServeOptions(token=token, max_body_bytes=max_body_bytes, cors_origins=cors_origins, host=host, mcp=mcp)
-    app = create_app(api, options)
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False, lifespan="on",
-                            server_header=False)
-    _announcing_server(config, api.store, as_json).run()
+def _print_plan(api, options, port: int, as_json: bool) -> None:  # noqa: ANN001
+    plan = {**api.readiness().model_dump(mode="json"), "host": options.host, "port": port,
+            "token": options.token is not None, "mcp": options.mcp, "max_body_bytes": options.max_body_bytes,
+            "cors_origins": list(options.cors_origins), "allowed_hosts": list(options.allowed_hosts)}
+    if as_json:
+        render.emit_json(plan)
+    else:
+        for key, value in plan.items():
+            click.echo(f"{key}: {value}")
 
 
-def _announcing_server(config: Any, store: str, as_json: bool) -> Any:
-    """uvicorn's server, announcing the bound address (``--port 0`` picks one) once it listens."""
-    import uvicorn
+def _run_http(api, options, port: int, stops, as_json: bool) -> None:  # noqa: ANN001
+    from pcmem.serve.app import create_app
+    from pcmem.serve.http_server import run_http
 
-    class Server(uvicorn.Server):
-        async def startup(self, sockets: Any = None) -> None:
-            await super().startup(sockets)
-            if self.should_exit or not self.servers:
-                return
-            host, port = self.servers[0].sockets[0].getsockname()[:2]
-            shown = f"[{host}]" if ":" in host else host
-            url = f"http://{shown}:{port}"
-            if as_json:
-                print(json.dumps({"url": url, "mcp": f"{url}/mcp", "store": store}), flush=True)
-            else:
-                print(f"pcmem serve: {url} (MCP at {url}/mcp), store {store}", file=sys.stderr, flush=True)
+    def announce(url: str) -> None:
+        if as_json:
+            print(json.dumps({"url": url, "mcp": f"{url}/mcp", "store": api.store}), flush=True)
+        else:
+            print(f"pcmem serve: {url} (MCP at {url}/mcp), store {api.store}", file=sys.stderr, flush=True)
 
-    return Server(config)
+    run_http(create_app(api, options), options.host, port, stops, announce)
 
 
 @click.command()
@@ -170,16 +164,13 @@ def mcp(model: str | None, rerank: str | None, as_json: bool) -> None:
         render.emit_json({"db": str(store.path), "tools": list(TOOL_NAMES), "model": model})
         return
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
-    api = _open(store, model, rerank)
-    try:
-        import anyio
+    import anyio
 
-        from pcmem.serve.mcp_tools import run_stdio
+    from pcmem.serve.shutdown import StopSignals
+    from pcmem.serve.stdio import run_stdio
 
-        anyio.run(run_stdio, api)
-    finally:
-        api.close()
-        api.runtime.close()
+    with StopSignals() as stops, _opened(store, model, rerank, stops) as api:
+        anyio.run(run_stdio, api, stops)
 
 
 def register(group: click.Group) -> None:

@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pcmem.errors import InputError
+from pcmem.errors import InputError, PcmemError
 from pcmem.settings import SEEKDB_SCHEME
 from pcmem.store.port import StorageBackend
 
@@ -29,9 +29,11 @@ def is_seekdb(target: StoreTarget) -> bool:
 
 
 def open_backend(
-    target: StoreTarget, *, shared: bool = False, lock_timeout: float = 10.0, create: bool = True
+    target: StoreTarget, *, shared: bool = False, lock_timeout: float = 10.0, create: bool = True,
+    index_lookups: bool = True,
 ) -> StorageBackend:
-    """The backend for ``target``; ``shared``/``lock_timeout`` as for :class:`~pcmem.store.duckdb.DuckDBBackend`.
+    """The backend for ``target``; ``shared``/``lock_timeout``/``index_lookups`` as for
+    :class:`~pcmem.store.duckdb.DuckDBBackend` (seekdb ignores ``index_lookups``).
 
     A DuckDB file is opened once per process: every caller of one path gets a handle on the same backend (see
     :mod:`pcmem.compose.registry`). ``create=False`` refuses a missing store (StoreMissingError) instead of creating it.
@@ -48,7 +50,29 @@ def open_backend(
     from pcmem.store.duckdb import DuckDBBackend
 
     path = _duckdb_path(target)
-    return registry.acquire(path, lambda: DuckDBBackend(path, shared=shared, lock_timeout=lock_timeout, create=create))
+    return registry.acquire(path, lambda: DuckDBBackend(path, shared=shared, lock_timeout=lock_timeout, create=create,
+                                                        index_lookups=index_lookups))
+
+
+def has_damaged_blocks(target: StoreTarget) -> bool:
+    """Whether a DuckDB store file holds storage blocks whose checksum fails (see store.duckdb.blocks), asked before
+    opening it; False for seekdb, for a file that cannot be read (opening it says why) and for a file this process
+    holds already (its backend is what it is; ``check`` scans it from inside)."""
+    if is_seekdb(target):
+        return False
+    from pcmem.compose import registry
+    from pcmem.store.duckdb import blocks
+
+    try:
+        path = _duckdb_path(target)
+    except PcmemError:
+        return False  # opening it says why
+    if registry.holds(path):
+        return False
+    try:
+        return not blocks.scan(path).ok
+    except OSError:
+        return False
 
 
 def _duckdb_path(target: StoreTarget) -> Path:

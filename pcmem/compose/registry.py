@@ -71,3 +71,10 @@ def open_count() -> int:
     """How many store files this process holds open (for tests and diagnostics)."""
     with _guard:
         return len(_backends)
+
+
+def holds(path: Path) -> bool:
+    """Whether this process has a backend open for ``path`` (then it must not open and close the file itself:
+    closing any descriptor of a file drops the process's POSIX locks on it, DuckDB's included)."""
+    with _guard:
+        return key_for(path) in _backends

@@ -4,6 +4,8 @@
 - :mod:`pcmem.serve.operations`: the operations both transports serve, off the event loop.
 - :mod:`pcmem.serve.app`: the HTTP app (v1, ``/x/pcmem``, ``/mcp``); :mod:`pcmem.serve.mcp_tools`: the MCP tools.
 - :mod:`pcmem.serve.errors`: pcmem errors → PowerContext codes, statuses and agent advice.
+- :mod:`pcmem.serve.shutdown`: SIGTERM/SIGHUP close the store and exit 0; :mod:`pcmem.serve.http_server` (uvicorn)
+  and :mod:`pcmem.serve.stdio` (``pcmem mcp``) stop through it.
 
 Needs the ``serve`` extra (FastAPI, uvicorn, the MCP SDK): ``pip install 'pcmem[serve]'``. Importing this package
 does not import them; :func:`require_serve` says what to install when they are missing.
@@ -48,7 +50,7 @@ def open_for_serving(path: str | Path, *, embedder: str | None = None, model: st
     try:
         if runtime.embedder is not None:
             runtime.embedder.embed_query("warm up")  # load the embedding model now, not on the first search
-    except Exception:
+    except BaseException:  # Ctrl-C during the warm-up too: the opened store must be closed
         runtime.close()
         raise
     return runtime

@@ -21,7 +21,15 @@ from starlette.types import ASGIApp
 import pcmem
 from pcmem.serve import wire
 from pcmem.serve.errors import ApiError, failure_for
-from pcmem.serve.middleware import DEFAULT_MAX_BODY_BYTES, BearerToken, BodyLimit, RequestId, log_bug
+from pcmem.serve.middleware import (
+    DEFAULT_MAX_BODY_BYTES,
+    BearerToken,
+    BodyLimit,
+    HostGuard,
+    HostPolicy,
+    RequestId,
+    log_bug,
+)
 from pcmem.serve.operations import EntryHistoryRequest, MemoryApi, Readiness, TracedSearchRequest, etag
 
 _ERRORS = {
@@ -75,14 +83,20 @@ def _endpoint(operation: Callable[[Any], Awaitable[BaseModel]], request_model: t
 
 @dataclass(frozen=True)
 class ServeOptions:
-    """How the server is exposed. ``token=None`` means no authentication (only allowed on loopback, see cli)."""
+    """How the server is exposed. ``token=None`` means no authentication (only allowed on loopback, see cli).
+
+    ``allowed_hosts``: names besides the loopback ones and ``host`` that clients may send in Host (``--allow-host``).
+    """
 
     token: str | None = None
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     cors_origins: Sequence[str] = ()
     host: str = "127.0.0.1"
     mcp: bool = True
-    extra_hosts: Sequence[str] = field(default_factory=tuple)
+    allowed_hosts: Sequence[str] = field(default_factory=tuple)
+
+    def host_policy(self) -> HostPolicy:
+        return HostPolicy.for_server(self.host, self.allowed_hosts, self.cors_origins)
 
 
 def _safe_errors(error: RequestValidationError) -> list[dict[str, Any]]:
@@ -224,6 +238,7 @@ def create_app(api: MemoryApi, options: ServeOptions | None = None) -> ASGIApp:
     wrapped = BodyLimit(wrapped, options.max_body_bytes)
     if options.token:
         wrapped = BearerToken(wrapped, options.token)
+    wrapped = HostGuard(wrapped, options.host_policy())
     wrapped = RequestId(wrapped)
     wrapped.fastapi = app  # type: ignore[attr-defined]  # for tests and the openapi check
     return wrapped
@@ -235,11 +250,8 @@ def _mcp_manager(api: MemoryApi, options: ServeOptions) -> Any:
 
     from pcmem.serve.mcp_tools import build_server
 
-    # DNS-rebinding protection: a browser page must not reach a loopback MCP server through a hostile DNS name.
-    hosts = ["127.0.0.1:*", "localhost:*", "[::1]:*", *(f"{host}:*" for host in (options.host, *options.extra_hosts))]
-    security = TransportSecuritySettings(
-        enable_dns_rebinding_protection=True, allowed_hosts=hosts,
-        allowed_origins=[f"http://{host}" for host in hosts] + list(options.cors_origins),
-    )
+    # DNS rebinding: HostGuard checks Host and Origin on every route, /mcp included, so the SDK's own copy of that
+    # check is off (two copies disagreed: the SDK refused a Host without a port).
+    security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
     return StreamableHTTPSessionManager(app=build_server(api), security_settings=security,
                                         max_request_body_size=options.max_body_bytes, json_response=True)

@@ -173,11 +173,3 @@ def build_server(api: MemoryApi) -> Server[Any]:
     return Server("pcmem", version=pcmem.__version__, instructions=INSTRUCTIONS,
                   on_list_tools=list_tools, on_call_tool=call_tool)
 
-
-async def run_stdio(api: MemoryApi) -> None:
-    """Serve the tools over this process's stdin/stdout until the client closes them."""
-    from mcp.server.stdio import stdio_server
-
-    server = build_server(api)
-    async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())

@@ -1,7 +1,8 @@
 """Plain ASGI middleware around the whole server (HTTP routes and ``/mcp`` alike).
 
-Outermost first: request id (``X-PowerContext-Request-ID`` on every response, errors included), bearer token
-(compared in constant time), request body limit (413 before the body reaches a handler).
+Outermost first: request id (``X-PowerContext-Request-ID`` on every response, errors included), host guard (Host and
+Origin against DNS rebinding), bearer token (compared in constant time), request body limit (413 before the body
+reaches a handler).
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ import json
 import logging
 import traceback
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -23,6 +25,10 @@ REQUEST_ID_HEADER = "X-PowerContext-Request-ID"
 DEFAULT_MAX_BODY_BYTES = 1024 * 1024
 #: Paths that answer without a token (PowerContext keeps liveness public too).
 PUBLIC_PATHS = frozenset({"/health/live"})
+#: The names every server answers to, on any port (IPv6 in brackets, as in a Host header).
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
+#: Bind addresses that are no name at all (every interface): clients reach them under names given by --allow-host.
+_WILDCARD_ADDRESSES = ("0.0.0.0", "::", "[::]")
 
 
 async def send_error(send: Send, status: int, code: str, message: str, details: dict[str, Any] | None = None,
@@ -136,6 +142,92 @@ class BodyLimit:
             return await receive()
 
         await self.app(scope, replay, send)
+
+
+def _host_name(name: str) -> str:
+    """A bind address or --allow-host NAME as it appears in a Host header: lower case, IPv6 in brackets, no port
+    (``--allow-host memory.lan:8765`` means memory.lan)."""
+    import ipaddress
+
+    name = name.strip().lower()
+    try:
+        address = ipaddress.ip_address(name.strip("[]"))
+    except ValueError:
+        return _name_in_host_header(name) or name
+    return f"[{address.compressed}]" if address.version == 6 else address.compressed
+
+
+def _name_in_host_header(header: str) -> str | None:
+    """The name part of ``Host: NAME[:PORT]`` (lower case), or None when the header is not of that form."""
+    header = header.lower()
+    if header.startswith("["):
+        name, _, rest = header.partition("]")
+        name += "]"
+    else:
+        name, _, rest = header.partition(":")
+        rest = ":" + rest if rest else ""
+    if not name or name == "[]" or (rest and not (rest.startswith(":") and rest[1:].isdigit())):
+        return None
+    return name
+
+
+@dataclass(frozen=True)
+class HostPolicy:
+    """Which Host and Origin headers a request may carry: the one decision for every route, ``/mcp`` included.
+
+    DNS rebinding: a web page on this machine points its own name at 127.0.0.1 and calls the server; the browser
+    then sends the page's name in Host, so only names the server really answers to are served (the loopback names,
+    the bound address, and ``--allow-host`` names; any port, like the MCP SDK's ``name:*``: a rebinding page is told
+    apart by its name, never by its port). A browser also sends Origin on every cross-origin call (and on same-origin
+    POSTs): it must be one of those names over http(s), or a ``--cors-origin``. Requests without Origin (curl, SDKs)
+    are checked on Host alone.
+    """
+
+    names: frozenset[str]
+    origins: frozenset[str] = frozenset()
+
+    @classmethod
+    def for_server(cls, bound_host: str, allowed_hosts: Iterable[str] = (),
+                   cors_origins: Iterable[str] = ()) -> HostPolicy:
+        names = {*LOOPBACK_NAMES, *(_host_name(name) for name in allowed_hosts if name.strip())}
+        if _host_name(bound_host) not in _WILDCARD_ADDRESSES:
+            names.add(_host_name(bound_host))
+        return cls(frozenset(names), frozenset(origin.rstrip("/") for origin in cors_origins))
+
+    def allows_host(self, header: str) -> bool:
+        return _name_in_host_header(header) in self.names
+
+    def allows_origin(self, origin: str) -> bool:
+        if origin in self.origins:
+            return True
+        scheme, separator, authority = origin.partition("://")
+        return scheme.lower() in ("http", "https") and bool(separator) and self.allows_host(authority)
+
+
+class HostGuard:
+    """Refuses, on every route, a request whose Host or Origin :class:`HostPolicy` does not allow (421 / 403)."""
+
+    def __init__(self, app: ASGIApp, policy: HostPolicy) -> None:
+        self.app = app
+        self.policy = policy
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = dict(scope.get("headers", []))
+        host = headers.get(b"host", b"").decode("latin-1")
+        origin = headers.get(b"origin")
+        if not self.policy.allows_host(host):
+            await send_error(send, 421, "host_not_allowed",
+                             f"The Host {host[:100]!r} is not a name this server answers to (DNS rebinding guard); "
+                             "to serve under that name, start pcmem serve with --allow-host NAME.")
+        elif origin is not None and not self.policy.allows_origin(origin.decode("latin-1")):
+            await send_error(send, 403, "origin_not_allowed",
+                             f"Web pages from {origin.decode('latin-1')[:100]!r} may not call this server; "
+                             "--cors-origin ORIGIN allows a web app's origin.")
+        else:
+            await self.app(scope, receive, send)
 
 
 def is_loopback(host: str) -> bool:

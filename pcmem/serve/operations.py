@@ -64,15 +64,23 @@ class MemoryApi:
         self.store = str(store)
         self._store_pool = ThreadPoolExecutor(STORE_THREADS, thread_name_prefix="pcmem-store")
         self._rerank_pool = ThreadPoolExecutor(RERANK_THREADS, thread_name_prefix="pcmem-rerank")
+        #: Operations awaiting their thread now (a stopping server waits for them, see pcmem.serve.shutdown).
+        self.running = 0
 
     def close(self) -> None:
-        self._store_pool.shutdown(wait=True)
-        self._rerank_pool.shutdown(wait=True)
+        """Wait for the calls already running (their writes complete); calls still queued are dropped: their
+        requests were cancelled, so nothing was acknowledged."""
+        self._store_pool.shutdown(wait=True, cancel_futures=True)
+        self._rerank_pool.shutdown(wait=True, cancel_futures=True)
 
     async def run(self, call: Callable[[], T], *, may_rerank: bool = False) -> T:
         """Run a store (or, with ``may_rerank``, a reranking search) call in a worker thread."""
         pool = self._rerank_pool if may_rerank and self.runtime.reranker is not None else self._store_pool
-        return await asyncio.get_running_loop().run_in_executor(pool, call)
+        self.running += 1
+        try:
+            return await asyncio.get_running_loop().run_in_executor(pool, call)
+        finally:
+            self.running -= 1
 
     def scope(self, scope_id: str):  # noqa: ANN201 - pcmem's scoped handle
         return self.runtime.memory.for_scope(scope_id)

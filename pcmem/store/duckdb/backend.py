@@ -29,7 +29,7 @@ from pcmem.store.common import (
     new_paging_secret,
 )
 from pcmem.store.duckdb import check as check_module
-from pcmem.store.duckdb import erasure, files, fts_index, indexes, migrations, reads, vectors
+from pcmem.store.duckdb import erasure, files, fts_index, indexes, migrations, reads, vectors, wal
 from pcmem.store.duckdb.files import remove_store_files
 from pcmem.store.duckdb.fts_cache import FtsCache
 from pcmem.store.duckdb.transactions import CursorPool, Transactions, first_line, translate
@@ -61,10 +61,16 @@ class DuckDBBackend:
     ~0.5 ms per statement). With ``shared=True`` it opens the file per transaction and closes it right after
     (~60 ms each), so several processes — the TUI, an agent, the CLI — can use one store; a process that finds the
     file busy retries for up to ``lock_timeout`` seconds before raising StoreError.
+
+    ``index_lookups=False`` reads a file whose index blocks are damaged: DuckDB looks the keys of a filter that
+    reaches a table scan up in the column's index before it decides to scan (even with index scans turned off), and
+    stops at a damaged index block. With filter and join-filter pushdown off no filter reaches a scan, so no index
+    is read; every filter scans its table (slow: for ``pcmem check`` and the copy ``pcmem migrate`` makes of a
+    damaged file).
     """
 
     def __init__(self, path: str | Path, *, shared: bool = False, lock_timeout: float = 10.0,
-                 create: bool = True) -> None:
+                 create: bool = True, index_lookups: bool = True) -> None:
         #: The store file, resolved once (symlinks followed): DuckDB, its log and every check use this one path.
         self.path = files.store_path(path)
         existed = files.check_path(self.path, create=create)
@@ -87,7 +93,8 @@ class DuckDBBackend:
         self._paging_secret = PagingSecret()
         pool: CursorPool | None = None
         try:
-            pool = self._connections = CursorPool(self.path, lock_timeout, shared=shared, read_only=self.read_only)
+            pool = self._connections = CursorPool(self.path, lock_timeout, shared=shared, read_only=self.read_only,
+                                                 index_lookups=index_lookups)
             self._transactions = Transactions(self.path, pool, read_only=self.read_only)
             self._transaction = self._transactions.open
             with pool.cursor() as db:
@@ -212,7 +219,9 @@ class DuckDBBackend:
             return reads.meta(cursor, PAGING_SECRET_KEY)
 
     def reclaim(self) -> None:
-        """Rewrite the tables that held erased rows, checkpoint, and overwrite the freed blocks (see erasure.py).
+        """Rewrite the tables that held erased rows, checkpoint, and overwrite the freed blocks (see erasure.py);
+        then overwrite and delete the set-aside copies of damaged logs (``FILE.wal.damaged*``), which may hold the
+        erased text too.
 
         Raises StoreError when another transaction of this process stays open for more than 10 s; the erasure
         itself is committed then, and the next open of the store finishes the reclaim."""
@@ -224,19 +233,29 @@ class DuckDBBackend:
             except duckdb.Error as error:
                 raise StoreError(f"the entry is erased from every read, but its bytes could not be cleared from the "
                                  f"file yet ({first_line(error)}); the next open of the store clears them") from error
+            wal.erase_damaged_wal_copies(self.path)
         self._forget_derived()
 
     # --- integrity --------------------------------------------------------------------------------------------
 
     def check(self) -> check_module.CheckReport:
-        """Verify the file without changing it (see :mod:`pcmem.store.duckdb.check`)."""
-        with self._transaction() as cursor:
-            return check_module.check(cursor)
+        """Verify the file without changing it (see :mod:`pcmem.store.duckdb.check`): first every storage block on
+        disk (blocks.py), while this process holds the file and no write of it can checkpoint, then the contents."""
+        with self._write_lock, self._transaction() as cursor:
+            return check_module.check(cursor, self._connections.scan_blocks())
 
     def repair(self, analyzer: str | None = None) -> check_module.CheckReport:
         """Rebuild derived data from the event log in one transaction (optionally with another full-text analyzer);
-        returns the check after the repair."""
+        returns the check after the repair. A file with damaged storage blocks is left as it is (a rebuild cannot
+        rewrite them, and a write that meets one can leave DuckDB unable to roll back): the check says what to do."""
         with self._write_lock:
+            scan = self._connections.scan_blocks()
+            if not scan.ok:
+                with self._transaction() as cursor:
+                    report = check_module.check(cursor, scan)
+                report.problems.append("--repair changed nothing: it rebuilds derived data but cannot rewrite "
+                                       "damaged blocks")
+                return report
             self._rebuild_indexes()
             with self._transaction(write=True) as cursor:
                 check_module.repair(cursor, analyzer)

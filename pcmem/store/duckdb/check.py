@@ -8,11 +8,12 @@ problems without changing anything; ``repair`` rebuilds the derived data inside 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import duckdb
 
 from pcmem.ids import content_hash
-from pcmem.store.duckdb import connection, fts_index, indexes, migrations, vectors
+from pcmem.store.duckdb import blocks, connection, fts_index, indexes, migrations, vectors
 
 
 @dataclass
@@ -23,6 +24,7 @@ class CheckReport:
     entry_versions: int = 0
     tombstones: int = 0  # forgotten entries (their ids remain, their content is erased)
     notes: list[str] = field(default_factory=list)  # facts worth knowing that are not problems
+    damaged_blocks: list[int] = field(default_factory=list)  # storage blocks whose checksum fails (see blocks.py)
 
     @property
     def ok(self) -> bool:
@@ -33,8 +35,12 @@ def _count(db: duckdb.DuckDBPyConnection, sql: str, params: list | None = None) 
     return db.execute(sql, params or []).fetchone()[0]
 
 
-def check(db: duckdb.DuckDBPyConnection) -> CheckReport:
+def check(db: duckdb.DuckDBPyConnection, scan: blocks.BlockScan | None = None) -> CheckReport:
+    """Verify the file; ``scan`` is the result of :func:`blocks.scan` over it (made while this process holds it)."""
     report = CheckReport()
+    if scan is not None and not scan.ok:
+        _report_damaged_blocks(db, report, scan)
+        return report  # every other check reads tables through DuckDB, which stops at the first damaged block
     applied = migrations.applied_migrations(db)
     known = [m.name for m in migrations.MIGRATIONS]
     if applied != known:
@@ -54,15 +60,6 @@ def check(db: duckdb.DuckDBPyConnection) -> CheckReport:
     _check_vectors(db, report, missing)
     _check_indexes(db, report)
     return report
-
-
-def _check_indexes(db: duckdb.DuckDBPyConnection, report: CheckReport) -> None:
-    for index in indexes.missing(db):
-        report.problems.append(f"the index {index.name} on {index.qualified_table} is missing (lookups scan the "
-                               "whole table): run `pcmem check --repair`")
-    problems, notes = indexes.verify(db)
-    report.problems.extend(problems)
-    report.notes.extend(notes)
 
 
 _FTS_TABLES = ("docs", "terms", "dict", "stats")
@@ -182,9 +179,108 @@ def _check_vectors(db: duckdb.DuckDBPyConnection, report: CheckReport, missing: 
                                "`pcmem reindex --rerank-embedder ...` to fill them" if left else ", complete"))
 
 
+def _check_indexes(db: duckdb.DuckDBPyConnection, report: CheckReport) -> None:
+    """Every secondary index pcmem expects (see indexes.SECONDARY) exists — a missing one changes no answer, it only
+    makes writes and searches scan whole tables, so nothing else would notice — and holds every row of its table."""
+    for index in indexes.missing(db):
+        report.problems.append(f"the index {index.name} on {index.qualified_table} is missing: writes and searches "
+                               "scan the whole table (`pcmem check --repair` recreates it)")
+    problems, notes = indexes.verify(db)
+    report.problems.extend(problems)
+    report.notes.extend(notes)
+
+
+def _report_damaged_blocks(db: duckdb.DuckDBPyConnection, report: CheckReport, scan: blocks.BlockScan) -> None:
+    """What the damaged blocks hold, and what to do: damage in an index or the full-text index is left behind by a
+    copy made with ``pcmem migrate`` (it reads a damaged file without index lookups and builds its own full-text
+    index); damage in pcmem's own records is not."""
+    report.damaged_blocks = list(scan.damaged)
+    for header in scan.headers:
+        report.problems.append(f"{header} of the file fails its checksum (damaged on disk)")
+    if scan.damaged:
+        listed = ", ".join(str(block) for block in scan.damaged[:10]) + (" …" if len(scan.damaged) > 10 else "")
+        report.problems.append(f"{len(scan.damaged)} of the {scan.verified} storage blocks in use fail their checksum "
+                               f"(damaged on disk: blocks {listed}); every read or write that needs one of them stops "
+                               "with 'Corrupt database file'")
+    owners, unreadable, metadata = _block_owners(db)
+    tables = sorted(set(unreadable).union(*(owners.get(block, set()) for block in scan.damaged)))
+    for table in tables:
+        what = "the full-text index, rebuilt by a copy" if _rebuilt_by_copy(table) else "pcmem's records"
+        report.problems.append(f"damaged: data of the table {table} ({what})")
+    in_metadata = any(block in metadata for block in scan.damaged)
+    if in_metadata:
+        report.problems.append("damaged: DuckDB's metadata (the catalog and the tables' layout)")
+    rest = [block for block in scan.damaged if block not in owners and block not in metadata]
+    if rest and not unreadable:
+        report.problems.append("damaged: index data (DuckDB does not say of which index)")
+    elif len(rest) > len(unreadable):  # each unlisted table accounts for one unattributed block at least
+        report.problems.append("damaged: more blocks, index data or more data of the tables above")
+    _count_what_can_be_read(db, report)
+    copy_rescues = bool(scan.damaged) and not scan.headers and not in_metadata and all(map(_rebuilt_by_copy, tables))
+    report.notes.append(_what_to_do(scan.path, copy_rescues))
+
+
+def _what_to_do(path: Path, copy_rescues: bool) -> str:
+    if copy_rescues:
+        return (f"what to do: copy the store to a new file with `pcmem migrate --from '{path}' --to NEW.duckdb` (it "
+                "reads around damaged indexes, rebuilds the full-text index and verifies the copy), then use "
+                f"NEW.duckdb in place of {path.name}. `check --repair` cannot rewrite damaged blocks.")
+    return ("what to do: restore the store from a backup: pcmem's own records are in the damaged blocks, so a copy "
+            "(`pcmem migrate`) stops at them too. Keep the damaged file.")
+
+
+def _count_what_can_be_read(db: duckdb.DuckDBPyConnection, report: CheckReport) -> None:
+    side = connection.quiet(db.cursor())  # one statement per transaction: a damaged block aborts the one it meets
+    try:
+        for name, sql in (("scopes", "SELECT count(*) FROM memories"), ("revisions", "SELECT count(*) FROM revisions"),
+                          ("entry_versions", "SELECT count(*) FROM entry_versions")):
+            try:
+                setattr(report, name, _count(side, sql))
+            except duckdb.Error:
+                pass  # the count itself needs a damaged block
+    finally:
+        side.close()
+
+
+def _block_owners(db: duckdb.DuckDBPyConnection) -> tuple[dict[int, set[str]], list[str], set[int]]:
+    """Which tables' column data each block holds (small segments share blocks), the tables whose layout DuckDB
+    cannot list (it reads some of their data blocks for that, so one of them is damaged), and the metadata blocks.
+    Index blocks are in none: DuckDB lists no index's blocks."""
+    owners: dict[int, set[str]] = {}
+    unreadable: list[str] = []
+    names = [name for (name,) in db.execute("SELECT schema_name || '.' || table_name FROM duckdb_tables() "
+                                            "WHERE database_name = current_database() ORDER BY 1").fetchall()]
+    side = connection.quiet(db.cursor())  # one statement per transaction (see _count_what_can_be_read)
+    try:
+        for name in names:
+            try:
+                rows = side.execute("SELECT block_id, additional_block_ids FROM "
+                                    f"pragma_storage_info({connection.literal(name)})").fetchall()
+            except duckdb.Error:
+                unreadable.append(name)
+                continue
+            for block, extra in rows:
+                for owned in [block, *(extra or [])]:
+                    if owned is not None and owned >= 0:
+                        owners.setdefault(owned, set()).add(name)
+        try:
+            metadata = {block for (block,) in side.execute("SELECT block_id FROM pragma_metadata_info()").fetchall()}
+        except duckdb.Error:
+            metadata = set()
+    finally:
+        side.close()
+    return owners, unreadable, metadata
+
+
+def _rebuilt_by_copy(table: str) -> bool:
+    """A table ``pcmem migrate`` never reads: the copy builds its own full-text index."""
+    return table.startswith(f"{fts_index.SCHEMA}.") or table == "main.fts_docs"
+
+
 def repair(db: duckdb.DuckDBPyConnection, analyzer: str | None = None) -> None:
     """Rebuild every derived structure from the event log: head_entries, the full-text index (recreated when its
-    schema is gone) and the vector tables (recreated empty when dropped; ``pcmem reindex`` refills them).
+    schema is gone), the vector tables (recreated empty when dropped; ``pcmem reindex`` refills them) and every
+    missing lookup index.
 
     Runs in one transaction, after :func:`indexes.rebuild` ran outside it: deleting rows through an index that lost
     some of them is a fatal DuckDB error.
@@ -204,7 +300,6 @@ def repair(db: duckdb.DuckDBPyConnection, analyzer: str | None = None) -> None:
     db.execute("DROP TABLE IF EXISTS fts_docs")
     connection.load_fts(db)
     fts_index.create(db)
-    indexes.create(db)
     fts_index.mark_rebuilt(db)
     rows = db.execute("SELECT v.entry_version_id, v.text FROM head_entries h JOIN entry_versions v "
                       "USING (entry_version_id) WHERE h.state = 'active'").fetchall()
@@ -213,3 +308,4 @@ def repair(db: duckdb.DuckDBPyConnection, analyzer: str | None = None) -> None:
     for table in vectors.TABLES.values():
         if f"main.{table}" in _tables(db):
             db.execute(f"DELETE FROM {table} WHERE entry_version_id NOT IN (SELECT entry_version_id FROM entry_versions)")
+    indexes.create(db)  # every expected lookup index, including those a rebuilt table lost

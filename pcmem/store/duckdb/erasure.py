@@ -80,9 +80,11 @@ def _existing(db: duckdb.DuckDBPyConnection, tables: Sequence[str] | object) -> 
 
 
 def _rewrite(db: duckdb.DuckDBPyConnection, schema: str, table: str) -> None:
-    """Replace ``schema.table`` by a fresh copy of its live rows (same definition, constraints included)."""
+    """Replace ``schema.table`` by a fresh copy of its live rows (same definition, constraints and indexes included:
+    DuckDB drops a table's indexes with it, and a lost lookup index makes every later write scan the table)."""
     (ddl,) = db.execute("SELECT sql FROM duckdb_tables() WHERE schema_name = ? AND table_name = ? "
                         "AND database_name = current_database()", [schema, table]).fetchone()
+    table_indexes = indexes.definitions(db, schema, table)
     fresh = f"{table}__fresh"
     prefix = f"CREATE TABLE {schema}.{table}(" if ddl.startswith(f"CREATE TABLE {schema}.") else f"CREATE TABLE {table}("
     if not ddl.startswith(prefix):
@@ -91,6 +93,8 @@ def _rewrite(db: duckdb.DuckDBPyConnection, schema: str, table: str) -> None:
     db.execute(f"INSERT INTO {schema}.{fresh} SELECT * FROM {schema}.{table}")
     db.execute(f"DROP TABLE {schema}.{table}")
     db.execute(f"ALTER TABLE {schema}.{fresh} RENAME TO {table}")
+    for statement in table_indexes:
+        db.execute(statement)
 
 
 def _checkpoint(db: duckdb.DuckDBPyConnection) -> None:

@@ -156,3 +156,11 @@ def _tables(db: duckdb.DuckDBPyConnection) -> set[str]:
     rows = db.execute("SELECT schema_name || '.' || table_name FROM duckdb_tables() "
                       "WHERE database_name = current_database()").fetchall()
     return {name for (name,) in rows}
+
+
+def definitions(db: duckdb.DuckDBPyConnection, schema: str, table: str) -> list[str]:
+    """The CREATE INDEX statements of every index on ``schema.table`` as the file holds them (to recreate them after
+    the table is replaced: DuckDB drops a table's indexes with it)."""
+    rows = db.execute("SELECT sql FROM duckdb_indexes() WHERE database_name = current_database() "
+                      "AND schema_name = ? AND table_name = ?", [schema, table]).fetchall()
+    return [sql for (sql,) in rows if sql]

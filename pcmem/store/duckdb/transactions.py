@@ -7,6 +7,7 @@ use on the same thread joins the open transaction (one snapshot). Driver errors 
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Iterator
@@ -16,7 +17,7 @@ from pathlib import Path
 import duckdb
 
 from pcmem.errors import ConcurrentWriteError, PcmemError, StoreError
-from pcmem.store.duckdb import connection, files
+from pcmem.store.duckdb import blocks, connection, files
 
 _IDLE_CURSORS = 8  # cursors kept for reuse; beyond that a returned cursor is closed
 _TURN_GAP = 0.01  # seconds a shared-mode process leaves the file free between back-to-back transactions
@@ -32,13 +33,16 @@ class CursorPool:
     process conflict: "Unique file handle conflict").
     """
 
-    def __init__(self, path: Path, lock_timeout: float, *, shared: bool, read_only: bool) -> None:
+    def __init__(self, path: Path, lock_timeout: float, *, shared: bool, read_only: bool,
+                 index_lookups: bool = True) -> None:
         self._path, self._lock_timeout, self._shared, self._read_only = path, lock_timeout, shared, read_only
+        self._index_lookups = index_lookups
         self._lock = threading.Lock()
         self._idle: list[duckdb.DuckDBPyConnection] = []
         self._users = 0
         self._closing = False
         self._db: duckdb.DuckDBPyConnection | None = None
+        self._descriptor: int | None = None  # the file, for scan_blocks; closed only after DuckDB closed it
         self._released_at = 0.0
         if not shared:
             self._db = self._connect()
@@ -50,7 +54,12 @@ class CursorPool:
             pause = _TURN_GAP - (time.monotonic() - self._released_at)
             if pause > 0:
                 time.sleep(pause)
-        return connection.connect(self._path, lock_timeout=self._lock_timeout, read_only=self._read_only)
+        db = connection.connect(self._path, lock_timeout=self._lock_timeout, read_only=self._read_only)
+        if not self._index_lookups:
+            # An instance-wide setting (every cursor): no filter, written or derived from a join's build side at
+            # run time, reaches a table scan, so no scan looks its keys up in an index first.
+            db.execute("SET disabled_optimizers = 'filter_pushdown,join_filter_pushdown'")
+        return db
 
     @contextmanager
     def cursor(self) -> Iterator[duckdb.DuckDBPyConnection]:
@@ -79,6 +88,19 @@ class CursorPool:
             if last:
                 self._release()
 
+    def scan_blocks(self) -> blocks.BlockScan:
+        """Verify every storage block of the file on disk (blocks.py), inside a transaction of this process.
+
+        Through a descriptor kept open until DuckDB has closed the file: closing a descriptor of the file while
+        DuckDB holds it would drop DuckDB's lock (POSIX locks belong to the process and go with any close)."""
+        with self._lock:
+            if self._db is None:
+                raise StoreError("the store is not open")
+            if self._descriptor is None:
+                self._descriptor = os.open(self._path, os.O_RDONLY | os.O_CLOEXEC)
+            descriptor = self._descriptor
+        return blocks.scan_descriptor(descriptor, self._path)
+
     def _release(self) -> None:
         for idle in self._idle:
             idle.close()
@@ -89,6 +111,9 @@ class CursorPool:
             self._db.close()
             self._db = None
             self._released_at = time.monotonic()
+        if self._descriptor is not None:  # after DuckDB let the file go (see scan_blocks)
+            os.close(self._descriptor)
+            self._descriptor = None
 
     def close(self) -> None:
         with self._lock:

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
 import struct
 from dataclasses import dataclass
 from pathlib import Path
 
-from pcmem.errors import StoreLockedError, StoreWALError
+from pcmem.errors import StoreError, StoreLockedError, StoreWALError
 from pcmem.store.duckdb import files, lock_probe
 
 # DuckDB 1.5 WAL: a version header, serialised without a checksum — field 100 (entry type) = 98 (WAL_VERSION),
@@ -280,11 +281,9 @@ def recover_wal(path: Path) -> WALRecovery:
     holder = lock_probe.lock_holder(path) if path.exists() else None
     if holder is not None:
         raise StoreLockedError(f"{path} is in use by {lock_probe.describe_process(holder)}; close it there before recovering")
-    copy = wal.with_name(wal.name + ".damaged")
     number = 0
-    while copy.exists():
+    while (copy := _damaged_copy(wal, number)).exists():
         number += 1
-        copy = wal.with_name(f"{wal.name}.damaged.{number}")
     descriptor = os.open(copy, os.O_WRONLY | os.O_CREAT | os.O_EXCL, files.FILE_MODE)
     with os.fdopen(descriptor, "wb") as handle:
         handle.write(data)
@@ -297,3 +296,41 @@ def recover_wal(path: Path) -> WALRecovery:
     else:
         wal.unlink()
     return WALRecovery(kept_transactions=scan.transactions, dropped_bytes=scan.size - scan.committed_bytes, copy=copy)
+
+
+def _damaged_copy(wal: Path, number: int) -> Path:
+    """``FILE.wal.damaged``, then ``FILE.wal.damaged.1``, … (the name the StoreWALError message tells a user to use)."""
+    return wal.with_name(f"{wal.name}.damaged" + (f".{number}" if number else ""))
+
+
+def damaged_wal_copies(path: Path) -> list[Path]:
+    """Every set-aside copy of the store's log next to it (made by :func:`recover_wal` or by hand, as advised)."""
+    wal = files.wal_path(path)
+    pattern = re.compile(re.escape(f"{wal.name}.damaged") + r"(\.[0-9]+)?")
+    try:
+        names = os.listdir(path.parent)
+    except OSError:
+        return []
+    return sorted(path.parent / name for name in names if pattern.fullmatch(name))
+
+
+def erase_damaged_wal_copies(path: Path) -> list[Path]:
+    """Overwrite and delete the set-aside copies of the store's log: they may hold the text of entries forgotten since,
+    and ``forget`` promises that text is gone from every file pcmem keeps. Returns the copies erased."""
+    erased = []
+    for copy in damaged_wal_copies(path):
+        try:
+            with open(copy, "r+b") as handle:
+                size = os.fstat(handle.fileno()).st_size
+                for start in range(0, size, 1 << 20):
+                    handle.write(os.urandom(min(1 << 20, size - start)))
+                handle.flush()
+                os.fsync(handle.fileno())
+            copy.unlink()
+        except FileNotFoundError:
+            continue
+        except OSError as error:
+            raise StoreError(f"the entry is erased from the store, but {copy} (a set-aside copy of its write-ahead "
+                             f"log, which may hold the text) could not be erased: {error.strerror}; delete it") from None
+        erased.append(copy)
+    return erased
