@@ -162,3 +162,12 @@ class RerankError(PcmemError):
     """A reranker returned something pcmem cannot use (a rank outside the pool), or its backend degraded."""
 
     exit_code = 9
+
+
+class OwnerGoneError(StoreError):
+    """The pcmem process that owned the store exited while it was running a write for this process, and the write
+    cannot be sent again safely: it may or may not have been applied. The store itself is fine (another process
+    took it over); read before writing again. Reads, and writes with an expected revision or version or a keyed
+    upsert, are retried instead of raising this."""
+
+    exit_code = 15

@@ -241,3 +241,13 @@ def lock_timeout() -> float:
     if not 0 <= value <= 3600:
         raise ConfigurationError(f"${LOCK_TIMEOUT_ENV} must be between 0 and 3600 seconds, got {raw!r}")
     return value
+
+
+RUNTIME_DIR_ENV = "XDG_RUNTIME_DIR"
+
+
+def runtime_dir() -> Path | None:
+    """The per-user runtime folder the system offers (``$XDG_RUNTIME_DIR``), where a store's owner listens; ``None``
+    when unset (see :mod:`pcmem.owner.address` for the fallback and the checks)."""
+    raw = os.environ.get(RUNTIME_DIR_ENV, "").strip()
+    return Path(raw) if raw else None

@@ -72,7 +72,11 @@ def _in_other_process(path, code: str) -> None:
 
 
 def test_writes_and_a_rebuild_in_another_process_are_seen(db_path):
-    with pcmem.open_sync(db_path, embedder=None, shared=True) as runtime:
+    # A backend that opens the file per transaction, so the other process can open it in between (open_sync no
+    # longer does this since #28: it serves other processes instead; the backend's shared mode remains).
+    from pcmem.store.duckdb import DuckDBBackend
+
+    with pcmem.SyncRuntime(DuckDBBackend(db_path, shared=True)) as runtime:
         memory = runtime.memory.for_scope("s")
         memory.remember(RememberRequest(entries=tuple(NewEntry(text=t) for t in sentences(200) + EXTRA)))
         _same_as_sql(runtime, "s")  # the view is loaded now

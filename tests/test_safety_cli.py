@@ -79,8 +79,9 @@ def test_a_damaged_log_exits_with_its_own_status(tmp_path):
 def test_a_store_held_by_another_process_exits_10_and_names_it(tmp_path):
     path = tmp_path / "m.duckdb"
     holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent("""
-        import sys, time, pcmem
-        runtime = pcmem.open_sync(sys.argv[1], embedder=None)
+        import sys, time, duckdb, pcmem
+        pcmem.open_sync(sys.argv[1], embedder=None).close()
+        connection = duckdb.connect(sys.argv[1])  # holds the file without serving it (a pcmem owner would serve)
         print("holding", flush=True)
         time.sleep(60)
     """), str(path)], stdout=subprocess.PIPE, text=True, cwd=ROOT)

@@ -229,9 +229,12 @@ def test_a_read_only_store_reads_and_refuses_writes(tmp_path, monkeypatch):
         os.chmod(path, 0o600)
 
 
+#: A program that opens the store file itself (not through pcmem), so it holds the file without serving it: since
+#: #28 a pcmem process holding the file serves the others instead (tests/test_owner.py).
 HOLDER = textwrap.dedent("""
-    import sys, time, pcmem
-    runtime = pcmem.open_sync(sys.argv[1], embedder=None)
+    import sys, time, duckdb, pcmem
+    pcmem.open_sync(sys.argv[1], embedder=None).close()
+    connection = duckdb.connect(sys.argv[1])
     print("holding", flush=True)
     time.sleep(60)
 """)
@@ -242,7 +245,7 @@ def test_a_store_held_by_another_process_names_it(tmp_path):
     holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(path)], stdout=subprocess.PIPE, text=True, cwd=ROOT)
     try:
         assert holder.stdout.readline().strip() == "holding"
-        with pytest.raises(StoreLockedError, match=f"process {holder.pid}"):
+        with pytest.raises(StoreLockedError, match=f"process {holder.pid}.*does not serve the store"):
             pcmem.open_sync(path, embedder=None, lock_timeout=0.2)
     finally:
         holder.kill()

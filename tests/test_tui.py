@@ -66,6 +66,12 @@ def _no_model_from_the_environment(monkeypatch):
         monkeypatch.delenv(name, raising=False)
 
 
+@pytest.fixture(autouse=True)
+def _status_bar_clock(monkeypatch):
+    """The status bar's "read HH:MM:SS" is wall-clock time; fixed here so screenshots compare."""
+    monkeypatch.setattr("pcmem_tui.freshness.clock", lambda: datetime(2026, 1, 1, 12, 0, 0))
+
+
 class FrozenClock:
     """Each call is one second after the previous one, from 2026-01-01 UTC."""
 
@@ -166,6 +172,12 @@ def status(app: PcmemApp) -> str:
 
 async def open_scope(pilot: Pilot, scope: str = "pcmem-demo") -> EntriesScreen:
     await settle(pilot)
+    for _ in range(600):  # on a loaded machine the scopes screen may not have started its load yet
+        tables = pilot.app.screen.query(DataTable)
+        if tables and scope in row_keys(tables.first()):
+            break
+        await pilot.pause(0.05)
+        await settle(pilot)
     table = pilot.app.screen.query_one(DataTable)
     table.move_cursor(row=row_keys(table).index(scope))
     await pilot.press("enter")
@@ -197,7 +209,7 @@ async def search(pilot: Pilot, query: str, *, mode: str = "fts", limit: str = "1
 
 
 IDS = re.compile(r"\b(mem|ver)_[0-9a-z]{26}\b")
-LATENCY = re.compile(r"latency \d+ ms")
+LATENCY = re.compile(r"latency [0-9.]+ (?:ms|s|min [0-9]+ s)")
 SVG_UNIQUE_ID = re.compile(r"terminal-\d+")
 
 
@@ -210,7 +222,7 @@ def _masked(text: Text) -> Text:
 
 async def screenshot(pilot: Pilot) -> str:
     """The SVG with what differs between runs masked before rendering: random artifact/version ids, latency."""
-    for widget in pilot.app.screen.query(Static):
+    for widget in (w for screen in pilot.app.screen_stack for w in screen.query(Static)):
         if isinstance(widget.content, Text) and (IDS.search(widget.content.plain) or "latency" in widget.content.plain):
             widget.update(_masked(widget.content))
     await pilot.pause()
@@ -496,14 +508,14 @@ async def test_first_run_on_a_new_path_creates_the_store_and_shows_the_empty_sco
     app = make_app(path, embedder=None)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        assert isinstance(app.screen, ScopesScreen) and path.exists()
-        assert text_of(app, "#title").startswith("No scopes yet")
+        assert isinstance(app.screen, ScopesScreen) and not path.parent.exists()  # #32.7: created by the first write
+        assert text_of(app, "#title").startswith(f"No store at {path} yet")
         await pilot.press("n")  # and the first entry can be written right away
         app.screen.query_one("#scope", Input).value = "first"
         app.screen.query_one(TextArea).text = "My first memory."
         await pilot.press("ctrl+s")
         await settle(pilot)
-        assert row_keys(app.screen.query_one(DataTable)) == ["first"]
+        assert row_keys(app.screen.query_one(DataTable)) == ["first"] and path.exists()
 
 
 def test_tui_uses_only_the_public_api_of_pcmem():

@@ -20,8 +20,9 @@ from textual.screen import ModalScreen
 from textual.widgets import Header, Static
 from textual.worker import get_current_worker
 
-from pcmem import InferenceConfig, PcmemError, SyncRuntime
-from pcmem_tui.messages import StoreOpened, WorkFailed
+from pcmem import InferenceConfig, PcmemError, StoreError, StoreLockedError, SyncRuntime
+from pcmem_tui.drafts import Drafts
+from pcmem_tui.messages import StoreOpened, StoreStateChanged, WorkFailed
 from pcmem_tui.screens.help import HelpScreen
 from pcmem_tui.screens.scopes import ScopesScreen
 from pcmem_tui.session import Session
@@ -39,6 +40,9 @@ class PcmemApp(App[None]):
         # q on the root screen quits; deeper it goes back one screen (shown on the scopes screen only: 80 columns
         # are tight elsewhere). ctrl+c quits from anywhere.
         Binding("q", "back_or_quit", "Back/Quit", show=False),
+        # ctrl+c stops running work (a rerank, a load) wherever the focus is; with nothing running it keeps
+        # Textual's meaning (copy in a text field, else how to quit).
+        Binding("ctrl+c", "cancel_or_copy", "Cancel work", show=False, priority=True),
     ]
     #: Seconds between two looks at the store for outside writes (an agent, the CLI): one stat() of the file and
     #: its WAL; the scopes' heads are read only when the file changed.
@@ -46,6 +50,9 @@ class PcmemApp(App[None]):
     #: How a service manager or a closed terminal stops a program. Python's default for both is to die on the spot,
     #: leaving the terminal in raw mode and a write cut short; the app quits as ``q`` does instead (exit status 0).
     STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+    #: Seconds between two attempts to open a store another process holds.
+    OPEN_RETRY = 1.0
 
     def __init__(self, source: SyncRuntime | str | Path, inference: InferenceConfig,
                  open_options: dict[str, Any] | None = None) -> None:
@@ -55,6 +62,9 @@ class PcmemApp(App[None]):
         self.inference = inference
         self.session: Session | None = None
         self._signal_handlers: dict[int, Any] = {}
+        self.drafts = Drafts()
+        #: The search screen's mode, limit and rerank policy as last used: a new visit starts from them.
+        self.search_defaults: dict[str, str] = {}
 
     def compose(self) -> ComposeResult:
         """The waiting room shown while the store opens (and the place an open failure is explained)."""
@@ -77,6 +87,8 @@ class PcmemApp(App[None]):
         worker = get_current_worker()
         try:
             message: StoreOpened | WorkFailed = StoreOpened(Session.open(path, self.inference, **self._open_options))
+        except StoreLockedError as error:  # another process holds it: wait for it here instead of giving up
+            message = WorkFailed(f"waiting for the store: {error}", retry=True)
         except PcmemError as error:
             message = WorkFailed(f"cannot open {path}: {error}")
         if not worker.is_cancelled:
@@ -88,20 +100,34 @@ class PcmemApp(App[None]):
         self.set_interval(self.WATCH_INTERVAL, self.watch_store, name="watch-store")
 
     def watch_store(self) -> None:
-        """Outside writes appear without ``r``: when the file changed, compare the scopes' head revisions."""
-        if self.session is None or not self.session.file_changed():
+        """Outside writes appear without ``r``: when the file changed, compare the scopes' head revisions. While the
+        last read failed (another process holds the file), look every time: the holder may release the file
+        without changing it, and the screen recovers by itself."""
+        session = self.session
+        if session is None or any(w.group == "watch" and not w.is_finished for w in self.workers):
             return
-        self.check_heads()
+        if session.file_changed() or session.freshness.stale:
+            self.check_heads()
 
-    @work(thread=True, exclusive=True, group="watch")
+    @work(thread=True, group="watch")
     def check_heads(self) -> None:
         assert self.session is not None
+        freshness = self.session.freshness
+        was_stale = freshness.stale
         try:
             moved = self.session.heads_moved()
+            freshness.note_read()
+        except StoreError as error:
+            freshness.note_failure(error)
+            moved = False
         except PcmemError:
-            return  # a busy or briefly locked file: the next look will tell
-        if moved:
+            return
+        if moved or (was_stale and not freshness.stale):
             self.call_from_thread(self._refresh_visible)
+        self.call_from_thread(self._show_store_state)
+
+    def _show_store_state(self) -> None:
+        self.screen.post_message(StoreStateChanged())
 
     def _refresh_visible(self) -> None:
         refresh = getattr(self.screen, "refresh_from_store", None)
@@ -117,7 +143,22 @@ class PcmemApp(App[None]):
             self.pop_screen()
 
     def on_work_failed(self, message: WorkFailed) -> None:
+        if message.retry:
+            self.query_one("#opening", Static).update(Text(f"◷ {message.text}\n\nretrying every second · q quits",
+                                                           style="bold yellow"))
+            self.set_timer(self.OPEN_RETRY, lambda: self.open_store(self._source))
+            return
         self.query_one("#opening", Static).update(Text(f"✗ {message.text}\n\nq quits.", style="bold red"))
+
+    def action_cancel_or_copy(self) -> None:
+        cancel = getattr(self.screen, "cancel_work", None)
+        if cancel is not None and cancel():
+            return
+        focused = self.focused
+        if focused is not None and hasattr(focused, "action_copy"):
+            focused.action_copy()
+        else:
+            self.action_help_quit()
 
     def on_unmount(self) -> None:
         if self.session is not None:

@@ -7,7 +7,13 @@ One command reproduces them (the store is built once and reused from ``--dir``):
 
 Each figure is wall time from the key press (or app start) until the screen shows the result (the worker finished,
 its message was handled and the screen repainted): start to first screen, open scope, open entry, first and later
-search, a write. The app runs headless at 120×36, as in the snapshot tests.
+search, a write, stepping to a past revision. Every pass runs in a fresh process, so the first search pays what a
+user's first search pays (loading the embedder). The app runs headless at 120×36, as in the snapshot tests.
+
+``--big 3000 10000`` adds one scope of each size: open, sort, one filter keystroke, and ``j`` while another process
+writes to the scope every 0.75 s (median and worst of 20 presses)::
+
+    python -m pcmem_tui.bench --embedder none --big 3000 10000
 """
 
 from __future__ import annotations
@@ -17,6 +23,8 @@ import asyncio
 import json
 import os
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -102,6 +110,15 @@ async def measure(path: Path, **options: Any) -> dict[str, float]:
         await pilot.press("escape")
         await _until(pilot, lambda: type(app.screen).__name__ == "EntriesScreen")
 
+        entries: Any = app.screen
+        head = entries.manifest.revision
+        started = time.perf_counter()
+        await pilot.press("left_square_bracket")
+        await _until(pilot, lambda: entries.manifest.revision == head - 1)
+        mark("step to a past revision", started)
+        await pilot.press("h")
+        await _until(pilot, lambda: entries.manifest.revision == head)
+
         for name, query in (("first search", "release Tuesdays"), ("later search", "Priya backup")):
             await pilot.press("slash")
             await _until(pilot, lambda: type(app.screen).__name__ == "SearchScreen")
@@ -127,6 +144,84 @@ async def measure(path: Path, **options: Any) -> dict[str, float]:
     return timings
 
 
+BIG_SCOPE = "big-{}"
+WRITER = """
+import sys, time, pcmem
+with pcmem.open_sync(sys.argv[1], embedder=None, shared=True) as runtime:
+    memory = runtime.memory.for_scope(sys.argv[2])
+    print("writing", flush=True)
+    for n in range(100000):
+        memory.remember(f"An agent's note number {n}.")
+        time.sleep(0.75)
+"""
+
+
+def seed_big(path: Path, size: int) -> None:
+    """One scope of ``size`` entries, in batches of 500 (FTS only: the bench measures the list, not vectors)."""
+    with pcmem.open_sync(path, embedder=None) as runtime:
+        memory, texts = runtime.memory.for_scope(BIG_SCOPE.format(size)), _texts("big", size)
+        for start in range(0, size, 500):
+            memory.remember(RememberRequest(entries=tuple(NewEntry(text=t) for t in texts[start:start + 500])))
+
+
+async def measure_big(path: Path, size: int, **options: Any) -> dict[str, float]:
+    """Open the big scope, sort it, type one filter character, and press ``j`` while a writer process writes."""
+    from pcmem_tui.app import make_app
+
+    timings: dict[str, float] = {}
+    scope = BIG_SCOPE.format(size)
+    app = make_app(path, **options)
+    async with app.run_test(size=SIZE) as pilot:
+        await _until(pilot, lambda: type(app.screen).__name__ == "ScopesScreen" and _rows(app) > 0)
+        table: Any = app.screen.query("DataTable").first()
+        table.move_cursor(row=[row.key.value for row in table.ordered_rows].index(scope))
+        started = time.perf_counter()
+        await pilot.press("enter")
+        await _until(pilot, lambda: type(app.screen).__name__ == "EntriesScreen" and _rows(app) >= size)
+        timings[f"{size}: open scope"] = (time.perf_counter() - started) * 1000
+        started = time.perf_counter()
+        await pilot.press("s")
+        await pilot.pause()
+        timings[f"{size}: sort"] = (time.perf_counter() - started) * 1000
+        await pilot.press("f", "n", "o", "t", "e", " ")
+        await pilot.pause()
+        started = time.perf_counter()
+        await pilot.press("7")
+        await _until(pilot, lambda: 0 < _rows(app) < size)
+        timings[f"{size}: filter keystroke"] = (time.perf_counter() - started) * 1000
+        await pilot.press("escape")
+        await _until(pilot, lambda: _rows(app) >= size)
+        app.screen.query("DataTable").first().focus()
+        writer = subprocess.Popen([sys.executable, "-c", WRITER, str(path), scope], stdout=subprocess.PIPE, text=True)
+        try:
+            assert writer.stdout is not None and writer.stdout.readline().strip() == "writing"
+            presses = []
+            for _ in range(20):
+                table = app.screen.query("DataTable").first()
+                row = table.cursor_row
+                started = time.perf_counter()
+                await pilot.press("j")
+                await _until(pilot, lambda: table.cursor_row != row)
+                presses.append((time.perf_counter() - started) * 1000)
+                await asyncio.sleep(0.2)
+        finally:
+            writer.kill()
+            writer.wait()
+        timings[f"{size}: j while writing (median)"] = statistics.median(presses)
+        timings[f"{size}: j while writing (worst)"] = max(presses)
+    return timings
+
+
+def _one_pass(args: argparse.Namespace, path: Path, app_options: dict[str, Any]) -> dict[str, float]:
+    """One pass in a fresh process: nothing loaded or cached by an earlier pass (the embedder, the model)."""
+    command = [sys.executable, "-m", "pcmem_tui.bench", "--pass-on", str(path), "--embedder", args.embedder,
+               *(["--exclusive"] if args.exclusive else []), *(["--big", *map(str, args.big)] if args.big else [])]
+    result = subprocess.run(command, capture_output=True, text=True, check=False)
+    if result.returncode != 0:
+        raise RuntimeError(f"a bench pass failed:\n{result.stderr[-2000:]}")
+    return dict(json.loads(result.stdout.strip().splitlines()[-1]))
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m pcmem_tui.bench", description=__doc__.split("\n")[0])
     parser.add_argument("--entries", type=int, default=500)
@@ -137,19 +232,30 @@ def main(argv: list[str] | None = None) -> None:
                         help="hold the file (shared=False): separates the TUI's own cost from shared mode's per-read "
                              "open of the file")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--big", type=int, nargs="*", default=[], metavar="N",
+                        help="also measure one scope of N entries each (e.g. --big 3000 10000)")
+    parser.add_argument("--pass-on", type=Path, help=argparse.SUPPRESS)  # one pass on this store, JSON out
     args = parser.parse_args(argv)
     options: dict[str, Any] = {"embedder": None} if args.embedder == "none" else {}
-    template = args.dir / f"template-{args.entries}-{args.embedder}.duckdb"
+    app_options = {**options, "shared": False} if args.exclusive else options
+    if args.pass_on is not None:
+        timings = asyncio.run(measure(args.pass_on, **app_options))
+        for size in args.big:
+            timings.update(asyncio.run(measure_big(args.pass_on, size, **app_options)))
+        print(json.dumps(timings))
+        return
+    template = args.dir / f"template-{args.entries}-{args.embedder}{''.join(f'-{n}' for n in args.big)}.duckdb"
     if not template.exists():
         args.dir.mkdir(parents=True, exist_ok=True)
         seed(template, args.entries, **options)
-    app_options = {**options, "shared": False} if args.exclusive else options
+        for size in args.big:
+            seed_big(template, size)
     runs = []
     for run in range(args.runs):
         path = args.dir / f"run-{run}.duckdb"
         path.unlink(missing_ok=True)
         path.write_bytes(template.read_bytes())  # every pass starts from the same store (the write adds to it)
-        runs.append(asyncio.run(measure(path, **app_options)))
+        runs.append(_one_pass(args, path, app_options))
     medians = {name: statistics.median(run[name] for run in runs) for name in runs[0]}
     best = {name: min(run[name] for run in runs) for name in runs[0]}
     if args.json:

@@ -26,8 +26,9 @@ def plain(value: object, style: str = "") -> Text:
 
 
 def hit_detail(hit: MemoryHit, width: int = 76) -> Text:
-    """A hit's whole text and, on lines of its own so it can be read and copied whole, its citation."""
-    return Text.assemble(hit.text, "\n", ("citation\n", "dim"), citation_text(hit.citation, width))
+    """A hit's citation first, on lines of its own so it can be read and copied whole, then its text: the box is a
+    few lines high, and a long text below the citation cut off its ``ver_…`` part, the part one copies."""
+    return Text.assemble(citation_text(hit.citation, width), "\n", hit.text)
 
 
 def citation_text(citation: Citation, width: int) -> Text:
@@ -45,6 +46,18 @@ def citation_text(citation: Citation, width: int) -> Text:
     lines.append(line)
     return Text("\n".join(lines), style="cyan", no_wrap=True, overflow="ellipsis")
 
+
+
+def duration(ms: float) -> str:
+    """A time a person reads at a glance: ``420 ms``, ``12.3 s``, ``4 min 06 s`` (a rerank under load can take
+    minutes, and ``latency 246469 ms`` had to be counted digit by digit)."""
+    if ms < 1000:
+        return f"{ms:.0f} ms"
+    seconds = ms / 1000
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes} min {rest:02d} s"
 
 
 def yes_no(flag: bool) -> str:

@@ -44,11 +44,12 @@ class Written(Loaded):
 
 
 class WorkFailed(Message):
-    """A store or model call raised a PcmemError; ``text`` is its readable message."""
+    """A store or model call raised a PcmemError; ``text`` is its readable message; ``retry``: the cause is expected
+    to pass (another process holds the file), so the work is tried again by itself."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, *, retry: bool = False) -> None:
         super().__init__()
-        self.text = text
+        self.text, self.retry = text, retry
 
 
 class Progress(Message):
@@ -57,3 +58,7 @@ class Progress(Message):
     def __init__(self, stage: str, done: int, total: int) -> None:
         super().__init__()
         self.stage, self.done, self.total = stage, done, total
+
+
+class StoreStateChanged(Message):
+    """The store was read (or failed to be): the status bar shows how current the data is."""

@@ -6,7 +6,9 @@ thread workers. Nothing here knows about Textual; screens turn results and :clas
 
 from __future__ import annotations
 
+import os
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
@@ -31,14 +33,32 @@ from pcmem import (
     SearchMemoryRequest,
     SearchPage,
     StageProgress,
+    StoreMissingError,
     SyncRuntime,
     WriteResult,
 )
+from pcmem_tui.freshness import Freshness
 
 # StageProgress here: "verifying model" counts bytes, "reranking" counts candidates; total 0 = unknown.
 MODEL_POLICIES = MODEL_RERANK_POLICIES
 #: Policies that need no generation model (the embedding policy reads the store's own vectors).
 MODEL_FREE_POLICIES = ("embedding",)
+#: Seconds a store call of the TUI waits for a file another process holds before it reports "held" (pcmem's default
+#: is 10 s): the screen then says who holds it and keeps retrying by itself, instead of freezing on each call.
+LOCK_TIMEOUT = 2.0
+
+
+class Cancelled(Exception):  # noqa: N818 - it is what happened, not an error
+    """The user cancelled the work (esc, ctrl+c, leaving the screen). Raised from the progress callbacks a reranker
+    calls between candidates, so the model stops computing at the next candidate instead of finishing the pool."""
+
+
+#: Whether the work that asks has been cancelled (Textual's worker.cancelled_event.is_set).
+CancelCheck = Callable[[], bool]
+
+
+def never_cancelled() -> bool:
+    return False
 
 
 @dataclass(frozen=True)
@@ -79,22 +99,76 @@ class SearchForm:
 class Session:
     """One open store plus the rerankers built on the configured model (each built once, on first use)."""
 
-    def __init__(self, runtime: SyncRuntime, inference: InferenceConfig, *, owns_runtime: bool = False) -> None:
-        self.runtime = runtime
+    def __init__(self, runtime: SyncRuntime | None, inference: InferenceConfig, *, owns_runtime: bool = False,
+                 path: Path | None = None, open_options: dict[str, Any] | None = None) -> None:
+        self._runtime = runtime
         self.inference = inference
-        self._owns_runtime = owns_runtime
+        self._owns_runtime = owns_runtime or runtime is None
         self._rerankers: dict[str, Any] = {}
         self._rerankers_lock = threading.Lock()
-        self.path: Path | None = None
+        self._open_lock = threading.Lock()
+        self._open_options = open_options or {}
+        self.path = path
+        self.freshness = Freshness()
 
     @classmethod
     def open(cls, path: str | Path, inference: InferenceConfig, **options: Any) -> Session:
-        # A long-lived UI must not hold the file: the store opens per transaction, so an agent or the CLI can
-        # write to it while the TUI is open.
-        options.setdefault("shared", True)
-        session = cls(pcmem.open_sync(path, **options), inference, owns_runtime=True)
-        session.path = Path(path).expanduser()
+        """The session on the store at ``path``. A missing store is not created here: a mistyped ``--db`` must not
+        leave a new file and folders behind. The session then shows no scopes, and its first write creates it."""
+        # Beside an agent or the CLI: whichever process holds the file serves the others (the TUI is then the
+        # owner or a client of it; see the README's "Concurrency").
+        options.setdefault("lock_timeout", LOCK_TIMEOUT)
+        path = Path(path).expanduser()
+        session = cls(None, inference, owns_runtime=True, path=path, open_options=options)
+        session._open(create=False)
         return session
+
+    def _open(self, *, create: bool) -> SyncRuntime | None:
+        """The runtime, opened on first need; ``None`` while the store does not exist and ``create`` is false."""
+        with self._open_lock:
+            if self._runtime is None and self.path is not None:
+                try:
+                    self._runtime = pcmem.open_sync(self.path, **{**self._open_options, "create": create})
+                except StoreMissingError:
+                    if create:
+                        raise
+        return self._runtime
+
+    @property
+    def runtime(self) -> SyncRuntime:
+        """The open store (opened now if somebody created it since); StoreMissingError while it does not exist."""
+        runtime = self._open(create=False)
+        if runtime is None:
+            raise StoreMissingError(f"no store at {self.path} yet: the first write creates it")
+        return runtime
+
+    @property
+    def created(self) -> bool:
+        """Whether the store has been opened (no file access: for the event loop)."""
+        return self._runtime is not None
+
+    @property
+    def exists(self) -> bool:
+        return self._open(create=False) is not None
+
+    # --- what the status bar says about the store -------------------------------------------------------------
+
+    def store_role(self) -> str:
+        """How this process reaches the store: "owner" (it holds the file and serves other pcmem processes) or
+        "client of process N" (another pcmem process holds it and runs every call; see the README's "Concurrency")."""
+        if self.path is None:
+            return "in-process"
+        if self._runtime is None:
+            return "not created yet"
+        owner = self._runtime.owner_pid
+        return "owner" if owner is None else f"client of process {owner}"
+
+    def read_only(self) -> bool:
+        """Whether writes will be refused because the file (or, for a new store, its folder) is not writable."""
+        if self.path is None:
+            return False
+        target = self.path if self.path.exists() else next((p for p in self.path.parents if p.exists()), self.path)
+        return not os.access(target, os.W_OK)
 
     # --- watching for outside writes ---------------------------------------------------------------------------
 
@@ -118,18 +192,21 @@ class Session:
 
     def heads_moved(self) -> bool:
         """Whether any scope's head revision differs from the last look (one store read)."""
-        heads = {summary.scope: summary.head_revision for summary in self.runtime.memory.scopes()}
+        heads = {summary.scope: summary.head_revision for summary in self.scopes()}
         moved = self._heads is not None and heads != self._heads
         self._heads = heads
         return moved
 
     def close(self) -> None:
-        if self._owns_runtime:
-            self.runtime.close()
+        if self._owns_runtime and self._runtime is not None:
+            self._runtime.close()
 
     # --- reads ----------------------------------------------------------------------------------------------
 
     def scopes(self) -> list[ScopeSummary]:
+        """Every scope; none while the store does not exist yet."""
+        if not self.exists:
+            return []
         return sorted(self.runtime.memory.scopes(), key=lambda summary: summary.scope)
 
     def manifest(self, scope: str, revision: int | None, include_retired: bool) -> Manifest:
@@ -170,27 +247,34 @@ class Session:
     def policies(self) -> list[str]:
         """Rerank choices: the runtime's own reranker if it has one, else none; the embedding policy; model policies
         with a model."""
-        configured = ["configured"] if self.runtime.reranker is not None else ["none"]
+        configured = ["configured"] if self._runtime is not None and self._runtime.reranker is not None else ["none"]
         return configured + list(MODEL_FREE_POLICIES) + (list(MODEL_POLICIES) if self.inference.generation_model else [])
 
-    def search(self, form: SearchForm, progress: StageProgress) -> SearchPage:
-        request = SearchMemoryRequest(query=form.query, limit=_number(form.limit), mode=form.mode)
-        reranker = self._reranker(form.policy, progress)
-        progress("searching…", 0, 0)
-        return self.runtime.memory.for_scope(form.scope).search(
-            request, reranker=reranker, progress=lambda done, total: progress("reranking", done, total)
-        )
+    def search(self, form: SearchForm, progress: StageProgress, cancelled: CancelCheck = never_cancelled) -> SearchPage:
+        """The search; ``cancelled`` is checked at every progress step (model verification, each reranked candidate)
+        and raises :class:`Cancelled` there, so a cancelled rerank stops the model instead of running to the end."""
+        def checked(stage: str) -> Callable[[int, int], None]:
+            def report(done: int, total: int) -> None:
+                if cancelled():
+                    raise Cancelled
+                progress(stage, done, total)
+            return report
 
-    def _reranker(self, policy: str, progress: StageProgress) -> Any:
+        request = SearchMemoryRequest(query=form.query, limit=_number(form.limit), mode=form.mode)
+        reranker = self._reranker(form.policy, checked)
+        checked("searching…")(0, 0)
+        return self.runtime.memory.for_scope(form.scope).search(request, reranker=reranker,
+                                                                progress=checked("reranking"))
+
+    def _reranker(self, policy: str, checked: Callable[[str], Callable[[int, int], None]]) -> Any:
         """``None`` means the runtime's own (none or configured); a model policy loads the model once."""
         if policy not in MODEL_POLICIES and policy not in MODEL_FREE_POLICIES:
             return None
         with self._rerankers_lock:
             if policy not in self._rerankers:
-                progress("loading model…", 0, 0)
-                self._rerankers[policy] = pcmem.build_reranker(
-                    cast(pcmem.RerankPolicy, policy), self.inference, lambda done, total: progress("verifying model", done, total)
-                )
+                checked("loading model…")(0, 0)
+                self._rerankers[policy] = self.runtime.build_reranker(  # a client only names it (the owner runs it)
+                    cast(pcmem.RerankPolicy, policy), self.inference, checked("verifying model"))
             return self._rerankers[policy]
 
     # --- writes ---------------------------------------------------------------------------------------------
@@ -199,7 +283,10 @@ class Session:
     # ``expected_version`` = the version the user was looking at), never the whole scope's head.
 
     def remember(self, scope: str, entry: NewEntry) -> WriteResult:
-        return self.runtime.memory.for_scope(scope).remember(RememberRequest(entries=(entry,)))
+        """The first write to a store that does not exist yet creates it (and its folder)."""
+        runtime = self._open(create=True)
+        assert runtime is not None
+        return runtime.memory.for_scope(scope).remember(RememberRequest(entries=(entry,)))
 
     def revise(self, scope: str, entry_id: str, text: str, expected_version: int) -> WriteResult:
         request = ReviseRequest(entry_id=entry_id, text=text, expected_version=expected_version)

@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
+from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Input, Label, ProgressBar, Static
+
+if TYPE_CHECKING:
+    from pcmem_tui.session import Session
 
 
 def key_footer() -> Footer:
@@ -34,25 +41,78 @@ class StatusLine(Static):
         self.update(Text(text))
 
 
-class WorkProgress(Horizontal):
-    """A labelled progress bar, shown only while long work runs (model loading, reranking)."""
+class StoreBar(Static):
+    """The store this screen shows and how current it is: file, how it is reached, read-only, last read, holder."""
 
-    def on_mount(self) -> None:
-        if not self.query_one(ProgressBar).progress:
-            self.display = False
+    def show(self, session: Session | None) -> None:
+        if session is None:
+            return
+        fresh = session.freshness
+        parts = [_short_path(session.path) if session.path else "store", session.store_role()]
+        if session.read_only():
+            parts.append("read-only")
+        line = Text(" · ".join(parts) + " · ", style="dim")
+        line.append(fresh.describe(), style="bold yellow" if fresh.stale else "dim")
+        self.set_class(fresh.stale, "stale")
+        if line != self.content:
+            self.update(line)
+
+
+def _short_path(path: Path) -> str:
+    """The path with the home folder as ``~`` (80 columns: the file name matters most, the folder next)."""
+    home = str(Path.home())
+    shown = str(path)
+    return "~" + shown[len(home):] if shown.startswith(home + "/") else shown
+
+
+class WorkProgress(Horizontal):
+    """What long work is doing: a label, and a bar when the work knows its total (reranking n of m candidates).
+
+    Work of unknown length shows its stage and the seconds it has waited instead of Textual's indeterminate bar:
+    that bar redraws 15 times a second for as long as it exists, hidden or not, which kept an idle TUI busy.
+    """
 
     def compose(self) -> ComposeResult:
         yield Label(id="progress-stage")
-        yield ProgressBar(id="progress-bar", show_eta=False)
+        yield ProgressBar(total=1, id="progress-bar", show_eta=False)
+
+    def on_mount(self) -> None:
+        self.display = False
+        self._started = 0.0
+        self._stage = ""
+        self._ticker: Timer | None = None
 
     def advance(self, stage: str, done: int, total: int) -> None:
+        if not self.display or stage != self._stage:
+            self._started = time.monotonic()
+        self._stage = stage
         self.display = True
-        counted = stage if total == 0 or stage == "verifying model" else f"{stage} {done}/{total}"
-        self.query_one("#progress-stage", Label).update(Text(counted))
-        self.query_one(ProgressBar).update(total=total or None, progress=done)
+        bar = self.query_one(ProgressBar)
+        bar.display = total > 0
+        if total > 0:
+            bar.update(total=total, progress=done)
+        self._show(f"{stage} {done}/{total}" if total > 0 and stage != "verifying model" else stage)
+        if total == 0 and self._ticker is None:  # say how long it has waited, once a second, only while it waits
+            self._ticker = self.set_interval(1.0, self._tick, name="progress-ticker")
+
+    def _tick(self) -> None:
+        waited = time.monotonic() - self._started
+        if self.display and waited >= 1:
+            self._show(f"{self._stage} {waited:.0f} s")
+
+    def _show(self, text: str) -> None:
+        self.query_one("#progress-stage", Label).update(Text(text))
+
+    @property
+    def stage(self) -> str:
+        return self._stage
 
     def finish(self) -> None:
         self.display = False
+        self._stage = ""
+        if self._ticker is not None:
+            self._ticker.stop()
+            self._ticker = None
 
 
 class Table(DataTable):

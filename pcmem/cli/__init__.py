@@ -108,10 +108,9 @@ class _Group(click.Group):
 class StoreContext:
     """Opens the store lazily, so ``pcmem --help`` never touches a file.
 
-    ``runtime`` is for commands that write: it creates a missing store and opens it in shared mode, so the file is
-    held only during each short transaction — never while a model embeds (other processes, e.g. the TUI, keep
-    working). ``reader`` is for commands that only read: a missing store is "no store at PATH" and nothing is
-    created.
+    ``runtime`` is for commands that write: it creates a missing store. ``reader`` is for commands that only read: a
+    missing store is "no store at PATH" and nothing is created. Either is a client of the process that owns the
+    store when one does (an agent's ``pcmem mcp``, the TUI, an app), else this command owns it while it runs.
     """
 
     def __init__(self, db: str | None, embedder: str | None = None) -> None:

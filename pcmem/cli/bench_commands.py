@@ -407,6 +407,40 @@ def chaos(quick: bool, hostile_cases: int | None, kill_rounds: int | None, as_js
         raise SystemExit(1)
 
 
+@bench.command("owner")
+@click.option("--entries", type=click.IntRange(1, 100_000), default=200, show_default=True)
+@click.option("--repeats", type=click.IntRange(1, 1000), default=5, show_default=True,
+              help="Calls (MCP) and processes (CLI) per figure.")
+@click.option("--rounds", type=click.IntRange(1, 1000), default=5, show_default=True,
+              help="Times the owner is killed with SIGKILL under load.")
+@render.json_option
+def owner_(entries: int, repeats: int, rounds: int, as_json: bool) -> None:
+    """One store, many processes: two MCP hosts vs one, CLI beside an owner vs cold, SIGKILL of the owner.
+
+    \b
+    Examples:
+      pcmem bench owner --repeats 5 --rounds 5
+      pcmem bench owner --rounds 20 --json
+    """
+    from pcmem.bench import owner as bench_owner
+
+    result = bench_owner.run(entries, repeats, rounds)
+    if as_json:
+        render.emit_json(result)
+        return
+    if result["mcp"] is not None:
+        for tool, row in result["mcp"].items():
+            click.echo(f"MCP {tool}: one host p50 {row['one_host_p50_ms']} ms, second host {row['second_host_p50_ms']} "
+                       f"ms ({row['ratio_two_vs_one']}x; target <= 1.3)")
+    for mode, row in result["cli_search"].items():
+        click.echo(f"CLI search --mode {mode}: cold p50 {row['cold_p50_ms']} ms, beside an owner "
+                   f"{row['beside_owner_p50_ms']} ms ({row['ratio_beside_vs_cold']}x; target <= 0.4 and <= 250 ms)")
+    kill = result["kill"]
+    click.echo(f"SIGKILL x{kill['rounds']}: a client owned the file after p50 {kill['takeover_p50_ms']} ms, max "
+               f"{kill['takeover_max_ms']} ms (target <= 2000); acknowledged {kill['acknowledged']}, lost "
+               f"{kill['lost']}, errors {kill['error_count']}, entries not writable {kill['entries_not_writable']}")
+
+
 def register(group: click.Group) -> None:
     group.add_command(bench)
 

@@ -100,15 +100,15 @@ def search(scopes: tuple[str, ...], kinds: tuple[str, ...], where: tuple[str, ..
     request = SearchMemoryRequest(  # validate before loading any model
         query=query, limit=limit, mode=mode, kinds=list(kinds) or None, metadata=_where(where),
         created_from=created_from, created_before=created_before)
+    reranking = rerank is not None and rerank != "none"
+    runtime = store.open(shared=False, create=False, embeds=mode != "fts" or reranking)
     reranker = None
-    if rerank and rerank != "none":
-        from pcmem.compose.rerankers import build_reranker
-
+    if reranking:  # beside an owner this only names the reranker: the owning process loads and runs the model
         inference = InferenceConfig.from_env(generation_model=model)
-        with progress_bar("verifying model", enabled=not as_json, bytes_=True) as advance:
-            reranker = build_reranker(cast(RerankPolicy, rerank), inference, advance, rerank_embedder=rerank_embedder)
-    # With a reranker the model runs for seconds: share the file so other processes are not locked out meanwhile.
-    runtime = store.open(shared=reranker is not None, create=False, embeds=mode != "fts" or reranker is not None)
+        with progress_bar("verifying model", enabled=not as_json and runtime.owner_pid is None,
+                          bytes_=True) as advance:
+            reranker = runtime.build_reranker(cast(RerankPolicy, rerank), inference, advance,
+                                              rerank_embedder=rerank_embedder)
     with progress_bar("reranking", enabled=not as_json and rerank in MODEL_RERANK_POLICIES) as advance:
         if len(scopes) == 1:
             page = runtime.memory.for_scope(scopes[0]).search(request, reranker=reranker, progress=advance)

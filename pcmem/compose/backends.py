@@ -38,10 +38,7 @@ def open_backend(
     A DuckDB file is opened once per process: every caller of one path gets a handle on the same backend (see
     :mod:`pcmem.compose.registry`). ``create=False`` refuses a missing store (StoreMissingError) instead of creating it.
     """
-    if not isinstance(target, (str, os.PathLike)):
-        raise InputError(f"a store target is a path or a seekdb: URL, not {type(target).__name__}")
-    if isinstance(target, str) and not target.strip():
-        raise InputError("the store target is empty")
+    check_target(target)
     if is_seekdb(target):
         from pcmem.store.seekdb import SeekdbBackend
 
@@ -80,6 +77,18 @@ def _duckdb_path(target: StoreTarget) -> Path:
     from pcmem.store.duckdb.files import store_path
 
     return store_path(target)
+
+
+def check_target(target: StoreTarget) -> None:
+    """Refuse what is not a store target: another type, an empty string, a URL other than seekdb's (InputError)."""
+    if not isinstance(target, (str, os.PathLike)):
+        raise InputError(f"a store target is a path or a seekdb: URL, not {type(target).__name__}")
+    if isinstance(target, str) and not target.strip():
+        raise InputError("the store target is empty")
+    if isinstance(target, str) and not is_seekdb(target):
+        from pcmem.settings import refuse_non_local
+
+        refuse_non_local(target)
 
 
 def target_exists(target: StoreTarget) -> bool | None:

@@ -19,21 +19,26 @@ from types import TracebackType
 from typing import Any
 
 from pcmem.compose import options
-from pcmem.compose.backends import open_backend
+from pcmem.compose.backends import check_target, is_seekdb, open_backend
 from pcmem.compose.embedders import EmbedderChoice, profile_embedder, resolve_embedder, resolve_rerank_embedder
+from pcmem.compose.owned import Rerankers, open_owned, owner_or_file, serve
 from pcmem.decision.port import DecisionModel
 from pcmem.embedding.port import Embedder, EmbeddingProfile
-from pcmem.errors import ConfigurationError
+from pcmem.errors import ConfigurationError, StoreLockedError
 from pcmem.memory.parts import Clock, MemoryParts, utc_now
 from pcmem.memory.service import MemoryService, SyncMemoryService, to_thread
 from pcmem.memory.vectors import SearchFactory
 from pcmem.memory.write_gate import WriteGate
+from pcmem.owner.client import Caller, ClientMemoryService, Link, LocalLink, RerankChoice, SocketLink
+from pcmem.owner.operations import Dispatcher
+from pcmem.owner.protocol import RerankSpec
 from pcmem.rerank.port import MemoryReranker
 from pcmem.search.reindex import ReindexReport, fill_secondary, reindex
 from pcmem.search.service import SearchService
 from pcmem.settings import InferenceConfig, RuntimeConfig
 from pcmem.store.port import StorageBackend
 from pcmem.types.progress import Progress
+from pcmem.types.rerank import RerankPolicy
 
 
 class SyncRuntime:
@@ -56,6 +61,7 @@ class SyncRuntime:
     ) -> None:
         self.backend = backend
         self._closed = False
+        self._before_close: list[Callable[[], None]] = []
         self.embedder = embedder
         self.config = config or RuntimeConfig()
         self.inference = inference or InferenceConfig()
@@ -69,7 +75,7 @@ class SyncRuntime:
         if rerank_embedder is None:  # an injected embedding reranker with its own embedder: writes keep its vectors
             rerank_embedder = getattr(reranker, "embedder", None) if getattr(reranker, "second_embedder", False) \
                 else None
-        search_for = _search_factory(backend, reranker, self.config.memory_rerank_candidate_limit)
+        search_for = _search_factory(backend, lambda: self.reranker, self.config.memory_rerank_candidate_limit)
         parts = MemoryParts(backend, search_for, embedder=embedder, clock=clock,
                             write_gate=WriteGate(write_gate) if write_gate is not None else None,
                             embedder_for=embedder_for, rerank_embedder=rerank_embedder,
@@ -97,21 +103,51 @@ class SyncRuntime:
 
         ``config``/``inference`` default to the environment (RFC 0080 names, see :mod:`pcmem.settings`); an injected
         ``reranker`` applies even when rerank is disabled there (e.g. a ``DecisionReranker``). ``write_gate``: a
-        decision model that checks ``remember`` for duplicates (fail-open; off by default). ``shared=True`` opens the
-        file per transaction so other processes can use the store too (the TUI does this); a busy file is retried
-        for up to ``lock_timeout`` seconds. ``create=False`` raises StoreMissingError instead of creating a store.
-        ``rerank_embedder``: the embedding reranker's second embedder (``"auto"``: ``$PCMEM_RERANK_EMBEDDER``, else
-        the store's secondary profile; ``"none"``); writes store its vectors when it is the store's secondary profile.
-        Every runtime of one path in a process shares one backend (see :mod:`pcmem.compose.registry`). A wrongly
-        typed option is an InputError naming it, raised before anything is opened (see :mod:`pcmem.compose.options`).
+        decision model that checks ``remember`` for duplicates (fail-open; off by default). ``create=False`` raises
+        StoreMissingError instead of creating a store. ``rerank_embedder``: the embedding reranker's second embedder
+        (``"auto"``: ``$PCMEM_RERANK_EMBEDDER``, else the store's secondary profile; ``"none"``); writes store its
+        vectors when it is the store's secondary profile. Every runtime of one path in a process shares one backend
+        (see :mod:`pcmem.compose.registry`). A wrongly typed option is an InputError naming it, raised before
+        anything is opened (see :mod:`pcmem.compose.options`).
+
+        Several processes: when another pcmem process holds the DuckDB file, this returns a :class:`ClientRuntime`
+        served by it (same API, results and errors; no model is loaded here); otherwise this process opens the file
+        and serves it to the others until its last runtime of the file closes (see :mod:`pcmem.compose.owned`). A
+        file held by something that does not serve it is retried for up to ``lock_timeout`` seconds, then
+        StoreLockedError. ``shared`` is accepted for compatibility and changes nothing: every process takes part.
         """
         options.check_values(path, {
             "embedder": embedder, "rerank_embedder": rerank_embedder, "clock": clock, "config": config,
             "inference": inference, "reranker": reranker, "model_progress": model_progress, "write_gate": write_gate,
             "shared": shared, "lock_timeout": lock_timeout, "create": create,
         })
+        check_target(path)
         config = config or RuntimeConfig.from_env()
         inference = inference or InferenceConfig.from_env()
+        opened_with: dict[str, Any] = dict(
+            embedder=embedder, rerank_embedder=rerank_embedder, clock=clock, config=config, inference=inference,
+            reranker=reranker, model_progress=model_progress, write_gate=write_gate, create=create)
+        if is_seekdb(path):  # embedded seekdb: one process per data directory; a server serves many (README)
+            return cls._open_file(path, shared=shared, lock_timeout=lock_timeout, **opened_with)
+        from pcmem.store.duckdb.files import store_path  # no DuckDB import: a client never loads it
+
+        file = store_path(path)  # resolved once: every name of the file finds the one owner
+
+        def opener(timeout: float) -> SyncRuntime:
+            return cls._open_file(file, lock_timeout=timeout, **opened_with)
+
+        def client(link: SocketLink) -> SyncRuntime:
+            return ClientRuntime(file, link, opener, lock_timeout=lock_timeout, config=config, inference=inference,
+                                 reranker=reranker)
+
+        return open_owned(file, opener, client, lock_timeout=lock_timeout)
+
+    @classmethod
+    def _open_file(cls, path: str | Path, *, embedder: EmbedderChoice, rerank_embedder: EmbedderChoice, clock: Clock,
+                   config: RuntimeConfig, inference: InferenceConfig, reranker: MemoryReranker | None,
+                   model_progress: Progress | None, write_gate: DecisionModel | None, shared: bool = False,
+                   lock_timeout: float, create: bool) -> SyncRuntime:
+        """This process opens the store itself (no owner, no client): :meth:`open`'s last step."""
         backend = open_backend(path, shared=shared, lock_timeout=lock_timeout, create=create)
         try:
             second, second_for = resolve_rerank_embedder(rerank_embedder)
@@ -165,16 +201,57 @@ class SyncRuntime:
         from the store's secondary profile on first need), or ``None``."""
         return self.memory.parts.rerank_embedder
 
+    def use_reranker(self, reranker: MemoryReranker | None) -> None:
+        """Rerank every later search of this runtime that names no reranker with ``reranker`` (``None``: none); e.g.
+        one from :meth:`build_reranker`. Returns and raises nothing."""
+        self.reranker = self.memory.parts.search.reranker = reranker  # later search services: see _search_factory
+
     def use_write_gate(self, decision_model: DecisionModel | None) -> None:
         """Check every later ``remember`` of this runtime with ``decision_model`` (fail-open), or stop (``None``).
         Returns nothing and raises nothing (model failures later become an abstain: the write proceeds)."""
         self.memory.parts.write_gate = WriteGate(decision_model) if decision_model is not None else None
+
+    def build_reranker(self, policy: RerankPolicy, inference: InferenceConfig | None = None,
+                       progress: Progress | None = None, *, rerank_embedder: str | None = None) -> MemoryReranker:
+        """A reranker of ``policy`` to pass to ``search(reranker=...)`` (as :func:`pcmem.build_reranker`, on this
+        runtime's inference settings unless ``inference`` is given). In a :class:`ClientRuntime` it is only named:
+        the owning process builds and runs it. Raises ConfigurationError (a model that is not there)."""
+        from pcmem.compose.rerankers import build_reranker
+
+        return build_reranker(policy, inference or self.inference, progress, rerank_embedder=rerank_embedder)
+
+    def for_clients(self) -> SyncMemoryService:
+        """The Memory service this process's owner listener runs other processes' calls on: the same backend, the
+        store's own embedder (loaded on first use), no reranker of its own (each call names the one it wants), no
+        write gate. It holds no share of the backend (the listener stops before the file closes). Raises
+        StoreError (the store's profile could not be read)."""
+        profile = self.backend.embedding_profile()
+        second, second_for = resolve_rerank_embedder("auto")
+        serving = SyncRuntime(
+            self.backend, embedder=profile_embedder(profile) if profile is not None else None,
+            embedder_for=profile_embedder, clock=self.memory.parts.clock, inference=self.inference,
+            config=RuntimeConfig(memory_rerank_candidate_limit=self.config.memory_rerank_candidate_limit),
+            rerank_embedder=second, rerank_embedder_for=second_for)
+        return serving.memory
+
+    @property
+    def owner_pid(self) -> int | None:
+        """The pid of the pcmem process that holds the store file and serves this runtime, or ``None`` when this
+        process holds it (it is the owner, or the store is not a DuckDB file)."""
+        return None
+
+    def before_close(self, hook: Callable[[], None]) -> None:
+        """Run ``hook`` when this runtime closes, before its share of the file is released (the owner listener).
+        Returns and raises nothing."""
+        self._before_close.append(hook)
 
     def close(self) -> None:
         """Release this runtime's share of the store (the file closes with the last runtime of the path). Idempotent;
         raises nothing. Later calls on the runtime raise StoreError ("the store is closed")."""
         if not self._closed:
             self._closed = True
+            for hook in self._before_close:
+                hook()
             self.backend.close()
 
     def __enter__(self) -> SyncRuntime:
@@ -184,11 +261,101 @@ class SyncRuntime:
         self.close()
 
 
-def _search_factory(backend: StorageBackend, reranker: MemoryReranker | None, candidate_limit: int) -> SearchFactory:
-    """How the runtime's Memory builds its search service for an embedder (again after a vector-space switch)."""
+
+def _search_factory(backend: StorageBackend, reranker: Callable[[], MemoryReranker | None],
+                    candidate_limit: int) -> SearchFactory:
+    """How the runtime's Memory builds its search service for an embedder (again after a vector-space switch), with
+    the runtime's reranker at that moment."""
     def search_for(embedder: Embedder | None, rerank_embedder: Callable[[], Embedder | None]) -> SearchService:
-        return SearchService(backend, embedder, reranker, candidate_limit, rerank_embedder=rerank_embedder)
+        return SearchService(backend, embedder, reranker(), candidate_limit, rerank_embedder=rerank_embedder)
     return search_for
+
+
+class ClientRuntime(SyncRuntime):
+    """A store file another pcmem process holds, used through it: ``memory`` and its scopes have the methods, results
+    and errors of a :class:`SyncRuntime`'s (see :mod:`pcmem.owner.client`); nothing here loads a model.
+
+    When the owner goes away, the next call takes the file over (this process becomes the owner: it opens the file
+    with the options it was opened with and serves the others) or connects to whichever process did. Maintenance
+    that needs the file itself (``backend``, ``reindex``, a write gate) raises StoreLockedError while another
+    process owns it.
+    """
+
+    def __init__(self, path: Path, link: SocketLink, opener: Callable[[float], SyncRuntime], *, lock_timeout: float,
+                 config: RuntimeConfig, inference: InferenceConfig, reranker: MemoryReranker | None) -> None:
+        self.path = path
+        self._opener, self._lock_timeout = opener, lock_timeout
+        self._closed = False
+        self._before_close = []
+        self._held: SyncRuntime | None = None
+        self._owner_pid = link.owner_pid
+        self.config, self.inference = config, inference
+        self.embedder = None
+        if reranker is None and config.memory_rerank_enabled:
+            reranker = RerankChoice(RerankSpec(policy="listwise", inference=inference.model_dump(mode="json")))
+        self.reranker = reranker
+        self._caller = Caller(link, self._relink, reranker)
+        self.memory = ClientMemoryService(self._caller)  # type: ignore[assignment]  # the same methods, remotely
+
+    @property
+    def owner_pid(self) -> int | None:
+        """The pid of the process that owns the store (``None`` once this process took it over)."""
+        return None if self._held is not None else self._owner_pid
+
+    @property
+    def backend(self) -> StorageBackend:  # type: ignore[override]  # read-only: a client has no backend of its own
+        if self._held is not None:
+            return self._held.backend
+        raise StoreLockedError(f"{self.path} is held by pcmem process {self._owner_pid}, which serves it to this "
+                               "process; this needs the file itself: run it when that process has exited")
+
+    def _relink(self) -> Link:
+        """The owner went away: take the file over, or connect to whoever did (StoreLockedError after
+        ``lock_timeout`` seconds of neither)."""
+        found = owner_or_file(self.path, self._opener, self._lock_timeout)
+        if isinstance(found, SocketLink):
+            self._owner_pid = found.owner_pid
+            return found
+        self._held = serve(found)
+        self.embedder = found.embedder
+        return LocalLink(Dispatcher(found.memory, Rerankers()), lambda: None)
+
+    def build_reranker(self, policy: RerankPolicy, inference: InferenceConfig | None = None,
+                       progress: Progress | None = None, *, rerank_embedder: str | None = None) -> MemoryReranker:
+        """The reranker named for the owner to build and run (a model is not loaded here)."""
+        spec = RerankSpec(policy=policy, inference=(inference or self.inference).model_dump(mode="json"),
+                          rerank_embedder=rerank_embedder)
+        return RerankChoice(spec)  # crosses the socket by name
+
+    def reindex(self, progress: Progress | None = None, *, embedder: EmbedderChoice = None) -> ReindexReport:
+        return self._file().reindex(progress, embedder=embedder)
+
+    def reindex_secondary(self, progress: Progress | None = None, *,
+                          embedder: EmbedderChoice) -> ReindexReport | None:
+        return self._file().reindex_secondary(progress, embedder=embedder)
+
+    @property
+    def rerank_embedder(self) -> Embedder | None:
+        return self._held.rerank_embedder if self._held is not None else None
+
+    def use_reranker(self, reranker: MemoryReranker | None) -> None:
+        self.reranker = self._caller.default_rerank = reranker
+
+    def use_write_gate(self, decision_model: DecisionModel | None) -> None:
+        self._file().use_write_gate(decision_model)
+
+    def _file(self) -> SyncRuntime:
+        if self._held is None:
+            raise StoreLockedError(f"{self.path} is held by pcmem process {self._owner_pid}, which serves it to "
+                                   "this process; this needs the file itself: run it when that process has exited")
+        return self._held
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._caller.close()
+            if self._held is not None:
+                self._held.close()
 
 
 class Runtime:

@@ -40,14 +40,15 @@ def open_for_serving(path: str | Path, *, embedder: str | None = None, model: st
     import pcmem
 
     inference = pcmem.InferenceConfig.from_env(generation_model=model)
-    reranker = None
     policy = rerank or ("listwise" if model else None)
-    if policy and policy != "none":
-        reranker = pcmem.build_reranker(policy, inference)  # type: ignore[arg-type]
     config = pcmem.RuntimeConfig.from_env(memory_rerank_enabled=False if policy == "none" else None)
-    runtime = pcmem.open_sync(path, embedder=embedder or "auto", inference=inference, config=config,
-                              reranker=reranker, **options)
+    if policy and policy != "none":
+        config = config.model_copy(update={"memory_rerank_enabled": False})  # the reranker below applies instead
+    runtime = pcmem.open_sync(path, embedder=embedder or "auto", inference=inference, config=config, **options)
     try:
+        if policy and policy != "none":
+            # In the owner the model loads now; beside another owner it is only named, and that process runs it.
+            runtime.use_reranker(runtime.build_reranker(policy, inference))  # type: ignore[arg-type]
         if runtime.embedder is not None:
             runtime.embedder.embed_query("warm up")  # load the embedding model now, not on the first search
     except BaseException:  # Ctrl-C during the warm-up too: the opened store must be closed

@@ -16,6 +16,7 @@ from textual.widgets.option_list import Option
 
 from pcmem import InputError, MemoryEntry, NewEntry, PcmemError, RevisionConflictError, RevisionInfo, WriteResult
 from pcmem_tui.diff import text_diff
+from pcmem_tui.drafts import Draft, Drafts, remember_key, revise_key
 from pcmem_tui.format import count, when
 from pcmem_tui.messages import WorkFailed, Written
 
@@ -108,6 +109,14 @@ def describe_conflict(read: MemoryEntry, current: MemoryEntry) -> Text:
     return text
 
 
+def confirm_question(operation: str, entry: MemoryEntry, scope: str, note: str) -> str:
+    """The question names the entry by its text (what the user recognises), then its id and version."""
+    text = " ".join(entry.entry.text.split())
+    shown = text if len(text) <= 140 else text[:139] + "…"
+    return (f"{operation.capitalize()} this entry of {scope!r}?\n“{shown}”\n"
+            f"{entry.entry.entry_id} · v{entry.entry.version}\n{note}")
+
+
 class ConfirmScreen(WriteDialog):
     """Yes or no to one write on one entry; ``y``/``n`` answer without the mouse. ``y`` writes; the dialog stays
     open on an error or a conflict (``y`` again then writes over the newer version)."""
@@ -154,16 +163,96 @@ class ConfirmScreen(WriteDialog):
         self.submit() if answer else self.dismiss(None)
 
 
-class RememberScreen(WriteDialog):
-    """Write a new entry. pcmem validates it here (kind, text limits) so mistakes show before anything is written;
-    the write needs no compare-and-swap (a new entry conflicts with nothing)."""
+class DraftDialog(WriteDialog):
+    """A dialog the user types into: esc with unsaved text asks whether to keep it as a draft (reopened with the
+    dialog) or discard it; a saved text drops the draft."""
 
     BINDINGS = [Binding("ctrl+s", "save", "Save"), Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, session: Session, scope: str, read: MemoryEntry | None = None) -> None:
+        super().__init__(session, scope, read)
+        self.draft_key: tuple[str, ...] = ()
+        self.restored: Draft | None = None
+
+    @property
+    def drafts(self) -> Drafts:
+        return self.app.drafts  # type: ignore[attr-defined]
+
+    def typed(self) -> Draft:
+        """What the fields hold now."""
+        raise NotImplementedError
+
+    def untouched(self) -> Draft:
+        """What the fields held when the dialog opened without a draft (closing on that asks nothing)."""
+        raise NotImplementedError
+
+    def on_written(self, message: Written) -> None:
+        self.drafts.drop(self.draft_key)  # (WriteDialog's handler dismisses)
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.action_save() if event.button.id == "save" else self.action_cancel()
+
+    def action_save(self) -> None:
+        raise NotImplementedError
+
+    def action_cancel(self) -> None:
+        typed = self.typed()
+        if typed == self.untouched():
+            self.drafts.drop(self.draft_key)
+            self.dismiss(None)
+        elif typed == self.restored:
+            self.dismiss(None)  # the kept draft, unchanged: it stays kept
+        else:
+            self.app.push_screen(KeepDraftScreen(), self._after_asking)
+
+    def _after_asking(self, answer: str | None) -> None:
+        if answer == "keep":
+            self.drafts.keep(self.draft_key, self.typed())
+            self.dismiss(None)
+        elif answer == "discard":
+            self.drafts.drop(self.draft_key)
+            self.dismiss(None)
+        else:
+            self.query_one(TextArea).focus()  # back to editing
+
+
+class KeepDraftScreen(ModalScreen[str | None]):
+    """Closing a dialog with unsaved text: keep it as a draft (the default), discard it, or go back to editing."""
+
+    BINDINGS = [Binding("k,enter", "answer('keep')", "Keep draft"), Binding("d", "answer('discard')", "Discard"),
+                Binding("escape", "answer('')", "Back to editing")]
+
+    def __init__(self) -> None:
+        super().__init__(classes="dialog")
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog-box"):
+            yield Static(Text("Close with unsaved text? A kept draft comes back when you open this dialog again."),
+                         classes="dialog-question")
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Keep draft (k)", variant="primary", id="keep")
+                yield Button("Discard (d)", variant="error", id="discard")
+                yield Button("Back (esc)", id="back")
+
+    def on_mount(self) -> None:
+        self.query_one("#keep", Button).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.action_answer("" if event.button.id == "back" else str(event.button.id))
+
+    def action_answer(self, answer: str) -> None:
+        self.dismiss(answer or None)
+
+
+class RememberScreen(DraftDialog):
+    """Write a new entry. pcmem validates it here (kind, text limits) so mistakes show before anything is written;
+    the write needs no compare-and-swap (a new entry conflicts with nothing)."""
 
     def __init__(self, session: Session, scope: str | None) -> None:
         super().__init__(session, scope or "")
         self.fixed_scope = scope
         self.draft: NewEntry | None = None
+        self.draft_key = remember_key(scope)
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog-box"):
@@ -181,10 +270,23 @@ class RememberScreen(WriteDialog):
     def on_mount(self) -> None:
         for widget in self.query("#scope, #kind, #text"):
             widget.border_title = widget.id
-        self.query_one("#scope" if self.fixed_scope is None else "#text").focus()
+        self.restored = self.drafts.get(self.draft_key)
+        if self.restored is not None:
+            if self.fixed_scope is None:
+                self.query_one("#scope", Input).value = self.restored.scope
+            self.query_one("#kind", Input).value = self.restored.kind
+            area = self.query_one(TextArea)
+            area.text = self.restored.text
+            area.move_cursor(area.document.end)
+            self.show_error(Text("your draft, as you left it (esc: keep or discard it)", style="dim"))
+        self.query_one("#scope" if self.fixed_scope is None and self.restored is None else "#text").focus()
 
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        self.action_save() if event.button.id == "save" else self.action_cancel()
+    def typed(self) -> Draft:
+        scope = self.fixed_scope if self.fixed_scope is not None else self.query_one("#scope", Input).value
+        return Draft(text=self.query_one(TextArea).text, kind=self.query_one("#kind", Input).value, scope=scope)
+
+    def untouched(self) -> Draft:
+        return Draft(text="", kind="fact", scope=self.fixed_scope or "")
 
     def action_save(self) -> None:
         scope = self.fixed_scope if self.fixed_scope is not None else self.query_one("#scope", Input).value.strip()
@@ -202,32 +304,55 @@ class RememberScreen(WriteDialog):
         assert self.draft is not None
         return Outcome("remembered 1 entry", self.session.remember(self.scope, self.draft))
 
-    def action_cancel(self) -> None:
-        self.dismiss(None)
 
+class ReviseScreen(DraftDialog):
+    """A new version of the entry being viewed, checked against that entry only (its version when opened, or the
+    version a kept draft was written against)."""
 
-class ReviseScreen(WriteDialog):
-    """A new version of the entry being viewed, checked against that entry only (its version when opened)."""
-
-    BINDINGS = [Binding("ctrl+s", "save", "Save"), Binding("escape", "cancel", "Cancel")]
+    def __init__(self, session: Session, scope: str, read: MemoryEntry) -> None:
+        super().__init__(session, scope, read)
+        self.draft_key = revise_key(scope, read.entry.entry_id)
 
     def compose(self) -> ComposeResult:
-        assert self.read is not None
         with Vertical(classes="dialog-box"):
-            yield Label(Text(f"Revise {self.read.entry.entry_id!r} (v{self.read.entry.version}) in {self.scope!r}"),
-                        classes="dialog-question")
-            yield TextArea(self.read.entry.text, id="text", soft_wrap=True)
+            yield Label(id="revise-title", classes="dialog-question")
+            yield TextArea(self.read.entry.text if self.read else "", id="text", soft_wrap=True)
             yield Static(id="dialog-error")
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Save (ctrl+s)", variant="primary", id="save")
                 yield Button("Cancel (esc)", id="cancel")
 
     def on_mount(self) -> None:
-        self.query_one("#text").border_title = "text"
-        self.query_one("#text").focus()
+        assert self.read is not None
+        area = self.query_one(TextArea)
+        area.border_title = "text"
+        self.restored = self.drafts.get(self.draft_key)
+        if self.restored is not None:
+            area.text = self.restored.text
+            self.expected_version = self.restored.version
+            note = "your draft, as you left it (esc: keep or discard it)"
+            if self.restored.version != self.read.entry.version:
+                note += (f"; it was written against v{self.restored.version}, the entry is v{self.read.entry.version} "
+                         "now: saving shows what changed first")
+            self.show_error(Text(note, style="dim"))
+        self._show_title()
+        area.move_cursor(area.document.end)  # typing continues the text, it does not land before it
+        area.focus()
 
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        self.action_save() if event.button.id == "save" else self.action_cancel()
+    def _show_title(self) -> None:
+        assert self.read is not None
+        self.query_one("#revise-title", Label).update(
+            Text(f"Revise {self.read.entry.entry_id!r} (v{self.expected_version}) in {self.scope!r}"))
+
+    def on_conflict(self, message: Conflict) -> None:
+        self.call_after_refresh(self._show_title)  # (WriteDialog's handler moves the expected version first)
+
+    def typed(self) -> Draft:
+        return Draft(text=self.query_one(TextArea).text, version=self.expected_version)
+
+    def untouched(self) -> Draft:
+        assert self.read is not None
+        return Draft(text=self.read.entry.text, version=self.expected_version)
 
     def action_save(self) -> None:
         self.text = self.query_one(TextArea).text  # read here: widgets belong to the event loop, not the worker
@@ -238,9 +363,6 @@ class ReviseScreen(WriteDialog):
         text = self.text
         entry_id = self.read.entry.entry_id
         return Outcome(f"revised {entry_id!r}", self.session.revise(self.scope, entry_id, text, self.expected_version))
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
 
 
 class RevisionScreen(ModalScreen[int | None]):

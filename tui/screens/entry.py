@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from rich.text import Text
-from textual import work
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -16,9 +16,9 @@ from pcmem_tui.diff import describe_event
 from pcmem_tui.format import citation_text, preview, state_text, when
 from pcmem_tui.messages import EntryLoaded
 from pcmem_tui.screens.base import StoreScreen
-from pcmem_tui.screens.dialogs import ConfirmScreen, Outcome, ReviseScreen
+from pcmem_tui.screens.dialogs import ConfirmScreen, Outcome, ReviseScreen, confirm_question
 from pcmem_tui.session import EntryDetail
-from pcmem_tui.widgets import StatusLine, Table, WorkProgress, fill_table, flex_width, key_footer
+from pcmem_tui.widgets import StatusLine, StoreBar, Table, WorkProgress, fill_table, flex_width, key_footer
 
 HISTORY_COLUMNS = (("rev", 4), ("operation", 10), ("state", 7), ("ver", 4), ("at (UTC)", 19), ("text", None))
 
@@ -26,7 +26,7 @@ HISTORY_COLUMNS = (("rev", 4), ("operation", 10), ("state", 7), ("ver", 4), ("at
 class EntryScreen(StoreScreen):
     BINDINGS = [
         Binding("enter", "open_version", "Open version", show=False),
-        Binding("c", "copy_citation", "Copy citation"),
+        Binding("c,y", "copy_citation", "Copy citation"),
         Binding("e", "revise", "Revise"),
         Binding("d", "retire", "Retire", show=False),
         Binding("u", "reactivate", "Reactivate", show=False),
@@ -50,6 +50,7 @@ class EntryScreen(StoreScreen):
             yield Static(id="diff")
         yield WorkProgress()
         yield StatusLine()
+        yield StoreBar()
         yield key_footer()
 
     def on_mount(self) -> None:
@@ -119,6 +120,12 @@ class EntryScreen(StoreScreen):
         if event.revision != self.detail.entry.citation.revision:
             self.app.push_screen(EntryScreen(self.scope, self.entry_id, event.revision))
 
+    @on(Input.Changed, "#citation-field")
+    def _keep_citation(self, event: Input.Changed) -> None:
+        """The field shows the citation to select; whatever lands in it must not change what it shows."""
+        if self.detail is not None and event.value != str(self.detail.entry.citation):
+            event.input.value = str(self.detail.entry.citation)
+
     def action_focus_text(self) -> None:
         self.query_one("#entry-text-box").focus()
 
@@ -132,8 +139,7 @@ class EntryScreen(StoreScreen):
         self.app.copy_to_clipboard(citation)
         field = self.query_one("#citation-field", Input)
         field.value = citation
-        field.display = True
-        field.focus()
+        field.display = True  # to select with the mouse; the keys stay with the screen (e typed into the field)
         # Said the same way everywhere (configuration is read in one module, and no terminal reports back):
         self.status.info("sent to the terminal as OSC 52, which some terminals ignore (tmux needs "
                          "`set -g set-clipboard on`); the citation is selected in the field above")
@@ -170,7 +176,7 @@ class EntryScreen(StoreScreen):
         if (operation == "retire") == (entry.state == "retired"):
             self.status.error(f"{self.entry_id!r} is already {entry.state}: nothing to {operation}")
             return
-        question = f"{operation.capitalize()} entry {self.entry_id!r} (v{entry.entry.version}) in {self.scope!r}?\n{note}"
+        question = confirm_question(operation, entry, self.scope, note)
         self.app.push_screen(ConfirmScreen(self.session, self.scope, entry, operation, question), self._written)
 
     def _written(self, outcome: Outcome | None) -> None:

@@ -15,7 +15,7 @@ from pcmem_tui.screens.base import StoreScreen
 from pcmem_tui.screens.dialogs import Outcome, RememberScreen
 from pcmem_tui.screens.entries import EntriesScreen
 from pcmem_tui.screens.search import SearchScreen
-from pcmem_tui.widgets import StatusLine, Table, WorkProgress, fill_table, key_footer, selected_key
+from pcmem_tui.widgets import StatusLine, StoreBar, Table, WorkProgress, fill_table, key_footer, selected_key
 
 COLUMNS = (("scope", None), ("active", 7), ("retired", 7), ("head", 5), ("last change (UTC)", 19))
 EMPTY_HINT = "No scopes yet: press n to remember something, or run `pcmem demo` to seed a sample."
@@ -36,6 +36,7 @@ class ScopesScreen(StoreScreen):
         yield Table(id="scopes", zebra_stripes=True)
         yield WorkProgress()
         yield StatusLine()
+        yield StoreBar()
         yield key_footer()
 
     scopes: list[ScopeSummary] = []
@@ -58,6 +59,8 @@ class ScopesScreen(StoreScreen):
         self.scopes = message.value
         self.fill()
         title = count(len(self.scopes), "scope") if self.scopes else EMPTY_HINT
+        if not self.session.created:
+            title = f"No store at {self.session.path} yet: press n to remember something, which creates it."
         self.query_one("#title", Static).update(Text(title))
 
     def fill(self) -> None:

@@ -15,7 +15,16 @@ from pcmem_tui.screens.base import StoreScreen
 from pcmem_tui.screens.entry import EntryScreen
 from pcmem_tui.screens.trace import TraceScreen
 from pcmem_tui.session import SearchForm
-from pcmem_tui.widgets import StatusLine, WorkProgress, fill_table, flex_width, key_footer, selected_key
+from pcmem_tui.widgets import (
+    StatusLine,
+    StoreBar,
+    Table,
+    WorkProgress,
+    fill_table,
+    flex_width,
+    key_footer,
+    selected_key,
+)
 
 COLUMNS = (("#", 2), ("score", 6), ("via", 10), ("kind", 10), ("text", None))
 RERANKED_COLUMNS = (("#", 2), ("coarse", 6), ("score", 6), ("via", 10), ("kind", 10), ("text", None))
@@ -27,6 +36,7 @@ class SearchScreen(StoreScreen):
         Binding("ctrl+r", "search", "Search"),
         Binding("enter", "open", "Open", show=False),
         Binding("t", "trace", "Trace"),
+        Binding("y,c", "copy_citation", "Copy citation", show=False),
     ]
 
     def __init__(self, scope: str, query: str = "", note: str | None = None) -> None:
@@ -36,17 +46,21 @@ class SearchScreen(StoreScreen):
 
     def compose(self) -> ComposeResult:
         policies = self.session.policies()
+        last = self.app.search_defaults  # the last search's mode, limit and policy
+        policy = last.get("policy") if last.get("policy") in policies else policies[0]
         yield Header()
         with Horizontal(id="search-form"):
             yield Input(self.initial_query, placeholder=f"search {self.scope}…", id="query")
-            yield Select([(mode, mode) for mode in SEARCH_MODES], value="auto", allow_blank=False, id="mode")
-            yield Input("10", type="integer", max_length=2, id="limit", tooltip="results (1..50)")
-            yield Select([(p, p) for p in policies], value=policies[0], allow_blank=False, id="rerank",
+            yield Select([(mode, mode) for mode in SEARCH_MODES], value=last.get("mode", "auto"), allow_blank=False,
+                         id="mode")
+            yield Input(last.get("limit", "10"), type="integer", max_length=2, id="limit", tooltip="results (1..50)")
+            yield Select([(p, p) for p in policies], value=policy, allow_blank=False, id="rerank",
                          disabled=len(policies) == 1, tooltip="rerank policy (pcmem tui --model to enable)")
-        yield DataTable(id="hits", cursor_type="row", zebra_stripes=True)
+        yield Table(id="hits", zebra_stripes=True)
         yield Static(id="hit-detail")
         yield WorkProgress()
         yield StatusLine()
+        yield StoreBar()
         yield key_footer()
 
     def on_mount(self) -> None:
@@ -71,22 +85,35 @@ class SearchScreen(StoreScreen):
         self.action_search()
 
     def action_search(self) -> None:
+        """A new search replaces the last one's results at once: if it fails, no earlier hits (or their trace)
+        stay on screen as if they answered this query."""
         form = self.form()
-        self.status.info(f"searching {form.scope!r} for {form.query!r}…")
+        self.app.search_defaults.update(mode=form.mode, limit=str(form.limit), policy=form.policy)
+        self._show_page(None)
+        self.status.info(f"searching {form.scope!r} for {form.query!r}… (esc cancels)")
         self.run_search(form)
 
     @work(thread=True, exclusive=True)
     def run_search(self, form: SearchForm) -> None:
-        self.deliver(lambda: self.session.search(form, self.report_progress), SearchDone)
+        cancelled = self.cancel_check()
+        self.deliver(lambda: self.session.search(form, self.report_progress, cancelled), SearchDone)
 
     def on_search_done(self, message: SearchDone) -> None:
-        self.page = page = message.value
-        self._stop_progress()
-        self._fill(page)
+        page = message.value
+        self._hide_busy()
+        self._show_page(page)
         self.status.info(_summary(page))
-        self.refresh_bindings()
         if page.hits:
             self.query_one(DataTable).focus()
+
+    def _show_page(self, page: SearchPage | None) -> None:
+        self.page = page
+        if page is None:
+            self.query_one(DataTable).clear(columns=True)
+            self._show_hit(-1)
+        else:
+            self._fill(page)
+        self.refresh_bindings()
 
     def _fill(self, page: SearchPage) -> None:
         table = self.query_one(DataTable)
@@ -103,6 +130,15 @@ class SearchScreen(StoreScreen):
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         self._show_hit(event.cursor_row)
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._reflow)  # after layout: the table's new width is known then
+
+    def _reflow(self) -> None:
+        if self.page is not None:
+            row = self.query_one(DataTable).cursor_row
+            self._fill(self.page)
+            self.query_one(DataTable).move_cursor(row=row)
 
     def _show_hit(self, index: int) -> None:
         detail = self.query_one("#hit-detail", Static)
@@ -130,6 +166,11 @@ class SearchScreen(StoreScreen):
             return
         citation = self.page.hits[int(key) - 1].citation
         self.app.push_screen(EntryScreen(self.scope, citation.entry_id, citation.revision))
+
+    def action_copy_citation(self) -> None:
+        key = selected_key(self.query_one(DataTable))
+        if self.page is not None and key is not None:
+            self.copy_citation(self.page.hits[int(key) - 1].citation)
 
     def action_trace(self) -> None:
         if self.page is not None and self.page.rerank is not None:

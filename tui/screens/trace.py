@@ -8,17 +8,18 @@ from textual.binding import Binding
 from textual.widgets import DataTable, Header, Static
 
 from pcmem import CandidateDecision, MemoryHit, SearchPage
-from pcmem_tui.format import hit_detail, plain, preview
+from pcmem_tui.format import duration, hit_detail, plain, preview
 from pcmem_tui.screens.base import StoreScreen
 from pcmem_tui.screens.entry import EntryScreen
-from pcmem_tui.widgets import StatusLine, fill_table, flex_width, key_footer, selected_key
+from pcmem_tui.widgets import StatusLine, StoreBar, Table, fill_table, flex_width, key_footer, selected_key
 
 COLUMNS = (("pick", 4), ("coarse", 6), ("verdict", 10), ("model", 11), ("score", 6), ("text", None))
 KEPT, DROPPED = "green", "dim red"
 
 
 class TraceScreen(StoreScreen):
-    BINDINGS = [Binding("enter", "open", "Open", show=False)]
+    BINDINGS = [Binding("enter", "open", "Open", show=False),
+                Binding("y,c", "copy_citation", "Copy citation", show=False)]
 
     def __init__(self, page: SearchPage) -> None:
         super().__init__()
@@ -28,20 +29,31 @@ class TraceScreen(StoreScreen):
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static(id="trace-summary")
-        yield DataTable(id="trace", cursor_type="row")
+        yield Table(id="trace")
         yield Static(id="candidate-detail")
         yield StatusLine()
+        yield StoreBar()
         yield key_footer()
 
     def on_mount(self) -> None:
         self.sub_title = f"rerank trace · {self.page.memory.scope if self.page.memory else ''}"
         self.query_one("#trace-summary", Static).update(summary(self.page))
         self.query_one("#candidate-detail").border_title = "candidate"
-        table = self.query_one(DataTable)
-        room = self.app.size.width
-        fill_table(table, COLUMNS, trace_rows(self.page, flex_width(COLUMNS, room)), room)
+        self._fill()
         self.status.info("picks in the model's order first, then the dropped candidates in coarse order")
-        table.focus()
+        self.query_one(DataTable).focus()
+
+    def _fill(self) -> None:
+        table = self.query_one(DataTable)
+        room = table.size.width or self.app.size.width
+        fill_table(table, COLUMNS, trace_rows(self.page, flex_width(COLUMNS, room)), room)
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._fill)  # after layout: the table's new width is known then
+
+    def action_copy_citation(self) -> None:
+        if key := selected_key(self.query_one(DataTable)):
+            self.copy_citation(self._candidate(key).citation)
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         if event.row_key.value is not None:
@@ -67,15 +79,19 @@ def summary(page: SearchPage) -> Text:
     trace = page.rerank
     assert trace is not None
     usage = trace.usage
-    text = Text.assemble(("policy ", "dim"), (trace.policy_id, "bold"), "\n")
+    text = Text.assemble(("policy ", "dim"), (trace.policy_id, "bold"))
+    if trace.embedder:  # the embedding policy: which vectors' cosine ordered the pool
+        text.append(" · embedder ", style="dim").append(trace.embedder)
+    text.append("\n")
     if trace.used_fallback:
         text.append(f"fallback: the model kept nothing, so the first {len(trace.selected_ranks)} coarse hits are "
                     "shown as they were", style="bold yellow")
     else:
         text.append(f"kept {len(trace.selected_ranks)} of {len(trace.candidates)}")
     text.append(f" · dropped {len(trace.dropped_ranks)} · discarded ranks {trace.discarded_rank_count}")
-    text.append(f"\nlatency {trace.latency_ms:.0f} ms · {usage.requests} requests · "
-                f"{usage.input_tokens} in + {usage.output_tokens} out tokens")
+    text.append(f"\nlatency {duration(trace.latency_ms)}")
+    if usage.requests:  # a policy without a generation model (embedding) has no requests or tokens to count
+        text.append(f" · {usage.requests} requests · {usage.input_tokens} in + {usage.output_tokens} out tokens")
     if trace.decision_calls is not None:
         text.append(f" · {trace.decision_calls} decision calls")
     return text

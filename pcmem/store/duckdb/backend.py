@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 import duckdb
 
-from pcmem.errors import StoreError, StoreFormatError
+from pcmem.errors import StoreError, StoreFormatError, StoreLockedError
 from pcmem.store.common import (
     PAGING_SECRET_KEY,
     CompletenessMemo,
@@ -102,10 +102,10 @@ class DuckDBBackend:
                 unreclaimed = not self.read_only and erasure.pending(db)
             if unreclaimed:
                 self.reclaim()  # an erasure whose bytes could not be cleared when it committed
-        except BaseException:
+        except BaseException as error:
             if pool is not None:
                 pool.close()
-            if not existed:
+            if not existed and not isinstance(error, StoreLockedError):  # locked: another process just made it
                 remove_store_files(self.path)
             raise
 

@@ -131,7 +131,7 @@ def connect(path: Path, *, lock_timeout: float = 0.0, read_only: bool = False) -
                     holder = 0
         if time.monotonic() + delay > deadline:
             raise StoreLockedError(f"{path} is in use by {lock_probe.describe_process(holder)} (waited {lock_timeout:g} s); "
-                                   "open it with shared=True in every process (the TUI and the CLI do) to take turns")
+                                   "close it there, or open the store with pcmem.open_sync (it then serves this one)")
         time.sleep(delay + random.random() * delay)  # jitter: two waiting processes should not collide again
         delay = min(delay * 2, 0.02)  # poll often: a busy shared-mode process leaves short gaps (see backend)
     return quiet(connection)

@@ -1,0 +1,163 @@
+"""Who serves a DuckDB store file: this process (its owner) or the process that holds it already (this one is then
+its client). See :mod:`pcmem.owner` for the socket, the protocol and the client objects.
+
+Opening a store file: if this process holds it already, use that. Else ask the owner's socket first (a client
+never imports DuckDB or loads a model); nobody answers → open the file: the DuckDB lock decides who becomes the
+owner, and the owner starts listening at once. A file that is locked while no socket answers yet (its owner is
+starting up) is retried, socket then file, for up to ``lock_timeout`` seconds. The same loop runs when a client
+finds its owner gone (:class:`pcmem.compose.runtime.ClientRuntime`): it takes the file over, or connects to whoever did.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+from pcmem.errors import StoreLockedError
+from pcmem.owner import address
+from pcmem.owner.client import SocketLink, connect
+from pcmem.owner.protocol import RerankSpec
+from pcmem.settings import InferenceConfig
+
+if TYPE_CHECKING:
+    from pcmem.memory.service import SyncMemoryService
+    from pcmem.owner.server import OwnerServer
+    from pcmem.rerank.port import MemoryReranker
+
+log = logging.getLogger(__name__)
+
+#: Seconds between attempts while a locked file's owner is not listening yet.
+RETRY_PAUSE = 0.02
+
+class OwnedRuntime(Protocol):
+    """What :func:`serve` needs of a runtime (:class:`pcmem.compose.runtime.SyncRuntime`)."""
+
+    backend: Any
+
+    def before_close(self, hook: Callable[[], None]) -> None: ...
+
+    def for_clients(self) -> SyncMemoryService: ...
+
+
+R = TypeVar("R", bound=OwnedRuntime)
+
+
+def open_owned(path: Path, opener: Callable[[float], R], make_client: Callable[[SocketLink], R], *,
+               lock_timeout: float) -> R:
+    """The store at ``path``: this process's own runtime (serving others from now on), or a client of its owner."""
+    from pcmem.compose import registry
+
+    if registry.holds(path):
+        return serve(opener(lock_timeout))
+    found = owner_or_file(path, opener, lock_timeout)
+    return make_client(found) if isinstance(found, SocketLink) else serve(found)
+
+
+def owner_or_file(path: Path, opener: Callable[[float], R], lock_timeout: float) -> SocketLink | R:
+    """A link to the file's owner, or the file opened by this process (which is then its owner)."""
+    deadline = time.monotonic() + lock_timeout
+    unsafe: str | None = None
+    while True:
+        identity = address.FileIdentity.of(path)
+        if identity is not None:
+            try:
+                link = connect(address.socket_path(identity), identity.as_json())
+            except address.UnsafeRuntimeFolderError as error:
+                link, unsafe = None, str(error)
+            if link is not None:
+                return link
+        try:
+            return opener(0.0)
+        except StoreLockedError:
+            if time.monotonic() + RETRY_PAUSE > deadline:
+                raise _locked(path, lock_timeout, unsafe) from None
+        time.sleep(RETRY_PAUSE)
+
+
+def _locked(path: Path, waited: float, unsafe: str | None) -> StoreLockedError:
+    from pcmem.store.duckdb.lock_probe import describe_process, lock_holder
+
+    holder = lock_holder(path)
+    who = describe_process(holder) if holder is not None else "another process"
+    why = (f"pcmem cannot reach its owner: {unsafe}" if unsafe else
+           "it does not serve the store to other pcmem processes (an older pcmem, or a program that opened the "
+           "file itself); close it there")
+    return StoreLockedError(f"{path} is in use by {who} (waited {waited:g} s): {why}")
+
+
+# --- the owner's side ----------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Serving:
+    server: OwnerServer | None
+    users: int = 0
+
+
+_serving: dict[int, _Serving] = {}
+_guard = threading.Lock()
+
+
+def serve(runtime: R) -> R:
+    """Make ``runtime``'s store file reachable by this user's other pcmem processes while any runtime of this process
+    holds it: the first starts the listener, the last one's close stops it (before the file closes)."""
+    backend = runtime.backend
+    with _guard:
+        serving = _serving.get(id(backend))
+        if serving is None:
+            serving = _serving[id(backend)] = _Serving(_start(runtime))
+        serving.users += 1
+    runtime.before_close(lambda: _release(id(backend)))
+    return runtime
+
+
+def _release(key: int) -> None:
+    with _guard:
+        serving = _serving[key]
+        serving.users -= 1
+        if serving.users:
+            return
+        del _serving[key]
+    if serving.server is not None:
+        serving.server.stop()
+
+
+def _start(runtime: OwnedRuntime) -> OwnerServer | None:
+    from pcmem.owner.operations import Dispatcher
+    from pcmem.owner.server import OwnerServer
+
+    path = Path(runtime.backend.path)  # a DuckDB backend
+    identity = address.FileIdentity.of(path)
+    if identity is None:
+        return None
+    try:
+        socket_path = address.socket_path(identity)
+        server = OwnerServer(socket_path, identity.as_json(), Dispatcher(runtime.for_clients(), Rerankers()), str(path))
+        server.start()
+    except (address.UnsafeRuntimeFolderError, OSError) as error:
+        log.warning("pcmem: %s is not served to other processes: %s", path, error)
+        return None
+    return server
+
+
+class Rerankers:
+    """The rerankers clients name, built on first use and kept (a model loads once per owner)."""
+
+    def __init__(self) -> None:
+        self._built: dict[str, MemoryReranker] = {}
+        self._guard = threading.Lock()
+
+    def __call__(self, spec: RerankSpec) -> MemoryReranker:
+        from pcmem.compose.rerankers import build_reranker
+
+        key = spec.model_dump_json()
+        with self._guard:
+            if key not in self._built:
+                self._built[key] = build_reranker(spec.policy, InferenceConfig(**spec.inference),
+                                                   rerank_embedder=spec.rerank_embedder)
+            return self._built[key]

@@ -1,0 +1,253 @@
+"""A client of a store's owner: the same Memory objects, methods, results and errors, served by another process.
+
+:class:`ClientMemoryService` and :class:`ClientScopedMemory` have the methods of
+:class:`~pcmem.memory.service.SyncMemoryService` and :class:`~pcmem.memory.scoped.SyncScopedMemory` (generated from
+them, with their signatures and docstrings); each call becomes one request to the owner (see
+:mod:`pcmem.owner.operations`).
+
+**Hand-off.** When the owner goes away (it quit, or was killed), the next call notices (connection refused, or the
+connection ends), and :class:`Caller` asks for a new link — the composition root opens the file (the file lock
+decides who becomes the owner: no split brain) or connects to whoever did. A call whose request never reached the
+owner, or that cannot apply twice (reads, writes with an expected revision/version, keyed upserts, forget), is sent
+again; any other write raises :class:`~pcmem.errors.OwnerGoneError`, which says it may have been applied.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import socket
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from pcmem.errors import ConfigurationError, OwnerGoneError, StoreLockedError
+from pcmem.memory.scoped import SyncScopedMemory
+from pcmem.memory.service import SyncMemoryService
+from pcmem.owner import protocol
+from pcmem.owner.operations import SCOPED_OPERATIONS, STORE_OPERATIONS, operation, repeatable
+from pcmem.owner.protocol import RerankSpec
+from pcmem.owner.server import peer_uid
+from pcmem.validation import validate_scope
+
+if TYPE_CHECKING:
+    from pcmem.rerank.port import MemoryReranker
+    from pcmem.types.progress import Progress
+    from pcmem.types.rerank import MemoryRerankDecision
+    from pcmem.types.search import MemoryHit
+
+#: Times one call is sent again after the owner went away (each time after a new owner was found).
+MAX_ATTEMPTS = 3
+
+
+class OwnerLost(Exception):
+    """The link to the owner broke; ``sent``: the request may have reached it. Internal to this package."""
+
+    def __init__(self, sent: bool) -> None:
+        super().__init__("the owner went away")
+        self.sent = sent
+
+
+class Link(Protocol):
+    """How requests reach a runtime: a socket to the owner, or (after a take-over) this process's own runtime."""
+
+    def call(self, request: dict[str, Any]) -> dict[str, Any]: ...
+
+    def close(self) -> None: ...
+
+
+class SocketLink:
+    """Connections to one owner, reused across calls; each thread takes an idle one or opens another."""
+
+    def __init__(self, address: Path, identity: list[int], first: socket.socket, owner_pid: int) -> None:
+        self.address, self.identity, self.owner_pid = address, identity, owner_pid
+        self._idle = [first]
+        self._guard = threading.Lock()
+        self._closed = False
+
+    def call(self, request: dict[str, Any]) -> dict[str, Any]:
+        with self._guard:
+            connection = self._idle.pop() if self._idle else None
+        if connection is None:
+            try:
+                connection, _ = handshake(self.address, self.identity)
+            except (OSError, protocol.ConnectionLost):
+                raise OwnerLost(sent=False) from None
+        sent = False  # a Unix socket whose other side is gone refuses the write (EPIPE): the request surely never arrived
+        try:
+            protocol.send_frame(connection, request)
+            sent = True
+            response = protocol.recv_frame(connection)
+        except (OSError, protocol.ConnectionLost):
+            connection.close()
+            raise OwnerLost(sent=sent) from None
+        except BaseException:  # e.g. a request over the frame limit (InputError): nothing was sent
+            connection.close()
+            raise
+        with self._guard:
+            if self._closed:
+                connection.close()
+            else:
+                self._idle.append(connection)
+        return response
+
+    def close(self) -> None:
+        with self._guard:
+            self._closed = True
+            idle, self._idle = self._idle, []
+        for connection in idle:
+            connection.close()
+
+
+class LocalLink:
+    """Requests run on this process's own runtime (a client that took the file over)."""
+
+    def __init__(self, handle: Callable[[dict[str, Any]], dict[str, Any]], close: Callable[[], None]) -> None:
+        self.call = handle
+        self.close = close
+
+
+def handshake(address: Path, identity: list[int]) -> tuple[socket.socket, int]:
+    """A connection to the owner listening at ``address``, greeted; returns it and the owner's pid. Raises OSError
+    when nobody listens there, StoreLockedError when the owner refuses (another protocol version, another file)."""
+    connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        connection.connect(str(address))
+        uid = peer_uid(connection)
+        if uid is not None and uid != os.getuid():
+            raise StoreLockedError(f"the socket {address} is served by uid {uid}, not by you: refusing it")
+        protocol.send_frame(connection, protocol.hello(identity))
+        answer = protocol.recv_frame(connection)
+    except BaseException:
+        connection.close()
+        raise
+    if "error" in answer:
+        connection.close()
+        raise protocol.decode_error(answer["error"])
+    mismatch = protocol.check_hello(answer, identity)
+    if mismatch is not None:
+        connection.close()
+        raise StoreLockedError(f"the pcmem process that holds the store speaks another language ({mismatch}); "
+                               "use one pcmem version for every process of a store")
+    return connection, int(answer.get("pid", 0))
+
+
+def connect(address: Path, identity: list[int]) -> SocketLink | None:
+    """A link to the owner at ``address``, or ``None`` when nobody answers there (no owner, or a stale socket)."""
+    try:
+        first, pid = handshake(address, identity)
+    except (OSError, protocol.ConnectionLost):
+        return None
+    return SocketLink(address, identity, first, pid)
+
+
+class RerankChoice:
+    """A reranker named, not built: what a client passes as ``search(reranker=...)``; the owner builds and runs it
+    (:meth:`pcmem.SyncRuntime.build_reranker` returns one in a client)."""
+
+    def __init__(self, spec: RerankSpec) -> None:
+        self.spec = spec
+
+    @property
+    def policy_id(self) -> str:
+        return self.spec.policy
+
+    def rerank(self, query: str, candidates: Sequence[MemoryHit], limit: int,
+               progress: Progress | None = None) -> MemoryRerankDecision:
+        """Never runs here: the search that names it runs in the process that owns the store."""
+        raise ConfigurationError(f"the {self.spec.policy} reranker of a client runs in the process that owns the "
+                                 "store; pass it to a client's search")
+
+
+class Caller:
+    """Sends calls over the current link; on a lost owner, gets a new link and resends what is safe to resend."""
+
+    def __init__(self, link: Link, relink: Callable[[], Link], default_rerank: MemoryReranker | None) -> None:
+        self.link = link
+        self._relink = relink
+        self.default_rerank = default_rerank
+        self._guard = threading.Lock()
+
+    def call(self, key: str, scope: str | None, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        op = operation(key)
+        wire, local = op.encode(args, kwargs)
+        request = {"op": key, "scope": scope, "args": wire,
+                   "rerank": self._rerank(local.get("reranker"), wire.get("rerank", True)) if op.takes_reranker
+                   else None}
+        for attempt in range(MAX_ATTEMPTS + 1):
+            link = self.link
+            try:
+                response = link.call(request)
+            except OwnerLost as lost:
+                self._replace(link)
+                if lost.sent and not repeatable(key, wire):
+                    raise OwnerGoneError(
+                        f"the pcmem process that owned the store exited during {op.name}: the write may or may not "
+                        "have been applied; read the scope (list/changes) before writing it again, or give the "
+                        "write an expected revision/version or an entry id with upsert so it can be retried "
+                        "safely") from None
+                if attempt == MAX_ATTEMPTS:
+                    raise OwnerGoneError(f"the store's owner went away {MAX_ATTEMPTS + 1} times during "
+                                         f"{op.name}; nothing more is tried") from None
+                continue
+            if "error" in response:
+                raise protocol.decode_error(response["error"])
+            return op.result.validate_python(response["result"])
+        raise AssertionError("unreachable")
+
+    def _rerank(self, reranker: Any, rerank: bool) -> dict[str, Any] | None:
+        chosen = self.default_rerank if reranker is None else reranker
+        if not rerank or chosen is None:
+            return None
+        if not isinstance(chosen, RerankChoice):
+            raise ConfigurationError(
+                f"this process is a client of the pcmem process that holds the store, and a reranker object "
+                f"({type(chosen).__name__}) cannot run there: name it with runtime.build_reranker(policy) instead")
+        return chosen.spec.model_dump(mode="json")
+
+    def _replace(self, broken: Link) -> None:
+        with self._guard:
+            if self.link is not broken:
+                return  # another thread already found the new owner
+            with contextlib.suppress(Exception):
+                broken.close()
+            self.link = self._relink()
+
+    def close(self) -> None:
+        with self._guard:
+            self.link.close()
+
+
+def _remote(key: str, original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+        return self._caller.call(key, getattr(self, "scope", None), args, kwargs)
+
+    return call
+
+
+class ClientScopedMemory:
+    """One scope of a store another process owns; the methods of :class:`~pcmem.memory.scoped.SyncScopedMemory`."""
+
+    def __init__(self, caller: Caller, scope: str) -> None:
+        self.scope = validate_scope(scope)
+        self._caller = caller
+
+
+class ClientMemoryService:
+    """Every scope of a store another process owns; the methods of :class:`~pcmem.memory.service.SyncMemoryService`."""
+
+    def __init__(self, caller: Caller) -> None:
+        self._caller = caller
+
+    def for_scope(self, scope: str) -> ClientScopedMemory:
+        """A handle on one scope (cheap; nothing is read). Raises InputError for an invalid scope name."""
+        return ClientScopedMemory(self._caller, scope)
+
+
+for _name in SCOPED_OPERATIONS:
+    setattr(ClientScopedMemory, _name, _remote(f"scope.{_name}", getattr(SyncScopedMemory, _name)))
+for _name in STORE_OPERATIONS:
+    setattr(ClientMemoryService, _name, _remote(f"store.{_name}", getattr(SyncMemoryService, _name)))

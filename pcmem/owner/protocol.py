@@ -1,0 +1,117 @@
+"""The wire between a store's owner and its clients: length-prefixed JSON frames over a Unix socket.
+
+A frame is a 4-byte big-endian length and that many bytes of UTF-8 JSON (never pickle: a frame is data, not code).
+The client opens with a hello carrying :data:`PROTOCOL_VERSION` and the store file's identity; the owner answers
+with its own, or refuses (another version, another file). Then each request is one frame and its answer one frame:
+``{"op", "scope", "args", "rerank"}`` → ``{"result"}`` or ``{"error": {"type", "message", "fields"}}``. Errors cross
+as the pcmem error class's name, message and the fields the class carries; the client raises the same class.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import struct
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from pcmem import errors
+from pcmem.errors import PcmemError, StoreError
+from pcmem.types.rerank import RerankPolicy
+
+PROTOCOL_VERSION = 1
+MAX_FRAME_BYTES = 256 * 1024 * 1024
+_LENGTH = struct.Struct(">I")
+
+
+class ConnectionLost(Exception):
+    """The other side closed the connection (or it broke) before a whole frame arrived. Internal to this package."""
+
+
+class RerankSpec(BaseModel):
+    """Which reranker a client wants for a search, by name: the owner builds (and keeps) it; a client never loads a
+    model for work the owner does. Mirrors :func:`pcmem.compose.rerankers.build_reranker`'s arguments."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    policy: RerankPolicy
+    #: The client's :class:`~pcmem.settings.InferenceConfig` as JSON (its generation model, timeouts, ...).
+    inference: dict[str, Any] = {}
+    rerank_embedder: str | None = None
+
+
+def send_frame(sock: socket.socket, message: dict[str, Any]) -> None:
+    data = json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    if len(data) > MAX_FRAME_BYTES:
+        raise errors.InputError(f"a message of {len(data)} bytes is over the {MAX_FRAME_BYTES}-byte frame limit")
+    sock.sendall(_LENGTH.pack(len(data)) + data)
+
+
+def recv_frame(sock: socket.socket) -> dict[str, Any]:
+    (length,) = _LENGTH.unpack(_recv_exactly(sock, _LENGTH.size))
+    if length > MAX_FRAME_BYTES:
+        raise ConnectionLost(f"a frame of {length} bytes is over the limit")
+    message = json.loads(_recv_exactly(sock, length))
+    if not isinstance(message, dict):
+        raise ConnectionLost("a frame that is not a JSON object")
+    return message
+
+
+def _recv_exactly(sock: socket.socket, count: int) -> bytes:
+    chunks = bytearray()
+    while len(chunks) < count:
+        try:
+            chunk = sock.recv(count - len(chunks))
+        except OSError as error:
+            raise ConnectionLost(str(error)) from None
+        if not chunk:
+            raise ConnectionLost("closed by the other side")
+        chunks += chunk
+    return bytes(chunks)
+
+
+def hello(identity: list[int]) -> dict[str, Any]:
+    return {"pcmem": PROTOCOL_VERSION, "identity": identity}
+
+
+def check_hello(message: dict[str, Any], identity: list[int]) -> str | None:
+    """Why a hello does not match this side (``None``: it does)."""
+    if message.get("pcmem") != PROTOCOL_VERSION:
+        return f"protocol version {message.get('pcmem')!r}, this side speaks {PROTOCOL_VERSION}"
+    if message.get("identity") != identity:
+        return f"the file {message.get('identity')!r}, this side serves {identity!r}"
+    return None
+
+
+def encode_error(error: BaseException) -> dict[str, Any]:
+    """A pcmem error as its class name, message and fields; anything else as a StoreError naming it."""
+    if not isinstance(error, PcmemError):
+        return {"type": "StoreError", "message": f"the owning process failed: {type(error).__name__}: {error}",
+                "fields": {}}
+    fields: dict[str, Any] = {}
+    for name, value in vars(error).items():
+        if isinstance(value, BaseModel):
+            fields[name] = value.model_dump(mode="json")
+        elif value is None or isinstance(value, (str, int, float, bool)):
+            fields[name] = value
+    return {"type": type(error).__name__, "message": str(error), "fields": fields}
+
+
+def decode_error(payload: dict[str, Any]) -> PcmemError:
+    """The error the owner raised, as the same pcmem class (an unknown name becomes a StoreError)."""
+    kind = getattr(errors, str(payload.get("type")), None)
+    if not (isinstance(kind, type) and issubclass(kind, PcmemError)):
+        kind = StoreError
+    message = str(payload.get("message", "the owning process failed"))
+    fields = dict(payload.get("fields") or {})
+    if isinstance(fields.get("tombstone"), dict):
+        from pcmem.types.memory import Tombstone
+
+        fields["tombstone"] = Tombstone.model_validate(fields["tombstone"])
+    try:
+        return kind(message, **fields)
+    except TypeError:  # a class that takes only the message
+        error = kind(message)
+        error.__dict__.update(fields)
+        return error

@@ -1,0 +1,158 @@
+"""The owner's listener: a daemon thread accepting same-user connections on the store's socket, one thread each.
+
+A connection opens with the hello (protocol version, file identity); then every request frame runs on the owner's
+runtime through a :class:`~pcmem.owner.operations.Dispatcher` and its answer goes back as one frame. Calls of
+different connections run concurrently, as they would on threads of one process.
+
+Stopping closes the listener, removes the socket (only if it is still this server's: a new owner may already have
+bound its own there), ends every connection and waits for calls in flight to finish, before the caller closes the
+file: a write either commits before the client sees the connection end, or never starts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import socket
+import struct
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pcmem.errors import PcmemError
+from pcmem.owner import protocol
+from pcmem.owner.address import SOCKET_MODE
+
+log = logging.getLogger(__name__)
+
+#: Seconds :meth:`OwnerServer.stop` waits for calls in flight (a rerank may run longer; it is then abandoned).
+STOP_WAIT = 30.0
+
+
+def peer_uid(connection: socket.socket) -> int | None:
+    """The connecting process's uid where the OS says (Linux: SO_PEERCRED), else ``None``."""
+    option = getattr(socket, "SO_PEERCRED", None)
+    if option is None or not sys.platform.startswith("linux"):
+        return None
+    raw = connection.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i"))
+    return int(struct.unpack("3i", raw)[1])
+
+
+class OwnerServer:
+    """Serves one store file's Memory API to the same user's other processes."""
+
+    def __init__(self, address: Path, identity: list[int], handle: Callable[[dict[str, Any]], dict[str, Any]],
+                 store: str) -> None:
+        self.address = address
+        self.identity = identity
+        self._handle = handle
+        self._store = store
+        self._listener: socket.socket | None = None
+        self._inode: int | None = None
+        self._connections: set[socket.socket] = set()
+        self._workers: set[threading.Thread] = set()
+        self._guard = threading.Lock()
+        self._stopping = False
+
+    def start(self) -> None:
+        """Bind the socket (replacing a stale one: this process holds the file, so whoever made it is gone) and
+        start accepting. Raises OSError when the socket cannot be made."""
+        with contextlib.suppress(FileNotFoundError):
+            self.address.unlink()
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            old_mask = os.umask(0o177)  # the socket is born 0600: no moment at which others could connect
+            try:
+                listener.bind(str(self.address))
+            finally:
+                os.umask(old_mask)
+            os.chmod(self.address, SOCKET_MODE)
+            self._inode = os.stat(self.address).st_ino
+            listener.listen(64)
+        except BaseException:
+            listener.close()
+            raise
+        self._listener = listener
+        threading.Thread(target=self._accept, name="pcmem-owner", daemon=True).start()
+
+    def _accept(self) -> None:
+        listener = self._listener
+        assert listener is not None
+        while True:
+            try:
+                connection, _ = listener.accept()
+            except OSError:
+                return  # closed by stop()
+            with self._guard:
+                if self._stopping:
+                    connection.close()
+                    return
+                self._connections.add(connection)
+                worker = threading.Thread(target=self._serve, args=(connection,), name="pcmem-owner-conn",
+                                          daemon=True)
+                self._workers.add(worker)
+            worker.start()
+
+    def _serve(self, connection: socket.socket) -> None:
+        try:
+            uid = peer_uid(connection)
+            if uid is not None and uid != os.getuid():
+                log.warning("pcmem owner: refused a connection from uid %s", uid)
+                return
+            if not self._greet(connection):
+                return
+            while True:
+                request = protocol.recv_frame(connection)
+                response = self._handle(request)
+                try:
+                    protocol.send_frame(connection, response)
+                except PcmemError as error:  # an answer over the frame limit: say so instead
+                    protocol.send_frame(connection, {"error": protocol.encode_error(error)})
+        except (protocol.ConnectionLost, OSError, ValueError):  # gone, or sent something that is not a frame
+            pass
+        finally:
+            connection.close()
+            with self._guard:
+                self._connections.discard(connection)
+                self._workers.discard(threading.current_thread())
+
+    def _greet(self, connection: socket.socket) -> bool:
+        hello = protocol.recv_frame(connection)
+        mismatch = protocol.check_hello(hello, self.identity)
+        if mismatch is not None:
+            protocol.send_frame(connection, {"error": {"type": "StoreLockedError", "fields": {},
+                                                       "message": f"the owner refused: {mismatch}"}})
+            return False
+        protocol.send_frame(connection, {**protocol.hello(self.identity), "pid": os.getpid(), "store": self._store})
+        return True
+
+    def stop(self) -> None:
+        """Stop listening, remove the socket, end the connections and wait for calls in flight. Idempotent."""
+        with self._guard:
+            if self._stopping:
+                return
+            self._stopping = True
+            listener, self._listener = self._listener, None
+            connections = list(self._connections)
+            workers = list(self._workers)
+        if listener is not None:
+            self._remove_socket()
+            with contextlib.suppress(OSError):
+                listener.shutdown(socket.SHUT_RDWR)
+            listener.close()
+        for connection in connections:
+            with contextlib.suppress(OSError):
+                connection.shutdown(socket.SHUT_RD)  # a call running finishes and its answer is still sent
+        for worker in workers:
+            if worker is not threading.current_thread():
+                worker.join(STOP_WAIT)
+
+    def _remove_socket(self) -> None:
+        try:
+            if os.stat(self.address).st_ino == self._inode:
+                self.address.unlink()
+        except OSError:
+            pass
