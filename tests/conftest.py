@@ -111,7 +111,7 @@ def sequential_ids(monkeypatch):
     def new_id(prefix: str) -> str:
         return f"{prefix}_{next(counter):06d}"
 
-    for module in ("pcmem.ids", "pcmem.memory.scoped", "pcmem.store.common"):
+    for module in ("pcmem.ids", "pcmem.memory.scoped", "pcmem.memory.write_rules", "pcmem.store.common"):
         monkeypatch.setattr(f"{module}.new_id", new_id)
     return pcmem.ids
 

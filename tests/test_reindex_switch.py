@@ -176,3 +176,31 @@ def test_cli_reindex_switches_to_a_preset(store: Path) -> None:
                                        "which team deploys on Thursday from the desktop?"])
     assert result.exit_code == 0, result.output  # the store now opens with its new embedder by itself
     assert json.loads(result.stdout)["hits"]
+
+
+def test_a_switch_never_pairs_the_new_embedder_with_the_old_search_service(tmp_path, old, new, monkeypatch):
+    """The runtime's embedder and its search service change as one value: a search that starts while the new
+    service is being built (this one looks from inside its construction) sees the old pair, never a mix."""
+    from pcmem.search.service import SearchService
+
+    built_for: dict[int, object] = {}
+    seen: list[tuple[object, object]] = []
+    opened: list[pcmem.SyncRuntime] = []
+
+    class Watched(SearchService):
+        def __init__(self, backend, embedder, *args, **kwargs):
+            if opened:  # a search starting now reads the runtime's embedder and search service
+                parts = opened[0].memory.parts
+                seen.append((parts.embedder, built_for.get(id(parts.search))))
+            super().__init__(backend, embedder, *args, **kwargs)
+            built_for[id(self)] = embedder
+
+    for module in ("pcmem.compose.runtime", "pcmem.memory.scoped"):  # where it is built now, and where it was
+        monkeypatch.setattr(f"{module}.SearchService", Watched, raising=False)
+    with pcmem.open_sync(tmp_path / "swap.duckdb", embedder=old) as runtime:
+        runtime.memory.for_scope("s").remember("We deploy on Fridays.")
+        opened.append(runtime)
+        runtime.reindex(embedder=new)
+        assert runtime.memory.parts.embedder is new
+        assert built_for[id(runtime.memory.parts.search)] is new
+    assert seen == [(old, old)]

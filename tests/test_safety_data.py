@@ -63,7 +63,7 @@ def test_remember_racing_an_embedder_switch_stores_the_new_models_vector(db_path
         memory = runtime.memory.for_scope("s")
         memory.remember("first note")
         old.armed = True
-        runtime.memory.parts.embedder_for = lambda profile: new if profile == new.profile else None
+        runtime.memory.parts.embedders.embedder_for = lambda profile: new if profile == new.profile else None
         citation = memory.remember("second note about kiwis").citations[0]
         assert runtime.backend.embedding_profile() == new.profile
         stored = runtime.backend.stored_vectors(new.profile, [citation.entry_version_id])

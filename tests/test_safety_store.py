@@ -25,6 +25,7 @@ from pcmem.errors import (
     StoreWALError,
 )
 from pcmem.store.duckdb import files
+from pcmem.store.duckdb.wal import recover_wal
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -119,9 +120,9 @@ def test_a_log_with_a_damaged_header_has_nothing_to_recover_and_is_set_aside(tmp
     wal.write_bytes(b"\0" * 16 + wal.read_bytes()[16:])
     with pytest.raises(StoreWALError, match="Nothing in it can be replayed"):
         pcmem.open_sync(path, embedder=None)
-    recovery = files.recover_wal(path)
+    recovery = recover_wal(path)
     assert (recovery.kept_transactions, wal.exists(), recovery.copy.exists()) == (0, False, True)
-    assert files.recover_wal(path).copy is None  # nothing left to do: absent log
+    assert recover_wal(path).copy is None  # nothing left to do: absent log
     with pcmem.open_sync(path, embedder=None) as runtime:
         assert runtime.memory.for_scope("s").head() is None  # the log held every write; a backup copy keeps it
 

@@ -17,6 +17,7 @@ from pcmem import (
     ListRequest,
     NewEntry,
     RememberRequest,
+    RuntimeConfig,
     SearchMemoryRequest,
     StaleCursorError,
 )
@@ -190,10 +191,10 @@ def test_the_rerank_pool_is_max_k_c_over_the_union_of_filtered_scopes(store, sna
             NewEntry(text=f"deploy note {name} {i}", entry_id=f"{name}-{i:02d}", kind="odd" if i % 2 else "even")
             for i in range(20))))
     reranker = _ReversingReranker()
-    store.memory.parts.candidate_limit = 12
-    store.memory.parts.use_embedder(store.memory.parts.embedder)  # rebuild search with the new pool size
-    page = store.memory.search(SearchMemoryRequest(query="deploy note", mode="fts", limit=4, kinds=["odd"]),
-                               scopes=["a", "b"], reranker=reranker)
+    with pcmem.open_sync(store.backend.path, embedder=store.embedder,
+                         config=RuntimeConfig(memory_rerank_candidate_limit=12)) as pooled:  # a pool of 12
+        page = pooled.memory.search(SearchMemoryRequest(query="deploy note", mode="fts", limit=4, kinds=["odd"]),
+                                    scopes=["a", "b"], reranker=reranker)
     pool = reranker.pools[0]
     assert len(pool) == 12 and all(int(entry.split("-")[1]) % 2 for entry in pool)  # max(4, 12), odd only
     assert {entry[0] for entry in pool} == {"a", "b"}  # drawn from both scopes

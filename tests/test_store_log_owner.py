@@ -18,6 +18,7 @@ import pytest
 import pcmem
 from pcmem.errors import StoreReadOnlyError, StoreWALError
 from pcmem.store.duckdb import files
+from pcmem.store.duckdb.wal import read_store_header, read_wal_header
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -98,13 +99,13 @@ def test_a_stale_log_of_this_store_is_refused_naming_the_log(tmp_path, checkpoin
     path = _store(tmp_path / "m.duckdb")
     _kill(KILLED_WRITER, str(path), "s")
     stale = files.wal_path(path).read_bytes()
-    written_at = files.read_wal_header(stale).checkpoint_iteration
+    written_at = read_wal_header(stale).checkpoint_iteration
     later = 0
-    while files.read_store_header(path).checkpoint_iteration < written_at + checkpoints_since:
+    while read_store_header(path).checkpoint_iteration < written_at + checkpoints_since:
         with pcmem.open_sync(path, embedder=None) as runtime:  # the first replays the log; each close checkpoints
             runtime.memory.for_scope("later").remember(f"written later {later}")
             later += 1
-    behind = files.read_store_header(path).checkpoint_iteration - written_at
+    behind = read_store_header(path).checkpoint_iteration - written_at
     # pcmem checkpoints right after a replay, so the first open may move the file on by two checkpoints at once
     says = says if behind == checkpoints_since else "older state of this store"
     files.wal_path(path).write_bytes(stale)  # a backup copy of the old log put back

@@ -136,7 +136,7 @@ def mcp_calls(path: Path, repeats: int) -> dict[str, Any] | None:
 def kills(folder: Path, rounds: int) -> dict[str, Any]:
     """SIGKILL the owner ``rounds`` times under load; time to a new owner, acknowledged writes found."""
     import pcmem
-    from pcmem.store.duckdb.files import lock_holder
+    from pcmem.store.duckdb.lock_probe import lock_holder
 
     path, stop = folder / "kill.duckdb", folder / "stop"
     pcmem.open_sync(path, embedder=None).close()

@@ -16,7 +16,7 @@ from pcmem.settings import lock_timeout
 if TYPE_CHECKING:
     from pcmem.compose.backends import StoreTarget
     from pcmem.store.duckdb.backend import DuckDBBackend
-    from pcmem.store.duckdb.files import WALRecovery
+    from pcmem.store.duckdb.wal import WALRecovery
     from pcmem.store.port import StorageBackend
 
 

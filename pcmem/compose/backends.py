@@ -19,7 +19,7 @@ from pcmem.settings import SEEKDB_SCHEME
 from pcmem.store.port import StorageBackend
 
 if TYPE_CHECKING:
-    from pcmem.store.duckdb.files import WALRecovery
+    from pcmem.store.duckdb.wal import WALRecovery
 
 StoreTarget = str | os.PathLike[str]
 
@@ -106,18 +106,18 @@ def remove_new_store(target: StoreTarget) -> None:
     up, so no later command adopts a half-made store. seekdb targets are left as they are."""
     if is_seekdb(target):
         return
-    from pcmem.store.duckdb.backend import remove_store_files
+    from pcmem.store.duckdb.files import remove_store_files
 
     remove_store_files(_duckdb_path(target))
 
 
 def recover_wal(target: StoreTarget) -> WALRecovery:
     """Keep the complete transactions of a DuckDB store's damaged leftover log and set the rest aside in a copy
-    (see :func:`pcmem.store.duckdb.files.recover_wal`). seekdb keeps its own logs: CapabilityNotSupportedError."""
+    (see :func:`pcmem.store.duckdb.wal.recover_wal`). seekdb keeps its own logs: CapabilityNotSupportedError."""
     if is_seekdb(target):
         from pcmem.errors import CapabilityNotSupportedError
 
         raise CapabilityNotSupportedError("--recover-wal works on DuckDB store files; seekdb recovers its own logs")
-    from pcmem.store.duckdb.files import recover_wal as recover
+    from pcmem.store.duckdb.wal import recover_wal as recover
 
     return recover(_duckdb_path(target))

@@ -80,7 +80,7 @@ def owner_or_file(path: Path, opener: Callable[[float], R], lock_timeout: float)
 
 
 def _locked(path: Path, waited: float, unsafe: str | None) -> StoreLockedError:
-    from pcmem.store.duckdb.files import describe_process, lock_holder
+    from pcmem.store.duckdb.lock_probe import describe_process, lock_holder
 
     holder = lock_holder(path)
     who = describe_process(holder) if holder is not None else "another process"

@@ -25,14 +25,16 @@ from pcmem.compose.owned import Rerankers, open_owned, owner_or_file, serve
 from pcmem.decision.port import DecisionModel
 from pcmem.embedding.port import Embedder, EmbeddingProfile
 from pcmem.errors import ConfigurationError, StoreLockedError
-from pcmem.memory.scoped import Clock, MemoryParts, utc_now
+from pcmem.memory.parts import Clock, MemoryParts, utc_now
 from pcmem.memory.service import MemoryService, SyncMemoryService, to_thread
+from pcmem.memory.vectors import SearchFactory
 from pcmem.memory.write_gate import WriteGate
 from pcmem.owner.client import Caller, ClientMemoryService, Link, LocalLink, RerankChoice, SocketLink
 from pcmem.owner.operations import Dispatcher
 from pcmem.owner.protocol import RerankSpec
 from pcmem.rerank.port import MemoryReranker
 from pcmem.search.reindex import ReindexReport, fill_secondary, reindex
+from pcmem.search.service import SearchService
 from pcmem.settings import InferenceConfig, RuntimeConfig
 from pcmem.store.port import StorageBackend
 from pcmem.types.progress import Progress
@@ -73,8 +75,8 @@ class SyncRuntime:
         if rerank_embedder is None:  # an injected embedding reranker with its own embedder: writes keep its vectors
             rerank_embedder = getattr(reranker, "embedder", None) if getattr(reranker, "second_embedder", False) \
                 else None
-        parts = MemoryParts(backend=backend, embedder=embedder, clock=clock, reranker=reranker,
-                            candidate_limit=self.config.memory_rerank_candidate_limit,
+        search_for = _search_factory(backend, lambda: self.reranker, self.config.memory_rerank_candidate_limit)
+        parts = MemoryParts(backend, search_for, embedder=embedder, clock=clock,
                             write_gate=WriteGate(write_gate) if write_gate is not None else None,
                             embedder_for=embedder_for, rerank_embedder=rerank_embedder,
                             rerank_embedder_for=rerank_embedder_for)
@@ -202,7 +204,7 @@ class SyncRuntime:
     def use_reranker(self, reranker: MemoryReranker | None) -> None:
         """Rerank every later search of this runtime that names no reranker with ``reranker`` (``None``: none); e.g.
         one from :meth:`build_reranker`. Returns and raises nothing."""
-        self.reranker = self.memory.parts.reranker = self.memory.parts.search.reranker = reranker
+        self.reranker = self.memory.parts.search.reranker = reranker  # later search services: see _search_factory
 
     def use_write_gate(self, decision_model: DecisionModel | None) -> None:
         """Check every later ``remember`` of this runtime with ``decision_model`` (fail-open), or stop (``None``).
@@ -257,6 +259,16 @@ class SyncRuntime:
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         self.close()
+
+
+
+def _search_factory(backend: StorageBackend, reranker: Callable[[], MemoryReranker | None],
+                    candidate_limit: int) -> SearchFactory:
+    """How the runtime's Memory builds its search service for an embedder (again after a vector-space switch), with
+    the runtime's reranker at that moment."""
+    def search_for(embedder: Embedder | None, rerank_embedder: Callable[[], Embedder | None]) -> SearchService:
+        return SearchService(backend, embedder, reranker(), candidate_limit, rerank_embedder=rerank_embedder)
+    return search_for
 
 
 class ClientRuntime(SyncRuntime):

@@ -19,7 +19,7 @@ from pathlib import Path
 from pcmem.compose import registry
 from pcmem.compose.backends import StoreTarget, is_seekdb
 from pcmem.errors import InputError, StoreError, StoreLockedError
-from pcmem.store.duckdb import files
+from pcmem.store.duckdb import files, lock_probe
 
 PARTIAL_SUFFIX = ".migrate-partial"
 
@@ -49,9 +49,9 @@ def stage(target: StoreTarget) -> StagedFile | None:
         return StagedFile(final, partial, None, removed)
     if registry.holds(final):  # asking the system would open and close the file: that drops this process's lock
         raise StoreLockedError(f"{final} is open in this process; close it before copying into it")
-    holder = files.lock_holder(final)
+    holder = lock_probe.lock_holder(final)
     if holder is not None:
-        raise StoreLockedError(f"{final} is in use by {files.describe_process(holder)}; close it there first")
+        raise StoreLockedError(f"{final} is in use by {lock_probe.describe_process(holder)}; close it there first")
     replaces = _identity(final)
     for source, copy in ((final, partial), (files.wal_path(final), files.wal_path(partial))):
         if source.exists():  # the copy is owner-only from its first byte
@@ -88,9 +88,9 @@ def discard(staged: StagedFile) -> None:
 def _remove_leftover(partial: Path) -> bool:
     if not partial.exists():
         return False
-    holder = files.lock_holder(partial)
+    holder = lock_probe.lock_holder(partial)
     if holder is not None:
-        raise StoreLockedError(f"{partial} is being written by {files.describe_process(holder)} (another migrate "
+        raise StoreLockedError(f"{partial} is being written by {lock_probe.describe_process(holder)} (another migrate "
                                "to the same destination?); wait for it to finish")
     for leftover in (partial, files.wal_path(partial)):
         try:

@@ -8,18 +8,9 @@ The async API (:class:`pcmem.memory.service.ScopedMemory`) runs these methods in
 from __future__ import annotations
 
 import builtins
-import random
-import threading
-import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from pcmem.embedding.port import Embedder, EmbeddingProfile
 from pcmem.errors import (
-    ConcurrentWriteError,
-    ConfigurationError,
     EntryErasedError,
     EntryNotFoundError,
     InputError,
@@ -29,10 +20,12 @@ from pcmem.errors import (
 )
 from pcmem.ids import content_hash, new_id
 from pcmem.memory import keys, paging
-from pcmem.memory.write_gate import WriteGate
+from pcmem.memory import write_rules as rules
+from pcmem.memory.parts import MemoryParts
+from pcmem.memory.upsert import Identity, plan_upsert, same_content
+from pcmem.memory.vectors import NOTHING_PREPARED, Prepared
 from pcmem.rerank.port import MemoryReranker
-from pcmem.search.service import DEFAULT_CANDIDATE_LIMIT, SearchService
-from pcmem.store.port import StorageBackend, WriteTransaction
+from pcmem.store.port import WriteTransaction
 from pcmem.types.memory import (
     ChangesPage,
     Citation,
@@ -57,201 +50,10 @@ from pcmem.types.memory import (
 from pcmem.types.progress import Progress
 from pcmem.types.search import SearchMemoryRequest, SearchPage
 from pcmem.types.storage import EntryEvent, HeadEntry
-from pcmem.validation import canonical_json, validate_flag, validate_id, validate_revision, validate_scope
+from pcmem.validation import validate_flag, validate_id, validate_revision, validate_scope
 
 if TYPE_CHECKING:
     import numpy as np
-
-Clock = Callable[[], datetime]
-
-#: Attempts of a write without a scope expectation when another process commits to the scope at the same moment
-#: (DuckDB reports a write-write conflict, seekdb a duplicate scope row): the write is re-decided on the new head.
-WRITE_ATTEMPTS = 6
-
-
-@dataclass(frozen=True)
-class Prepared:
-    """Vectors computed before a write transaction, and the store profile they were computed for."""
-
-    profile: EmbeddingProfile | None
-    vectors: dict[str, np.ndarray]
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)
-
-
-class ScopeLocks:
-    """One mutation lock per scope, shared by every handle on the same store."""
-
-    def __init__(self) -> None:
-        self._locks: dict[str, threading.Lock] = {}
-        self._guard = threading.Lock()
-
-    def __call__(self, scope: str) -> threading.Lock:
-        with self._guard:
-            return self._locks.setdefault(scope, threading.Lock())
-
-
-def _check_expected(tx: WriteTransaction, expected: int | None) -> None:
-    _check_head(tx.memory, expected)
-
-
-def _check_version(current: HeadEntry, expected: int | None) -> None:
-    if expected is not None and current.version.version != expected:
-        raise RevisionConflictError(
-            f"expected version {expected} of entry {current.version.entry_id!r} but it is at version "
-            f"{current.version.version}", expected=expected, actual=current.version.version)
-
-
-def _retrying(write: Callable[[], WriteResult], retry: bool) -> WriteResult:
-    """Run ``write``; when it has no scope expectation, re-run it after a lost race with another process."""
-    for attempt in range(WRITE_ATTEMPTS):
-        try:
-            return write()
-        except ConcurrentWriteError:
-            if not retry or attempt == WRITE_ATTEMPTS - 1:
-                raise
-            time.sleep(random.uniform(0.002, 0.01) * 2**attempt)  # jittered backoff: ≤ ~0.6 s over all attempts
-    raise AssertionError("unreachable")
-
-
-def _check_head(memory: MemoryRef | None, expected: int | None) -> None:
-    head = 0 if memory is None else memory.revision
-    if expected is not None and expected != head:
-        raise RevisionConflictError(
-            f"expected revision {expected} but the head of scope is {head}", expected=expected, actual=head
-        )
-
-
-@dataclass
-class MemoryParts:
-    """What every scope handle of one runtime shares: storage, locks, clock, embedder and search."""
-
-    backend: StorageBackend
-    embedder: Embedder | None = None
-    clock: Clock = utc_now
-    locks: ScopeLocks = field(default_factory=ScopeLocks)
-    reranker: MemoryReranker | None = None
-    candidate_limit: int = DEFAULT_CANDIDATE_LIMIT
-    write_gate: WriteGate | None = None
-    #: Finds the embedder for a vector space the store switched to after this runtime opened (``None``: none).
-    embedder_for: Callable[[EmbeddingProfile], Embedder | None] | None = None
-    #: The embedding reranker's second embedder: writes store its vectors when its profile is the store's secondary
-    #: profile, and the embedding policy uses it when no embedder was chosen for that search.
-    rerank_embedder: Embedder | None = None
-    #: Finds the embedder of the store's secondary profile when this runtime has none for it (``"auto"``); looked up
-    #: on first need (a write, an embedding rerank), never at open.
-    rerank_embedder_for: Callable[[EmbeddingProfile], Embedder | None] | None = None
-
-    def __post_init__(self) -> None:
-        self.use_embedder(self.embedder)
-
-    def use_embedder(self, embedder: Embedder | None) -> None:
-        """Switch every scope handle of this runtime to ``embedder`` (after the store switched vector space)."""
-        self.embedder = embedder
-        self.search = SearchService(self.backend, embedder, self.reranker, self.candidate_limit,
-                                    rerank_embedder=self.search_rerank_embedder)
-
-    def use_rerank_embedder(self, embedder: Embedder | None) -> None:
-        """Fill (and rerank with) ``embedder``'s vectors from now on (after ``reindex --rerank-embedder``)."""
-        self.rerank_embedder = embedder
-
-    def secondary_embedder(self, current: EmbeddingProfile) -> Embedder | None:
-        """The embedder of the store's secondary profile ``current``: this runtime's rerank embedder, or the one its
-        finder gives (``"auto"``, which then becomes the runtime's); ``None`` when neither has that profile."""
-        embedder = self.rerank_embedder
-        if (embedder is None or embedder.profile != current) and self.rerank_embedder_for is not None:
-            found = self.rerank_embedder_for(current)
-            if found is not None:
-                self.rerank_embedder = embedder = found
-        return embedder if embedder is not None and embedder.profile == current else None
-
-    def search_rerank_embedder(self) -> Embedder | None:
-        """The embedding policy's default second embedder (the search service asks only for that policy)."""
-        if self.rerank_embedder is None and self.rerank_embedder_for is not None:
-            current = self.backend.secondary_embedding_profile()
-            if current is not None:
-                self.secondary_embedder(current)
-        return self.rerank_embedder
-
-    def secondary_for(self, texts_by_version: dict[str, str]) -> Prepared:
-        """Second-embedder vectors for new versions, computed before the write transaction, when the store keeps that
-        embedder's vectors (its secondary profile). :meth:`store_secondary` re-checks inside the transaction."""
-        if not texts_by_version or self.rerank_embedder is None:
-            return Prepared(None, {})  # no read: in shared mode every transaction opens the file
-        profile = self.backend.secondary_embedding_profile()
-        if profile != self.rerank_embedder.profile:
-            return Prepared(profile, {})
-        ids = list(texts_by_version)
-        matrix = self.rerank_embedder.embed_documents([texts_by_version[i] for i in ids])
-        return Prepared(profile, dict(zip(ids, matrix, strict=True)))
-
-    def store_secondary(self, tx: WriteTransaction, texts_by_version: dict[str, str], prepared: Prepared) -> None:
-        """Store the secondary vectors of the versions a write makes active, in the write's own transaction.
-
-        Only when this runtime's rerank embedder (or under ``"auto"`` the prepared model of that profile) has the
-        store's secondary profile, as the transaction sees it. A failing embedder fails the write (EmbeddingError),
-        like the store's own embedder: an acknowledged write has its secondary vectors. A runtime with another or no
-        such embedder stores none: ``pcmem reindex --rerank-embedder`` fills them, and until then the reranker
-        embeds those candidates in process.
-        """
-        if not texts_by_version or (self.rerank_embedder is None and self.rerank_embedder_for is None):
-            return  # no read: this runtime stores no secondary vectors
-        current = tx.secondary_embedding_profile()
-        embedder = None if current is None else self.secondary_embedder(current)
-        if current is None or embedder is None:
-            return
-        vectors = {k: prepared.vectors[k] for k in texts_by_version if k in prepared.vectors} \
-            if prepared.profile == current else {}
-        missing = [k for k in texts_by_version if k not in vectors]
-        if missing:
-            vectors.update(zip(missing, embedder.embed_documents([texts_by_version[k] for k in missing]), strict=True))
-        tx.store_secondary_vectors(current, vectors)
-
-    def vectors_for(self, texts_by_version: dict[str, str]) -> Prepared:
-        """Embed new versions when the store's vector space is the embedder's; else store none (reindex later).
-
-        Runs before the write transaction (embedding is the slow part); :meth:`vectors_inside` re-checks the store's
-        vector space inside it, because another runtime or process may have switched it meanwhile.
-        """
-        if not texts_by_version or self.embedder is None:
-            return Prepared(None, {})  # no read: in shared mode every transaction opens the file
-        profile = self.backend.embedding_profile()
-        if profile != self.embedder.profile:
-            return Prepared(profile, {})
-        ids = list(texts_by_version)
-        matrix = self.embedder.embed_documents([texts_by_version[i] for i in ids])
-        return Prepared(profile, dict(zip(ids, matrix, strict=True)))
-
-    def vectors_inside(self, tx: WriteTransaction, texts_by_version: dict[str, str],
-                       prepared: Prepared) -> dict[str, np.ndarray]:
-        """The vectors to commit, decided inside the write transaction against the store's current vector space.
-
-        A vector made for another profile is never stored (an ``reindex --embedder`` may have committed since it
-        was computed): the texts are embedded again with the right model, or the write is refused with a typed
-        error when this runtime has no embedder for the store's vectors.
-        """
-        current = tx.embedding_profile()
-        if current is None or not texts_by_version:
-            return {}
-        if prepared.profile == current and len(prepared.vectors) == len(texts_by_version):
-            return prepared.vectors
-        embedder = self.embedder
-        if (embedder is None or embedder.profile != current) and self.embedder_for is not None:
-            embedder = self.embedder_for(current)
-            if embedder is not None:
-                self.use_embedder(embedder)
-        if embedder is None or embedder.profile != current:
-            have = "no embedder" if self.embedder is None else f"the embedder {self.embedder.profile.describe()}"
-            raise ConfigurationError(
-                f"this runtime was opened with {have}, but the store's vectors are {current.describe()}: an entry "
-                "written now would be missing from vector search. Open the store with embedder='auto' (the CLI "
-                "does), or switch the store with `pcmem reindex --embedder ...`")
-        ids = list(texts_by_version)
-        matrix = embedder.embed_documents([texts_by_version[i] for i in ids])
-        return dict(zip(ids, matrix, strict=True))
-
 
 class SyncScopedMemory:
     """Blocking operations on one scope. Obtain it from ``SyncRuntime.memory.for_scope(scope)``."""
@@ -259,6 +61,7 @@ class SyncScopedMemory:
     def __init__(self, parts: MemoryParts, scope: str) -> None:
         self.scope = validate_scope(scope)
         self._parts = parts
+        self._vectors = parts.embedders
         self._backend = parts.backend
         self._lock = parts.locks(self.scope)
         self._clock = parts.clock
@@ -296,7 +99,7 @@ class SyncScopedMemory:
         InvalidCursorError / StaleCursorError for a cursor pcmem did not issue for this listing or one an erasure
         made stale, InputError for bad values.
         """
-        request = _expect(request or ListRequest(), ListRequest, "list")
+        request = rules.expect(request or ListRequest(), ListRequest, "list")
         return paging.list_page(self._backend, self.scope, request, self._at)
 
     def get(self, citation: Citation) -> MemoryEntry:
@@ -305,7 +108,7 @@ class SyncScopedMemory:
         Raises EntryNotFoundError when the citation names nothing in this scope, EntryErasedError when the entry
         was forgotten, RevisionNotFoundError for a revision outside 1..head.
         """
-        citation = _expect(citation, Citation, "get")
+        citation = rules.expect(citation, Citation, "get")
         if self.head() is None:
             raise EntryNotFoundError(f"citation {citation} names nothing in scope {self.scope!r} (it has no memory)")
         memory = self._at(citation.revision)
@@ -443,12 +246,12 @@ class SyncScopedMemory:
         upsert, a reserved ``~<number>`` id; a forgotten key is written as a new entry: :mod:`pcmem.memory.keys`),
         ConfigurationError (no embedder for the store's vectors), EmbeddingError, StoreError. Nothing is written when it raises.
         """
-        request = _as_remember(request, kind=kind, metadata=metadata, entry_id=entry_id, upsert=upsert)
-        return _retrying(lambda: self._remember(request), retry=request.expected_revision is None)
+        request = rules.as_remember(request, kind=kind, metadata=metadata, entry_id=entry_id, upsert=upsert)
+        return rules.retrying(lambda: self._remember(request), retry=request.expected_revision is None)
 
     def _remember(self, request: RememberRequest) -> WriteResult:
         if request.expected_revision is not None and self._parts.write_gate is not None:
-            _check_head(self.head(), request.expected_revision)  # fail fast, before spending model decisions
+            rules.check_head(self.head(), request.expected_revision)  # fail fast, before spending model decisions
         duplicates = self._gate(request)
         skipped = {duplicate.index for duplicate in duplicates}
         entries = [entry for index, entry in enumerate(request.entries) if index not in skipped]
@@ -457,25 +260,26 @@ class SyncScopedMemory:
             assert memory is not None  # the gate only runs on a scope with memory
             return WriteResult(memory=memory, citations=(), duplicates=duplicates)
         now = self._clock()
-        drafts = [_first_version(entry, 0, now) for entry in entries]
+        drafts = [rules.first_version(entry, 0, now) for entry in entries]
         # Embedding is the slow part of a write: do it before taking the scope lock.
         texts = {v.entry_version_id: v.text for v in drafts}
-        prepared = self._parts.vectors_for(texts)
-        secondary = self._parts.secondary_for(texts)
+        prepared = self._vectors.vectors_for(texts)
+        secondary = self._vectors.secondary_for(texts)
         with self._lock, self._backend.write(self.scope) as tx:
-            _check_expected(tx, request.expected_revision)
-            revision = _next_revision(tx)
-            plan = _plan_upsert(tx, self.scope, drafts, request.upsert, revision)
+            rules.check_expected(tx, request.expected_revision)
+            revision = rules.next_revision(tx)
+            identities = rules.identities(tx, [draft.entry_id for draft in drafts])
+            plan = plan_upsert(self.scope, drafts, identities, request.upsert, revision)
             if not plan.events:
                 assert tx.memory is not None
                 return WriteResult(memory=tx.memory, citations=tuple(Citation.of(tx.memory, v) for v in plan.cited),
                                    duplicates=duplicates, unchanged=True, unchanged_entry_ids=plan.unchanged)
             written = {v.entry_version_id: v.text for v in plan.versions}
-            vectors = self._parts.vectors_inside(
+            vectors = self._vectors.vectors_inside(
                 tx, written, Prepared(prepared.profile, {k: prepared.vectors[k] for k in written
                                                          if k in prepared.vectors}))
             vectors.update(self._revived_vectors(tx, plan.revived))
-            self._parts.store_secondary(tx, written, secondary)
+            self._vectors.store_secondary(tx, written, secondary)
             self._revived_secondary(tx, plan.revived)
             memory = tx.commit("remember" if plan.created else "revise", plan.versions, plan.events, now, vectors)
         return WriteResult(memory=memory, citations=tuple(Citation.of(memory, v) for v in plan.cited),
@@ -485,12 +289,12 @@ class SyncScopedMemory:
         """Vectors for versions made active again that were written unembedded (rare)."""
         missing = tx.missing_vectors([v.entry_version_id for v in revived]) if revived else set()
         texts = {v.entry_version_id: v.text for v in revived if v.entry_version_id in missing}
-        return self._parts.vectors_inside(tx, texts, Prepared(None, {})) if texts else {}
+        return self._vectors.vectors_inside(tx, texts, NOTHING_PREPARED) if texts else {}
 
     def _revived_secondary(self, tx: WriteTransaction, revived: builtins.list[EntryVersion]) -> None:
         """Secondary vectors of versions made active again (rare; re-embedded, as a stored one may be missing)."""
         if revived:
-            self._parts.store_secondary(tx, {v.entry_version_id: v.text for v in revived}, Prepared(None, {}))
+            self._vectors.store_secondary(tx, {v.entry_version_id: v.text for v in revived}, NOTHING_PREPARED)
 
     def _gate(self, request: RememberRequest) -> tuple[Duplicate, ...]:
         """Ask the write gate (if any) about each entry; runs before the scope lock is taken."""
@@ -514,14 +318,14 @@ class SyncScopedMemory:
         new version's citation. Raises RevisionConflictError when an expectation does not hold or the entry is
         retired, EntryNotFoundError / EntryErasedError, ConfigurationError, EmbeddingError, StoreError.
         """
-        request = _expect(request, ReviseRequest, "revise")
-        return _retrying(lambda: self._revise(request), retry=request.expected_revision is None)
+        request = rules.expect(request, ReviseRequest, "revise")
+        return rules.retrying(lambda: self._revise(request), retry=request.expected_revision is None)
 
     def _revise(self, request: ReviseRequest) -> WriteResult:
         now = self._clock()
         version_id = new_id("ver")
-        prepared = self._parts.vectors_for({version_id: request.text})
-        secondary = self._parts.secondary_for({version_id: request.text})
+        prepared = self._vectors.vectors_for({version_id: request.text})
+        secondary = self._vectors.secondary_for({version_id: request.text})
         with self._lock, self._backend.write(self.scope) as tx:
             current = self._head_entry(tx, request)
             assert tx.memory is not None  # the entry exists, so the scope has a head
@@ -531,7 +335,7 @@ class SyncScopedMemory:
             kind = request.kind if request.kind is not None else old.kind
             metadata = request.metadata if request.metadata is not None else old.metadata
             # Canonical JSON keeps types apart: true/1 and 1.0/1 are different metadata (Python's == says equal).
-            if _same_content(request.text, kind, metadata, old):
+            if same_content(request.text, kind, metadata, old):
                 assert tx.memory is not None
                 return WriteResult(memory=tx.memory, citations=(Citation.of(tx.memory, old),), unchanged=True,
                                    unchanged_entry_ids=(old.entry_id,))
@@ -543,12 +347,12 @@ class SyncScopedMemory:
                 text=request.text,
                 content_hash=content_hash(request.text),
                 metadata=metadata,
-                created_in_revision=_next_revision(tx),
+                created_in_revision=rules.next_revision(tx),
                 created_at=now,
             )
             event = EntryEvent(old.entry_id, version.entry_version_id, "active")
-            vectors = self._parts.vectors_inside(tx, {version_id: request.text}, prepared)
-            self._parts.store_secondary(tx, {version_id: request.text}, secondary)
+            vectors = self._vectors.vectors_inside(tx, {version_id: request.text}, prepared)
+            self._vectors.store_secondary(tx, {version_id: request.text}, secondary)
             memory = tx.commit("revise", [version], [event], now, vectors)
         return WriteResult(memory=memory, citations=(Citation.of(memory, version),))
 
@@ -578,8 +382,8 @@ class SyncScopedMemory:
         from_state: EntryState,
         to_state: EntryState,
     ) -> WriteResult:
-        request = _expect(request, RetireRequest if operation == "retire" else ReactivateRequest, operation)
-        return _retrying(lambda: self._set_state_once(request, operation, from_state, to_state),
+        request = rules.expect(request, RetireRequest if operation == "retire" else ReactivateRequest, operation)
+        return rules.retrying(lambda: self._set_state_once(request, operation, from_state, to_state),
                          retry=request.expected_revision is None)
 
     def _set_state_once(self, request: RetireRequest | ReactivateRequest, operation: Operation,
@@ -599,14 +403,14 @@ class SyncScopedMemory:
         return WriteResult(memory=memory, citations=(Citation.of(memory, version),))
 
     def _head_entry(self, tx: WriteTransaction, request: ReviseRequest | RetireRequest | ReactivateRequest) -> HeadEntry:
-        _check_expected(tx, request.expected_revision)
-        _, current, _ = _identity(tx, request.entry_id)
+        rules.check_expected(tx, request.expected_revision)
+        current = rules.identity(tx, request.entry_id).current
         if current is None:
             if tx.memory is not None and tx.existing_entry_ids([request.entry_id]):
                 raise EntryErasedError(f"entry {request.entry_id!r} of scope {self.scope!r} was forgotten",
                                        tombstone=self._backend.tombstone(tx.memory, request.entry_id))
             raise EntryNotFoundError(f"no entry {request.entry_id!r} in scope {self.scope!r}")
-        _check_version(current, request.expected_version)
+        rules.check_version(current, request.expected_version)
         return current
 
     # --- erasure ----------------------------------------------------------------------------------------------
@@ -623,7 +427,7 @@ class SyncScopedMemory:
         Cannot be undone.
         """
         entry_id = validate_id(entry_id)
-        return _retrying(lambda: self._forget([entry_id], whole_scope=False), retry=True)
+        return rules.retrying(lambda: self._forget([entry_id], whole_scope=False), retry=True)
 
     def forget_scope(self) -> WriteResult:
         """Erase every entry of this scope as :meth:`forget` does, in one revision (a no-op when nothing is left).
@@ -632,7 +436,7 @@ class SyncScopedMemory:
         scope with no memory raises ScopeNotFoundError). The scope keeps its revision chain and can be written
         again; a forgotten key written again is a new entry (see :mod:`pcmem.memory.keys`). Raises StoreError. Cannot be undone.
         """
-        return _retrying(lambda: self._forget([], whole_scope=True), retry=True)
+        return rules.retrying(lambda: self._forget([], whole_scope=True), retry=True)
 
     def _forget(self, entry_ids: builtins.list[str], *, whole_scope: bool) -> WriteResult:
         now = self._clock()
@@ -648,7 +452,8 @@ class SyncScopedMemory:
             versions: builtins.list[EntryVersion] = []
             gone: builtins.list[str] = []
             for key in entry_ids:
-                entry_id, current, _ = _identity(tx, key) if not whole_scope else (key, tx.head_entry(key), True)
+                found = rules.identity(tx, key) if not whole_scope else Identity(key, tx.head_entry(key), True)
+                entry_id, current = found.entry_id, found.current
                 if current is None:
                     entry_id = key
                     if not tx.existing_entry_ids([entry_id]):
@@ -664,106 +469,3 @@ class SyncScopedMemory:
         self._backend.reclaim()  # after the commit: checkpoint and overwrite the freed space
         return WriteResult(memory=committed, citations=tuple(Citation.of(committed, v) for v in versions),
                            unchanged_entry_ids=tuple(gone))
-
-
-def _as_remember(request: RememberRequest | NewEntry | str, *, kind: str | None, metadata: dict[str, Any] | None,
-                 entry_id: str | None, upsert: bool) -> RememberRequest:
-    upsert = validate_flag(upsert, "upsert")
-    fields: dict[str, Any] = {"kind": kind, "metadata": metadata, "entry_id": entry_id}
-    given = {name: value for name, value in fields.items() if value is not None}
-    if isinstance(request, str):
-        return RememberRequest(entries=(NewEntry(text=request, **given),), upsert=upsert)
-    if given:
-        raise InputError(f"kind/metadata/entry_id go into the {type(request).__name__}, not next to it")
-    if isinstance(request, RememberRequest):
-        return request.model_copy(update={"upsert": True}) if upsert else request
-    if isinstance(request, NewEntry):
-        return RememberRequest(entries=(request,), upsert=upsert)
-    raise InputError(f"remember takes a RememberRequest, a NewEntry or a str, not {type(request).__name__}")
-
-
-def _same_content(text: str, kind: str, metadata: dict[str, Any], old: EntryVersion) -> bool:
-    """Text, kind and metadata equal as canonical JSON (types kept apart: true/1 and 1.0/1 differ)."""
-    return (text, kind, canonical_json(metadata)) == (old.text, old.kind, canonical_json(old.metadata))
-
-
-@dataclass
-class _UpsertPlan:
-    versions: list[EntryVersion] = field(default_factory=list)  # new versions to write
-    events: list[EntryEvent] = field(default_factory=list)
-    cited: list[EntryVersion] = field(default_factory=list)  # one per requested entry, in request order
-    revived: list[EntryVersion] = field(default_factory=list)  # existing versions made active again
-    unchanged: tuple[str, ...] = ()
-    created: bool = False
-
-
-def _plan_upsert(tx: WriteTransaction, scope: str, drafts: list[EntryVersion], upsert: bool,
-                 revision: int) -> _UpsertPlan:
-    """Decide, inside the write transaction, what each drafted entry becomes: new, a new version, or unchanged."""
-    wanted = [draft.entry_id for draft in drafts]
-    taken = tx.existing_entry_ids(wanted) if tx.memory is not None else set()
-    plan = _UpsertPlan()
-    unchanged = []
-    live: list[str] = []
-    for draft in drafts:
-        entry_id, current, exists = _identity(tx, draft.entry_id) if draft.entry_id in taken \
-            else (draft.entry_id, None, False)
-        if exists:
-            live.append(entry_id)
-        elif entry_id == draft.entry_id and keys.is_generation(entry_id):
-            raise InputError(f"entry id {entry_id!r}: ids ending in ~<number> are reserved for keys written again "
-                             "after being forgotten")
-        if current is not None and _same_content(draft.text, draft.kind, draft.metadata, current.version):
-            plan.cited.append(current.version)
-            if current.state == "active":
-                unchanged.append(entry_id)
-            else:
-                plan.revived.append(current.version)
-                plan.events.append(EntryEvent(entry_id, current.version.entry_version_id, "active"))
-            continue
-        version = draft.model_copy(update={
-            "entry_id": entry_id,
-            "created_in_revision": revision,
-            "version": 1 if current is None else current.version.version + 1,
-        })
-        plan.created = plan.created or current is None
-        plan.versions.append(version)
-        plan.cited.append(version)
-        plan.events.append(EntryEvent(version.entry_id, version.entry_version_id, "active"))
-    if live and not upsert:
-        raise InputError(f"entry ids already exist in scope {scope!r}: {sorted(live)[:5]}; use revise (or upsert)")
-    plan.unchanged = tuple(unchanged)
-    return plan
-
-
-def _identity(tx: WriteTransaction, key: str) -> tuple[str, HeadEntry | None, bool]:
-    """``key``'s current identity in a write (see :mod:`pcmem.memory.keys`): ``(entry_id, head entry, exists)``;
-    the head entry is ``None`` when the identity does not exist yet (a write creates ``entry_id``)."""
-    current = tx.head_entry(key)
-    if current is not None or tx.memory is None or not tx.existing_entry_ids([key]):
-        return key, current, current is not None
-    entry_id, exists = keys.resolve(key, lambda i: bool(tx.existing_entry_ids([i])),
-                                    lambda i: tx.head_entry(i) is None)
-    return entry_id, tx.head_entry(entry_id) if exists else None, exists
-def _expect(value: Any, kind: type, method: str) -> Any:
-    if not isinstance(value, kind):
-        raise InputError(f"{method} takes a {kind.__name__}, not {type(value).__name__}")
-    return value
-
-
-def _next_revision(tx: WriteTransaction) -> int:
-    return 1 if tx.memory is None else tx.memory.revision + 1
-
-
-def _first_version(entry: NewEntry, revision: int, now: datetime) -> EntryVersion:
-    return EntryVersion(
-        entry_id=entry.entry_id or new_id("ent"),
-        entry_version_id=new_id("ver"),
-        version=1,
-        kind=entry.kind,
-        text=entry.text,
-        content_hash=content_hash(entry.text),
-        metadata=entry.metadata,
-        created_in_revision=revision,
-        created_at=now,
-    )

@@ -20,7 +20,7 @@ from pcmem.errors import (
     StorePermissionError,
     StoreReadOnlyError,
 )
-from pcmem.store.duckdb import files
+from pcmem.store.duckdb import files, lock_probe, wal
 
 #: DuckDB worker threads per store instance. DuckDB defaults to one per core, so even a small search fans out:
 #: ~114% of a core per search, and 2-core-machine searches measured 10.8-15.7 ms of CPU with 2 threads vs 8.3-9.3 ms
@@ -31,7 +31,7 @@ DUCKDB_THREADS: int | None = 1
 #: The DuckDB storage format of a store pcmem creates. From the v1.4 format on, DuckDB writes the file's identifier and
 #: checkpoint iteration into every write-ahead log and refuses to replay a log made for another file or another
 #: checkpoint; in the v1.0 format (DuckDB's default) a log says nothing about its file, and another database's log
-#: next to a store was replayed into it. An existing file keeps its format (see files.refuse_unreplayable_wal).
+#: next to a store was replayed into it. An existing file keeps its format (see wal.refuse_unreplayable_wal).
 NEW_STORE_STORAGE = "v1.5.0"
 
 
@@ -106,10 +106,10 @@ def connect(path: Path, *, lock_timeout: float = 0.0, read_only: bool = False) -
     delay = 0.005
     unexplained = 0
     while True:
-        holder = files.lock_holder(path)
+        holder = lock_probe.lock_holder(path)
         if holder is None:
-            files.refuse_unreplayable_wal(path)  # only when nobody is writing it
-            replays = not read_only and files.has_wal(path)
+            wal.refuse_unreplayable_wal(path)  # only when nobody is writing it
+            replays = not read_only and wal.has_wal(path)
             try:
                 config: dict[str, str | bool | int | float | list[str]] = {"autoinstall_known_extensions": False}
                 if DUCKDB_THREADS is not None:
@@ -123,8 +123,8 @@ def connect(path: Path, *, lock_timeout: float = 0.0, read_only: bool = False) -
                     checkpoint_replayed(connection, path)
                 break
             except duckdb.Error as error:
-                holder = files.lock_holder(path)
-                if holder is None and files.fcntl is None and isinstance(error, duckdb.IOException):
+                holder = lock_probe.lock_holder(path)
+                if holder is None and lock_probe.fcntl is None and isinstance(error, duckdb.IOException):
                     holder = 0  # no way to ask the system who holds it: an I/O error on open is taken as "held"
                 if holder is None:
                     unexplained += 1
@@ -133,7 +133,7 @@ def connect(path: Path, *, lock_timeout: float = 0.0, read_only: bool = False) -
                     time.sleep(delay)  # look again at once, whatever lock_timeout says: this was no lock
                     continue
         if time.monotonic() + delay > deadline:
-            raise StoreLockedError(f"{path} is in use by {files.describe_process(holder)} (waited {lock_timeout:g} s); "
+            raise StoreLockedError(f"{path} is in use by {lock_probe.describe_process(holder)} (waited {lock_timeout:g} s); "
                                    "close it there, or open the store with pcmem.open_sync (it then serves this one)")
         time.sleep(delay + random.random() * delay)  # jitter: two waiting processes should not collide again
         delay = min(delay * 2, 0.02)  # poll often: a busy shared-mode process leaves short gaps (see backend)
@@ -178,7 +178,7 @@ def quiet(connection: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
 
 def _open_error(path: Path, error: duckdb.Error) -> StoreError:
     first_line = str(error).splitlines()[0] if str(error) else type(error).__name__
-    refused_log = files.replay_refused(path, first_line)
+    refused_log = wal.replay_refused(path, first_line)
     if refused_log is not None:
         return refused_log
     if not os.access(path.parent, os.X_OK) or (path.exists() and not os.access(path, os.R_OK)):

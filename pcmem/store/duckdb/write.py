@@ -1,0 +1,248 @@
+"""The write transaction of the DuckDB backend: what one revision inserts, and how it moves the head rows and the
+search projections (full-text index, vectors) in the same DuckDB transaction."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+import duckdb
+
+from pcmem.analysis import Analyzer
+from pcmem.errors import StoreError
+from pcmem.store.common import V_COLUMNS, check_events, next_revision, version_from_row
+from pcmem.store.duckdb import connection, erasure, fts_index, vectors
+from pcmem.store.duckdb.arrow import registered
+from pcmem.types.embedding import EmbeddingProfile
+from pcmem.types.memory import EntryVersion, MemoryRef, Operation
+from pcmem.types.storage import EntryEvent, HeadEntry
+from pcmem.validation import canonical_json
+
+if TYPE_CHECKING:
+    import numpy as np
+
+
+def _naive_utc(value: datetime) -> datetime:
+    return value.astimezone(UTC).replace(tzinfo=None)
+
+
+class DuckDBWrite:
+    """A :class:`~pcmem.store.port.WriteTransaction` inside an open DuckDB transaction (see DuckDBBackend.write)."""
+
+    def __init__(
+        self, cursor: duckdb.DuckDBPyConnection, scope: str, memory: MemoryRef | None, analyzer: Analyzer,
+        forget_cached_versions: Callable[[], None],
+    ) -> None:
+        self.analyzer = analyzer
+        self._forget_cached_versions = forget_cached_versions
+        self._cursor = cursor
+        self._scope = scope
+        self.memory = memory
+        self._committed = False
+
+    def head_entry(self, entry_id: str) -> HeadEntry | None:
+        if self.memory is None:
+            return None
+        row = self._cursor.execute(
+            f"""
+            SELECT h.state, {V_COLUMNS}
+            FROM head_entries h JOIN entry_versions v USING (entry_version_id)
+            WHERE h.artifact_id = ? AND h.entry_id = ?
+            """,
+            [self.memory.artifact_id, entry_id],
+        ).fetchone()
+        return None if row is None else HeadEntry(version=version_from_row(row[1:]), state=row[0])
+
+    def _head_rows(self, artifact_id: str, entry_ids: Sequence[str]) -> dict[str, tuple[int, str, str]]:
+        """entry_id → (rowid, entry_version_id, state) of these entries' head rows, by an index scan on entry_id (a
+        second filter would make DuckDB scan the table, so the scope is checked here)."""
+        rows = self._cursor.execute(
+            "SELECT rowid, artifact_id, entry_id, entry_version_id, state FROM head_entries "
+            f"WHERE entry_id IN {connection.in_list(entry_ids)}"
+        ).fetchall()
+        return {entry_id: (rowid, version_id, state)
+                for rowid, artifact, entry_id, version_id, state in rows if artifact == artifact_id}
+
+    def existing_entry_ids(self, entry_ids: Sequence[str]) -> set[str]:
+        import pyarrow as pa  # lazy: importing pyarrow costs ~100 ms, a search never needs it
+        if self.memory is None or not entry_ids:
+            return set()
+        if len(entry_ids) <= fts_index.POINT_WRITES:
+            return set(self._head_rows(self.memory.artifact_id, entry_ids))
+        wanted = pa.table({"entry_id": pa.array(list(entry_ids), pa.string())})
+        with registered(self._cursor, "pcmem_wanted", wanted):
+            rows = self._cursor.execute(
+                "SELECT h.entry_id FROM head_entries h JOIN pcmem_wanted w USING (entry_id) WHERE h.artifact_id = ?",
+                [self.memory.artifact_id],
+            ).fetchall()
+        return {entry_id for (entry_id,) in rows}
+
+    def embedding_profile(self) -> EmbeddingProfile | None:
+        return vectors.profile(self._cursor)
+
+    def erase(self, entry_ids: Sequence[str]) -> None:
+        if self.memory is None:
+            raise StoreError("nothing to erase in a scope with no memory")
+        erasure.erase(self._cursor, self.memory.artifact_id, entry_ids)
+        self._forget_cached_versions()  # erased text must not outlive the erasure in this process's memory
+
+    def missing_vectors(self, entry_version_ids: Sequence[str]) -> set[str]:
+        if vectors.profile(self._cursor) is None:
+            return set(entry_version_ids)
+        return vectors.missing(self._cursor, entry_version_ids)
+
+    def secondary_embedding_profile(self) -> EmbeddingProfile | None:
+        return vectors.profile(self._cursor, "secondary")
+
+    def store_secondary_vectors(self, profile: EmbeddingProfile, batch: Mapping[str, np.ndarray]) -> None:
+        if batch and profile == vectors.profile(self._cursor, "secondary"):
+            vectors.store(self._cursor, batch, vectors.TABLES["secondary"])
+
+    def commit(
+        self,
+        operation: Operation,
+        new_versions: Sequence[EntryVersion],
+        events: Sequence[EntryEvent],
+        now: datetime,
+        vectors_by_version: Mapping[str, np.ndarray] | None = None,
+        artifact_id: str | None = None,
+    ) -> MemoryRef:
+        if self._committed:
+            raise StoreError("a write transaction commits at most once")
+        self._committed = True
+        artifact_id, revision = next_revision(self._scope, self.memory, artifact_id)
+        check_events(events, new_versions, self._stored_version_ids)
+        stamp = _naive_utc(now)
+        self._write_memory_row(artifact_id, revision, stamp)
+        self._cursor.execute(
+            "INSERT INTO revisions VALUES (?, ?, ?, ?, ?)", [artifact_id, revision, operation, len(events), stamp]
+        )
+        self._insert_versions(artifact_id, revision, new_versions, stamp)
+        self._apply_events(artifact_id, revision, events, vectors_by_version or {})
+        self.memory = MemoryRef(scope=self._scope, artifact_id=artifact_id, revision=revision)
+        return self.memory
+
+    def _stored_version_ids(self, entry_version_ids: Sequence[str]) -> set[str]:
+        import pyarrow as pa  # lazy: importing pyarrow costs ~100 ms, a search never needs it
+        wanted = pa.table({"entry_version_id": pa.array(list(entry_version_ids), pa.string())})
+        with registered(self._cursor, "pcmem_wanted_versions", wanted):
+            rows = self._cursor.execute(
+                "SELECT entry_version_id FROM entry_versions JOIN pcmem_wanted_versions USING (entry_version_id)"
+            ).fetchall()
+        return {version_id for (version_id,) in rows}
+
+    def _write_memory_row(self, artifact_id: str, revision: int, stamp: datetime) -> None:
+        if revision == 1:
+            self._cursor.execute(
+                "INSERT INTO memories VALUES (?, ?, ?, ?, ?)", [artifact_id, self._scope, revision, stamp, stamp]
+            )
+        else:
+            self._cursor.execute(
+                "UPDATE memories SET head_revision = ?, updated_at = ? WHERE artifact_id = ?",
+                [revision, stamp, artifact_id],
+            )
+
+    def _insert_versions(
+        self, artifact_id: str, revision: int, new_versions: Sequence[EntryVersion], stamp: datetime
+    ) -> None:
+        import pyarrow as pa  # lazy: importing pyarrow costs ~100 ms, a search never needs it
+        if not new_versions:
+            return
+        versions = pa.table(
+            {
+                "entry_version_id": [v.entry_version_id for v in new_versions],
+                "artifact_id": pa.array([artifact_id] * len(new_versions), pa.string()),
+                "entry_id": [v.entry_id for v in new_versions],
+                "version": pa.array([v.version for v in new_versions], pa.int64()),
+                "kind": [v.kind for v in new_versions],
+                "text": [v.text for v in new_versions],
+                "content_hash": [v.content_hash for v in new_versions],
+                "metadata": [canonical_json(v.metadata) for v in new_versions],
+                "created_in_revision": pa.array([revision] * len(new_versions), pa.int64()),
+                "created_at": pa.array([stamp] * len(new_versions), pa.timestamp("us")),
+            }
+        )
+        with registered(self._cursor, "pcmem_versions", versions):
+            self._cursor.execute("INSERT INTO entry_versions SELECT * FROM pcmem_versions")
+
+    def _apply_events(
+        self, artifact_id: str, revision: int, events: Sequence[EntryEvent], vectors_by_version: Mapping[str, np.ndarray]
+    ) -> None:
+        """Log the events, move the search projections, then the head rows of the touched entries (O(change))."""
+        import pyarrow as pa  # lazy: importing pyarrow costs ~100 ms, a search never needs it
+        cursor = self._cursor
+        changed = pa.table(
+            {
+                "artifact_id": pa.array([artifact_id] * len(events), pa.string()),
+                "revision": pa.array([revision] * len(events), pa.int64()),
+                "entry_id": pa.array([e.entry_id for e in events], pa.string()),
+                "entry_version_id": pa.array([e.entry_version_id for e in events], pa.string()),
+                "state": pa.array([e.state for e in events], pa.string()),
+            }
+        )
+        with registered(cursor, "pcmem_changed", changed):
+            cursor.execute("INSERT INTO entry_events SELECT * FROM pcmem_changed")
+            if len(events) <= fts_index.POINT_WRITES:
+                self._move_heads_by_lookups(artifact_id, events, vectors_by_version)
+                return
+            self._update_search_projections(vectors_by_version)
+            # O(change): only the head rows of the entries this revision touched are updated or added.
+            cursor.execute(
+                """
+                UPDATE head_entries h SET entry_version_id = c.entry_version_id, state = c.state
+                FROM pcmem_changed c WHERE h.artifact_id = c.artifact_id AND h.entry_id = c.entry_id
+                """
+            )
+            cursor.execute(
+                """
+                INSERT INTO head_entries
+                SELECT c.artifact_id, c.entry_id, c.entry_version_id, c.state FROM pcmem_changed c
+                WHERE NOT EXISTS (SELECT 1 FROM head_entries h
+                                  WHERE h.artifact_id = c.artifact_id AND h.entry_id = c.entry_id)
+                """
+            )
+
+    def _move_heads_by_lookups(self, artifact_id: str, events: Sequence[EntryEvent],
+                               vectors_by_version: Mapping[str, np.ndarray]) -> None:
+        """What :meth:`_update_search_projections` and the head moves below do, for a few events: every row is found
+        through an index (head rows by entry id, versions by primary key) and changed by rowid, so a write costs
+        the same in a store of 1,000 or 1,000,000 entries."""
+        cursor = self._cursor
+        heads = self._head_rows(artifact_id, [e.entry_id for e in events])
+        fts_index.remove_documents(cursor, [version_id for _, version_id, state in heads.values() if state == "active"])
+        activated = [e.entry_version_id for e in events if e.state == "active"]
+        if activated:
+            texts = cursor.execute(f"SELECT entry_version_id, text FROM entry_versions WHERE entry_version_id IN "
+                                   f"{connection.in_list(activated)}").fetchall()
+            fts_index.add_documents(cursor, texts, self.analyzer)
+        if vectors_by_version and vectors.profile(cursor) is not None:
+            vectors.store(cursor, vectors_by_version)
+        moved = [e for e in events if e.entry_id in heads]
+        if moved:
+            rowids = ", ".join(str(heads[e.entry_id][0]) for e in moved)
+            version_case = " ".join(f"WHEN {heads[e.entry_id][0]} THEN {connection.literal(e.entry_version_id)}"
+                                    for e in moved)
+            state_case = " ".join(f"WHEN {heads[e.entry_id][0]} THEN {connection.literal(e.state)}" for e in moved)
+            cursor.execute(f"UPDATE head_entries SET entry_version_id = CASE rowid {version_case} END, "
+                           f"state = CASE rowid {state_case} END WHERE rowid IN ({rowids})")
+        if len(moved) < len(events):
+            new_only = f" WHERE c.entry_id NOT IN {connection.in_list(heads)}" if heads else ""
+            cursor.execute("INSERT INTO head_entries SELECT c.artifact_id, c.entry_id, c.entry_version_id, c.state "
+                           f"FROM pcmem_changed c{new_only}")
+
+    def _update_search_projections(self, vectors_by_version: Mapping[str, np.ndarray]) -> None:
+        """Before head_entries moves: drop the touched entries' active docs from the FTS index, add the new ones."""
+        cursor = self._cursor
+        previous = cursor.execute(
+            "SELECT h.entry_version_id FROM head_entries h JOIN pcmem_changed c USING (artifact_id, entry_id) "
+            "WHERE h.state = 'active'"
+        ).fetchall()
+        fts_index.remove_documents(cursor, [version_id for (version_id,) in previous])
+        becoming_active = cursor.execute(
+            "SELECT c.entry_version_id, v.text FROM pcmem_changed c JOIN entry_versions v USING (entry_version_id) "
+            "WHERE c.state = 'active'"
+        ).fetchall()
+        fts_index.add_documents(cursor, becoming_active, self.analyzer)
+        if vectors_by_version and vectors.profile(cursor) is not None:
+            vectors.store(cursor, vectors_by_version)
