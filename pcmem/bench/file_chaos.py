@@ -1,4 +1,5 @@
-"""The file's own chaos (issue #26): one store under two names, logs that are not the store's, forged cursors.
+"""The file's own chaos (issue #26): one store under three names, logs that are not the store's, forged cursors,
+flipped bits in live blocks, and a server stopped by a service manager's signal while it writes.
 
 Each trial returns a :class:`~pcmem.bench.tally.Tally`: operations run, writes acknowledged and found, typed and
 untyped errors, and ``check`` after the trial.
@@ -12,6 +13,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pcmem
@@ -159,14 +161,106 @@ def _forge(cursor: str, rng: random.Random) -> str:
     return "".join(chars)
 
 
+def flipped_bit_trial(workdir: Path, seed: int) -> Tally:
+    """One flipped bit in a random block in use of a closed store: ``check`` must not say ok (it said ok while every
+    write failed), and the store is never opened as if nothing happened."""
+    from pcmem.store.duckdb import blocks
+
+    tally = Tally("flipped bits in live blocks")
+    rng = random.Random(seed)
+    path = workdir / f"bits-{seed}.duckdb"
+    with pcmem.open_sync(path, embedder=None) as runtime:
+        runtime.memory.for_scope("bits").remember(RememberRequest(entries=tuple(
+            NewEntry(entry_id=f"b{i}", text=f"note {i} with a few words") for i in range(200))))
+    scan = blocks.scan(path)
+    in_use = sorted(set(range(scan.blocks)) - set(scan.free))
+    block = rng.choice(in_use)
+    offset = 3 * 4096 + block * 256 * 1024 + 8 + rng.randrange(256 * 1024 - 8)  # DuckDB 1.5's layout
+    with open(path, "r+b") as handle:
+        handle.seek(offset)
+        byte = handle.read(1)[0]
+        handle.seek(offset)
+        handle.write(bytes([byte ^ (1 << rng.randrange(8))]))
+    tally.operations += 1
+    tally.checks += 1
+    try:
+        with pcmem.open_sync(path, embedder=None) as runtime:
+            report = crash._file_backend(runtime).check()
+        if report.ok:
+            tally.checks_failed.append(f"check said ok with a flipped bit in block {block}")
+        else:
+            tally.typed_errors["check: damaged"] += 1
+    except PcmemError as error:  # a damaged block that stops the open is a typed refusal too
+        tally.typed_errors[type(error).__name__] += 1
+    except Exception as error:  # noqa: BLE001 - counting them is the point
+        tally.untyped_errors.append(f"{type(error).__name__}: {error}")
+    return tally
+
+
+def stop_signal_trial(workdir: Path, seed: int) -> Tally:
+    """``pcmem serve`` under six writing clients, stopped with SIGTERM or SIGHUP: it exits 0 within the grace,
+    leaves no log behind, and every acknowledged write is in the store."""
+    import json
+    import threading
+
+    import httpx
+
+    tally = Tally("stop signals under load")
+    number = (signal.SIGTERM, signal.SIGHUP)[seed % 2]
+    path = workdir / f"served-{seed}.duckdb"
+    process = subprocess.Popen([sys.executable, "-m", "pcmem", "--db", str(path), "serve", "--port", "0", "--json"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert process.stdout is not None and process.stderr is not None
+    url = json.loads(process.stdout.readline())["url"]
+    acknowledged: list[str] = []
+
+    def write(writer: int) -> None:
+        with httpx.Client(base_url=url, timeout=30) as client:
+            for n in range(10_000):
+                text = f"writer {writer} note {n}"
+                try:
+                    answer = client.post("/v1/memory/remember", json={"scope_id": "s", "kind": "fact", "text": text})
+                except httpx.HTTPError:
+                    return
+                if answer.status_code != 200:
+                    return
+                acknowledged.append(text)
+
+    writers = [threading.Thread(target=write, args=(k,)) for k in range(6)]
+    for thread in writers:
+        thread.start()
+    while len(acknowledged) < 20 + random.Random(seed).randrange(40) and process.poll() is None:
+        time.sleep(0.01)
+    process.send_signal(number)
+    try:
+        status = process.wait(30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        status = process.wait()
+        tally.untyped_errors.append(f"still running 30 s after {signal.Signals(number).name}")
+    for thread in writers:
+        thread.join(30)
+    stderr = process.stderr.read()
+    tally.operations += len(acknowledged) + 1
+    tally.acknowledged += len(acknowledged)
+    if status != 0 or "Traceback" in stderr:
+        tally.untyped_errors.append(f"{signal.Signals(number).name}: exit {status} {stderr.strip()[-200:]}")
+    if path.with_name(path.name + ".wal").exists():
+        tally.checks_failed.append(f"{signal.Signals(number).name} left the write-ahead log behind")
+    with pcmem.open_sync(path, embedder=None) as runtime:
+        texts = {item.entry.text for item in runtime.memory.for_scope("s").list().entries}
+    tally.found += len(set(acknowledged) & texts)
+    _check(path, tally)
+    return tally
+
+
 def run(workdir: Path, trials: int) -> Tally:
     """``trials`` rounds of every trial above, merged into one tally."""
-    import time
-
     started = time.perf_counter()
-    total = Tally(f"file: {trials} rounds x (three names, foreign + cut logs behind a symlink, forged cursors)")
+    total = Tally(f"file: {trials} rounds x (three names, foreign + cut logs behind a symlink, forged cursors, a "
+                  "flipped bit in a live block, serve stopped by SIGTERM/SIGHUP under load)")
     for seed in range(trials):
-        for trial in (two_names_trial, foreign_log_trial, forged_cursor_trial):
+        for trial in (two_names_trial, foreign_log_trial, forged_cursor_trial, flipped_bit_trial, stop_signal_trial):
             part = trial(workdir, seed)
             total.merge(part)
             total.notes += part.notes
