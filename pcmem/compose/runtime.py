@@ -69,6 +69,7 @@ class SyncRuntime:
                 else None
         parts = MemoryParts(backend=backend, embedder=embedder, clock=clock, reranker=reranker,
                             candidate_limit=self.config.memory_rerank_candidate_limit,
+                            fusion=self.config.memory_search_fusion,
                             write_gate=WriteGate(write_gate) if write_gate is not None else None,
                             embedder_for=embedder_for, rerank_embedder=rerank_embedder,
                             rerank_embedder_for=rerank_embedder_for)

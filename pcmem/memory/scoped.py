@@ -32,6 +32,7 @@ from pcmem.memory import paging
 from pcmem.memory.write_gate import WriteGate
 from pcmem.rerank.port import MemoryReranker
 from pcmem.search.service import DEFAULT_CANDIDATE_LIMIT, SearchService
+from pcmem.settings import SearchFusion
 from pcmem.store.port import StorageBackend, WriteTransaction
 from pcmem.types.memory import (
     ChangesPage,
@@ -134,6 +135,8 @@ class MemoryParts:
     locks: ScopeLocks = field(default_factory=ScopeLocks)
     reranker: MemoryReranker | None = None
     candidate_limit: int = DEFAULT_CANDIDATE_LIMIT
+    #: How a search that does not choose fuses its channels (``rrf``: the contract's).
+    fusion: SearchFusion = "rrf"
     write_gate: WriteGate | None = None
     #: Finds the embedder for a vector space the store switched to after this runtime opened (``None``: none).
     embedder_for: Callable[[EmbeddingProfile], Embedder | None] | None = None
@@ -151,7 +154,7 @@ class MemoryParts:
         """Switch every scope handle of this runtime to ``embedder`` (after the store switched vector space)."""
         self.embedder = embedder
         self.search = SearchService(self.backend, embedder, self.reranker, self.candidate_limit,
-                                    rerank_embedder=self.search_rerank_embedder)
+                                    rerank_embedder=self.search_rerank_embedder, fusion=self.fusion)
 
     def use_rerank_embedder(self, embedder: Embedder | None) -> None:
         """Fill (and rerank with) ``embedder``'s vectors from now on (after ``reindex --rerank-embedder``)."""
