@@ -445,3 +445,49 @@ def _register_startup(bench: click.Group) -> None:
 
 
 _register_startup(bench)
+
+
+@bench.command("locomo-fusion")
+@click.option("--data", "data_path", required=True, type=click.Path(exists=True, dir_okay=False),
+              help="Path to locomo10.json (CC BY-NC 4.0; bring your own copy).")
+@click.option("--embedder", default="minilm-l6-int8", show_default=True, metavar="PRESET|DIR")
+@click.option("--store", type=click.Path(dir_okay=False), required=True,
+              help="DuckDB store file to ingest into (once) and search.")
+@click.option("--channels", "channels_path", type=click.Path(dir_okay=False), required=True,
+              help="Each question's admitted channel lists, as JSON lines: written after fetching; when the file "
+                   "exists it is reused and nothing is searched.")
+@click.option("--categories", default="1,2,3,4", show_default=True)
+@click.option("--out", type=click.Path(dir_okay=False), default=None, help="Write the full results as JSON here.")
+@render.json_option
+def locomo_fusion(data_path: str, embedder: str, store: str, channels_path: str, categories: str, out: str | None,
+                  as_json: bool) -> None:
+    """Tune the non-contract fusions on LoCoMo conversations 0-4, report on 5-9, and the other way round.
+
+    \b
+    Examples:
+      pcmem bench locomo-fusion --data locomo10.json --store locomo.minilm.duckdb --channels minilm.jsonl
+    """
+    from pcmem.bench import fusion_tune
+    from pcmem.bench import locomo as bench_locomo
+    from pcmem.bench.locomo_data import load
+    from pcmem.compose.runtime import open_sync
+
+    if Path(channels_path).exists():
+        fetched = fusion_tune.load_fetched(channels_path)
+    else:
+        convs = load(data_path)
+        chosen = bench_locomo.select_questions(convs, _csv(categories, int), None)
+        with open_sync(store, embedder=embedder) as runtime, \
+                progress_bar("fetching channels", enabled=not as_json) as advance:
+            fetched = fusion_tune.fetch(runtime, convs, chosen, advance)
+        fusion_tune.save(fetched, channels_path)
+    result = fusion_tune.evaluate(fetched)
+    result.update(embedder=embedder, data=str(data_path))
+    if out:
+        Path(out).write_text(json.dumps(result, indent=2))
+    if as_json:
+        render.emit_json({k: v for k, v in result.items() if k != "grid_by_half"})
+        return
+    click.echo(fusion_tune.markdown(result))
+    click.echo(f"\n{result['questions']} questions; channel fetch per search p50 {result['fetch_ms_p50']:.1f} ms, "
+               f"p95 {result['fetch_ms_p95']:.1f} ms")

@@ -57,6 +57,7 @@ def rrf_fuse(channels: Mapping[str, Sequence[Candidate]], limit: int) -> list[Fu
 # "Search"; ``pcmem bench locomo-fusion`` reproduces the figures).
 
 Normalisation = Literal["min-max", "theoretical-min"]
+NORMALISATIONS: tuple[Normalisation, ...] = get_args(Normalisation)
 #: The lowest score each channel can give, for theoretical-min normalisation (Bruch et al.'s TM2C2): BM25 is never
 #: negative; a cosine similarity is at least -1.
 THEORETICAL_MIN: Mapping[str, float] = {"fts": 0.0, "vector": -1.0}
