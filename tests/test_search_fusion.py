@@ -6,6 +6,8 @@ from the two single-channel searches' ranks, not against the fusion code itself.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 import pcmem
@@ -114,3 +116,26 @@ def test_the_default_comes_from_the_environment(monkeypatch):
 def test_an_unknown_fusion_is_an_input_error(bad):
     with pytest.raises(InputError, match="fusion"):
         SearchMemoryRequest(query="x", fusion=bad)
+
+
+def test_the_cli_takes_fusion_and_says_which_ran(tmp_path):
+    from click.testing import CliRunner
+
+    from pcmem.cli import main
+
+    db = str(tmp_path / "m.duckdb")
+    env = {"PCMEM_DB": None, "PCMEM_SEARCH_FUSION": None}
+
+    def run(*args: str):
+        result = CliRunner().invoke(main, ["--db", db, *args], env=env)
+        assert result.exit_code == 0 and "Traceback" not in result.output, result.output
+        return result.stdout
+
+    run("remember", "--scope", "s", "The team deploys the desktop app on Fridays.")
+    page = json.loads(run("search", "--scope", "s", "--mode", "fts", "--fusion", "convex", "deploys", "--json"))
+    assert (page["fusion"], page["fusion_parameters"]) == ("convex", fusion_parameters("convex"))
+    shown = run("search", "--scope", "s", "--mode", "fts", "--fusion", "weighted_rrf", "deploys")
+    assert "fusion weighted_rrf(k=60, vector_weight=" in shown and "non-contract" in shown
+    assert "fusion" not in run("search", "--scope", "s", "--mode", "fts", "deploys")
+    bad = CliRunner().invoke(main, ["--db", db, "search", "--scope", "s", "--fusion", "borda", "x"], env=env)
+    assert bad.exit_code == 2 and "Traceback" not in bad.output

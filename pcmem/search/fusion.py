@@ -102,7 +102,7 @@ def weighted_rrf_fuse(channels: Mapping[str, Sequence[Candidate]], limit: int, *
         weights[channel] / (RRF_K + rank) for rank in range(1, len(found) + 1)])
 
 
-def fusion_parameters(name: SearchFusion) -> dict[str, float | str]:
+def fusion_parameters(name: SearchFusion) -> dict[str, int | float | str]:
     """The parameters ``name`` runs with (shown on the search page next to its name)."""
     if name == "convex":
         return {"alpha": CONVEX_ALPHA, "normalisation": CONVEX_NORMALISATION}

@@ -164,4 +164,4 @@ class SearchPage(Frozen):
     memories: tuple[MemoryRef, ...] = ()
     #: The fusion that ordered the coarse hits (``rrf``: the contract's) and the parameters it ran with.
     fusion: SearchFusion = "rrf"
-    fusion_parameters: dict[str, float | str] = Field(default_factory=dict)
+    fusion_parameters: dict[str, int | float | str] = Field(default_factory=dict)
