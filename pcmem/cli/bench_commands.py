@@ -12,7 +12,7 @@ from pcmem.cli import render
 from pcmem.cli.progress import progress_bar
 from pcmem.errors import InputError
 from pcmem.rerank.port import MemoryReranker
-from pcmem.settings import InferenceConfig
+from pcmem.settings import SEARCH_FUSIONS, InferenceConfig, SearchFusion
 from pcmem.types.rerank import RERANK_POLICIES, RerankPolicy
 
 
@@ -58,6 +58,8 @@ def bench(ctx: click.Context, as_json: bool) -> None:
 @click.option("--limit", type=click.IntRange(1, 50), default=10, show_default=True, help="Final hits per search.")
 @click.option("--candidates", type=click.IntRange(1, 100), default=30, show_default=True,
               help="Rerank candidate limit c (coarse pool = max(limit, c)).")
+@click.option("--fusion", type=click.Choice(SEARCH_FUSIONS), default="rrf", show_default=True,
+              help="How every search fuses its channels: rrf (the contract's), convex or weighted_rrf (non-contract).")
 @click.option("--categories", default="1,2,3,4", show_default=True)
 @click.option("--conversations", default=None, help="Sample ids or 0-based indexes, comma separated (default all).")
 @click.option("--questions", type=int, default=None, help="A category-stratified subset of this many questions.")
@@ -78,7 +80,7 @@ def bench(ctx: click.Context, as_json: bool) -> None:
               help="After an ingest, texts the bare embedder embeds for the ingest ÷ embedder-alone ratio (0: skip).")
 @render.json_option
 def locomo(data_path: str, modes: str, reranks: str, model: str | None, rerank_embedder: str | None, limit: int,
-           candidates: int, categories: str,
+           candidates: int, fusion: str, categories: str,
            conversations: str | None, questions: int | None, store: str | None, backends: str,
            seekdb_store: str | None, embedders: str, out: str | None, jsonl: str | None, alone_sample: int,
            as_json: bool) -> None:
@@ -117,6 +119,7 @@ def locomo(data_path: str, modes: str, reranks: str, model: str | None, rerank_e
         conversations=convs, questions=chosen, modes=_csv(modes), embedders=_csv(embedders), backends=backend_list,
         reranks=list(labels.values()), limit=limit, candidates=candidates, store=store, seekdb_store=seekdb_store,
         inference=InferenceConfig.from_env(generation_model=model), alone_sample=alone_sample,
+        fusion=cast(SearchFusion, fusion),
     )
     rerankers: dict[str, MemoryReranker | None] = {"none": None}
     model_policies = [cast(RerankPolicy, p) for p in policies if p != "none"]
@@ -150,7 +153,7 @@ def locomo(data_path: str, modes: str, reranks: str, model: str | None, rerank_e
     rerank_rows = [r for r in result["reports"] if r["overall"].get("rerank_ms_p50") is not None]
     if rerank_rows:
         click.echo("\n" + bench_locomo.rerank_markdown(rerank_rows))
-    click.echo(f"\n{len(chosen)} questions, {result['wall_seconds']} s wall; evidence ids repaired: "
+    click.echo(f"\n{len(chosen)} questions, fusion {fusion}, {result['wall_seconds']} s wall; evidence ids repaired: "
                f"{len(result['evidence_repaired'])}, unresolved (dropped): {len(result['evidence_unresolved'])}")
 
 
