@@ -85,7 +85,7 @@ def normalise(scores: Sequence[float], how: Normalisation, floor: float = 0.0) -
 def convex_fuse(channels: Mapping[str, Sequence[Candidate]], limit: int, *, alpha: float,
                 normalisation: Normalisation = "min-max") -> list[Fused]:
     """score = alpha · norm(cosine) + (1 - alpha) · norm(BM25); a candidate a channel did not admit gets 0 from it
-    (Bruch et al.'s convention). Ties bytewise by identity, as in RRF."""
+    (as its channel's lowest-scored candidate does under min-max). Ties bytewise by identity, as in RRF."""
     if not 0.0 <= alpha <= 1.0:
         raise ValueError(f"alpha must be between 0 and 1, got {alpha}")
     weights = {"fts": 1.0 - alpha, "vector": alpha}
