@@ -64,7 +64,7 @@ NORMALISATIONS: tuple[Normalisation, ...] = get_args(Normalisation)
 #: negative; a cosine similarity is at least -1.
 THEORETICAL_MIN: Mapping[str, float] = {"fts": 0.0, "vector": -1.0}
 
-CONVEX_ALPHA = 0.35  # the vector channel's weight; the full-text channel's is 1 - alpha
+CONVEX_ALPHA = 0.45  # the vector channel's weight; the full-text channel's is 1 - alpha
 CONVEX_NORMALISATION: Normalisation = "min-max"
 WEIGHTED_RRF_VECTOR_WEIGHT = 0.15  # the full-text channel's weight is 1 - this
 
