@@ -17,7 +17,7 @@ constructor arguments; the composition root (:mod:`pcmem.compose`), the CLI and 
     export POWERCONTEXT_SERVER_RUNTIME_MEMORY_RERANK_CANDIDATE_LIMIT=30
 
 - How a hybrid search fuses its two channels when the request does not say (:class:`RuntimeConfig`):
-  ``PCMEM_SEARCH_FUSION`` (``rrf``, the contract's and the default; ``convex`` or ``weighted_rrf``, non-contract).
+  ``PCMEM_SEARCH_FUSION`` (``rrf``, the contract's and the default; ``convex``, non-contract).
 """
 
 from __future__ import annotations
@@ -99,9 +99,9 @@ ENV_GENERATION_MAX_REQUESTS = "POWERCONTEXT_SERVER_INFERENCE_GENERATION_MAX_REQU
 ENV_INFERENCE_THREADS = "PCMEM_INFERENCE_THREADS"
 ENV_SEARCH_FUSION = "PCMEM_SEARCH_FUSION"
 
-#: How a search fuses its channels: ``rrf`` is the contract's equal-weight RRF (SPEC §2 step 6); ``convex`` and
-#: ``weighted_rrf`` are non-contract options for more recall (see :mod:`pcmem.search.fusion`).
-SearchFusion = Literal["rrf", "convex", "weighted_rrf"]
+#: How a search fuses its channels: ``rrf`` is the contract's equal-weight RRF (SPEC §2 step 6); ``convex`` is a
+#: non-contract option for more recall (see :mod:`pcmem.search.fusion`).
+SearchFusion = Literal["rrf", "convex"]
 SEARCH_FUSIONS: tuple[SearchFusion, ...] = get_args(SearchFusion)
 
 _TRUE = {"1", "true", "yes", "on"}

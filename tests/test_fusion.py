@@ -182,8 +182,6 @@ def test_fuse_dispatches_by_name_and_rrf_is_the_contract():
     params = fusion_parameters("convex")
     assert fuse("convex", channels, 10) == convex_fuse(channels, 10, alpha=float(params["alpha"]),
                                                        normalisation=params["normalisation"])  # type: ignore[arg-type]
-    weight = float(fusion_parameters("weighted_rrf")["vector_weight"])
-    assert fuse("weighted_rrf", channels, 10) == weighted_rrf_fuse(channels, 10, vector_weight=weight)
 
 
 @pytest.mark.parametrize("bad", [-0.1, 1.5])

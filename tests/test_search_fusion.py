@@ -13,7 +13,7 @@ import pytest
 import pcmem
 from pcmem import InputError, NewEntry, RememberRequest, RuntimeConfig
 from pcmem.errors import ConfigurationError
-from pcmem.search.fusion import RRF_K, fusion_parameters
+from pcmem.search.fusion import CONVEX_ALPHA, RRF_K, fusion_parameters
 from pcmem.testing import HashEmbedder
 from pcmem.types.search import SearchMemoryRequest
 
@@ -79,10 +79,8 @@ def test_a_request_chooses_its_fusion_and_the_page_names_it(store):
         default = memory.search(SearchMemoryRequest(query=query, mode="hybrid"))
         explicit = memory.search(SearchMemoryRequest(query=query, mode="hybrid", fusion="rrf"))
         convex = memory.search(SearchMemoryRequest(query=query, mode="hybrid", fusion="convex"))
-        weighted = memory.search(SearchMemoryRequest(query=query, mode="hybrid", fusion="weighted_rrf"))
     assert _ranked(explicit) == _ranked(default)
     assert (convex.fusion, convex.fusion_parameters) == ("convex", fusion_parameters("convex"))
-    assert (weighted.fusion, weighted.fusion_parameters) == ("weighted_rrf", fusion_parameters("weighted_rrf"))
     assert _ranked(convex) != _ranked(default)  # convex scores are normalised scores, not 1/(60 + rank) sums
     assert {h.citation.entry_id for h in convex.hits} == {h.citation.entry_id for h in default.hits}  # same pool
 
@@ -103,8 +101,8 @@ def test_the_runtime_default_applies_when_the_request_does_not_choose(store):
 
 
 def test_the_default_comes_from_the_environment(monkeypatch):
-    monkeypatch.setenv("PCMEM_SEARCH_FUSION", " Weighted_RRF ")
-    assert RuntimeConfig.from_env().memory_search_fusion == "weighted_rrf"
+    monkeypatch.setenv("PCMEM_SEARCH_FUSION", " Convex ")
+    assert RuntimeConfig.from_env().memory_search_fusion == "convex"
     monkeypatch.delenv("PCMEM_SEARCH_FUSION")
     assert RuntimeConfig.from_env().memory_search_fusion == "rrf"
     monkeypatch.setenv("PCMEM_SEARCH_FUSION", "bm25")
@@ -112,7 +110,7 @@ def test_the_default_comes_from_the_environment(monkeypatch):
         RuntimeConfig.from_env()
 
 
-@pytest.mark.parametrize("bad", ["borda", "", 3, ["rrf"]])
+@pytest.mark.parametrize("bad", ["borda", "weighted_rrf", "", 3, ["rrf"]])
 def test_an_unknown_fusion_is_an_input_error(bad):
     with pytest.raises(InputError, match="fusion"):
         SearchMemoryRequest(query="x", fusion=bad)
@@ -134,8 +132,8 @@ def test_the_cli_takes_fusion_and_says_which_ran(tmp_path):
     run("remember", "--scope", "s", "The team deploys the desktop app on Fridays.")
     page = json.loads(run("search", "--scope", "s", "--mode", "fts", "--fusion", "convex", "deploys", "--json"))
     assert (page["fusion"], page["fusion_parameters"]) == ("convex", fusion_parameters("convex"))
-    shown = run("search", "--scope", "s", "--mode", "fts", "--fusion", "weighted_rrf", "deploys")
-    assert "fusion weighted_rrf(k=60, vector_weight=" in shown and "non-contract" in shown
+    shown = " ".join(run("search", "--scope", "s", "--mode", "fts", "--fusion", "convex", "deploys").split())
+    assert f"fusion convex(alpha={CONVEX_ALPHA}, normalisation=min-max): a non-contract option" in shown
     assert "fusion" not in run("search", "--scope", "s", "--mode", "fts", "deploys")
     bad = CliRunner().invoke(main, ["--db", db, "search", "--scope", "s", "--fusion", "borda", "x"], env=env)
     assert bad.exit_code == 2 and "Traceback" not in bad.output

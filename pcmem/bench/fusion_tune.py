@@ -9,8 +9,9 @@ before looking at held-out figures: the value with the best frac@10 on the tunin
 there is at least RRF's (the hybrid pool's @30 kept); ties go to the value nearest RRF's behaviour (the smaller
 departure from equal weights). The held-out figures measure that procedure.
 
-The value to ship (``refit``) comes from the same rule over all ten conversations, the @30 floor required on each
-half (the target is stated per untouched half); its per-half figures are in-sample and reported as such.
+Each family's value over all ten conversations (``refit``) comes from the same rule, the @30 floor required on each
+half (the target is stated per untouched half); its per-half figures are in-sample and reported as such. The value
+pcmem ships is chosen from these over every measured preset (see :mod:`pcmem.search.fusion`).
 """
 
 from __future__ import annotations
@@ -215,8 +216,8 @@ def markdown(result: Mapping[str, Any]) -> str:
                      for c in categories]
             lines.append(f"| {label} | {row['n']} | {row['frac@10']:.3f} | {row['frac@30']:.3f} | "
                          + " | ".join(cells) + " |")
-    lines.append("\nThe values to ship (same rule over all ten conversations, @30 floor on each half; in-sample), "
-                 "frac@10 / frac@30 on conversations 0-4 and 5-9, and one fusion's cost at depth 30:\n")
+    lines.append("\nEach family's value by the same rule over all ten conversations (@30 floor on each half; "
+                 "in-sample), frac@10 / frac@30 on conversations 0-4 and 5-9, and one fusion's cost at depth 30:\n")
     lines.append("| fusion | 0-4 | 5-9 | fusion ms |")
     lines.append("|---|---|---|---|")
     for label, halves in result["refit_by_half"].items():

@@ -59,7 +59,7 @@ def bench(ctx: click.Context, as_json: bool) -> None:
 @click.option("--candidates", type=click.IntRange(1, 100), default=30, show_default=True,
               help="Rerank candidate limit c (coarse pool = max(limit, c)).")
 @click.option("--fusion", type=click.Choice(SEARCH_FUSIONS), default="rrf", show_default=True,
-              help="How every search fuses its channels: rrf (the contract's), convex or weighted_rrf (non-contract).")
+              help="How every search fuses its channels: rrf (the contract's) or convex (non-contract).")
 @click.option("--categories", default="1,2,3,4", show_default=True)
 @click.option("--conversations", default=None, help="Sample ids or 0-based indexes, comma separated (default all).")
 @click.option("--questions", type=int, default=None, help="A category-stratified subset of this many questions.")

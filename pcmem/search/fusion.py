@@ -48,15 +48,20 @@ def rrf_fuse(channels: Mapping[str, Sequence[Candidate]], limit: int) -> list[Fu
     return _fuse(channels, limit, lambda _channel, found: [1.0 / (RRF_K + rank) for rank in range(1, len(found) + 1)])
 
 
-# --- Non-contract fusions (``fusion=`` on a search, or the runtime's default) ------------------------------------
+# --- Non-contract fusions ---------------------------------------------------------------------------------------
 #
-# Both come from the literature, not from here: weighted RRF (RRF with a weight per channel), and the convex
-# combination of normalised channel scores studied by Bruch, Gai & Ingber, "An Analysis of Fusion Functions for
-# Hybrid Retrieval" (ACM TOIS 42(1), 2023), which finds it beats RRF once its one weight is tuned, with few queries.
-# Their parameters were measured with the shipped embedder (minilm-l6-int8) on LoCoMo: tuned on conversations 0-4 and
-# checked on 5-9 and the other way round, then set by the same rule over all ten (best frac@10 among values that keep
-# RRF's frac@30 on each half). README "Search" has the figures; ``pcmem bench locomo-fusion`` reproduces them. With a
-# stronger embedder the vector channel deserves more weight: measure it before relying on these values.
+# Two candidates from the literature, not from here, measured on LoCoMo with minilm-l6-int8 and mpnet-base-int8
+# (``pcmem bench locomo-fusion``; README "Search" has the figures): tuned on conversations 0-4 and checked on 5-9, and
+# the other way round.
+#
+# - The convex combination of normalised channel scores studied by Bruch, Gai & Ingber, "An Analysis of Fusion
+#   Functions for Hybrid Retrieval" (ACM TOIS 42(1), 2023), which finds it beats RRF once its one weight is tuned,
+#   with few queries. Offered as ``fusion="convex"``, with min-max normalisation and alpha = 0.45: the same rule over
+#   all ten conversations (best frac@10 among values that keep RRF's frac@30 on each half) with both presets; it is
+#   mpnet's own choice and within 0.001 @10 of MiniLM's (0.35). It beat RRF on every held-out half with both.
+#   Theoretical-min normalisation never kept RRF's @30 with either preset.
+# - Weighted RRF (a weight per channel): measured, not offered. With MiniLM a low vector weight helps @10, but with
+#   mpnet every weight other than RRF's equal one loses frac@30 to RRF, so no one value serves both presets.
 
 Normalisation = Literal["min-max", "theoretical-min"]
 NORMALISATIONS: tuple[Normalisation, ...] = get_args(Normalisation)
@@ -66,7 +71,6 @@ THEORETICAL_MIN: Mapping[str, float] = {"fts": 0.0, "vector": -1.0}
 
 CONVEX_ALPHA = 0.45  # the vector channel's weight; the full-text channel's is 1 - alpha
 CONVEX_NORMALISATION: Normalisation = "min-max"
-WEIGHTED_RRF_VECTOR_WEIGHT = 0.15  # the full-text channel's weight is 1 - this
 
 
 def normalise(scores: Sequence[float], how: Normalisation, floor: float = 0.0) -> list[float]:
@@ -108,8 +112,6 @@ def fusion_parameters(name: SearchFusion) -> dict[str, int | float | str]:
     """The parameters ``name`` runs with (shown on the search page next to its name)."""
     if name == "convex":
         return {"alpha": CONVEX_ALPHA, "normalisation": CONVEX_NORMALISATION}
-    if name == "weighted_rrf":
-        return {"k": RRF_K, "vector_weight": WEIGHTED_RRF_VECTOR_WEIGHT}
     return {"k": RRF_K}
 
 
@@ -117,8 +119,6 @@ def fuse(name: SearchFusion, channels: Mapping[str, Sequence[Candidate]], limit:
     """The one place a fusion name becomes a function: ``rrf`` is the contract's (SPEC §2 step 6)."""
     if name == "convex":
         return convex_fuse(channels, limit, alpha=CONVEX_ALPHA, normalisation=CONVEX_NORMALISATION)
-    if name == "weighted_rrf":
-        return weighted_rrf_fuse(channels, limit, vector_weight=WEIGHTED_RRF_VECTOR_WEIGHT)
     return rrf_fuse(channels, limit)
 
 

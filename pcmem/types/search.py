@@ -49,8 +49,8 @@ class SearchMemoryRequest(Request):
     ``1`` does not match ``true`` or ``1.0``), ``created_from`` (inclusive) / ``created_before`` (exclusive) on the
     entry version's ``created_at`` (naive datetimes are UTC).
 
-    ``fusion`` (non-contract): how the channels are fused — ``rrf`` (the contract's equal-weight RRF), ``convex``
-    (normalised BM25 and cosine, weighted) or ``weighted_rrf``; ``None`` (default): the runtime's default
+    ``fusion`` (non-contract): how the channels are fused — ``rrf`` (the contract's equal-weight RRF) or ``convex``
+    (min-max normalised cosine and BM25, weighted); ``None`` (default): the runtime's default
     (``RuntimeConfig.memory_search_fusion``, itself ``rrf`` unless configured).
     """
 
