@@ -148,3 +148,18 @@ def test_bench_locomo_fusion_reproduces_the_real_search_and_locomo_takes_fusion(
         assert reported_on_0_to_4["rrf"]["n"] == 3
         for k in ("frac@10", "frac@30"):
             assert grid[k][0] == real[fusion]["reports"][0]["overall"][k]
+
+
+def test_the_fusion_tuning_rule_by_hand():
+    from pcmem.bench.fusion_tune import choose, refit
+
+    def row(at10: float, at30: float) -> dict:
+        return {"n": 1, "frac@10": at10, "frac@30": at30}
+
+    table = {"rrf": row(0.60, 0.70), "convex:min-max:alpha=0.2": row(0.66, 0.69),  # best @10, but loses @30
+             "convex:min-max:alpha=0.3": row(0.64, 0.71), "convex:min-max:alpha=0.6": row(0.64, 0.72),
+             "weighted_rrf:vector_weight=0.5": row(0.99, 0.99)}  # another family
+    assert choose(table, "convex:min-max") == "convex:min-max:alpha=0.6"  # the tie goes to the value nearer 0.5
+    assert choose({"rrf": row(0.6, 0.7), "convex:min-max:alpha=0.1": row(0.9, 0.6)}, "convex:min-max") == "rrf"
+    other_half = {**table, "convex:min-max:alpha=0.6": row(0.64, 0.60)}  # the @30 floor holds on each half
+    assert refit([table, other_half], "convex:min-max") == "convex:min-max:alpha=0.3"
