@@ -15,6 +15,9 @@ constructor arguments; the composition root (:mod:`pcmem.compose`), the CLI and 
     export POWERCONTEXT_SERVER_INFERENCE_GENERATION_MODEL=llama-cpp:qwen2.5-coder-1.5b-instruct
     export POWERCONTEXT_SERVER_RUNTIME_MEMORY_RERANK_ENABLED=true
     export POWERCONTEXT_SERVER_RUNTIME_MEMORY_RERANK_CANDIDATE_LIMIT=30
+
+- How a hybrid search fuses its two channels when the request does not say (:class:`RuntimeConfig`):
+  ``PCMEM_SEARCH_FUSION`` (``rrf``, the contract's and the default; ``convex``, non-contract).
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -94,6 +97,12 @@ ENV_GENERATION_MODEL = "POWERCONTEXT_SERVER_INFERENCE_GENERATION_MODEL"
 ENV_GENERATION_TIMEOUT = "POWERCONTEXT_SERVER_INFERENCE_GENERATION_TIMEOUT_SECONDS"
 ENV_GENERATION_MAX_REQUESTS = "POWERCONTEXT_SERVER_INFERENCE_GENERATION_MAX_REQUESTS"
 ENV_INFERENCE_THREADS = "PCMEM_INFERENCE_THREADS"
+ENV_SEARCH_FUSION = "PCMEM_SEARCH_FUSION"
+
+#: How a search fuses its channels: ``rrf`` is the contract's equal-weight RRF (SPEC §2 step 6); ``convex`` is a
+#: non-contract option for more recall (see :mod:`pcmem.search.fusion`).
+SearchFusion = Literal["rrf", "convex"]
+SEARCH_FUSIONS: tuple[SearchFusion, ...] = get_args(SearchFusion)
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
@@ -129,6 +138,8 @@ class RuntimeConfig(_Settings):
     memory_rerank_enabled: bool = False
     #: How many coarse candidates a reranker sees (c in SPEC §2: coarse_limit = max(k, c)).
     memory_rerank_candidate_limit: int = Field(default=30, ge=1, le=100)
+    #: How a search that does not choose fuses its channels (``PCMEM_SEARCH_FUSION``); ``rrf`` is the contract's.
+    memory_search_fusion: SearchFusion = "rrf"
 
     @field_validator("memory_rerank_enabled", mode="before")
     @classmethod
@@ -142,11 +153,17 @@ class RuntimeConfig(_Settings):
             raise ValueError(f"expected true or false, got {value!r}")
         return value
 
+    @field_validator("memory_search_fusion", mode="before")
+    @classmethod
+    def _fusion(cls, value: object) -> object:
+        return value.strip().lower() if isinstance(value, str) else value
+
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> RuntimeConfig:
         env = _env_values(os.environ if environ is None else environ, {
             "memory_rerank_enabled": ENV_RERANK_ENABLED,
             "memory_rerank_candidate_limit": ENV_RERANK_CANDIDATE_LIMIT,
+            "memory_search_fusion": ENV_SEARCH_FUSION,
         })
         return cls._build({**env, **{k: v for k, v in overrides.items() if v is not None}}, "runtime config")
 

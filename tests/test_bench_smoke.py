@@ -10,6 +10,7 @@ from conftest import locomo_file as _locomo_file
 from pcmem.bench import metrics
 from pcmem.bench.locomo_data import load, parse_evidence
 from pcmem.cli import main
+from pcmem.search.fusion import CONVEX_ALPHA, CONVEX_NORMALISATION
 
 
 def test_locomo_data_repairs_malformed_evidence(tmp_path):
@@ -123,3 +124,42 @@ def test_bench_locomo_with_the_embedding_rerank_policy(tmp_path):
     assert report["rerank"] == "embedding" and report["mode"] == "hybrid"
     overall = report["overall"]
     assert overall["n"] == 3 and "rerank_ms_p50" in overall and overall["rerank_requests"] == 0
+
+
+def test_bench_locomo_fusion_reproduces_the_real_search_and_locomo_takes_fusion(tmp_path):
+    """Issue 31: the offline fusion evaluation gives the same figures as real searches on the same store."""
+    data = _locomo_file(tmp_path / "locomo.json")
+    store = str(tmp_path / "locomo.duckdb")
+    for fusion in ("rrf", "convex"):
+        result = CliRunner().invoke(main, ["bench", "locomo", "--data", str(data), "--modes", "hybrid", "--fusion",
+                                           fusion, "--store", store, "--out", str(tmp_path / f"{fusion}.json"),
+                                           "--alone-sample", "0", "--json"])
+        assert result.exit_code == 0, result.output
+    real = {f: json.loads((tmp_path / f"{f}.json").read_text()) for f in ("rrf", "convex")}
+    assert (real["convex"]["fusion"], real["rrf"]["fusion"]) == ("convex", "rrf")
+    result = CliRunner().invoke(main, ["bench", "locomo-fusion", "--data", str(data), "--store", store,
+                                       "--channels", str(tmp_path / "channels.jsonl"),
+                                       "--out", str(tmp_path / "fusion.json"), "--json"])
+    assert result.exit_code == 0, result.output
+    offline = json.loads((tmp_path / "fusion.json").read_text())
+    reported_on_0_to_4 = offline["folds"][1]["rows"]  # the one conversation here is conversation 0
+    for fusion, label in (("rrf", "rrf"), ("convex", f"convex:{CONVEX_NORMALISATION}:alpha={CONVEX_ALPHA}")):
+        grid = offline["grid_by_half"][label]
+        assert reported_on_0_to_4["rrf"]["n"] == 3
+        for k in ("frac@10", "frac@30"):
+            assert grid[k][0] == real[fusion]["reports"][0]["overall"][k]
+
+
+def test_the_fusion_tuning_rule_by_hand():
+    from pcmem.bench.fusion_tune import choose, refit
+
+    def row(at10: float, at30: float) -> dict:
+        return {"n": 1, "frac@10": at10, "frac@30": at30}
+
+    table = {"rrf": row(0.60, 0.70), "convex:min-max:alpha=0.2": row(0.66, 0.69),  # best @10, but loses @30
+             "convex:min-max:alpha=0.3": row(0.64, 0.71), "convex:min-max:alpha=0.6": row(0.64, 0.72),
+             "weighted_rrf:vector_weight=0.5": row(0.99, 0.99)}  # another family
+    assert choose(table, "convex:min-max") == "convex:min-max:alpha=0.6"  # the tie goes to the value nearer 0.5
+    assert choose({"rrf": row(0.6, 0.7), "convex:min-max:alpha=0.1": row(0.9, 0.6)}, "convex:min-max") == "rrf"
+    other_half = {**table, "convex:min-max:alpha=0.6": row(0.64, 0.60)}  # the @30 floor holds on each half
+    assert refit([table, other_half], "convex:min-max") == "convex:min-max:alpha=0.3"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -106,3 +107,86 @@ def test_analyzer_v2_drops_stopwords_and_stems_latin_words_only():
     assert v2.analyze("When did the team deploy? It deploys on Thursdays!") == ["team", "deploy", "deploy", "thursday"]
     assert v2.analyze("中文搜索 café_42") == ["中", "文", "搜", "索", "中文", "文搜", "搜索", "café_42"]
     assert v2.query_terms("not the drinks, no") == ["not", "drink", "no"]  # negations are not stopwords
+
+
+# --- non-contract fusions (issue 31): hand-computed examples -----------------------------------------------------
+
+from pcmem.search.fusion import (  # noqa: E402 - grouped with the tests that use them
+    convex_fuse,
+    fuse,
+    fusion_parameters,
+    normalise,
+    weighted_rrf_fuse,
+)
+
+# fts: a 4.0, b 2.0, c 1.0 (BM25); vector: c 0.9, d 0.6, a 0.3 (cosine)
+FTS = [cand("a", 4.0), cand("b", 2.0), cand("c", 1.0)]
+VECTOR = [cand("c", 0.9), cand("d", 0.6), cand("a", 0.3)]
+
+
+def test_normalise_min_max_and_theoretical_min_by_hand():
+    assert normalise([4.0, 2.0, 1.0], "min-max") == [1.0, 1 / 3, 0.0]
+    assert normalise([4.0, 2.0, 1.0], "theoretical-min", floor=0.0) == [1.0, 0.5, 0.25]
+    assert normalise([0.9, 0.6, 0.3], "theoretical-min", floor=-1.0) == pytest.approx([1.0, 1.6 / 1.9, 1.3 / 1.9])
+    assert normalise([0.7], "min-max") == [1.0]  # a lone candidate is its channel's best
+    assert normalise([2.0, 2.0], "min-max") == [1.0, 1.0]
+    assert normalise([], "min-max") == []
+
+
+def test_convex_min_max_by_hand():
+    # min-max: fts a 1, b 1/3, c 0; vector c 1, d 0.5, a 0; alpha 0.5 -> a 0.5, c 0.5 (tie: bytewise a first),
+    # d 0.25, b 1/6. A channel that did not admit a candidate gives it 0.
+    fused = convex_fuse({"fts": FTS, "vector": VECTOR}, limit=10, alpha=0.5)
+    assert [f.candidate.entry_version_id for f in fused] == ["a", "c", "d", "b"]
+    assert [f.score for f in fused] == pytest.approx([0.5, 0.5, 0.25, 1 / 6])
+    assert [f.matched_by for f in fused] == [("fts", "vector"), ("fts", "vector"), ("vector",), ("fts",)]
+
+
+def test_convex_alpha_weights_the_vector_channel():
+    # alpha 0.8: a 0.2, b 0.2/3, c 0.8, d 0.4 -> c, d, a, b
+    fused = convex_fuse({"fts": FTS, "vector": VECTOR}, limit=3, alpha=0.8)
+    assert [f.candidate.entry_version_id for f in fused] == ["c", "d", "a"]
+    assert [f.score for f in fused] == pytest.approx([0.8, 0.4, 0.2])
+
+
+def test_convex_theoretical_min_by_hand():
+    # fts / 4: a 1, b .5, c .25; vector (s + 1) / 1.9: c 1, d 1.6/1.9, a 1.3/1.9; alpha 0.5
+    fused = convex_fuse({"fts": FTS, "vector": VECTOR}, limit=10, alpha=0.5, normalisation="theoretical-min")
+    expected = {"a": 0.5 + 0.5 * 1.3 / 1.9, "c": 0.125 + 0.5, "d": 0.5 * 1.6 / 1.9, "b": 0.25}
+    assert [f.candidate.entry_version_id for f in fused] == ["a", "c", "d", "b"]
+    assert {f.candidate.entry_version_id: f.score for f in fused} == pytest.approx(expected)
+
+
+def test_weighted_rrf_by_hand():
+    # vector weight 0.75, fts 0.25: a .25/61 + .75/63, b .25/62, c .25/63 + .75/61, d .75/62 -> c, a, d, b
+    fused = weighted_rrf_fuse({"fts": FTS, "vector": VECTOR}, limit=10, vector_weight=0.75)
+    expected = {"a": 0.25 / 61 + 0.75 / 63, "b": 0.25 / 62, "c": 0.25 / 63 + 0.75 / 61, "d": 0.75 / 62}
+    assert [f.candidate.entry_version_id for f in fused] == ["c", "a", "d", "b"]
+    assert {f.candidate.entry_version_id: f.score for f in fused} == pytest.approx(expected)
+    # equal RRF scores a and c: the contract puts a first (bytewise), the weight is what moved c ahead
+    assert [f.candidate.entry_version_id for f in rrf_fuse({"fts": FTS, "vector": VECTOR}, 10)] == ["a", "c", "b", "d"]
+
+
+@given(st.lists(st.integers(0, 30), max_size=25, unique=True), st.lists(st.integers(0, 30), max_size=25, unique=True),
+       st.integers(1, 40))
+def test_weighted_rrf_at_equal_weights_orders_exactly_as_rrf(fts, vector, limit):
+    channels = {"fts": [cand(f"v{i:02}") for i in fts], "vector": [cand(f"v{i:02}") for i in vector]}
+    halved = weighted_rrf_fuse(channels, limit, vector_weight=0.5)
+    assert [f.candidate for f in halved] == [f.candidate for f in rrf_fuse(channels, limit)]
+
+
+def test_fuse_dispatches_by_name_and_rrf_is_the_contract():
+    channels = {"fts": FTS, "vector": VECTOR}
+    assert fuse("rrf", channels, 10) == rrf_fuse(channels, 10)
+    assert fusion_parameters("rrf") == {"k": RRF_K}
+    params = fusion_parameters("convex")
+    assert fuse("convex", channels, 10) == convex_fuse(channels, 10, alpha=float(params["alpha"]),
+                                                       normalisation=params["normalisation"])  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("bad", [-0.1, 1.5])
+def test_weights_outside_zero_to_one_are_refused(bad):
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        convex_fuse({"fts": FTS}, 5, alpha=bad)
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        weighted_rrf_fuse({"fts": FTS}, 5, vector_weight=bad)

@@ -27,7 +27,8 @@ from pcmem.decision.memo import MemoDecisionModel
 from pcmem.errors import InferenceError, InputError, RerankError
 from pcmem.rerank.decision import DecisionReranker
 from pcmem.rerank.port import MemoryReranker
-from pcmem.settings import InferenceConfig, RuntimeConfig
+from pcmem.search.fusion import fusion_parameters
+from pcmem.settings import InferenceConfig, RuntimeConfig, SearchFusion
 from pcmem.types.memory import NewEntry, RememberRequest
 from pcmem.types.progress import Progress
 from pcmem.types.search import SearchMemoryRequest, SearchPage
@@ -379,6 +380,7 @@ class Matrix:
     seekdb_store: str | None = None  # a seekdb store to ingest into and reuse
     inference: InferenceConfig = field(default_factory=InferenceConfig)
     alone_sample: int = ALONE_SAMPLE  # texts for the embedder-alone reference after an ingest (0: skip)
+    fusion: SearchFusion = "rrf"  # how every search fuses its channels (rrf: the contract's)
 
     def __post_init__(self) -> None:
         if not self.embedders:
@@ -455,7 +457,7 @@ def run_matrix(matrix: Matrix, rerankers: Mapping[str, MemoryReranker | None] | 
     ``rerankers`` maps each label of ``matrix.reranks`` to its reranker (a single reranker: every label)."""
     if not isinstance(rerankers, Mapping):
         rerankers = {label: rerankers for label in matrix.reranks}
-    config = RuntimeConfig(memory_rerank_candidate_limit=matrix.candidates)
+    config = RuntimeConfig(memory_rerank_candidate_limit=matrix.candidates, memory_search_fusion=matrix.fusion)
     started = time.perf_counter()
     workdir = Path(tempfile.mkdtemp(prefix="pcmem-locomo-"))
     try:
@@ -467,6 +469,7 @@ def run_matrix(matrix: Matrix, rerankers: Mapping[str, MemoryReranker | None] | 
     conversations = matrix.conversations
     return {
         "data": None, "stores": [r["store"] for r in runs], "limit": matrix.limit, "candidates": matrix.candidates,
+        "fusion": matrix.fusion, "fusion_parameters": fusion_parameters(matrix.fusion),
         "questions": len(matrix.questions),
         "ingest_entries_per_s": {f"{r['backend']}/{r['embedder']}": r["ingest_entries_per_s"] for r in runs},
         "wall_seconds": round(time.perf_counter() - started, 1), "model": matrix.inference.generation_model,

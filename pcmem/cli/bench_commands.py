@@ -12,7 +12,7 @@ from pcmem.cli import render
 from pcmem.cli.progress import progress_bar
 from pcmem.errors import InputError
 from pcmem.rerank.port import MemoryReranker
-from pcmem.settings import InferenceConfig
+from pcmem.settings import SEARCH_FUSIONS, InferenceConfig, SearchFusion
 from pcmem.types.rerank import RERANK_POLICIES, RerankPolicy
 
 
@@ -58,6 +58,8 @@ def bench(ctx: click.Context, as_json: bool) -> None:
 @click.option("--limit", type=click.IntRange(1, 50), default=10, show_default=True, help="Final hits per search.")
 @click.option("--candidates", type=click.IntRange(1, 100), default=30, show_default=True,
               help="Rerank candidate limit c (coarse pool = max(limit, c)).")
+@click.option("--fusion", type=click.Choice(SEARCH_FUSIONS), default="rrf", show_default=True,
+              help="How every search fuses its channels: rrf (the contract's) or convex (non-contract).")
 @click.option("--categories", default="1,2,3,4", show_default=True)
 @click.option("--conversations", default=None, help="Sample ids or 0-based indexes, comma separated (default all).")
 @click.option("--questions", type=int, default=None, help="A category-stratified subset of this many questions.")
@@ -78,7 +80,7 @@ def bench(ctx: click.Context, as_json: bool) -> None:
               help="After an ingest, texts the bare embedder embeds for the ingest ÷ embedder-alone ratio (0: skip).")
 @render.json_option
 def locomo(data_path: str, modes: str, reranks: str, model: str | None, rerank_embedder: str | None, limit: int,
-           candidates: int, categories: str,
+           candidates: int, fusion: str, categories: str,
            conversations: str | None, questions: int | None, store: str | None, backends: str,
            seekdb_store: str | None, embedders: str, out: str | None, jsonl: str | None, alone_sample: int,
            as_json: bool) -> None:
@@ -117,6 +119,7 @@ def locomo(data_path: str, modes: str, reranks: str, model: str | None, rerank_e
         conversations=convs, questions=chosen, modes=_csv(modes), embedders=_csv(embedders), backends=backend_list,
         reranks=list(labels.values()), limit=limit, candidates=candidates, store=store, seekdb_store=seekdb_store,
         inference=InferenceConfig.from_env(generation_model=model), alone_sample=alone_sample,
+        fusion=cast(SearchFusion, fusion),
     )
     rerankers: dict[str, MemoryReranker | None] = {"none": None}
     model_policies = [cast(RerankPolicy, p) for p in policies if p != "none"]
@@ -150,7 +153,7 @@ def locomo(data_path: str, modes: str, reranks: str, model: str | None, rerank_e
     rerank_rows = [r for r in result["reports"] if r["overall"].get("rerank_ms_p50") is not None]
     if rerank_rows:
         click.echo("\n" + bench_locomo.rerank_markdown(rerank_rows))
-    click.echo(f"\n{len(chosen)} questions, {result['wall_seconds']} s wall; evidence ids repaired: "
+    click.echo(f"\n{len(chosen)} questions, fusion {fusion}, {result['wall_seconds']} s wall; evidence ids repaired: "
                f"{len(result['evidence_repaired'])}, unresolved (dropped): {len(result['evidence_unresolved'])}")
 
 
@@ -479,3 +482,49 @@ def _register_startup(bench: click.Group) -> None:
 
 
 _register_startup(bench)
+
+
+@bench.command("locomo-fusion")
+@click.option("--data", "data_path", required=True, type=click.Path(exists=True, dir_okay=False),
+              help="Path to locomo10.json (CC BY-NC 4.0; bring your own copy).")
+@click.option("--embedder", default="minilm-l6-int8", show_default=True, metavar="PRESET|DIR")
+@click.option("--store", type=click.Path(dir_okay=False), required=True,
+              help="DuckDB store file to ingest into (once) and search.")
+@click.option("--channels", "channels_path", type=click.Path(dir_okay=False), required=True,
+              help="Each question's admitted channel lists, as JSON lines: written after fetching; when the file "
+                   "exists it is reused and nothing is searched.")
+@click.option("--categories", default="1,2,3,4", show_default=True)
+@click.option("--out", type=click.Path(dir_okay=False), default=None, help="Write the full results as JSON here.")
+@render.json_option
+def locomo_fusion(data_path: str, embedder: str, store: str, channels_path: str, categories: str, out: str | None,
+                  as_json: bool) -> None:
+    """Tune the non-contract fusions on LoCoMo conversations 0-4, report on 5-9, and the other way round.
+
+    \b
+    Examples:
+      pcmem bench locomo-fusion --data locomo10.json --store locomo.minilm.duckdb --channels minilm.jsonl
+    """
+    from pcmem.bench import fusion_tune
+    from pcmem.bench import locomo as bench_locomo
+    from pcmem.bench.locomo_data import load
+    from pcmem.compose.runtime import open_sync
+
+    if Path(channels_path).exists():
+        fetched = fusion_tune.load_fetched(channels_path)
+    else:
+        convs = load(data_path)
+        chosen = bench_locomo.select_questions(convs, _csv(categories, int), None)
+        with open_sync(store, embedder=embedder) as runtime, \
+                progress_bar("fetching channels", enabled=not as_json) as advance:
+            fetched = fusion_tune.fetch(runtime, convs, chosen, advance)
+        fusion_tune.save(fetched, channels_path)
+    result = fusion_tune.evaluate(fetched)
+    result.update(embedder=embedder, data=str(data_path))
+    if out:
+        Path(out).write_text(json.dumps(result, indent=2))
+    if as_json:
+        render.emit_json({k: v for k, v in result.items() if k != "grid_by_half"})
+        return
+    click.echo(fusion_tune.markdown(result))
+    click.echo(f"\n{result['questions']} questions; channel fetch per search p50 {result['fetch_ms_p50']:.1f} ms, "
+               f"p95 {result['fetch_ms_p95']:.1f} ms")

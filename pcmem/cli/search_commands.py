@@ -10,7 +10,7 @@ import click
 from pcmem.cli import render
 from pcmem.cli.progress import progress_bar
 from pcmem.errors import InputError, StoreError
-from pcmem.settings import InferenceConfig
+from pcmem.settings import SEARCH_FUSIONS, InferenceConfig
 from pcmem.types.rerank import MODEL_RERANK_POLICIES, RERANK_POLICIES, RerankPolicy
 from pcmem.types.search import MAX_SEARCH_LIMIT, SEARCH_MODES, SearchMemoryRequest, SearchPage
 from pcmem.validation import parse_metadata_json
@@ -21,7 +21,8 @@ def _print_page(page: SearchPage, query: str) -> None:
         render.console.print("no memory in this scope yet: nothing to search")
         return
     where = ", ".join(f"{m.scope!r} @ revision {m.revision}" for m in page.memories)
-    header = f"{len(page.hits)} hits for {query!r} in {where} (mode {page.mode})"
+    fused = "" if page.fusion == "rrf" else f", fusion {page.fusion}"
+    header = f"{len(page.hits)} hits for {query!r} in {where} (mode {page.mode}{fused})"
     if not page.hits:  # an empty table only wraps its title into a narrow column
         render.console.print(f"no hits for {query!r} in {where} (mode {page.mode}): no entry passed admission "
                              "(enough query terms, or cosine ≥ 0.3)")
@@ -35,6 +36,9 @@ def _print_page(page: SearchPage, query: str) -> None:
          + (f"{hit.score:.4f}", "+".join(hit.matched_by), hit.citation.entry_id, render.preview(hit.text, 56))
          for rank, hit in enumerate(page.hits, start=1)],
     )
+    if page.fusion != "rrf":
+        parameters = ", ".join(f"{name}={value}" for name, value in page.fusion_parameters.items())
+        render.console.print(f"fusion {page.fusion}({parameters}): a non-contract option (the contract's is rrf)")
     if trace:
         render.console.print(
             f"rerank {trace.policy_id}: kept {len(trace.selected_ranks)} of {len(trace.candidates)} "
@@ -73,6 +77,9 @@ def _where(pairs: tuple[str, ...]) -> dict[str, Any] | None:
 @click.option("--mode", type=click.Choice(SEARCH_MODES), default="auto", show_default=True,
               help="auto = hybrid when vectors are available, else full-text.")
 @click.option("--limit", "-n", type=click.IntRange(1, MAX_SEARCH_LIMIT), default=10, show_default=True)
+@click.option("--fusion", type=click.Choice(SEARCH_FUSIONS), default=None,
+              help="How hybrid fuses its channels: rrf (the contract's) or convex (non-contract: weighted min-max "
+                   "normalised scores, more recall on LoCoMo) (default: $PCMEM_SEARCH_FUSION, else rrf).")
 @click.option("--rerank", type=click.Choice(["none", *RERANK_POLICIES]), default=None,
               help="Rerank the coarse pool: with a local model (listwise, decision, decision-fill) or by embedding "
                    "cosine (embedding) (default: as configured by the environment).")
@@ -85,7 +92,7 @@ def _where(pairs: tuple[str, ...]) -> dict[str, Any] | None:
 @click.argument("query")
 @render.json_option
 def search(scopes: tuple[str, ...], kinds: tuple[str, ...], where: tuple[str, ...], created_from: datetime | None,
-           created_before: datetime | None, mode: str, limit: int, rerank: str | None, rerank_embedder: str | None,
+           created_before: datetime | None, mode: str, limit: int, fusion: str | None, rerank: str | None, rerank_embedder: str | None,
            model: str | None, query: str,
            as_json: bool) -> None:
     """Search a scope's head revision: BM25 full-text + vectors, fused with RRF, optionally reranked.
@@ -99,7 +106,7 @@ def search(scopes: tuple[str, ...], kinds: tuple[str, ...], where: tuple[str, ..
     store = click.get_current_context().obj
     request = SearchMemoryRequest(  # validate before loading any model
         query=query, limit=limit, mode=mode, kinds=list(kinds) or None, metadata=_where(where),
-        created_from=created_from, created_before=created_before)
+        created_from=created_from, created_before=created_before, fusion=fusion)
     reranking = rerank is not None and rerank != "none"
     runtime = store.open(shared=False, create=False, embeds=mode != "fts" or reranking)
     reranker = None

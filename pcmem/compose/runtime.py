@@ -35,7 +35,7 @@ from pcmem.owner.protocol import RerankSpec
 from pcmem.rerank.port import MemoryReranker
 from pcmem.search.reindex import ReindexReport, fill_secondary, reindex
 from pcmem.search.service import SearchService
-from pcmem.settings import InferenceConfig, RuntimeConfig
+from pcmem.settings import InferenceConfig, RuntimeConfig, SearchFusion
 from pcmem.store.port import StorageBackend
 from pcmem.types.progress import Progress
 from pcmem.types.rerank import RerankPolicy
@@ -75,7 +75,8 @@ class SyncRuntime:
         if rerank_embedder is None:  # an injected embedding reranker with its own embedder: writes keep its vectors
             rerank_embedder = getattr(reranker, "embedder", None) if getattr(reranker, "second_embedder", False) \
                 else None
-        search_for = _search_factory(backend, lambda: self.reranker, self.config.memory_rerank_candidate_limit)
+        search_for = _search_factory(backend, lambda: self.reranker, self.config.memory_rerank_candidate_limit,
+                                     self.config.memory_search_fusion)
         parts = MemoryParts(backend, search_for, embedder=embedder, clock=clock,
                             write_gate=WriteGate(write_gate) if write_gate is not None else None,
                             embedder_for=embedder_for, rerank_embedder=rerank_embedder,
@@ -263,11 +264,12 @@ class SyncRuntime:
 
 
 def _search_factory(backend: StorageBackend, reranker: Callable[[], MemoryReranker | None],
-                    candidate_limit: int) -> SearchFactory:
+                    candidate_limit: int, fusion: SearchFusion) -> SearchFactory:
     """How the runtime's Memory builds its search service for an embedder (again after a vector-space switch), with
-    the runtime's reranker at that moment."""
+    the runtime's reranker at that moment and its default fusion."""
     def search_for(embedder: Embedder | None, rerank_embedder: Callable[[], Embedder | None]) -> SearchService:
-        return SearchService(backend, embedder, reranker(), candidate_limit, rerank_embedder=rerank_embedder)
+        return SearchService(backend, embedder, reranker(), candidate_limit, rerank_embedder=rerank_embedder,
+                             fusion=fusion)
     return search_for
 
 

@@ -11,6 +11,9 @@ Filters and several scopes keep SPEC §2's rules and only change where candidate
   asked again for 4x as many (up to every candidate). Only then is the channel truncated, admitted (FTS term
   count, cosine ≥ 0.3) and fused. A filter never loses a match because unfiltered candidates filled the channel
   first; a selective filter costs more reads than an unselective one.
+- **Fusion**: RRF (k = 60) is the contract's and the default. A request's ``fusion`` (or the runtime's default)
+  may choose a non-contract fusion of the same admitted channel lists (:mod:`pcmem.search.fusion`); the page
+  names the fusion that ran.
 - **Several scopes**: mode choice needs the capability in every scope (auto → hybrid only if vectors are
   available in all of them). Each channel's candidates from all scopes are merged into one list by channel
   score (BM25 and cosine are comparable across scopes: one index, one embedding space per store), ties bytewise
@@ -24,12 +27,14 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pcmem.embedding.port import Embedder
 from pcmem.errors import CapabilityNotSupportedError, EmbeddingError, RerankError
 from pcmem.rerank.port import StoreBoundReranker
-from pcmem.search.fusion import admit_fts, admit_vector, channel_candidate_count, rrf_fuse
+from pcmem.search.fusion import admit_fts, admit_vector, channel_candidate_count, fuse, fusion_parameters
+from pcmem.settings import SearchFusion
 from pcmem.store.port import StorageBackend
 from pcmem.types.memory import Citation, EntryVersion, MemoryRef
 from pcmem.types.search import Candidate, MemoryHit, RerankTrace, ResolvedMode, SearchMemoryRequest, SearchPage
@@ -57,12 +62,14 @@ class SearchService:
         candidate_limit: int = DEFAULT_CANDIDATE_LIMIT,
         *,
         rerank_embedder: Callable[[], Embedder | None] | None = None,
+        fusion: SearchFusion = "rrf",
     ) -> None:
         self._backend = backend
         self._embedder = embedder
         self._rerank_embedder = rerank_embedder  # the embedding policy's default: its answer, else the store's own
         self.reranker = reranker
         self.candidate_limit = candidate_limit
+        self.fusion = fusion  # a request's fusion=None means this one (the contract's rrf unless configured)
 
     def vector_available(self, status: VectorStatus) -> bool:
         """SPEC §2: the store's profile equals the configured one and every active entry has a vector."""
@@ -173,8 +180,15 @@ class SearchService:
         with self._backend.reading():
             return self._coarse_in_snapshot(scopes, request, reranking)
 
-    def _coarse_in_snapshot(self, scopes: tuple[str, ...], request: SearchMemoryRequest, reranking: bool
-                            ) -> SearchPage:
+    def channel_lists(self, scopes: tuple[str, ...], request: SearchMemoryRequest, reranking: bool = False
+                      ) -> AdmittedChannels:
+        """Each channel's admitted candidates (with their BM25 / cosine scores), exactly what the fusion gets: lets a
+        benchmark fetch them once per question and compare fusions offline."""
+        with self._backend.reading():
+            return self._channels_in_snapshot(scopes, request, reranking)
+
+    def _channels_in_snapshot(self, scopes: tuple[str, ...], request: SearchMemoryRequest, reranking: bool
+                              ) -> AdmittedChannels:
         mode = self.resolve_mode(request.mode, scopes)
         query_vector: np.ndarray | None = None
         if mode != "fts":
@@ -203,21 +217,40 @@ class SearchService:
             versions.update(found.versions)
             fts.extend(found.fts)
             vector.extend(found.vector)
-        if not memories:
-            return SearchPage(memory=None, mode=mode, hits=())
         if len(scopes) > 1:  # one channel list over the union, best first, ties bytewise (SPEC §2 step 6 order)
             fts.sort(key=lambda c: (-c.score, c.key))
             vector.sort(key=lambda c: (-c.score, c.key))
         fts, vector = fts[:channel_limit], vector[:channel_limit]
-        fused = rrf_fuse({"fts": admit_fts(fts, len(terms)), "vector": admit_vector(vector)}, coarse_limit)
+        return AdmittedChannels(mode=mode, coarse_limit=coarse_limit, memories=memories, versions=versions,
+                                channels={"fts": admit_fts(fts, len(terms)), "vector": admit_vector(vector)})
+
+    def _coarse_in_snapshot(self, scopes: tuple[str, ...], request: SearchMemoryRequest, reranking: bool
+                            ) -> SearchPage:
+        found = self._channels_in_snapshot(scopes, request, reranking)
+        fusion = request.fusion or self.fusion
+        if not found.memories:
+            return SearchPage(memory=None, mode=found.mode, hits=(), fusion=fusion,
+                              fusion_parameters=fusion_parameters(fusion))
         hits = []
-        for item in fused:
-            version = versions[item.candidate.entry_version_id]
-            citation = Citation.of(memories[item.candidate.artifact_id], version)
+        for item in fuse(fusion, found.channels, found.coarse_limit):
+            version = found.versions[item.candidate.entry_version_id]
+            citation = Citation.of(found.memories[item.candidate.artifact_id], version)
             hits.append(MemoryHit(citation=citation, text=version.text, kind=version.kind, score=item.score,
                                   matched_by=item.matched_by, metadata=version.metadata))
-        single = next(iter(memories.values())) if len(scopes) == 1 else None
-        return SearchPage(memory=single, mode=mode, hits=tuple(hits), memories=tuple(memories.values()))
+        single = next(iter(found.memories.values())) if len(scopes) == 1 else None
+        return SearchPage(memory=single, mode=found.mode, hits=tuple(hits), memories=tuple(found.memories.values()),
+                          fusion=fusion, fusion_parameters=fusion_parameters(fusion))
+
+
+@dataclass(frozen=True, slots=True)
+class AdmittedChannels:
+    """One search's channels after admission (SPEC §2 step 5), read from one snapshot, before any fusion."""
+
+    mode: ResolvedMode
+    coarse_limit: int
+    memories: dict[str, MemoryRef]  # by artifact id: every scope searched that has a memory
+    versions: dict[str, EntryVersion]  # every candidate's entry version, by id
+    channels: dict[str, list[Candidate]]  # "fts" / "vector": admitted candidates, best first
 
 
 def _check_selection(decision: MemoryRerankDecision, count: int, limit: int, policy_id: str) -> None:

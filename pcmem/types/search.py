@@ -10,6 +10,7 @@ from pydantic import Field, field_validator, model_validator
 
 from pcmem import validation
 from pcmem.errors import InputError
+from pcmem.settings import SearchFusion
 from pcmem.types.base import Count, Frozen, Request, Timestamp
 from pcmem.types.memory import Citation, EntryVersion, MemoryRef
 from pcmem.types.rerank import CandidateDecision
@@ -47,6 +48,10 @@ class SearchMemoryRequest(Request):
     them), ``metadata`` (each given top-level key is present with exactly this value, compared as canonical JSON:
     ``1`` does not match ``true`` or ``1.0``), ``created_from`` (inclusive) / ``created_before`` (exclusive) on the
     entry version's ``created_at`` (naive datetimes are UTC).
+
+    ``fusion`` (non-contract): how the channels are fused — ``rrf`` (the contract's equal-weight RRF) or ``convex``
+    (min-max normalised cosine and BM25, weighted); ``None`` (default): the runtime's default
+    (``RuntimeConfig.memory_search_fusion``, itself ``rrf`` unless configured).
     """
 
     query: str
@@ -56,6 +61,7 @@ class SearchMemoryRequest(Request):
     metadata: dict[str, Any] | None = None
     created_from: Timestamp | None = None
     created_before: Timestamp | None = None
+    fusion: SearchFusion | None = None
 
     @field_validator("query", mode="before")
     @classmethod
@@ -118,7 +124,7 @@ class MemoryHit(Frozen):
     citation: Citation
     text: str
     kind: str
-    score: float  # the RRF sum: Σ 1/(60 + rank) over the channels that admitted it
+    score: float  # the fused score: with rrf (the default) Σ 1/(60 + rank) over the channels that admitted it
     matched_by: tuple[Channel, ...]
     metadata: dict[str, Any] = Field(default_factory=dict)
 
@@ -156,3 +162,6 @@ class SearchPage(Frozen):
     rerank: RerankTrace | None = None
     #: Every scope searched that has a memory, at the revision read (one entry for a single-scope search).
     memories: tuple[MemoryRef, ...] = ()
+    #: The fusion that ordered the coarse hits (``rrf``: the contract's) and the parameters it ran with.
+    fusion: SearchFusion = "rrf"
+    fusion_parameters: dict[str, int | float | str] = Field(default_factory=dict)
