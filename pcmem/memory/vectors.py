@@ -100,13 +100,7 @@ class Embedders:
     def secondary_for(self, texts_by_version: dict[str, str]) -> Prepared:
         """Second-embedder vectors for new versions, computed before the write transaction, when the store keeps that
         embedder's vectors (its secondary profile). :meth:`store_secondary` re-checks inside the transaction."""
-        embedder = self.rerank_embedder
-        if not texts_by_version or embedder is None:
-            return NOTHING_PREPARED  # no read: in shared mode every transaction opens the file
-        profile = self._backend.secondary_embedding_profile()
-        if profile != embedder.profile:
-            return Prepared(profile, {})
-        return Prepared(profile, _embed(embedder, texts_by_version))
+        return _prepare(self.rerank_embedder, self._backend.secondary_embedding_profile, texts_by_version)
 
     def store_secondary(self, tx: WriteTransaction, texts_by_version: dict[str, str], prepared: Prepared) -> None:
         """Store the secondary vectors of the versions a write makes active, in the write's own transaction.
@@ -136,13 +130,7 @@ class Embedders:
         Runs before the write transaction (embedding is the slow part); :meth:`vectors_inside` re-checks the store's
         vector space inside it, because another runtime or process may have switched it meanwhile.
         """
-        embedder = self.current.embedder
-        if not texts_by_version or embedder is None:
-            return NOTHING_PREPARED  # no read: in shared mode every transaction opens the file
-        profile = self._backend.embedding_profile()
-        if profile != embedder.profile:
-            return Prepared(profile, {})
-        return Prepared(profile, _embed(embedder, texts_by_version))
+        return _prepare(self.current.embedder, self._backend.embedding_profile, texts_by_version)
 
     def vectors_inside(self, tx: WriteTransaction, texts_by_version: dict[str, str],
                        prepared: Prepared) -> dict[str, np.ndarray]:
@@ -169,6 +157,18 @@ class Embedders:
                 "written now would be missing from vector search. Open the store with embedder='auto' (the CLI "
                 "does), or switch the store with `pcmem reindex --embedder ...`")
         return _embed(embedder, texts_by_version)
+
+
+def _prepare(embedder: Embedder | None, store_profile: Callable[[], EmbeddingProfile | None],
+             texts_by_version: dict[str, str]) -> Prepared:
+    """``embedder``'s vectors for the texts when the store keeps that embedder's profile (read with
+    ``store_profile``), else none; nothing is read when there is nothing to embed or no embedder."""
+    if not texts_by_version or embedder is None:
+        return NOTHING_PREPARED
+    profile = store_profile()
+    if profile != embedder.profile:
+        return Prepared(profile, {})
+    return Prepared(profile, _embed(embedder, texts_by_version))
 
 
 def _embed(embedder: Embedder, texts_by_version: dict[str, str]) -> dict[str, np.ndarray]:
