@@ -403,6 +403,25 @@ class Runtime:
         """As :meth:`SyncRuntime.reindex_secondary`, in a worker thread."""
         return await to_thread(lambda: self.sync.reindex_secondary(progress, embedder=embedder))
 
+    @property
+    def rerank_embedder(self) -> Embedder | None:
+        """As :attr:`SyncRuntime.rerank_embedder` (reads no store: the one this runtime holds)."""
+        return self.sync.rerank_embedder
+
+    async def use_reranker(self, reranker: MemoryReranker | None) -> None:
+        """As :meth:`SyncRuntime.use_reranker`, in a worker thread."""
+        await to_thread(self.sync.use_reranker, reranker)
+
+    async def use_write_gate(self, decision_model: DecisionModel | None) -> None:
+        """As :meth:`SyncRuntime.use_write_gate`, in a worker thread."""
+        await to_thread(self.sync.use_write_gate, decision_model)
+
+    async def build_reranker(self, policy: RerankPolicy, inference: InferenceConfig | None = None,
+                             progress: Progress | None = None, *,
+                             rerank_embedder: str | None = None) -> MemoryReranker:
+        """As :meth:`SyncRuntime.build_reranker`, in a worker thread (it may load a model)."""
+        return await to_thread(self.sync.build_reranker, policy, inference, progress, rerank_embedder=rerank_embedder)
+
     async def close(self) -> None:
         """As :meth:`SyncRuntime.close`."""
         await to_thread(self.sync.close)
