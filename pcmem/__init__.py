@@ -4,7 +4,7 @@ Open a store, pick a scope, remember and read back with exact citations::
 
     import pcmem
 
-    with pcmem.open_sync("memory.duckdb") as runtime:
+    with pcmem.open("memory.duckdb") as runtime:
         project = runtime.memory.for_scope("project")
         written = project.remember("The team deploys on Fridays after the 14:00 check.")
         print(written.citations[0])
@@ -43,8 +43,11 @@ from pcmem.errors import (
 
 if TYPE_CHECKING:
     from pcmem.compose.rerankers import build_reranker
-    from pcmem.compose.runtime import Runtime, SyncRuntime, open_runtime, open_sync
+    from pcmem.compose.runtime import Runtime, SyncRuntime, open, open_async, open_runtime, open_sync
+    from pcmem.decision.port import DecisionModel
     from pcmem.embedding.port import Embedder
+    from pcmem.memory.scoped import SyncScopedMemory
+    from pcmem.memory.service import MemoryService, ScopedMemory, SyncMemoryService
     from pcmem.rerank.port import MemoryReranker
     from pcmem.search.reindex import ReindexReport
     from pcmem.settings import InferenceConfig, RuntimeConfig
@@ -87,7 +90,10 @@ __version__ = "0.1.0"
 _LAZY: dict[str, str] = {
     name: module
     for module, names in {
-        "pcmem.compose.runtime": ("Runtime", "SyncRuntime", "open_runtime", "open_sync"),
+        "pcmem.compose.runtime": ("Runtime", "SyncRuntime", "open", "open_async", "open_runtime", "open_sync"),
+        "pcmem.decision.port": ("DecisionModel",),
+        "pcmem.memory.scoped": ("SyncScopedMemory",),
+        "pcmem.memory.service": ("MemoryService", "ScopedMemory", "SyncMemoryService"),
         "pcmem.compose.rerankers": ("build_reranker",),
         "pcmem.embedding.port": ("Embedder",),
         "pcmem.rerank.port": ("MemoryReranker",),
@@ -135,6 +141,7 @@ __all__ = [
     "Citation",
     "ConcurrentWriteError",
     "ConfigurationError",
+    "DecisionModel",
     "Embedder",
     "EmbeddingError",
     "EmbeddingProfile",
@@ -154,6 +161,7 @@ __all__ = [
     "MemoryRef",
     "MemoryRerankDecision",
     "MemoryReranker",
+    "MemoryService",
     "NewEntry",
     "NotFoundError",
     "OwnerGoneError",
@@ -175,6 +183,7 @@ __all__ = [
     "SEARCH_MODES",
     "ScopeNotFoundError",
     "ScopeSummary",
+    "ScopedMemory",
     "SearchMemoryRequest",
     "SearchMode",
     "SearchPage",
@@ -188,12 +197,16 @@ __all__ = [
     "StoreReadOnlyError",
     "StoreVersionError",
     "StoreWALError",
+    "SyncMemoryService",
     "SyncRuntime",
+    "SyncScopedMemory",
     "Tombstone",
     "Usage",
     "WriteResult",
     "__version__",
     "build_reranker",
+    "open",
+    "open_async",
     "open_runtime",
     "open_sync",
 ]

@@ -2,7 +2,7 @@
 
 >>> import pcmem
 >>> from pcmem.testing import HashEmbedder
->>> with pcmem.open_sync("/tmp/test.duckdb", embedder=HashEmbedder()) as runtime:   # doctest: +SKIP
+>>> with pcmem.open("/tmp/test.duckdb", embedder=HashEmbedder()) as runtime:   # doctest: +SKIP
 ...     runtime.memory.for_scope("s").remember("no model is loaded for this")
 
 A real embedder loads an ONNX or GGUF model (seconds, hundreds of MB); these vectors cost microseconds and are the

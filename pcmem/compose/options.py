@@ -1,4 +1,4 @@
-"""The options of ``open_sync`` / ``open_runtime`` / ``SyncRuntime.open``, checked in one place before anything opens.
+"""The options of ``pcmem.open`` / ``pcmem.open_async`` / ``Runtime.open``, checked in one place before anything opens.
 
 A wrong name or type is an :class:`~pcmem.errors.InputError` naming the option, raised before a file is created or a
 model loaded — not a ``TypeError`` from the call, nor an ``AttributeError`` from deep inside the first write
@@ -7,10 +7,11 @@ model loaded — not a ``TypeError`` from the call, nor an ``AttributeError`` fr
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 from pcmem.compose.embedders import check_embedder_choice
 from pcmem.errors import InputError
@@ -73,11 +74,22 @@ OPEN_OPTIONS: dict[str, Callable[[object, str], None]] = {
 }
 
 
-def check_names(caller: str, options: Mapping[str, Any]) -> None:
-    """Refuse an option ``SyncRuntime.open`` does not take (``open_sync(path, **options)`` would raise TypeError)."""
-    unknown = sorted(set(options) - OPEN_OPTIONS.keys())
-    if unknown:
-        raise InputError(f"{caller} got an unknown option {unknown[0]!r}; it takes {', '.join(OPEN_OPTIONS)}")
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def refuse_unknown(caller: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """Make a misspelt option an InputError naming it rather than Python's TypeError: the explicit keywords let a
+    type checker find it before the run; this keeps the one-line pcmem error for code that is not type-checked."""
+    def decorate(function: Callable[P, R]) -> Callable[P, R]:
+        @functools.wraps(function)
+        def checked(*args: P.args, **kwargs: P.kwargs) -> R:
+            unknown = sorted(set(kwargs) - OPEN_OPTIONS.keys() - {"path"})
+            if unknown:
+                raise InputError(f"{caller} got an unknown option {unknown[0]!r}; it takes {', '.join(OPEN_OPTIONS)}")
+            return function(*args, **kwargs)
+        return checked
+    return decorate
 
 
 def check_values(target: object, options: Mapping[str, Any]) -> None:

@@ -1,10 +1,10 @@
 """The runtime: open a store and hand out the Memory services, wired from settings and injected parts.
 
 >>> import pcmem
->>> with pcmem.open_sync("/tmp/example.duckdb") as runtime:            # doctest: +SKIP
+>>> with pcmem.open("/tmp/example.duckdb") as runtime:                 # doctest: +SKIP
 ...     runtime.memory.for_scope("project").remember("We deploy on Fridays.")
 
->>> async with pcmem.open_runtime("/tmp/example.duckdb") as runtime:   # doctest: +SKIP
+>>> async with pcmem.open_async("/tmp/example.duckdb") as runtime:     # doctest: +SKIP
 ...     page = await runtime.memory.for_scope("project").search("deploy day")
 
 Everything that can be misconfigured (the rerank model, llama.cpp, model files) is checked here, at startup, and
@@ -13,7 +13,7 @@ raises ConfigurationError rather than failing at the first search.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine, Generator
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -84,6 +84,7 @@ class SyncRuntime:
         self.memory = SyncMemoryService(parts)
 
     @classmethod
+    @options.refuse_unknown("open")
     def open(
         cls,
         path: str | Path,
@@ -108,8 +109,8 @@ class SyncRuntime:
         StoreMissingError instead of creating a store. ``rerank_embedder``: the embedding reranker's second embedder
         (``"auto"``: ``$PCMEM_RERANK_EMBEDDER``, else the store's secondary profile; ``"none"``); writes store its
         vectors when it is the store's secondary profile. Every runtime of one path in a process shares one backend
-        (see :mod:`pcmem.compose.registry`). A wrongly typed option is an InputError naming it, raised before
-        anything is opened (see :mod:`pcmem.compose.options`).
+        (see :mod:`pcmem.compose.registry`). A wrongly typed or unknown option is an InputError naming it, raised
+        before anything is opened (see :mod:`pcmem.compose.options`).
 
         Several processes: when another pcmem process holds the DuckDB file, this returns a :class:`ClientRuntime`
         served by it (same API, results and errors; no model is loaded here); otherwise this process opens the file
@@ -368,10 +369,28 @@ class Runtime:
         self.memory = MemoryService(sync.memory)
 
     @classmethod
-    async def open(cls, path: str | Path, **kwargs: Any) -> Runtime:
-        """Same options as :meth:`SyncRuntime.open`; opening runs in a worker thread."""
-        options.check_names("Runtime.open", kwargs)
-        return cls(await to_thread(lambda: SyncRuntime.open(path, **kwargs)))
+    @options.refuse_unknown("Runtime.open")
+    async def open(
+        cls,
+        path: str | Path,
+        *,
+        embedder: EmbedderChoice = "auto",
+        rerank_embedder: EmbedderChoice = "auto",
+        clock: Clock = utc_now,
+        config: RuntimeConfig | None = None,
+        inference: InferenceConfig | None = None,
+        reranker: MemoryReranker | None = None,
+        model_progress: Progress | None = None,
+        write_gate: DecisionModel | None = None,
+        shared: bool = False,
+        lock_timeout: float = 10.0,
+        create: bool = True,
+    ) -> Runtime:
+        """As :meth:`SyncRuntime.open` (same options, same errors); opening runs in a worker thread."""
+        return cls(await to_thread(lambda: SyncRuntime.open(
+            path, embedder=embedder, rerank_embedder=rerank_embedder, clock=clock, config=config,
+            inference=inference, reranker=reranker, model_progress=model_progress, write_gate=write_gate,
+            shared=shared, lock_timeout=lock_timeout, create=create)))
 
     async def reindex(
         self, progress: Progress | None = None, *, embedder: EmbedderChoice = None
@@ -383,6 +402,25 @@ class Runtime:
                                 embedder: EmbedderChoice) -> ReindexReport | None:
         """As :meth:`SyncRuntime.reindex_secondary`, in a worker thread."""
         return await to_thread(lambda: self.sync.reindex_secondary(progress, embedder=embedder))
+
+    @property
+    def rerank_embedder(self) -> Embedder | None:
+        """As :attr:`SyncRuntime.rerank_embedder` (reads no store: the one this runtime holds)."""
+        return self.sync.rerank_embedder
+
+    async def use_reranker(self, reranker: MemoryReranker | None) -> None:
+        """As :meth:`SyncRuntime.use_reranker`, in a worker thread."""
+        await to_thread(self.sync.use_reranker, reranker)
+
+    async def use_write_gate(self, decision_model: DecisionModel | None) -> None:
+        """As :meth:`SyncRuntime.use_write_gate`, in a worker thread."""
+        await to_thread(self.sync.use_write_gate, decision_model)
+
+    async def build_reranker(self, policy: RerankPolicy, inference: InferenceConfig | None = None,
+                             progress: Progress | None = None, *,
+                             rerank_embedder: str | None = None) -> MemoryReranker:
+        """As :meth:`SyncRuntime.build_reranker`, in a worker thread (it may load a model)."""
+        return await to_thread(self.sync.build_reranker, policy, inference, progress, rerank_embedder=rerank_embedder)
 
     async def close(self) -> None:
         """As :meth:`SyncRuntime.close`."""
@@ -397,25 +435,20 @@ class Runtime:
         await self.close()
 
 
-def open_sync(path: str | Path, **kwargs: Any) -> SyncRuntime:
-    """Open (creating if needed) the store file at ``path`` for blocking use; options as :meth:`SyncRuntime.open`.
-
-    Returns a :class:`SyncRuntime` (a context manager). Raises StoreError and its subclasses (locked, permission,
-    read-only, missing, damaged WAL, foreign or newer file), ConfigurationError, EmbeddingError, InputError (an
-    unknown or wrongly typed option too)."""
-    options.check_names("open_sync", kwargs)
-    return SyncRuntime.open(path, **kwargs)
+#: ``pcmem.open(path, *, ...)``: open (creating if needed) the store at ``path`` for blocking use — a
+#: :class:`SyncRuntime` (a context manager). It is :meth:`SyncRuntime.open` itself: the options and errors are its.
+open = SyncRuntime.open  # as gzip.open and shelve.open: the module's way in, not the builtin
 
 
 class _OpenRuntime:
-    """``await open_runtime(p)`` or ``async with open_runtime(p) as runtime``."""
+    """``await open_async(p)`` or ``async with open_async(p) as runtime``."""
 
-    def __init__(self, path: str | Path, options: dict[str, Any]) -> None:
-        self._path, self._options = path, options
+    def __init__(self, opening: Callable[[], Coroutine[Any, Any, Runtime]]) -> None:
+        self._opening = opening
         self._runtime: Runtime | None = None
 
-    def __await__(self):  # noqa: ANN204 - generator protocol
-        return Runtime.open(self._path, **self._options).__await__()
+    def __await__(self) -> Generator[Any, None, Runtime]:
+        return self._opening().__await__()
 
     async def __aenter__(self) -> Runtime:
         self._runtime = await self
@@ -426,10 +459,32 @@ class _OpenRuntime:
             await self._runtime.close()
 
 
-def open_runtime(path: str | Path, **kwargs: Any) -> _OpenRuntime:
-    """Open (creating if needed) the store file at ``path`` for async use; options as :meth:`SyncRuntime.open`.
+@options.refuse_unknown("open_async")
+def open_async(
+    path: str | Path,
+    *,
+    embedder: EmbedderChoice = "auto",
+    rerank_embedder: EmbedderChoice = "auto",
+    clock: Clock = utc_now,
+    config: RuntimeConfig | None = None,
+    inference: InferenceConfig | None = None,
+    reranker: MemoryReranker | None = None,
+    model_progress: Progress | None = None,
+    write_gate: DecisionModel | None = None,
+    shared: bool = False,
+    lock_timeout: float = 10.0,
+    create: bool = True,
+) -> _OpenRuntime:
+    """Open (creating if needed) the store at ``path`` for async use; options and errors as :meth:`SyncRuntime.open`.
 
-    ``await`` it for a :class:`Runtime`, or use it with ``async with``. Raises as :func:`open_sync`; an unknown option
-    right away."""
-    options.check_names("open_runtime", kwargs)
-    return _OpenRuntime(path, kwargs)
+    ``await`` it for a :class:`Runtime`, or use it with ``async with``. An unknown option raises right away; the rest
+    when awaited."""
+    return _OpenRuntime(lambda: Runtime.open(
+        path, embedder=embedder, rerank_embedder=rerank_embedder, clock=clock, config=config, inference=inference,
+        reranker=reranker, model_progress=model_progress, write_gate=write_gate, shared=shared,
+        lock_timeout=lock_timeout, create=create))
+
+
+#: The names before ``open``/``open_async`` (the same objects), kept as aliases for one release.
+open_sync = open
+open_runtime = open_async

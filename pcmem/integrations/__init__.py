@@ -4,7 +4,7 @@
 - :mod:`pcmem.integrations.llama_index` — a LlamaIndex retriever (``pip install 'pcmem[llama-index]'``).
 
 Both go through the public search API only: same admission, RRF, filters, several scopes and exact citations.
-Both take ``runtime.memory`` of either runtime (``open_sync`` or ``open_runtime``) and answer the framework's sync
+Both take ``runtime.memory`` of either runtime (``pcmem.open`` or ``pcmem.open_async``) and answer the framework's sync
 and async calls alike: an async call runs the search in a worker thread, never on the event loop.
 """
 
@@ -48,7 +48,7 @@ def blocking_memory(memory: object) -> SyncMemoryService:
         return memory
     if isinstance(memory, MemoryService):
         return memory.sync
-    raise InputError(f"memory must be runtime.memory of a pcmem runtime (pcmem.open_sync or pcmem.open_runtime), "
+    raise InputError(f"memory must be runtime.memory of a pcmem runtime (pcmem.open or pcmem.open_async), "
                      f"not {type(memory).__name__}")
 
 

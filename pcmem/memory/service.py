@@ -108,11 +108,20 @@ class ScopedMemory:
         """As :meth:`SyncScopedMemory.head` (runs in a worker thread): same result, same errors."""
         return await to_thread(self.sync.head)
 
-    async def remember(self, request: RememberRequest | NewEntry | str, **fields: Any) -> WriteResult:
+    async def remember(
+        self,
+        request: RememberRequest | NewEntry | str,
+        *,
+        kind: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        entry_id: str | None = None,
+        upsert: bool = False,
+    ) -> WriteResult:
         """As :meth:`SyncScopedMemory.remember`. Cancellation: the write runs in a worker thread that cannot be
         interrupted, so a ``remember`` cancelled while it runs may still commit — the caller gets CancelledError
         and the entries exist. Use ``entry_id`` + ``upsert=True`` to make the retry after a cancellation safe."""
-        return await to_thread(self.sync.remember, request, **fields)
+        return await to_thread(self.sync.remember, request, kind=kind, metadata=metadata, entry_id=entry_id,
+                               upsert=upsert)
 
     async def forget(self, entry_id: str) -> WriteResult:
         """As :meth:`SyncScopedMemory.forget` (cannot be undone)."""
@@ -193,6 +202,15 @@ class MemoryService:
         """As :meth:`SyncMemoryService.scopes` (runs in a worker thread): same result, same errors."""
         return await to_thread(self.sync.scopes)
 
-    async def search(self, request: SearchMemoryRequest | str, *, scopes: Sequence[str], **options: Any) -> SearchPage:
-        """As :meth:`SyncMemoryService.search`: several scopes, one RRF."""
-        return await to_thread(self.sync.search, request, scopes=scopes, **options)
+    async def search(
+        self,
+        request: SearchMemoryRequest | str,
+        *,
+        scopes: Sequence[str],
+        reranker: MemoryReranker | None = None,
+        rerank: bool = True,
+        progress: Progress | None = None,
+    ) -> SearchPage:
+        """As :meth:`SyncMemoryService.search`: several scopes, one RRF (runs in a worker thread)."""
+        return await to_thread(self.sync.search, request, scopes=scopes, reranker=reranker, rerank=rerank,
+                               progress=progress)
