@@ -19,6 +19,7 @@ MAX_TEXT_BYTES = 8192  # SPEC §1: entry text and queries are 1..8192 UTF-8 byte
 MAX_ID_CHARS = 128  # SPEC §1: entry ids are printable ASCII, at most 128 characters.
 MAX_SCOPE_CHARS = 256  # SPEC §1: scope ids are 1..256 characters, not blank.
 MAX_KIND_CHARS = 128  # as PowerContext's schema, pcmem's /openapi.json and the MCP tool schema say
+MAX_REASON_CHARS = 512  # why a write was made (PowerContext's reason): one line of audit trail, not a second text
 MAX_METADATA_BYTES = 4096  # metadata is a small annotation (a source turn id, a timestamp), not a second payload.
 MAX_METADATA_DEPTH = 8
 
@@ -79,6 +80,20 @@ def validate_id(value: object, field: str = "entry_id") -> str:
     if not ident or len(ident) > MAX_ID_CHARS or not _ID_PATTERN.fullmatch(ident):
         raise InputError(f"{field} must be 1..{MAX_ID_CHARS} printable ASCII characters without spaces, got {ident!r}")
     return ident
+
+
+def validate_reason(value: object) -> str | None:
+    """Why a write is made: ``None``, or text as :func:`normalize_text` has it, at most 512 characters. Blank text is
+    no reason (``None``): PowerContext's wire allows an empty ``reason``."""
+    if value is None:
+        return None
+    reason = require_str(value, "reason")
+    if not reason.strip():
+        return None
+    reason = normalize_text(reason, "reason")
+    if len(reason) > MAX_REASON_CHARS:
+        raise InputError(f"reason is {len(reason)} characters; the limit is {MAX_REASON_CHARS}")
+    return reason
 
 
 def validate_kind(value: object) -> str:

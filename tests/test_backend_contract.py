@@ -490,3 +490,15 @@ def test_forget_scope_erases_everything_and_the_scope_stays_writable(backend, ru
     assert len(result.citations) == 2 and scope.list(ListRequest(state="all")).entries == ()
     assert scope.search("Ana").hits == () and scope.forget_scope().unchanged
     assert scope.remember("Ana moved to Lisbon.").memory.revision == 4
+
+
+def test_the_reason_a_write_gives_is_kept_with_its_revision(project):
+    project.remember(RememberRequest(entries=(NewEntry(text="alpha", entry_id="a"), NewEntry(text="beta", entry_id="b")),
+                                     reason="from the kickoff notes"))
+    project.revise(ReviseRequest(entry_id="a", expected_revision=1, text="alpha two", reason="  moved  "))
+    project.retire(RetireRequest(entry_id="b", expected_version=1, reason="obsolete since March"))
+    project.reactivate(ReactivateRequest(entry_id="b", expected_revision=3))  # no reason: none is kept
+    assert [(c.revision, c.entry_id, c.reason) for c in project.changes(0).changes] == [
+        (1, "a", "from the kickoff notes"), (1, "b", "from the kickoff notes"), (2, "a", "moved"),
+        (3, "b", "obsolete since March"), (4, "b", None)]
+    assert [r.reason for r in project.revisions()] == ["from the kickoff notes", "moved", "obsolete since March", None]

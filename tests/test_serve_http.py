@@ -154,6 +154,8 @@ def test_v1_memory_round_trip(client, server):
     changes = post(client, "/v1/memory/changes", {"scope_id": "trip", "since_revision": 0})
     ops = [(r["memory_ref"]["revision"], [c["op"] for c in r["changes"]]) for r in changes["revisions"]]
     assert ops == [(1, ["add"]), (2, ["add"]), (3, ["revise"]), (4, ["deactivate"])]
+    reasons = [[c["reason"] for c in r["changes"]] for r in changes["revisions"]]
+    assert reasons == [["from the kickoff"], [None], ["moved"], ["obsolete"]], "each write's reason, as it gave it"
     revise_change = changes["revisions"][2]["changes"][0]
     assert revise_change["from_entry_version_id"] == citation["entry_version_id"]
     later = post(client, "/v1/memory/changes", {"scope_id": "trip", "since_revision": 2})
