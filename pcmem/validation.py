@@ -26,6 +26,26 @@ MAX_METADATA_DEPTH = 8
 # Tab, newline, carriage return, vertical tab and form feed are whitespace that real text (chat logs) contains;
 # every other C0/C1 control character (NUL, ESC, ...) is refused.
 _ALLOWED_CONTROLS = frozenset("\t\n\r\x0b\x0c")
+
+
+def _refused_controls_class() -> str:
+    """The control characters :func:`_reject_unencodable` refuses, as the body of a regex class (``\\x00-\\x08...``)."""
+    refused = [code for code in range(0xA0) if unicodedata.category(chr(code)) == "Cc"
+               and chr(code) not in _ALLOWED_CONTROLS]
+    runs: list[tuple[int, int]] = []
+    for code in refused:
+        if runs and runs[-1][1] == code - 1:
+            runs[-1] = (runs[-1][0], code)
+        else:
+            runs.append((code, code))
+    return "".join(f"\\x{low:02x}" if low == high else f"\\x{low:02x}-\\x{high:02x}" for low, high in runs)
+
+
+#: The same rule as a regex class body, for schemas (``/openapi.json``, the MCP tool schemas): a generated client
+#: then never sends a value that validation refuses. (Lone surrogates, also refused, cannot be named portably.)
+REFUSED_CONTROLS = _refused_controls_class()
+#: A JSON Schema ``pattern`` for text without refused control characters.
+NO_CONTROLS_PATTERN = f"^[^{REFUSED_CONTROLS}]*$"
 MAX_JSON_BYTES = 1 << 20  # one metadata argument or one JSONL line
 MAX_JSON_DEPTH = 64  # well above metadata's own limit; stops 60,000 nested "[" before the parser recurses
 MAX_JSON_INT_DIGITS = 40  # any real id or count; Python refuses > 4300 digits with a bare ValueError

@@ -18,11 +18,12 @@ import pytest
 from click.testing import CliRunner
 
 import pcmem
-from pcmem import MemoryRerankDecision
-from pcmem.errors import InferenceTimeoutError, InferenceUnavailableError
+from pcmem import MemoryRerankDecision, validation
+from pcmem.errors import InferenceTimeoutError, InferenceUnavailableError, InputError
 
 pytest.importorskip("fastapi")
 pytest.importorskip("mcp")
+jsonschema = pytest.importorskip("jsonschema")
 
 from pcmem.serve.app import ServeOptions, create_app  # noqa: E402
 from pcmem.serve.live import LiveServer  # noqa: E402
@@ -546,3 +547,41 @@ def test_without_the_serve_extra_the_commands_name_it_in_one_line(tmp_path, comm
     assert done.returncode == pcmem.ConfigurationError.exit_code, done.stderr
     assert done.stderr.strip().splitlines() == [
         "pcmem: error: `pcmem serve` and `pcmem mcp` need fastapi, uvicorn, mcp: pip install 'pcmem[serve]'"]
+
+
+#: Where each checked field's schema lives in /openapi.json, and the library check the server applies to it.
+_CONTROL_CHECKED = {
+    ("SearchMemoryRequest", "scope_id"): validation.validate_scope,
+    ("SearchMemoryRequest", "query"): validation.normalize_text,
+    ("RememberMemoryRequest", "text"): validation.normalize_text,
+    ("RememberMemoryRequest", "kind"): validation.validate_kind,
+    ("RememberMemoryRequest", "reason"): validation.validate_reason,
+}
+
+
+def test_openapi_says_which_control_characters_text_fields_refuse(client):
+    """A value is schema-valid exactly when the server's validation takes it, for every C0/C1 control character
+    (and a few neighbours), so a client generated from /openapi.json never sends what is answered 422."""
+    schemas = client.get("/openapi.json").json()["components"]["schemas"]
+    for (model, field), check in _CONTROL_CHECKED.items():
+        validator = jsonschema.Draft202012Validator(schemas[model]["properties"][field])
+        for code in [*range(0xA1), 0x2028, 0xFEFF]:
+            value = f"a{chr(code)}b"
+            try:
+                check(value)
+                accepted = True
+            except InputError:
+                accepted = False
+            assert validator.is_valid(value) is accepted, (model, field, hex(code))
+
+
+def test_a_refused_control_character_is_schema_invalid_and_answers_422(client):
+    schema = client.get("/openapi.json").json()["components"]["schemas"]["RememberMemoryRequest"]
+    validator = jsonschema.Draft202012Validator(schema)
+    bell = {"scope_id": "controls", "kind": "fact", "text": "ring the bell \x07 now"}
+    assert not validator.is_valid(bell)
+    refused = post(client, "/v1/memory/remember", bell, status=422)
+    assert refused["error"]["code"] == "invalid_request" and "U+0007" in refused["error"]["message"]
+    tabbed = {"scope_id": "controls", "kind": "fact", "text": "column one\tcolumn two\nline two"}
+    assert validator.is_valid(tabbed)
+    assert post(client, "/v1/memory/remember", tabbed)["changed"] is True
