@@ -343,6 +343,21 @@ def test_oversized_bodies_are_413(client):
     assert response.status_code == 413 and response.headers[REQUEST_ID]
 
 
+@pytest.mark.parametrize("body", [
+    b'{"scope_id": "latin", "kind": "fact", "text": "caf\xe9 au lait"}',  # Latin-1, not UTF-8
+    b'{"scope_id": "latin", "kind": "fact", "text": "cut \xe2\x82"}',  # a truncated UTF-8 sequence
+])
+def test_a_body_that_is_not_utf8_is_422_as_documented(client, body):
+    response = client.post("/v1/memory/remember", content=body, headers={"content-type": "application/json"})
+    assert response.status_code == 422 and response.headers[REQUEST_ID]
+    error = response.json()["error"]
+    assert error["code"] == "invalid_request" and error["message"].startswith("The request body is not UTF-8: byte")
+    assert error["details"]["errors"][0]["type"] == "json_invalid"
+    documented = client.get("/openapi.json").json()["paths"]["/v1/memory/remember"]["post"]["responses"]
+    assert "422" in documented and "400" not in documented
+    assert post(client, "/v1/memory/entries/list", {"scope_id": "latin"})["entries"] == [], "nothing was written"
+
+
 # --- concurrency ---------------------------------------------------------------------------------------------
 
 

@@ -123,6 +123,14 @@ def _install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def http(request: Request, error: StarletteHTTPException) -> JSONResponse:
+        if isinstance(error.__cause__, UnicodeDecodeError):
+            # FastAPI answers a body json.loads cannot decode with an undocumented 400; the body is JSON that is not
+            # UTF-8 (RFC 8259 §8.1), which is a contract violation like any other: 422, as /openapi.json says.
+            cause = error.__cause__
+            message = (f"The request body is not UTF-8: byte 0x{cause.object[cause.start]:02x} at position "
+                       f"{cause.start} cannot be decoded.")
+            return _error_response(422, "invalid_request", message,
+                                   {"errors": [{"loc": ["body"], "msg": message, "type": "json_invalid"}]})
         code = {404: "not_found", 405: "method_not_allowed"}.get(error.status_code, "http_error")
         return _error_response(error.status_code, code, str(error.detail))
 
