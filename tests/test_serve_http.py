@@ -486,6 +486,32 @@ def test_without_a_valid_token_every_route_is_401(token_server, authorization):
         assert client.get("/health/live").status_code == 200, "liveness stays public, as in PowerContext"
 
 
+def test_openapi_documents_the_bearer_scheme_and_the_request_id_header(token_server, client):
+    """What the middleware does, which FastAPI cannot see: the token (only when the server requires one) and the
+    request-id header on every answer, under PowerContext 1.4.1's names."""
+    with httpx.Client(base_url=token_server.url, headers={"authorization": f"Bearer {TOKEN}"}) as authorized:
+        guarded = authorized.get("/openapi.json").json()
+        refused = authorized.post("/v1/memory/search", headers={"authorization": ""},
+                                  json={"scope_id": "s", "query": "q"})
+    open_ = client.get("/openapi.json").json()
+    [(name, scheme)] = guarded["components"]["securitySchemes"].items()
+    assert (name, scheme["type"], scheme["scheme"]) == ("BearerAuth", "http", "bearer")
+    assert guarded["security"] == [{"BearerAuth": []}]
+    assert guarded["paths"]["/health/live"]["get"]["security"] == [], "liveness stays public"
+    unauthorized = guarded["paths"]["/v1/memory/search"]["post"]["responses"]["401"]["headers"]
+    assert unauthorized["WWW-Authenticate"] == {"$ref": "#/components/headers/BearerChallenge"}
+    assert refused.status_code == 401 and refused.headers["www-authenticate"] == "Bearer"
+    assert "securitySchemes" not in open_["components"] and "security" not in open_, "no token, no scheme"
+    assert open_["components"]["headers"]["RequestId"]["schema"] == {"type": "string"}
+    for spec in (guarded, open_):
+        for path, item in spec["paths"].items():
+            for method, operation in item.items():
+                for status, response in operation["responses"].items():
+                    assert response["headers"]["X-PowerContext-Request-ID"] == {
+                        "$ref": "#/components/headers/RequestId"}, (path, method, status)
+    assert REQUEST_ID in refused.headers
+
+
 def test_with_the_token_requests_pass(token_server):
     with httpx.Client(base_url=token_server.url, headers={"authorization": f"Bearer {TOKEN}"}) as client:
         remember(client, "auth", "Authorised write.")

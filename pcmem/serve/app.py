@@ -19,7 +19,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp
 
 import pcmem
-from pcmem.serve import wire
+from pcmem.serve import openapi_doc, wire
 from pcmem.serve.errors import ApiError, failure_for
 from pcmem.serve.middleware import (
     DEFAULT_MAX_BODY_BYTES,
@@ -232,6 +232,7 @@ def create_app(api: MemoryApi, options: ServeOptions | None = None) -> ASGIApp:
     _install_error_handlers(app)
     _add_v1_routes(app, api)
     _add_pcmem_routes(app, api)
+    openapi_doc.install(app, token_required=bool(options.token))
     if mcp_manager is not None:
         from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
         from starlette.routing import Route
