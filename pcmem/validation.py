@@ -19,12 +19,33 @@ MAX_TEXT_BYTES = 8192  # SPEC §1: entry text and queries are 1..8192 UTF-8 byte
 MAX_ID_CHARS = 128  # SPEC §1: entry ids are printable ASCII, at most 128 characters.
 MAX_SCOPE_CHARS = 256  # SPEC §1: scope ids are 1..256 characters, not blank.
 MAX_KIND_CHARS = 128  # as PowerContext's schema, pcmem's /openapi.json and the MCP tool schema say
+MAX_REASON_CHARS = 512  # why a write was made (PowerContext's reason): one line of audit trail, not a second text
 MAX_METADATA_BYTES = 4096  # metadata is a small annotation (a source turn id, a timestamp), not a second payload.
 MAX_METADATA_DEPTH = 8
 
 # Tab, newline, carriage return, vertical tab and form feed are whitespace that real text (chat logs) contains;
 # every other C0/C1 control character (NUL, ESC, ...) is refused.
 _ALLOWED_CONTROLS = frozenset("\t\n\r\x0b\x0c")
+
+
+def _refused_controls_class() -> str:
+    """The control characters :func:`_reject_unencodable` refuses, as the body of a regex class (``\\x00-\\x08...``)."""
+    refused = [code for code in range(0xA0) if unicodedata.category(chr(code)) == "Cc"
+               and chr(code) not in _ALLOWED_CONTROLS]
+    runs: list[tuple[int, int]] = []
+    for code in refused:
+        if runs and runs[-1][1] == code - 1:
+            runs[-1] = (runs[-1][0], code)
+        else:
+            runs.append((code, code))
+    return "".join(f"\\x{low:02x}" if low == high else f"\\x{low:02x}-\\x{high:02x}" for low, high in runs)
+
+
+#: The same rule as a regex class body, for schemas (``/openapi.json``, the MCP tool schemas): a generated client
+#: then never sends a value that validation refuses. (Lone surrogates, also refused, cannot be named portably.)
+REFUSED_CONTROLS = _refused_controls_class()
+#: A JSON Schema ``pattern`` for text without refused control characters.
+NO_CONTROLS_PATTERN = f"^[^{REFUSED_CONTROLS}]*$"
 MAX_JSON_BYTES = 1 << 20  # one metadata argument or one JSONL line
 MAX_JSON_DEPTH = 64  # well above metadata's own limit; stops 60,000 nested "[" before the parser recurses
 MAX_JSON_INT_DIGITS = 40  # any real id or count; Python refuses > 4300 digits with a bare ValueError
@@ -79,6 +100,20 @@ def validate_id(value: object, field: str = "entry_id") -> str:
     if not ident or len(ident) > MAX_ID_CHARS or not _ID_PATTERN.fullmatch(ident):
         raise InputError(f"{field} must be 1..{MAX_ID_CHARS} printable ASCII characters without spaces, got {ident!r}")
     return ident
+
+
+def validate_reason(value: object) -> str | None:
+    """Why a write is made: ``None``, or text as :func:`normalize_text` has it, at most 512 characters. Blank text is
+    no reason (``None``): PowerContext's wire allows an empty ``reason``."""
+    if value is None:
+        return None
+    reason = require_str(value, "reason")
+    if not reason.strip():
+        return None
+    reason = normalize_text(reason, "reason")
+    if len(reason) > MAX_REASON_CHARS:
+        raise InputError(f"reason is {len(reason)} characters; the limit is {MAX_REASON_CHARS}")
+    return reason
 
 
 def validate_kind(value: object) -> str:

@@ -490,3 +490,43 @@ def test_forget_scope_erases_everything_and_the_scope_stays_writable(backend, ru
     assert len(result.citations) == 2 and scope.list(ListRequest(state="all")).entries == ()
     assert scope.search("Ana").hits == () and scope.forget_scope().unchanged
     assert scope.remember("Ana moved to Lisbon.").memory.revision == 4
+
+
+def test_the_reason_a_write_gives_is_kept_with_its_revision(project):
+    project.remember(RememberRequest(entries=(NewEntry(text="alpha", entry_id="a"), NewEntry(text="beta", entry_id="b")),
+                                     reason="from the kickoff notes"))
+    project.revise(ReviseRequest(entry_id="a", expected_revision=1, text="alpha two", reason="  moved  "))
+    project.retire(RetireRequest(entry_id="b", expected_version=1, reason="obsolete since March"))
+    project.reactivate(ReactivateRequest(entry_id="b", expected_revision=3))  # no reason: none is kept
+    assert [(c.revision, c.entry_id, c.reason) for c in project.changes(0).changes] == [
+        (1, "a", "from the kickoff notes"), (1, "b", "from the kickoff notes"), (2, "a", "moved"),
+        (3, "b", "obsolete since March"), (4, "b", None)]
+    assert [r.reason for r in project.revisions()] == ["from the kickoff notes", "moved", "obsolete since March", None]
+
+
+def test_a_seekdb_store_of_schema_version_1_is_upgraded_and_keeps_its_revisions(seekdb_url):
+    """Schema version 2 added revisions.reason: an older store gets the column on open, and its revisions stay."""
+    from pcmem.store.seekdb import SeekdbBackend
+    from pcmem.store.seekdb.engine import Connector, parse
+    from pcmem.store.seekdb.schema import meta
+
+    with pcmem.open_sync(seekdb_url, embedder=None) as runtime:
+        runtime.memory.for_scope("p").remember(NewEntry(text="Deploys happen on Thursdays.", entry_id="d"))
+    db = Connector(parse(seekdb_url)).connect()
+    try:  # rewind the store to schema version 1
+        db.run("ALTER TABLE revisions DROP COLUMN reason")
+        db.run("UPDATE pcmem_meta SET meta_value = '1' WHERE meta_key = 'schema_version'")
+    finally:
+        db.close()
+    backend = SeekdbBackend(seekdb_url)
+    try:
+        memory = SyncRuntime(backend, embedder=None).memory.for_scope("p")
+        memory.retire(RetireRequest(entry_id="d", expected_revision=1, reason="moved to Fridays"))
+        assert [(r.revision, r.reason) for r in memory.revisions()] == [(1, None), (2, "moved to Fridays")]
+    finally:
+        backend.close()
+    db = Connector(parse(seekdb_url)).connect()
+    try:
+        assert meta(db, "schema_version") == "2"
+    finally:
+        db.close()

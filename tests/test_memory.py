@@ -243,3 +243,13 @@ def test_every_past_revision_matches_a_reference_model(tmp_path_factory, ops):
         for revision, expected in expected_manifests.items():
             if revision:
                 assert manifest(memory, revision) == expected
+
+
+def test_a_reason_is_checked_as_text_is(project):
+    project.remember(NewEntry(text="We deploy on Fridays.", entry_id="deploy"))
+    with pytest.raises(InputError, match="reason contains control character U\\+001B"):
+        RetireRequest(entry_id="deploy", expected_version=1, reason="see \x1b[31m")
+    with pytest.raises(InputError, match="reason is 513 characters; the limit is 512"):
+        RetireRequest(entry_id="deploy", expected_version=1, reason="x" * 513)
+    project.retire(RetireRequest(entry_id="deploy", expected_version=1, reason="   "))  # blank: no reason
+    assert [c.reason for c in project.changes(1).changes] == [None]

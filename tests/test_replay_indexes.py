@@ -100,7 +100,8 @@ def test_the_upgrade_to_migration_0007_cures_a_damaged_file(tmp_path):
     db = tmp_path / "memory.duckdb"
     _damage_like_duckdb_1_5_5(db)
     with duckdb.connect(str(db)) as raw:  # as a store of migration 0006 would be
-        raw.execute("DELETE FROM pcmem_migrations WHERE name = '0007_rebuild_secondary_indexes'")
+        raw.execute("DELETE FROM pcmem_migrations WHERE name >= '0007'")
+        raw.execute("ALTER TABLE revisions DROP COLUMN reason")  # added by 0008
         raw.execute("CREATE INDEX entry_events_by_revision ON entry_events (artifact_id, revision)")
         assert indexes.verify(raw.cursor())[0], "the file must be damaged before the upgrade, or this proves nothing"
     with pcmem.open_sync(db, embedder=None) as runtime:

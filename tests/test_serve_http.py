@@ -18,11 +18,12 @@ import pytest
 from click.testing import CliRunner
 
 import pcmem
-from pcmem import MemoryRerankDecision
-from pcmem.errors import InferenceTimeoutError, InferenceUnavailableError
+from pcmem import MemoryRerankDecision, validation
+from pcmem.errors import InferenceTimeoutError, InferenceUnavailableError, InputError
 
 pytest.importorskip("fastapi")
 pytest.importorskip("mcp")
+jsonschema = pytest.importorskip("jsonschema")
 
 from pcmem.serve.app import ServeOptions, create_app  # noqa: E402
 from pcmem.serve.live import LiveServer  # noqa: E402
@@ -154,6 +155,8 @@ def test_v1_memory_round_trip(client, server):
     changes = post(client, "/v1/memory/changes", {"scope_id": "trip", "since_revision": 0})
     ops = [(r["memory_ref"]["revision"], [c["op"] for c in r["changes"]]) for r in changes["revisions"]]
     assert ops == [(1, ["add"]), (2, ["add"]), (3, ["revise"]), (4, ["deactivate"])]
+    reasons = [[c["reason"] for c in r["changes"]] for r in changes["revisions"]]
+    assert reasons == [["from the kickoff"], [None], ["moved"], ["obsolete"]], "each write's reason, as it gave it"
     revise_change = changes["revisions"][2]["changes"][0]
     assert revise_change["from_entry_version_id"] == citation["entry_version_id"]
     later = post(client, "/v1/memory/changes", {"scope_id": "trip", "since_revision": 2})
@@ -340,6 +343,21 @@ def test_oversized_bodies_are_413(client):
     assert response.status_code == 413 and response.headers[REQUEST_ID]
 
 
+@pytest.mark.parametrize("body", [
+    b'{"scope_id": "latin", "kind": "fact", "text": "caf\xe9 au lait"}',  # Latin-1, not UTF-8
+    b'{"scope_id": "latin", "kind": "fact", "text": "cut \xe2\x82"}',  # a truncated UTF-8 sequence
+])
+def test_a_body_that_is_not_utf8_is_422_as_documented(client, body):
+    response = client.post("/v1/memory/remember", content=body, headers={"content-type": "application/json"})
+    assert response.status_code == 422 and response.headers[REQUEST_ID]
+    error = response.json()["error"]
+    assert error["code"] == "invalid_request" and error["message"].startswith("The request body is not UTF-8: byte")
+    assert error["details"]["errors"][0]["type"] == "json_invalid"
+    documented = client.get("/openapi.json").json()["paths"]["/v1/memory/remember"]["post"]["responses"]
+    assert "422" in documented and "400" not in documented
+    assert post(client, "/v1/memory/entries/list", {"scope_id": "latin"})["entries"] == [], "nothing was written"
+
+
 # --- concurrency ---------------------------------------------------------------------------------------------
 
 
@@ -468,6 +486,32 @@ def test_without_a_valid_token_every_route_is_401(token_server, authorization):
         assert client.get("/health/live").status_code == 200, "liveness stays public, as in PowerContext"
 
 
+def test_openapi_documents_the_bearer_scheme_and_the_request_id_header(token_server, client):
+    """What the middleware does, which FastAPI cannot see: the token (only when the server requires one) and the
+    request-id header on every answer, under PowerContext 1.4.1's names."""
+    with httpx.Client(base_url=token_server.url, headers={"authorization": f"Bearer {TOKEN}"}) as authorized:
+        guarded = authorized.get("/openapi.json").json()
+        refused = authorized.post("/v1/memory/search", headers={"authorization": ""},
+                                  json={"scope_id": "s", "query": "q"})
+    open_ = client.get("/openapi.json").json()
+    [(name, scheme)] = guarded["components"]["securitySchemes"].items()
+    assert (name, scheme["type"], scheme["scheme"]) == ("BearerAuth", "http", "bearer")
+    assert guarded["security"] == [{"BearerAuth": []}]
+    assert guarded["paths"]["/health/live"]["get"]["security"] == [], "liveness stays public"
+    unauthorized = guarded["paths"]["/v1/memory/search"]["post"]["responses"]["401"]["headers"]
+    assert unauthorized["WWW-Authenticate"] == {"$ref": "#/components/headers/BearerChallenge"}
+    assert refused.status_code == 401 and refused.headers["www-authenticate"] == "Bearer"
+    assert "securitySchemes" not in open_["components"] and "security" not in open_, "no token, no scheme"
+    assert open_["components"]["headers"]["RequestId"]["schema"] == {"type": "string"}
+    for spec in (guarded, open_):
+        for path, item in spec["paths"].items():
+            for method, operation in item.items():
+                for status, response in operation["responses"].items():
+                    assert response["headers"]["X-PowerContext-Request-ID"] == {
+                        "$ref": "#/components/headers/RequestId"}, (path, method, status)
+    assert REQUEST_ID in refused.headers
+
+
 def test_with_the_token_requests_pass(token_server):
     with httpx.Client(base_url=token_server.url, headers={"authorization": f"Bearer {TOKEN}"}) as client:
         remember(client, "auth", "Authorised write.")
@@ -544,3 +588,41 @@ def test_without_the_serve_extra_the_commands_name_it_in_one_line(tmp_path, comm
     assert done.returncode == pcmem.ConfigurationError.exit_code, done.stderr
     assert done.stderr.strip().splitlines() == [
         "pcmem: error: `pcmem serve` and `pcmem mcp` need fastapi, uvicorn, mcp: pip install 'pcmem[serve]'"]
+
+
+#: Where each checked field's schema lives in /openapi.json, and the library check the server applies to it.
+_CONTROL_CHECKED = {
+    ("SearchMemoryRequest", "scope_id"): validation.validate_scope,
+    ("SearchMemoryRequest", "query"): validation.normalize_text,
+    ("RememberMemoryRequest", "text"): validation.normalize_text,
+    ("RememberMemoryRequest", "kind"): validation.validate_kind,
+    ("RememberMemoryRequest", "reason"): validation.validate_reason,
+}
+
+
+def test_openapi_says_which_control_characters_text_fields_refuse(client):
+    """A value is schema-valid exactly when the server's validation takes it, for every C0/C1 control character
+    (and a few neighbours), so a client generated from /openapi.json never sends what is answered 422."""
+    schemas = client.get("/openapi.json").json()["components"]["schemas"]
+    for (model, field), check in _CONTROL_CHECKED.items():
+        validator = jsonschema.Draft202012Validator(schemas[model]["properties"][field])
+        for code in [*range(0xA1), 0x2028, 0xFEFF]:
+            value = f"a{chr(code)}b"
+            try:
+                check(value)
+                accepted = True
+            except InputError:
+                accepted = False
+            assert validator.is_valid(value) is accepted, (model, field, hex(code))
+
+
+def test_a_refused_control_character_is_schema_invalid_and_answers_422(client):
+    schema = client.get("/openapi.json").json()["components"]["schemas"]["RememberMemoryRequest"]
+    validator = jsonschema.Draft202012Validator(schema)
+    bell = {"scope_id": "controls", "kind": "fact", "text": "ring the bell \x07 now"}
+    assert not validator.is_valid(bell)
+    refused = post(client, "/v1/memory/remember", bell, status=422)
+    assert refused["error"]["code"] == "invalid_request" and "U+0007" in refused["error"]["message"]
+    tabbed = {"scope_id": "controls", "kind": "fact", "text": "column one\tcolumn two\nline two"}
+    assert validator.is_valid(tabbed)
+    assert post(client, "/v1/memory/remember", tabbed)["changed"] is True

@@ -153,3 +153,15 @@ def test_duckdb_never_prints_a_progress_bar_to_the_hosts_stdout(tmp_path):
             assert handle.execute("SELECT current_setting('enable_progress_bar')").fetchone() == (False,)
     finally:
         db.close()
+
+
+def test_a_store_from_before_revision_reasons_keeps_its_revisions_and_records_new_reasons(db_path):
+    with pcmem.open_sync(db_path, embedder=None) as runtime:
+        runtime.memory.for_scope("p").remember(pcmem.NewEntry(text="Deploys happen on Thursdays.", entry_id="d"))
+    with duckdb.connect(str(db_path)) as db:  # rewind the file to before migration 0008
+        db.execute("DELETE FROM pcmem_migrations WHERE name >= '0008'")
+        db.execute("ALTER TABLE revisions DROP COLUMN reason")
+    with pcmem.open_sync(db_path, embedder=None) as runtime:
+        memory = runtime.memory.for_scope("p")
+        memory.retire(pcmem.RetireRequest(entry_id="d", expected_revision=1, reason="moved to Fridays"))
+        assert [(r.revision, r.reason) for r in memory.revisions()] == [(1, None), (2, "moved to Fridays")]

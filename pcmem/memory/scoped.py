@@ -281,7 +281,8 @@ class SyncScopedMemory:
             vectors.update(self._revived_vectors(tx, plan.revived))
             self._vectors.store_secondary(tx, written, secondary)
             self._revived_secondary(tx, plan.revived)
-            memory = tx.commit("remember" if plan.created else "revise", plan.versions, plan.events, now, vectors)
+            memory = tx.commit("remember" if plan.created else "revise", plan.versions, plan.events, now, vectors,
+                               reason=request.reason)
         return WriteResult(memory=memory, citations=tuple(Citation.of(memory, v) for v in plan.cited),
                            duplicates=duplicates, unchanged_entry_ids=plan.unchanged)
 
@@ -353,7 +354,7 @@ class SyncScopedMemory:
             event = EntryEvent(old.entry_id, version.entry_version_id, "active")
             vectors = self._vectors.vectors_inside(tx, {version_id: request.text}, prepared)
             self._vectors.store_secondary(tx, {version_id: request.text}, secondary)
-            memory = tx.commit("revise", [version], [event], now, vectors)
+            memory = tx.commit("revise", [version], [event], now, vectors, reason=request.reason)
         return WriteResult(memory=memory, citations=(Citation.of(memory, version),))
 
     def retire(self, request: RetireRequest) -> WriteResult:
@@ -399,7 +400,7 @@ class SyncScopedMemory:
                 vectors = self._revived_vectors(tx, [version])
                 self._revived_secondary(tx, [version])
             event = EntryEvent(version.entry_id, version.entry_version_id, to_state)
-            memory = tx.commit(operation, [], [event], now, vectors)
+            memory = tx.commit(operation, [], [event], now, vectors, reason=request.reason)
         return WriteResult(memory=memory, citations=(Citation.of(memory, version),))
 
     def _head_entry(self, tx: WriteTransaction, request: ReviseRequest | RetireRequest | ReactivateRequest) -> HeadEntry:

@@ -69,7 +69,7 @@ class ListArgs(_Args):
 
 class SearchArgs(_Args):
     scope_id: wire.ScopeId
-    query: str = Field(min_length=1, max_length=8192, description="What to look for, in natural language.")
+    query: wire.QueryText
     limit: int = Field(default=10, ge=1, le=50, description="Maximum number of hits (1..50).")
     mode: wire.MemorySearchMode = Field(
         default=wire.MemorySearchMode.auto,

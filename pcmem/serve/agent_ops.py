@@ -24,12 +24,6 @@ def agent_entry(scope: str, value: pcmem.MemoryEntry) -> m.AgentEntry:
                         created_at=version.created_at)
 
 
-def _with_reason(metadata: dict[str, Any] | None, reason: str | None) -> dict[str, Any] | None:
-    if not reason:
-        return metadata
-    return {**(metadata or {}), "reason": reason}
-
-
 def _mutation(scoped: Any, result: pcmem.WriteResult) -> m.MutationResult:
     changed = not (result.unchanged or result.unchanged_entry_ids or result.duplicates)
     cited = result.citations[0] if result.citations else (result.duplicates[0].existing if result.duplicates else None)
@@ -39,10 +33,9 @@ def _mutation(scoped: Any, result: pcmem.WriteResult) -> m.MutationResult:
 
 
 async def remember(api: MemoryApi, args: m.RememberArgs) -> m.MutationResult:
-    new = pcmem.NewEntry(text=args.text, kind=args.kind, metadata=_with_reason(args.metadata, args.reason) or {},
-                         entry_id=args.key)
+    new = pcmem.NewEntry(text=args.text, kind=args.kind, metadata=args.metadata or {}, entry_id=args.key)
     request = pcmem.RememberRequest(entries=(new,), expected_revision=args.expected_revision,
-                                    upsert=args.key is not None)
+                                    upsert=args.key is not None, reason=args.reason)
     scoped = api.scope(args.scope_id)
     return await api.run(lambda: _mutation(scoped, scoped.remember(request)))
 
@@ -73,12 +66,8 @@ async def revise(api: MemoryApi, args: m.ReviseArgs) -> m.MutationResult:
 
     def write() -> m.MutationResult:
         entry_id = _entry_id(scoped, args.citation)
-        metadata = args.metadata
-        if args.reason:
-            metadata = _with_reason(metadata if metadata is not None else scoped.get_entry(entry_id).entry.metadata,
-                                    args.reason)
-        request = pcmem.ReviseRequest(entry_id=entry_id, text=args.text, kind=args.kind, metadata=metadata,
-                                      **_expectations(scoped, args, entry_id))
+        request = pcmem.ReviseRequest(entry_id=entry_id, text=args.text, kind=args.kind, metadata=args.metadata,
+                                      reason=args.reason, **_expectations(scoped, args, entry_id))
         return _mutation(scoped, scoped.revise(request))
 
     return await api.run(write)
@@ -89,7 +78,7 @@ async def retire(api: MemoryApi, args: m.RetireArgs) -> m.MutationResult:
 
     def write() -> m.MutationResult:
         entry_id = _entry_id(scoped, args.citation)
-        request = pcmem.RetireRequest(entry_id=entry_id, **_expectations(scoped, args, entry_id))
+        request = pcmem.RetireRequest(entry_id=entry_id, reason=args.reason, **_expectations(scoped, args, entry_id))
         return _mutation(scoped, scoped.retire(request))
 
     return await api.run(write)
@@ -100,7 +89,8 @@ async def reactivate(api: MemoryApi, args: m.ReactivateArgs) -> m.MutationResult
 
     def write() -> m.MutationResult:
         entry_id = _entry_id(scoped, args.citation)
-        request = pcmem.ReactivateRequest(entry_id=entry_id, **_expectations(scoped, args, entry_id))
+        request = pcmem.ReactivateRequest(entry_id=entry_id, reason=args.reason,
+                                          **_expectations(scoped, args, entry_id))
         return _mutation(scoped, scoped.reactivate(request))
 
     return await api.run(write)

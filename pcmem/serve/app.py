@@ -19,7 +19,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp
 
 import pcmem
-from pcmem.serve import wire
+from pcmem.serve import openapi_doc, wire
 from pcmem.serve.errors import ApiError, failure_for
 from pcmem.serve.middleware import (
     DEFAULT_MAX_BODY_BYTES,
@@ -123,6 +123,14 @@ def _install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def http(request: Request, error: StarletteHTTPException) -> JSONResponse:
+        if isinstance(error.__cause__, UnicodeDecodeError):
+            # FastAPI answers a body json.loads cannot decode with an undocumented 400; the body is JSON that is not
+            # UTF-8 (RFC 8259 §8.1), which is a contract violation like any other: 422, as /openapi.json says.
+            cause = error.__cause__
+            message = (f"The request body is not UTF-8: byte 0x{cause.object[cause.start]:02x} at position "
+                       f"{cause.start} cannot be decoded.")
+            return _error_response(422, "invalid_request", message,
+                                   {"errors": [{"loc": ["body"], "msg": message, "type": "json_invalid"}]})
         code = {404: "not_found", 405: "method_not_allowed"}.get(error.status_code, "http_error")
         return _error_response(error.status_code, code, str(error.detail))
 
@@ -224,6 +232,7 @@ def create_app(api: MemoryApi, options: ServeOptions | None = None) -> ASGIApp:
     _install_error_handlers(app)
     _add_v1_routes(app, api)
     _add_pcmem_routes(app, api)
+    openapi_doc.install(app, token_required=bool(options.token))
     if mcp_manager is not None:
         from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
         from starlette.routing import Route

@@ -98,7 +98,8 @@ def changes_response(
             source, target = change.entry_version_id, None
         last_version[change.entry_id] = change.entry_version_id
         revisions.setdefault(change.revision, []).append(wire.EntryChange(
-            op=op, entry_id=change.entry_id, from_entry_version_id=source, to_entry_version_id=target, reason=None,
+            op=op, entry_id=change.entry_id, from_entry_version_id=source, to_entry_version_id=target,
+            reason=change.reason,
         ))
     artifact_id = page.memory.artifact_id
     return wire.ListMemoryChangesResponse(

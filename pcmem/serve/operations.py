@@ -119,10 +119,9 @@ class MemoryApi:
             raise ApiError(422, "capability_not_supported", str(error), {"capability": request.mode.value}) from None
 
     async def remember_memory(self, request: wire.RememberMemoryRequest) -> wire.MemoryMutationResponse:
-        metadata = {"reason": request.reason} if request.reason else {}
         remember = pcmem.RememberRequest(
-            entries=(pcmem.NewEntry(text=request.text, kind=request.kind, metadata=metadata),),
-            expected_revision=request.expected_revision,
+            entries=(pcmem.NewEntry(text=request.text, kind=request.kind),),
+            expected_revision=request.expected_revision, reason=request.reason,
         )
         scoped = self.scope(request.scope_id)
         return await self.run(lambda: self._mutation(scoped, scoped.remember(remember)))
@@ -155,11 +154,10 @@ class MemoryApi:
         cited = _pcmem_citation(request.citation)
 
         def write() -> wire.MemoryMutationResponse:
-            current = _active(_cited_entry(scoped, cited))
-            metadata = {**current.entry.metadata, "reason": request.reason} if request.reason else None
+            _active(_cited_entry(scoped, cited))
             result = scoped.revise(pcmem.ReviseRequest(
                 entry_id=cited.entry_id, expected_revision=cited.revision, text=request.text, kind=request.kind,
-                metadata=metadata,
+                reason=request.reason,
             ))
             return self._mutation(scoped, result)
 
@@ -171,7 +169,8 @@ class MemoryApi:
 
         def write() -> wire.MemoryMutationResponse:
             _active(_cited_entry(scoped, cited))
-            result = scoped.retire(pcmem.RetireRequest(entry_id=cited.entry_id, expected_revision=cited.revision))
+            result = scoped.retire(pcmem.RetireRequest(entry_id=cited.entry_id, expected_revision=cited.revision,
+                                                       reason=request.reason))
             return self._mutation(scoped, result)
 
         return await self.run(write)

@@ -13,22 +13,41 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, model_validator
 
+from pcmem import validation
+
 #: PowerContext's artifact family of Memory artifacts.
 MEMORY_FAMILY = "memory"
 
+#: Text fields carry pcmem's rule for control characters (pcmem.validation): tab, newline, CR, VT and FF are allowed,
+#: every other C0/C1 control is refused. The schema says so, so a generated client never sends a value the server
+#: answers 422 for; the library's validation enforces it (its message names the character and its position).
+_CONTROL = validation.REFUSED_CONTROLS
+_NO_CONTROLS: dict[str, Any] = {"pattern": validation.NO_CONTROLS_PATTERN}
+
 ScopeId = Annotated[str, Field(
     min_length=1, max_length=256, pattern=r".*\S.*",
-    description="The application scope that owns the Memory, e.g. a project or user id. Not blank.",
+    json_schema_extra={"pattern": f"^[^{_CONTROL}]*[^\\s{_CONTROL}][^{_CONTROL}]*$"},
+    description="The application scope that owns the Memory, e.g. a project or user id. Not blank; no control "
+                "characters other than tab, newline, CR, VT and FF.",
 )]
 RefId = Annotated[str, Field(min_length=1, max_length=128, pattern=r"^[\x21-\x7E]+$")]
-Reason = Annotated[str | None, Field(
-    default=None, max_length=512, description="Why this change is made (optional, for the audit trail).",
+Reason = Annotated[Annotated[str, Field(max_length=512, json_schema_extra=_NO_CONTROLS)] | None, Field(
+    default=None,
+    description="Why this change is made (optional, for the audit trail); shown by list_memory_changes.",
 )]
 EntryText = Annotated[str, Field(
-    min_length=1, description="The entry text. Must not exceed 8192 UTF-8 bytes after normalization.",
+    min_length=1, json_schema_extra=_NO_CONTROLS,
+    description="The entry text. Must not exceed 8192 UTF-8 bytes after normalization; no control characters "
+                "other than tab, newline, CR, VT and FF.",
 )]
 Kind = Annotated[str, Field(
-    min_length=1, max_length=128, description="An open category such as fact, preference, decision or note.",
+    min_length=1, max_length=128, json_schema_extra=_NO_CONTROLS,
+    description="An open category such as fact, preference, decision or note.",
+)]
+QueryText = Annotated[str, Field(
+    min_length=1, max_length=8192, json_schema_extra=_NO_CONTROLS,
+    description="What to look for, in natural language (no control characters other than tab, newline, CR, VT "
+                "and FF).",
 )]
 
 
@@ -36,7 +55,7 @@ class _Wire(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-Tag = Annotated[str, Field(min_length=1, max_length=64)]
+Tag = Annotated[str, Field(min_length=1, max_length=64, pattern=validation.NO_CONTROLS_PATTERN)]
 
 
 class MemorySearchMode(str, Enum):
@@ -136,7 +155,7 @@ class AtomicMemoryRecord(_Wire):
 class SearchMemoryRequest(_Wire):
     tag_filter: TagFilter | None = None
     scope_id: ScopeId
-    query: str = Field(min_length=1, max_length=8192, description="What to look for, in natural language.")
+    query: QueryText
     limit: StrictInt = Field(default=10, ge=1, le=50, description="Maximum number of hits (1..50).")
     mode: MemorySearchMode = Field(
         default=MemorySearchMode.auto,

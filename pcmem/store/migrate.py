@@ -117,7 +117,7 @@ def _copy_scope(
                                  f"revision {info.revision}; is something else writing to it?")
             tx.commit(info.operation, new_versions,
                       [EntryEvent(c.entry_id, c.entry_version_id, c.state) for c in events],
-                      info.created_at, vectors, artifact_id=summary.artifact_id)
+                      info.created_at, vectors, artifact_id=summary.artifact_id, reason=info.reason)
             if erased:
                 tx.erase(erased)
         versions_copied += len(new_versions)

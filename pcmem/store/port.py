@@ -74,8 +74,12 @@ class WriteTransaction(Protocol):
         now: datetime,
         vectors_by_version: Mapping[str, np.ndarray] | None = None,
         artifact_id: str | None = None,
+        reason: str | None = None,
     ) -> MemoryRef:
         """Write revision head+1 with these new versions, entry events and (optional) active-profile vectors.
+
+        ``reason`` (why the write was made, as its request gave it) is kept with the revision: :meth:`revisions`
+        and :meth:`changes` answer it.
 
         Returns the new head. ``artifact_id`` names the memory a first write creates (``pcmem migrate`` keeps the
         source's ids so citations stay valid; normally a new id is generated); naming another memory than the

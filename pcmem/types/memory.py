@@ -102,6 +102,8 @@ class RevisionInfo(Frozen):
     operation: Operation
     created_at: datetime
     change_count: int
+    #: Why the write was made, as its request gave it (``reason``), or ``None``.
+    reason: str | None = None
 
 
 class ScopeSummary(Frozen):
@@ -162,6 +164,13 @@ class RememberRequest(Request):
     expected_revision: Revision | None = None
     allow_duplicates: Flag = False
     upsert: Flag = False
+    #: Why the write is made (kept with the revision, shown by ``changes``); at most 512 characters.
+    reason: str | None = None
+
+    @field_validator("reason", mode="before")
+    @classmethod
+    def _reason(cls, value: object) -> str | None:
+        return validation.validate_reason(value)
 
     @model_validator(mode="after")
     def _unique_ids(self) -> RememberRequest:
@@ -182,11 +191,18 @@ class _HeadWrite(Request):
     entry_id: str
     expected_revision: Revision | None = None
     expected_version: Revision | None = None
+    #: Why the write is made (kept with the revision, shown by ``changes``); at most 512 characters.
+    reason: str | None = None
 
     @field_validator("entry_id", mode="before")
     @classmethod
     def _entry_id(cls, value: object) -> str:
         return validation.validate_id(value)
+
+    @field_validator("reason", mode="before")
+    @classmethod
+    def _reason(cls, value: object) -> str | None:
+        return validation.validate_reason(value)
 
     @field_validator("expected_version")
     @classmethod
@@ -292,6 +308,8 @@ class Change(Frozen):
     entry_id: str
     entry_version_id: str
     state: EntryState
+    #: The reason the revision's write gave, or ``None``.
+    reason: str | None = None
 
 
 class ChangesPage(Frozen):

@@ -143,6 +143,12 @@ def _create_secondary_indexes(db: duckdb.DuckDBPyConnection) -> None:
     indexes.create(db)
 
 
+def _revision_reasons(db: duckdb.DuckDBPyConnection) -> None:
+    # Why a write was made (its request's reason), kept with its revision; NULL for older revisions and writes that
+    # gave none. Also makes an older pcmem, which would drop the reasons of its writes, refuse the file.
+    db.execute("ALTER TABLE revisions ADD COLUMN IF NOT EXISTS reason VARCHAR")
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration("0001_core_schema", _core_schema),
     Migration("0002_search_projections", _search_projections),
@@ -151,6 +157,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("0005_search_lookup_indexes", _search_lookup_indexes),
     Migration("0006_secondary_embeddings", _secondary_embeddings),
     Migration("0007_rebuild_secondary_indexes", _create_secondary_indexes, prepare=_drop_secondary_indexes),
+    Migration("0008_revision_reasons", _revision_reasons),
 )
 
 

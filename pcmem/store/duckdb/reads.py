@@ -76,13 +76,13 @@ def scope_summaries(cursor: Cursor) -> list[ScopeSummary]:
 
 def revisions(cursor: Cursor, memory: MemoryRef) -> list[RevisionInfo]:
     rows = cursor.execute(
-        "SELECT revision, operation, created_at, change_count FROM revisions "
+        "SELECT revision, operation, created_at, change_count, reason FROM revisions "
         "WHERE artifact_id = ? AND revision <= ? ORDER BY revision",
         [memory.artifact_id, memory.revision],
     ).fetchall()
     return [
-        RevisionInfo(revision=rev, operation=op, created_at=utc(at), change_count=count)
-        for rev, op, at, count in rows
+        RevisionInfo(revision=rev, operation=op, created_at=utc(at), change_count=count, reason=reason)
+        for rev, op, at, count, reason in rows
     ]
 
 
@@ -121,7 +121,7 @@ def entry_in_revision(cursor: Cursor, memory: MemoryRef, entry_id: str) -> Memor
 def changes(cursor: Cursor, memory: MemoryRef, since_revision: int) -> list[Change]:
     rows = cursor.execute(
         """
-        SELECT e.revision, r.operation, e.entry_id, e.entry_version_id, e.state
+        SELECT e.revision, r.operation, e.entry_id, e.entry_version_id, e.state, r.reason
         FROM entry_events e JOIN revisions r USING (artifact_id, revision)
         WHERE e.artifact_id = ? AND e.revision > ? AND e.revision <= ?
         ORDER BY e.revision, e.entry_id
@@ -129,8 +129,8 @@ def changes(cursor: Cursor, memory: MemoryRef, since_revision: int) -> list[Chan
         [memory.artifact_id, since_revision, memory.revision],
     ).fetchall()
     return [
-        Change(revision=rev, operation=op, entry_id=entry_id, entry_version_id=version_id, state=state)
-        for rev, op, entry_id, version_id, state in rows
+        Change(revision=rev, operation=op, entry_id=entry_id, entry_version_id=version_id, state=state, reason=reason)
+        for rev, op, entry_id, version_id, state, reason in rows
     ]
 
 

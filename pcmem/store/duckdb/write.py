@@ -107,6 +107,7 @@ class DuckDBWrite:
         now: datetime,
         vectors_by_version: Mapping[str, np.ndarray] | None = None,
         artifact_id: str | None = None,
+        reason: str | None = None,
     ) -> MemoryRef:
         if self._committed:
             raise StoreError("a write transaction commits at most once")
@@ -116,7 +117,9 @@ class DuckDBWrite:
         stamp = _naive_utc(now)
         self._write_memory_row(artifact_id, revision, stamp)
         self._cursor.execute(
-            "INSERT INTO revisions VALUES (?, ?, ?, ?, ?)", [artifact_id, revision, operation, len(events), stamp]
+            "INSERT INTO revisions (artifact_id, revision, operation, change_count, created_at, reason) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            [artifact_id, revision, operation, len(events), stamp, reason],
         )
         self._insert_versions(artifact_id, revision, new_versions, stamp)
         self._apply_events(artifact_id, revision, events, vectors_by_version or {})

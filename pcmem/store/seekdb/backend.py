@@ -172,11 +172,11 @@ class SeekdbBackend:
     def revisions(self, memory: MemoryRef) -> list[RevisionInfo]:
         with self._transaction() as db:
             rows = db.run(render(
-                "SELECT revision, operation, created_at, change_count FROM revisions "
+                "SELECT revision, operation, created_at, change_count, reason FROM revisions "
                 "WHERE artifact_id = %s AND revision <= %s ORDER BY revision", memory.artifact_id, memory.revision,
             ))
-        return [RevisionInfo(revision=int(r), operation=op, created_at=utc(at), change_count=int(n))
-                for r, op, at, n in rows]
+        return [RevisionInfo(revision=int(r), operation=op, created_at=utc(at), change_count=int(n), reason=reason)
+                for r, op, at, n, reason in rows]
 
     def manifest(self, memory: MemoryRef, *, include_retired: bool) -> list[MemoryEntry]:
         states = in_list(("active", "retired") if include_retired else ("active",))
@@ -215,14 +215,15 @@ class SeekdbBackend:
     def changes(self, memory: MemoryRef, since_revision: int) -> list[Change]:
         with self._transaction() as db:
             rows = db.run(render(
-                """SELECT e.revision, r.operation, e.entry_id, e.entry_version_id, e.state
+                """SELECT e.revision, r.operation, e.entry_id, e.entry_version_id, e.state, r.reason
                    FROM entry_events e JOIN revisions r ON r.artifact_id = e.artifact_id AND r.revision = e.revision
                    WHERE e.artifact_id = %s AND e.revision > %s AND e.revision <= %s
                    ORDER BY e.revision, e.entry_id""",
                 memory.artifact_id, since_revision, memory.revision,
             ))
-        return [Change(revision=int(rev), operation=op, entry_id=entry_id, entry_version_id=version_id, state=state)
-                for rev, op, entry_id, version_id, state in rows]
+        return [Change(revision=int(rev), operation=op, entry_id=entry_id, entry_version_id=version_id, state=state,
+                       reason=reason)
+                for rev, op, entry_id, version_id, state, reason in rows]
 
     def history(self, memory: MemoryRef, entry_id: str) -> list[HistoryEvent]:
         with self._transaction() as db:

@@ -22,7 +22,12 @@ from pcmem.store.seekdb.sql import Connection, render
 from pcmem.types.embedding import EmbeddingProfile
 
 FORMAT_MARKER = "pcmem-store-seekdb"
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
+#: schema version → the statements that bring a store of it to the next version (DDL commits on its own; each step
+#: is safe to run again after an interruption, see :func:`_upgrade`).
+_UPGRADES = {
+    "1": ("ALTER TABLE revisions ADD COLUMN reason VARCHAR(2048) NULL",),  # why a write was made (its reason)
+}
 _TABLE_OPTIONS = "DEFAULT CHARSET utf8mb4 COLLATE utf8mb4_bin"
 VECTOR_TABLE_PREFIX = "pcmem_vec_"
 
@@ -46,6 +51,7 @@ _TABLES = (
         operation VARCHAR(16) NOT NULL,
         change_count BIGINT NOT NULL,
         created_at DATETIME(6) NOT NULL,
+        reason VARCHAR(2048) NULL,
         PRIMARY KEY (artifact_id, revision))""",
     """CREATE TABLE IF NOT EXISTS entry_versions (
         entry_version_id VARCHAR(128) PRIMARY KEY,
@@ -148,13 +154,32 @@ def ensure(db: Connection) -> str:
         set_meta(db, "format", FORMAT_MARKER)
     elif marker != FORMAT_MARKER:
         raise StoreFormatError(f"this seekdb database has a pcmem_meta table but format {marker!r}")
-    version = meta(db, "schema_version")
+    version = _upgrade(db, meta(db, "schema_version"))
     if version != SCHEMA_VERSION:
         raise StoreVersionError(
             f"this seekdb store has schema version {version}; this pcmem knows {SCHEMA_VERSION}: upgrade pcmem"
         )
     _drop_orphan_vector_tables(db)
     return meta(db, "fts_analyzer") or DEFAULT_ANALYZER
+
+
+def _upgrade(db: Connection, version: str | None) -> str | None:
+    """Bring an older schema version up to :data:`SCHEMA_VERSION`, step by step; return the version reached. A step
+    interrupted after its DDL is run again on the next open: a column that exists already is not added twice."""
+    while version in _UPGRADES:
+        for statement in _UPGRADES[version]:
+            if not _column_exists(db, statement):
+                db.run(statement)
+        version = str(int(version) + 1)
+        set_meta(db, "schema_version", version)
+    return version
+
+
+def _column_exists(db: Connection, statement: str) -> bool:
+    """Whether the column an ``ALTER TABLE t ADD COLUMN c ...`` statement adds is already there."""
+    words = statement.split()
+    table, column = words[2], words[5]
+    return any(row[0] == column for row in db.run(f"SHOW COLUMNS FROM {table}"))
 
 
 def _drop_orphan_vector_tables(db: Connection) -> None:

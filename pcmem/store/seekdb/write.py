@@ -95,6 +95,7 @@ class SeekdbWrite:
         now: datetime,
         vectors_by_version: Mapping[str, np.ndarray] | None = None,
         artifact_id: str | None = None,
+        reason: str | None = None,
     ) -> MemoryRef:
         """As the port; ``artifact_id`` names a new memory (``pcmem migrate`` keeps the source's ids)."""
         if self._committed:
@@ -118,7 +119,8 @@ class SeekdbWrite:
                 delta[previous[event.entry_id][1]] -= 1
             delta[event.state] += 1
         self._write_memory_row(artifact_id, revision, now, delta)
-        db.run("INSERT INTO revisions VALUES " + row(artifact_id, revision, operation, len(events), now))
+        db.run("INSERT INTO revisions (artifact_id, revision, operation, change_count, created_at, reason) VALUES "
+               + row(artifact_id, revision, operation, len(events), now, reason))
         insert_rows(db, "INSERT INTO entry_versions", [
             row(v.entry_version_id, artifact_id, v.entry_id, v.version, v.kind, v.text, v.content_hash,
                 canonical_json(v.metadata), revision, now)
