@@ -913,3 +913,18 @@ def test_a_search_that_finds_nothing_says_so_in_one_line(tmp_path):
     out = ok(run(tmp_path, "search", "--scope", "s", "--mode", "fts", "zebra")).stdout
     assert out.strip() == "no hits for 'zebra' in 's' @ revision 1 (mode fts): no entry passed admission (enough " \
         "query terms, or cosine ≥ 0.3)"
+
+
+def test_changes_shows_the_reason_a_write_gave(tmp_path):
+    """#29: a write's reason is kept with its revision; the CLI's changes table shows it when there is one."""
+    import pcmem
+    from pcmem import NewEntry, RememberRequest, RetireRequest
+
+    db = tmp_path / "reasons.duckdb"
+    with pcmem.open(db, embedder=None) as runtime:
+        scope = runtime.memory.for_scope("s")
+        scope.remember(RememberRequest(entries=(NewEntry(entry_id="tea", text="Ana drinks tea."),)))
+        scope.retire(RetireRequest(entry_id="tea", expected_version=1, reason="Ana said she stopped"))
+    result = CliRunner().invoke(main, ["--db", str(db), "changes", "--scope", "s"])
+    assert result.exit_code == 0, result.output
+    assert "reason" in result.output and "Ana said she stopped" in result.output
