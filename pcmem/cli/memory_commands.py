@@ -303,8 +303,9 @@ def changes(scope: str, since: int, limit: int | None, cursor: str | None, as_js
     if as_json:
         render.emit_json(page)
         return
-    columns = ("rev", "operation", "entry", "version", "state")
-    rows = [(c.revision, c.operation, c.entry_id, c.entry_version_id, c.state) for c in page.changes]
+    columns: tuple[str, ...] = ("rev", "operation", "entry", "version", "state")
+    rows: list[tuple[object, ...]] = [(c.revision, c.operation, c.entry_id, c.entry_version_id, c.state)
+                                      for c in page.changes]
     if any(c.reason for c in page.changes):  # the column only when some write said why
         columns += ("reason",)
         rows = [(*row, c.reason or "") for row, c in zip(rows, page.changes)]
