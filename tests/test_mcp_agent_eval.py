@@ -89,8 +89,9 @@ async def test_correct_a_fact_while_the_scope_moves_on(server_url):
                               text="Ana lives in Porto.", reason="she moved")
         assert revised["changed"] and revised["entry"]["version"] == 2
         # The same correction through the key, as a mem0-style agent would do it, changes nothing more.
+        # (the revise's reason lives with its revision, not in the entry's metadata)
         again = await agent("remember_memory", scope_id="user:dee", kind="fact", text="Ana lives in Porto.",
-                            key="city", metadata={"reason": "she moved"})
+                            key="city")
         assert again["changed"] is False
         # Retire with an explicit per-entry version, then bring it back.
         retired = await agent("retire_memory_entry", scope_id="user:dee", citation=revised["entry"]["citation"],
