@@ -16,21 +16,14 @@ import duckdb
 import pytest
 
 import pcmem
+from pcmem.bench import file_chaos
 from pcmem.errors import StoreReadOnlyError, StoreWALError
 from pcmem.store.duckdb import files
 from pcmem.store.duckdb.wal import read_store_header, read_wal_header
 
 ROOT = Path(__file__).resolve().parent.parent
 
-KILLED_WRITER = textwrap.dedent("""
-    import os, sys, pcmem
-    runtime = pcmem.open_sync(sys.argv[1], embedder=None)
-    memory = runtime.memory.for_scope(sys.argv[2])
-    for i in range(3):
-        memory.remember(f"note {i} of " + sys.argv[2])
-    print("acknowledged", flush=True)
-    os.kill(os.getpid(), 9)
-""")
+KILLED_WRITER = file_chaos.KILLED_WRITER  # writes three notes, acknowledges, dies without closing
 
 KILLED_OTHER_DATABASE = textwrap.dedent("""
     import os, sys, duckdb

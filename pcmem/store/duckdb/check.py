@@ -65,15 +65,11 @@ def check(db: duckdb.DuckDBPyConnection, scan: blocks.BlockScan | None = None) -
 _FTS_TABLES = ("docs", "terms", "dict", "stats")
 
 
-def _tables(db: duckdb.DuckDBPyConnection) -> set[str]:
-    rows = db.execute("SELECT schema_name || '.' || table_name FROM duckdb_tables() "
-                      "WHERE database_name = current_database()").fetchall()
-    return {name for (name,) in rows}
 
 
 def missing_structures(db: duckdb.DuckDBPyConnection) -> list[str]:
     """Every derived structure a store needs that is not in the file (each one rebuildable by :func:`repair`)."""
-    tables = _tables(db)
+    tables = connection.qualified_tables(db)
     missing = []
     if "main.head_entries" not in tables:
         missing.append("the head projection (head_entries)")
@@ -160,19 +156,20 @@ def _check_fts(db: duckdb.DuckDBPyConnection, report: CheckReport) -> None:
 
 
 def _check_vectors(db: duckdb.DuckDBPyConnection, report: CheckReport, missing: list[str]) -> None:
-    tables = {name.removeprefix("main.") for name in _tables(db)}
+    present = connection.qualified_tables(db)
+    tables = {name.removeprefix("main.") for name in present}
     for table in (t for t in vectors.TABLES.values() if t in tables):
         orphans = _count(db, f"SELECT count(*) FROM {table} e ANTI JOIN entry_versions v USING (entry_version_id)")
         if orphans:
             report.problems.append(f"{orphans} vectors in {table} belong to no entry version")
     active, pending = vectors.profile(db), vectors.profile(db, "pending")
     report.notes.append(f"embeddings: {active.describe() if active else 'none yet'}")
-    if pending is not None and vectors.TABLES["pending"] in tables and "main.head_entries" in _tables(db):
+    if pending is not None and vectors.TABLES["pending"] in tables and "main.head_entries" in present:
         left = vectors.count_missing(db, vectors.TABLES["pending"])
         report.notes.append(f"a switch to {pending.describe()} is in progress ({left} entries left; searches use the "
                             f"current vectors until it completes): run `pcmem reindex --embedder ...` to finish it")
     secondary = vectors.profile(db, "secondary")
-    if secondary is not None and vectors.TABLES["secondary"] in tables and "main.head_entries" in _tables(db):
+    if secondary is not None and vectors.TABLES["secondary"] in tables and "main.head_entries" in present:
         left = vectors.count_missing(db, vectors.TABLES["secondary"])
         report.notes.append(f"secondary embeddings (for --rerank embedding): {secondary.describe()}"
                             + (f", {left} active entries without one (the reranker embeds those per search): run "
@@ -248,8 +245,7 @@ def _block_owners(db: duckdb.DuckDBPyConnection) -> tuple[dict[int, set[str]], l
     Index blocks are in none: DuckDB lists no index's blocks."""
     owners: dict[int, set[str]] = {}
     unreadable: list[str] = []
-    names = [name for (name,) in db.execute("SELECT schema_name || '.' || table_name FROM duckdb_tables() "
-                                            "WHERE database_name = current_database() ORDER BY 1").fetchall()]
+    names = sorted(connection.qualified_tables(db))
     side = connection.quiet(db.cursor())  # one statement per transaction (see _count_what_can_be_read)
     try:
         for name in names:
@@ -289,7 +285,7 @@ def repair(db: duckdb.DuckDBPyConnection, analyzer: str | None = None) -> None:
     """
     if analyzer is not None:
         fts_index.record_analyzer(db, analyzer)
-    tables = _tables(db)
+    tables = connection.qualified_tables(db)
     if "main.head_entries" not in tables:
         db.execute("CREATE TABLE head_entries (artifact_id VARCHAR NOT NULL, entry_id VARCHAR NOT NULL, "
                    "entry_version_id VARCHAR NOT NULL, state VARCHAR NOT NULL, PRIMARY KEY (artifact_id, entry_id))")
@@ -306,6 +302,6 @@ def repair(db: duckdb.DuckDBPyConnection, analyzer: str | None = None) -> None:
     fts_index.add_documents(db, rows, fts_index.stored_analyzer(db))
     vectors.recreate_missing_tables(db)
     for table in vectors.TABLES.values():
-        if f"main.{table}" in _tables(db):
+        if f"main.{table}" in connection.qualified_tables(db):
             db.execute(f"DELETE FROM {table} WHERE entry_version_id NOT IN (SELECT entry_version_id FROM entry_versions)")
     indexes.create(db)  # every expected lookup index, including those a rebuilt table lost

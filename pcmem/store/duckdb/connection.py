@@ -166,6 +166,13 @@ def load_fts(db: duckdb.DuckDBPyConnection) -> None:
         raise StoreError(f"cannot load the DuckDB FTS extension: {error}") from error
 
 
+def qualified_tables(db: duckdb.DuckDBPyConnection) -> set[str]:
+    """Every table of the open database as ``schema.table``."""
+    rows = db.execute("SELECT schema_name || '.' || table_name FROM duckdb_tables() "
+                      "WHERE database_name = current_database()").fetchall()
+    return {name for (name,) in rows}
+
+
 def quiet(connection: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
     """Turn off DuckDB's progress bar on this connection (a session setting: every cursor needs it too).
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import duckdb
 
-from pcmem.store.duckdb.connection import literal
+from pcmem.store.duckdb.connection import literal, qualified_tables
 from pcmem.store.duckdb.fts_index import SCHEMA as FTS
 
 
@@ -77,12 +77,12 @@ def rebuild(db: duckdb.DuckDBPyConnection) -> None:
     """Drop and recreate every secondary index whose table exists, each step committed on its own: a rebuilt index
     holds exactly its table's rows, whatever happened to the old one. Outside any transaction."""
     drop(db)
-    create(db, tables=tuple(_tables(db)))
+    create(db, tables=tuple(qualified_tables(db)))
 
 
 def missing(db: duckdb.DuckDBPyConnection) -> list[SecondaryIndex]:
     """The secondary indexes whose table exists but which do not."""
-    present = _tables(db)
+    present = qualified_tables(db)
     existing = {(schema, name) for schema, name in db.execute(
         "SELECT schema_name, index_name FROM duckdb_indexes() WHERE database_name = current_database()").fetchall()}
     return [index for index in SECONDARY
@@ -96,7 +96,7 @@ def verify(db: duckdb.DuckDBPyConnection) -> tuple[list[str], list[str]]:
     Raises this session's index-scan thresholds (and restores them) so that DuckDB answers every batch of keys
     through the index, and checks that it did."""
     absent = {index.name for index in missing(db)}
-    present = _tables(db)
+    present = qualified_tables(db)
     problems: list[str] = []
     notes: list[str] = []
     db.execute("SET SESSION index_scan_percentage = 1.0")
@@ -152,10 +152,6 @@ def _rows_found_through(db: duckdb.DuckDBPyConnection, index: SecondaryIndex) ->
     return found, total
 
 
-def _tables(db: duckdb.DuckDBPyConnection) -> set[str]:
-    rows = db.execute("SELECT schema_name || '.' || table_name FROM duckdb_tables() "
-                      "WHERE database_name = current_database()").fetchall()
-    return {name for (name,) in rows}
 
 
 def definitions(db: duckdb.DuckDBPyConnection, schema: str, table: str) -> list[str]:
