@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import socket
 import stat
 import subprocess
 import sys
@@ -274,3 +275,32 @@ def test_a_client_names_the_reranker_and_the_owner_runs_every_model(tmp_path):
         assert modules == "none"  # no model, no numpy, no DuckDB in the client: the owner embedded and reranked
     finally:
         stop_owner(owner)
+
+
+def test_an_owner_sweeps_sockets_that_killed_owners_left_behind(tmp_path, runtime_dir):
+    """A SIGKILLed owner cannot remove its socket; with one socket per store the folder would only grow. The next
+    owner removes the old ones that nobody listens on, and leaves alone a live owner's and a just-bound one."""
+    folder = address.runtime_folder()
+
+    def bound(name: str, *, listening: bool, age: float) -> tuple[Path, socket.socket]:
+        path = folder / name
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.bind(str(path))
+        if listening:
+            sock.listen(1)
+        else:
+            sock.close()  # what a killed owner leaves: the file, and nobody behind it
+        old = time.time() - age
+        os.utime(path, (old, old))
+        return path, sock
+
+    stale, _ = bound("1-1.sock", listening=False, age=3600)
+    fresh, _ = bound("1-2.sock", listening=False, age=0)
+    live, live_sock = bound("1-3.sock", listening=True, age=3600)
+    try:
+        with pcmem.open_sync(tmp_path / "store.duckdb", embedder=None):
+            pass
+        assert not stale.exists()
+        assert fresh.exists() and live.exists()
+    finally:
+        live_sock.close()

@@ -9,9 +9,13 @@ relative path, a hard link) find the same owner.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
+import socket
 import stat
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -77,6 +81,47 @@ def check_private_folder(folder: Path, info: os.stat_result) -> None:
 def socket_path(identity: FileIdentity) -> Path:
     """The owner's socket for the file with ``identity``."""
     return runtime_folder() / f"{identity.device:x}-{identity.inode:x}.sock"
+
+
+#: A socket bound this many seconds ago that refuses connections is an owner's leftover (killed with SIGKILL, or a
+#: crash): an owner listens within microseconds of binding, so no live owner is ever this old and still refusing.
+STALE_AFTER = 60.0
+
+
+def sweep_stale_sockets(folder: Path, *, keep: Path, now: float | None = None) -> list[Path]:
+    """Remove the sockets in ``folder`` that no process listens on any more; return what was removed.
+
+    A killed owner cannot remove its socket, and with one socket per store file the folder would only grow. A socket
+    is stale when connecting is refused (nobody listens) and it was bound over :data:`STALE_AFTER` seconds ago (an
+    owner between bind and listen is never removed). ``keep`` (the caller's own socket) is left alone.
+    """
+    now = time.time() if now is None else now
+    removed: list[Path] = []
+    for candidate in folder.glob("*.sock"):
+        if candidate == keep or not _refuses(candidate, now):
+            continue
+        with contextlib.suppress(OSError):
+            candidate.unlink()
+            removed.append(candidate)
+    return removed
+
+
+def _refuses(candidate: Path, now: float) -> bool:
+    try:
+        info = os.lstat(candidate)
+    except OSError:
+        return False
+    if not stat.S_ISSOCK(info.st_mode) or now - info.st_mtime < STALE_AFTER:
+        return False
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        probe.settimeout(1.0)
+        probe.connect(str(candidate))
+    except OSError as error:
+        return error.errno == errno.ECONNREFUSED
+    finally:
+        probe.close()
+    return False
 
 
 def _owned_by_me(folder: Path) -> bool:

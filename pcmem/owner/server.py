@@ -24,7 +24,7 @@ from typing import Any
 
 from pcmem.errors import PcmemError
 from pcmem.owner import protocol
-from pcmem.owner.address import SOCKET_MODE
+from pcmem.owner.address import SOCKET_MODE, sweep_stale_sockets
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +77,9 @@ class OwnerServer:
             raise
         self._listener = listener
         threading.Thread(target=self._accept, name="pcmem-owner", daemon=True).start()
+        with contextlib.suppress(OSError):
+            for gone in sweep_stale_sockets(self.address.parent, keep=self.address):
+                log.info("pcmem owner: removed %s, left by an owner that did not stop cleanly", gone.name)
 
     def _accept(self) -> None:
         listener = self._listener
