@@ -16,10 +16,10 @@ import duckdb
 import pytest
 
 import pcmem
-from pcmem.bench import file_chaos
 from pcmem.errors import StoreReadOnlyError, StoreWALError
 from pcmem.store.duckdb import files
 from pcmem.store.duckdb.wal import read_store_header, read_wal_header
+from pcmem_bench import file_chaos
 
 ROOT = Path(__file__).resolve().parent.parent
 

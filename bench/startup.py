@@ -76,8 +76,8 @@ def _p50(values: list[float]) -> float:
 
 def _build_store(path: Path, entries: int) -> None:
     import pcmem
-    from pcmem.bench.perf import sentences
     from pcmem.types.memory import NewEntry, RememberRequest
+    from pcmem_bench.perf import sentences
 
     with pcmem.open_sync(path) as runtime:  # the default embedder: hybrid needs real vectors
         texts = sentences(entries)

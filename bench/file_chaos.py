@@ -1,7 +1,7 @@
 """The file's own chaos (issue #26): one store under three names, logs that are not the store's, forged cursors,
 flipped bits in live blocks, and a server stopped by a service manager's signal while it writes.
 
-Each trial returns a :class:`~pcmem.bench.tally.Tally`: operations run, writes acknowledged and found, typed and
+Each trial returns a :class:`~pcmem_bench.tally.Tally`: operations run, writes acknowledged and found, typed and
 untyped errors, and ``check`` after the trial.
 """
 
@@ -17,10 +17,10 @@ import time
 from pathlib import Path
 
 import pcmem
-from pcmem.bench import crash
-from pcmem.bench.tally import Tally, attempt
 from pcmem.errors import PcmemError, StoreWALError
 from pcmem.types.memory import ListRequest, NewEntry, RememberRequest
+from pcmem_bench import crash
+from pcmem_bench.tally import Tally, attempt
 
 # Writes three notes to the scope named on the command line, acknowledges, then dies without closing (its log stays).
 KILLED_WRITER = r"""

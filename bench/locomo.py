@@ -20,8 +20,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pcmem.bench import metrics, slug
-from pcmem.bench.locomo_data import CATEGORY_NAMES, Conversation, Question
 from pcmem.compose.runtime import SyncRuntime, open_sync
 from pcmem.decision.memo import MemoDecisionModel
 from pcmem.errors import InferenceError, InputError, RerankError
@@ -32,6 +30,8 @@ from pcmem.settings import InferenceConfig, RuntimeConfig, SearchFusion
 from pcmem.types.memory import NewEntry, RememberRequest
 from pcmem.types.progress import Progress
 from pcmem.types.search import SearchMemoryRequest, SearchPage
+from pcmem_bench import metrics, slug
+from pcmem_bench.locomo_data import CATEGORY_NAMES, Conversation, Question
 
 KS = (5, 10, 30)
 
@@ -391,7 +391,7 @@ class Matrix:
 
     def target(self, backend: str, embedder: str, workdir: Path) -> str | Path:
         """Where ``embedder``'s data lives on ``backend``: the given store, or a temporary one under ``workdir``."""
-        from pcmem.bench.perf import store_target
+        from pcmem_bench.perf import store_target
 
         several = len(self.embedders) > 1
         if backend == "duckdb":

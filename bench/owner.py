@@ -55,7 +55,7 @@ def _p50(values: list[float]) -> float:
 
 def _seed(path: Path, entries: int) -> None:
     import pcmem
-    from pcmem.bench.perf import sentences
+    from pcmem_bench.perf import sentences
 
     with pcmem.open_sync(path) as runtime:
         runtime.memory.for_scope("bench").remember(pcmem.RememberRequest(entries=tuple(

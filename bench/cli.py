@@ -94,9 +94,9 @@ def locomo(data_path: str, modes: str, reranks: str, model: str | None, rerank_e
       pcmem bench locomo --data locomo10.json --modes hybrid --questions 100 --rerank none,decision,decision-fill \\
           --model llama-cpp:qwen2.5-coder-1.5b-instruct --jsonl rerank.jsonl
     """
-    from pcmem.bench import locomo as bench_locomo
-    from pcmem.bench.locomo_data import load
-    from pcmem.bench.perf import BACKENDS
+    from pcmem_bench import locomo as bench_locomo
+    from pcmem_bench.locomo_data import load
+    from pcmem_bench.perf import BACKENDS
 
     backend_list = _csv(backends)
     if not backend_list or any(b not in BACKENDS for b in backend_list) or len(set(backend_list)) != len(backend_list):
@@ -168,7 +168,7 @@ def locomo_report(jsonl: str, out: str | None, as_json: bool) -> None:
     Example:
       pcmem bench locomo-report rerank.jsonl
     """
-    from pcmem.bench import locomo as bench_locomo
+    from pcmem_bench import locomo as bench_locomo
 
     reports = bench_locomo.ResultLog(jsonl).reports()
     if out:
@@ -195,7 +195,7 @@ def rerank_(models: str, policies: str, repeats: int, as_json: bool) -> None:
     Example:
       pcmem bench rerank --models smollm2-135m-instruct,qwen2.5-coder-1.5b-instruct
     """
-    from pcmem.bench.rerank_bench import as_row, bench_decision, bench_listwise
+    from pcmem_bench.rerank_bench import as_row, bench_decision, bench_listwise
 
     rows = []
     for name in _csv(models):
@@ -237,7 +237,7 @@ def perf(sizes: str, spread: str, import_count: int, backends: str, embedders: s
       pcmem bench perf --sizes 1000,10000 --backends duckdb,seekdb --spread 0 --import-count 0
       pcmem bench perf --sizes 1000 --spread 0 --embedder minilm-l6-int8,mpnet-base-int8,mpnet-base
     """
-    from pcmem.bench import perf as bench_perf
+    from pcmem_bench import perf as bench_perf
 
     backend_list = _csv(backends)
     if not backend_list or len(set(backend_list)) != len(backend_list):
@@ -305,8 +305,8 @@ def serve_(entries: int, repeats: int, clients: int, requests: int, embedder_cho
       pcmem bench serve
       pcmem bench serve --repeats 300 --clients 16 --requests 100 --out serve.json
     """
-    from pcmem.bench import serve_bench
     from pcmem.serve import require_serve
+    from pcmem_bench import serve_bench
 
     require_serve()
     result = serve_bench.run(entries, repeats, clients, requests, embedder_choice)
@@ -344,7 +344,7 @@ def crash(trials: int, as_json: bool) -> None:
     import dataclasses
     import tempfile
 
-    from pcmem.bench import crash as bench_crash
+    from pcmem_bench import crash as bench_crash
 
     with tempfile.TemporaryDirectory(prefix="pcmem-crash-") as tmp:
         report = bench_crash.run(trials, Path(tmp))
@@ -380,7 +380,7 @@ def chaos(quick: bool, hostile_cases: int | None, kill_rounds: int | None, as_js
     import dataclasses
     import tempfile
 
-    from pcmem.bench import chaos as bench_chaos
+    from pcmem_bench import chaos as bench_chaos
 
     plan = bench_chaos.QUICK if quick else bench_chaos.Plan()
     if hostile_cases is not None:
@@ -425,7 +425,7 @@ def owner_(entries: int, repeats: int, rounds: int, as_json: bool) -> None:
       pcmem bench owner --repeats 5 --rounds 5
       pcmem bench owner --rounds 20 --json
     """
-    from pcmem.bench import owner as bench_owner
+    from pcmem_bench import owner as bench_owner
 
     result = bench_owner.run(entries, repeats, rounds)
     if as_json:
@@ -461,7 +461,7 @@ def _register_startup(bench: click.Group) -> None:
         Example:
           OPENBLAS_NUM_THREADS=1 pcmem bench startup --repeats 7
         """
-        from pcmem.bench import startup as bench_startup
+        from pcmem_bench import startup as bench_startup
 
         result = bench_startup.run(entries, repeats)
         if out:
@@ -504,10 +504,10 @@ def locomo_fusion(data_path: str, embedder: str, store: str, channels_path: str,
     Examples:
       pcmem bench locomo-fusion --data locomo10.json --store locomo.minilm.duckdb --channels minilm.jsonl
     """
-    from pcmem.bench import fusion_tune
-    from pcmem.bench import locomo as bench_locomo
-    from pcmem.bench.locomo_data import load
     from pcmem.compose.runtime import open_sync
+    from pcmem_bench import fusion_tune
+    from pcmem_bench import locomo as bench_locomo
+    from pcmem_bench.locomo_data import load
 
     if Path(channels_path).exists():
         fetched = fusion_tune.load_fetched(channels_path)

@@ -24,11 +24,11 @@ from pathlib import Path
 from typing import Any
 
 import pcmem
-from pcmem.bench import crash, file_chaos
-from pcmem.bench.tally import Tally, attempt, verify
 from pcmem.errors import PcmemError, StoreWALError
 from pcmem.types.memory import Citation, NewEntry, ReactivateRequest, RetireRequest, ReviseRequest
 from pcmem.types.search import SearchMemoryRequest
+from pcmem_bench import crash, file_chaos
+from pcmem_bench.tally import Tally, attempt, verify
 
 
 def _mixed_worker(memory: Any, worker: int, count: int, seed: int) -> tuple[Tally, list[Citation]]:
@@ -328,7 +328,7 @@ def kill_scenario(workdir: Path, trials: int) -> Tally:
 def hostile_scenario(workdir: Path, cases: int, cli_main: Any, seed: int = 0) -> Tally:
     """Hypothesis-generated text, metadata, JSONL and CLI arguments: each is accepted or refused with a typed
     error; none may raise anything else or print a traceback."""
-    from pcmem.bench import hostile
+    from pcmem_bench import hostile
 
     started = time.perf_counter()
     tally = hostile.run(workdir, cases, cli_main, seed)
