@@ -58,9 +58,9 @@ def _build_store(path: Path, entries: int) -> None:
 
 
 def _model_dir() -> Path:
-    from pcmem.embedding import presets
+    from pcmem.embedding.build.prepare import prepare_preset
 
-    return presets.prepare_preset("minilm-l6-int8")
+    return prepare_preset("minilm-l6-int8")
 
 
 def compile_pcmem() -> Path:
