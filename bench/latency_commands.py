@@ -3,14 +3,12 @@ same run (the llama.cpp floor, SQLite FTS5 and numpy, in-process search, bare Py
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import click
 
 from pcmem.cli import render
 from pcmem.errors import InputError
 from pcmem_bench import csv_list
+from pcmem_bench.output import write_result
 
 
 @click.command("rerank")
@@ -76,10 +74,7 @@ def perf(sizes: str, spread: str, import_count: int, backends: str, embedders: s
     size_list = csv_list(sizes, int)
     result = bench_perf.run(size_list, import_count, bench_perf.parse_spread(spread, size_list), backend_list,
                             csv_list(embedders))
-    if out:
-        Path(out).write_text(json.dumps(result, indent=2))
-    if as_json:
-        render.emit_json(result)
+    if write_result(result, out, as_json):
         return
     render.table("latency p50 ms (p95) — pcmem vs references from the same data, same run",
                  ("backend", "size", "scopes", "remember", "÷ FTS5 insert", "fts", "FTS5", "ratio", "vector", "numpy", "ratio",
@@ -141,10 +136,7 @@ def serve_(entries: int, repeats: int, clients: int, requests: int, embedder_cho
 
     require_serve()
     result = serve_bench.run(entries, repeats, clients, requests, embedder_choice)
-    if out:
-        Path(out).write_text(json.dumps(result, indent=2))
-    if as_json:
-        render.emit_json(result)
+    if write_result(result, out, as_json):
         return
     latency = result["latency"]
     render.table(f"warm search, {result['entries']} entries, {result['repeats']} sequential searches each",
@@ -162,7 +154,6 @@ def serve_(entries: int, repeats: int, clients: int, requests: int, embedder_cho
     click.echo(f"acknowledged writes {load['acknowledged_writes']}, present afterwards {load['present_afterwards']}")
 
 
-
 @click.command()
 @click.option("--entries", type=int, default=300, show_default=True, help="Entries in the measured store.")
 @click.option("--repeats", type=int, default=7, show_default=True, help="Fresh processes per figure (p50).")
@@ -178,10 +169,7 @@ def startup(entries: int, repeats: int, out: str | None, as_json: bool) -> None:
     from pcmem_bench import startup as bench_startup
 
     result = bench_startup.run(entries, repeats)
-    if out:
-        Path(out).write_text(json.dumps(result, indent=2))
-    if as_json:
-        render.emit_json(result)
+    if write_result(result, out, as_json):
         return
     p50 = result["p50_ms"]
     render.table("cold CLI p50 ms — fresh processes, floors from the same run",

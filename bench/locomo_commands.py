@@ -3,7 +3,6 @@ API."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import cast
 
@@ -16,6 +15,7 @@ from pcmem.rerank.port import MemoryReranker
 from pcmem.settings import SEARCH_FUSIONS, InferenceConfig, SearchFusion
 from pcmem.types.rerank import RERANK_POLICIES, RerankPolicy
 from pcmem_bench import csv_list
+from pcmem_bench.output import write_result
 
 
 @click.command()
@@ -108,10 +108,7 @@ def locomo(data_path: str, modes: str, reranks: str, model: str | None, rerank_e
     result = bench_locomo.run_matrix(matrix, rerankers, lambda label: progress_bar(label, enabled=not as_json), log)
     result["data"] = str(data_path)
     runs = result["runs"]
-    if out:
-        Path(out).write_text(json.dumps(result, indent=2))
-    if as_json:
-        render.emit_json(result)
+    if write_result(result, out, as_json):
         return
     for run_ in runs:
         if len(runs) > 1:
@@ -145,16 +142,12 @@ def locomo_report(jsonl: str, out: str | None, as_json: bool) -> None:
     from pcmem_bench import locomo as bench_locomo
 
     reports = bench_locomo.ResultLog(jsonl).reports()
-    if out:
-        Path(out).write_text(json.dumps(reports, indent=2))
-    if as_json:
-        render.emit_json(reports)
+    if write_result(reports, out, as_json):
         return
     click.echo(bench_locomo.markdown(reports))
     rerank_rows = [r for r in reports if r["overall"].get("rerank_ms_p50") is not None]
     if rerank_rows:
         click.echo("\n" + bench_locomo.rerank_markdown(rerank_rows))
-
 
 
 @click.command("locomo-fusion")
@@ -193,10 +186,7 @@ def locomo_fusion(data_path: str, embedder: str, store: str, channels_path: str,
         fusion_tune.save(fetched, channels_path)
     result = fusion_tune.evaluate(fetched)
     result.update(embedder=embedder, data=str(data_path))
-    if out:
-        Path(out).write_text(json.dumps(result, indent=2))
-    if as_json:
-        render.emit_json({k: v for k, v in result.items() if k != "grid_by_half"})
+    if write_result(result, out, as_json, shown={k: v for k, v in result.items() if k != "grid_by_half"}):
         return
     click.echo(fusion_tune.markdown(result))
     click.echo(f"\n{result['questions']} questions; channel fetch per search p50 {result['fetch_ms_p50']:.1f} ms, "
