@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import pcmem
-from pcmem.embedding import presets
+from pcmem.embedding.build.prepare import prepare_preset
 from pcmem_bench import chaos, programs, startup
 
 BENCH = Path(__file__).resolve().parent.parent / "bench"
@@ -81,7 +81,7 @@ def test_the_startup_floors_run_and_the_import_probe_names_what_loaded(tmp_path)
     with pcmem.open_sync(path, embedder=None) as runtime:
         runtime.memory.for_scope("bench").remember("Priya moved the Windows installer")
     subprocess.run(programs.command("duckdb_floor", str(path)), check=True, timeout=120)
-    model = subprocess.run(programs.command("model_floor", str(presets.prepare_preset("minilm-l6-int8")), "a query"),
+    model = subprocess.run(programs.command("model_floor", str(prepare_preset("minilm-l6-int8")), "a query"),
                            capture_output=True, text=True, check=True, timeout=120)
     assert float(model.stdout) > 0
     probe = subprocess.run(programs.command("import_probe", "pcmem", "no_such_module"), capture_output=True, text=True,
