@@ -1,6 +1,9 @@
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -99,6 +102,21 @@ def seekdb_url(seekdb_dir: Path):
     Connector(parse(url)).drop_database()
 
 
+@pytest.fixture(params=["duckdb", "seekdb"])
+def backend(request, tmp_path):
+    """A new store on each backend in turn, closed after the test: a DuckDB file, then a seekdb database."""
+    if request.param == "duckdb":
+        from pcmem.store.duckdb import DuckDBBackend
+
+        opened = DuckDBBackend(tmp_path / "m.duckdb")
+    else:
+        from pcmem.store.seekdb import SeekdbBackend
+
+        opened = SeekdbBackend(request.getfixturevalue("seekdb_url"))
+    yield opened
+    opened.close()
+
+
 @pytest.fixture
 def sequential_ids(monkeypatch):
     """Deterministic ids (``mem_000001``, ``ver_000002``, …) so snapshots can pin exact citations."""
@@ -114,6 +132,21 @@ def sequential_ids(monkeypatch):
     for module in ("pcmem.ids", "pcmem.memory.scoped", "pcmem.memory.write_rules", "pcmem.store.common"):
         monkeypatch.setattr(f"{module}.new_id", new_id)
     return pcmem.ids
+
+
+@contextlib.contextmanager
+def read_only_file(path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """``path`` read-only (mode 0400) for the block, then writable again. Root ignores file modes, so there pcmem
+    is made to see the file as another user would."""
+    from pcmem.store.duckdb import files
+
+    os.chmod(path, 0o400)
+    if os.access(path, os.W_OK):
+        monkeypatch.setattr(files, "writable", lambda _path: False)
+    try:
+        yield
+    finally:
+        os.chmod(path, 0o600)
 
 
 def locomo_file(path):

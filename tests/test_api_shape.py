@@ -37,11 +37,11 @@ def test_root_namespace_is_sorted_and_complete():
 
 
 def test_import_pcmem_loads_no_ui_or_llm_code():
-    """STYLE §3 and §8: importing pcmem and its CLI loads neither Textual, the TUI package nor llama.cpp (the
+    """STYLE §3 and §8: importing pcmem and its CLI loads neither Textual, the TUI package, the benchmarks nor llama.cpp (the
     import-linter contracts check the static imports; this checks what actually loads)."""
     probe = (
         "import sys, pcmem, pcmem.cli\n"
-        "heavy = [m for m in ('textual', 'llama_cpp', 'pcmem_tui') if m in sys.modules]\n"
+        "heavy = [m for m in ('textual', 'llama_cpp', 'pcmem_tui', 'pcmem_bench') if m in sys.modules]\n"
         "print(','.join(heavy))\n"
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.strip()

@@ -33,18 +33,6 @@ from pcmem.types.memory import EntryVersion
 from pcmem.types.storage import EntryEvent
 
 
-@pytest.fixture(params=["duckdb", "seekdb"])
-def backend(request, tmp_path):
-    if request.param == "duckdb":
-        opened = DuckDBBackend(tmp_path / "m.duckdb")
-    else:
-        from pcmem.store.seekdb import SeekdbBackend
-
-        opened = SeekdbBackend(request.getfixturevalue("seekdb_url"))
-    yield opened
-    opened.close()
-
-
 @pytest.fixture
 def embedder() -> TextHashEmbedder:
     return TextHashEmbedder()

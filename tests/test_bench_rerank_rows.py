@@ -8,13 +8,13 @@ import pytest
 from click.testing import CliRunner
 from conftest import locomo_file as _locomo_file
 
-from pcmem.bench.locomo import QuestionResult, ResultLog, rerank_markdown, summarise
-from pcmem.bench.locomo_data import Question
 from pcmem.cli import main
 from pcmem.decision.memo import MemoDecisionModel
 from pcmem.errors import ConfigurationError
 from pcmem.settings import ENV_GENERATION_TIMEOUT, ENV_INFERENCE_THREADS, InferenceConfig
 from pcmem.types.decision import DecisionOutcome, DecisionRequest, DecisionResult
+from pcmem_bench.locomo import QuestionResult, ResultLog, rerank_markdown, summarise
+from pcmem_bench.locomo_data import Question
 
 
 class CountingModel:

@@ -7,10 +7,10 @@ import json
 from click.testing import CliRunner
 from conftest import locomo_file as _locomo_file
 
-from pcmem.bench import metrics
-from pcmem.bench.locomo_data import load, parse_evidence
 from pcmem.cli import main
 from pcmem.search.fusion import CONVEX_ALPHA, CONVEX_NORMALISATION
+from pcmem_bench import metrics
+from pcmem_bench.locomo_data import load, parse_evidence
 
 
 def test_locomo_data_repairs_malformed_evidence(tmp_path):
@@ -151,7 +151,7 @@ def test_bench_locomo_fusion_reproduces_the_real_search_and_locomo_takes_fusion(
 
 
 def test_the_fusion_tuning_rule_by_hand():
-    from pcmem.bench.fusion_tune import choose, refit
+    from pcmem_bench.fusion_tune import choose, refit
 
     def row(at10: float, at30: float) -> dict:
         return {"n": 1, "frac@10": at10, "frac@30": at30}

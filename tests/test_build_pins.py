@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from pcmem.cli import main
-from pcmem.embedding import gemma, mpnet
+from pcmem.embedding.build import gemma, mpnet
 
 ROOT = Path(__file__).resolve().parent.parent
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]

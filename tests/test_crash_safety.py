@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from pcmem.bench import crash
+from pcmem_bench import crash
 
 
 @pytest.mark.parametrize("trial", range(3))

@@ -15,7 +15,9 @@ import numpy as np
 import pytest
 
 import pcmem
-from pcmem.embedding import minilm, mpnet, presets
+from pcmem.embedding import minilm, mpnet_preset, presets
+from pcmem.embedding.build import mpnet
+from pcmem.embedding.build.prepare import prepare_preset
 from pcmem.embedding.onnx_embedder import OnnxEmbedder
 from pcmem.errors import ConfigurationError, EmbeddingError, InputError
 from pcmem.settings import CACHE_ENV
@@ -54,8 +56,8 @@ def test_a_store_of_the_retired_per_channel_int8_build_finds_its_model_or_says_h
     with pytest.raises(ConfigurationError, match=r"per-channel int8 build.*pcmem reindex --embedder mpnet-base-int8"):
         embedder.embed_query("anything")
     with pytest.raises(ConfigurationError, match="retired"):
-        presets.prepare_preset("mpnet-base-int8-per-channel", None, tmp_path)
-    assert mpnet.model_dir("int8-per-channel", tmp_path).name == "all-mpnet-base-v2-int8"  # where it always was
+        prepare_preset("mpnet-base-int8-per-channel", None, tmp_path)
+    assert mpnet_preset.model_dir("int8-per-channel", tmp_path).name == "all-mpnet-base-v2-int8"  # where it always was
     with pytest.raises(InputError):
         presets.resolve("mpnet-base-int8-per-channel", tmp_path)  # never offered as a choice
 
@@ -203,18 +205,18 @@ def test_missing_build_tools_name_the_extra(monkeypatch: pytest.MonkeyPatch, emp
     monkeypatch.setattr(mpnet, "locate_parts", lambda: [])
     monkeypatch.setattr(builtins, "__import__", no_torch)
     with pytest.raises(ConfigurationError, match=r"torch is missing.*pip install 'pcmem\[mpnet-build\]'"):
-        presets.prepare_preset("mpnet-base-int8")
-    assert not mpnet.model_dir("int8", empty_cache).exists()
+        prepare_preset("mpnet-base-int8")
+    assert not mpnet_preset.model_dir("int8", empty_cache).exists()
 
 
 def test_a_damaged_prepared_model_is_reported_not_used(tmp_path: Path) -> None:
-    directory = mpnet.model_dir("fp32", tmp_path)
+    directory = mpnet_preset.model_dir("fp32", tmp_path)
     directory.mkdir(parents=True)
     (directory / "model.onnx").write_bytes(b"not the model that was verified")
-    (directory / mpnet.MANIFEST).write_text(json.dumps({"variant": "fp32", "model_sha256": "0" * 64}))
-    assert not mpnet.is_prepared("fp32", tmp_path)
+    (directory / mpnet_preset.MANIFEST).write_text(json.dumps({"variant": "fp32", "model_sha256": "0" * 64}))
+    assert not mpnet_preset.is_prepared("fp32", tmp_path)
     with pytest.raises(ConfigurationError, match=r"is damaged .*pcmem models prepare mpnet-base"):
-        mpnet.verified_dir("fp32", tmp_path)
+        mpnet_preset.verified_dir("fp32", tmp_path)
     embedder = presets.preset_embedder("mpnet-base", tmp_path)
     with pytest.raises(ConfigurationError, match="is damaged"):
         embedder.embed_query("anything")

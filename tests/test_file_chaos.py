@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from pcmem.bench import file_chaos
+from pcmem_bench import file_chaos
 
 
 @pytest.mark.parametrize("trial", [file_chaos.two_names_trial, file_chaos.foreign_log_trial,

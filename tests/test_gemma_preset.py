@@ -9,40 +9,42 @@ from click.testing import CliRunner
 
 from pcmem.cli import main
 from pcmem.compose.embedders import named_embedder
-from pcmem.embedding import gemma, presets
+from pcmem.embedding import gemma_preset, presets
+from pcmem.embedding.build import gemma
+from pcmem.embedding.build.prepare import prepare_preset
 from pcmem.embedding.reference import REFERENCE_SENTENCES, stored_vectors
 from pcmem.errors import ConfigurationError
 
 
 def test_pins_are_complete() -> None:
     assert len(gemma.WHEEL_SHA256) == len(gemma.WHEEL_VERSIONS) == 25 == len(set(gemma.WHEEL_SHA256))
-    assert all(len(h) == 64 for h in (*gemma.WHEEL_SHA256, *gemma.PINNED_SOURCE_FILES.values(), gemma.GGUF_SHA256))
-    reference = stored_vectors(gemma.REFERENCE_VECTORS)
+    assert all(len(h) == 64 for h in (*gemma.WHEEL_SHA256, *gemma.PINNED_SOURCE_FILES.values(), gemma_preset.GGUF_SHA256))
+    reference = stored_vectors(gemma_preset.REFERENCE_VECTORS)
     assert len(reference["documents"]) == len(REFERENCE_SENTENCES) and len(reference["query"]) == 768
 
 
 def test_prepare_needs_the_terms_accepted_before_anything_else(tmp_path: Path) -> None:
     with pytest.raises(ConfigurationError, match="Gemma Terms of Use"):
-        presets.prepare_preset(gemma.NAME, None, tmp_path, wheel_dir=tmp_path)
+        prepare_preset(gemma_preset.NAME, None, tmp_path, wheel_dir=tmp_path)
     with pytest.raises(ConfigurationError, match="25 EmbeddingGemma transport wheels are missing"):
-        presets.prepare_preset(gemma.NAME, None, tmp_path, wheel_dir=tmp_path, accept_terms=True)
-    assert not gemma.model_dir(tmp_path).exists()
+        prepare_preset(gemma_preset.NAME, None, tmp_path, wheel_dir=tmp_path, accept_terms=True)
+    assert not gemma_preset.model_dir(tmp_path).exists()
 
 
 def test_cli_shows_the_notice_and_an_unprepared_preset_says_how(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("PCMEM_CACHE_DIR", str(tmp_path / "cache"))
-    result = CliRunner().invoke(main, ["models", "prepare", gemma.NAME, "--wheels", str(tmp_path)])
+    result = CliRunner().invoke(main, ["models", "prepare", gemma_preset.NAME, "--wheels", str(tmp_path)])
     assert result.exit_code != 0 and "Gemma Terms of Use" in result.output
     assert result.output.count("Gemma Terms of Use") == 1 and "pass --accept-gemma-terms" in result.output
     with pytest.raises(ConfigurationError, match="not prepared yet"):
-        named_embedder(gemma.NAME)
-    ready, path = presets.preset_state(presets.EMBEDDER_PRESETS[gemma.NAME])
-    assert not ready and path == gemma.model_dir(tmp_path / "cache")
+        named_embedder(gemma_preset.NAME)
+    ready, path = presets.preset_state(presets.EMBEDDER_PRESETS[gemma_preset.NAME])
+    assert not ready and path == gemma_preset.model_dir(tmp_path / "cache")
 
 
 def test_cli_with_the_terms_accepted_does_not_ask_for_the_flag(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("PCMEM_CACHE_DIR", str(tmp_path / "cache"))
-    result = CliRunner().invoke(main, ["models", "prepare", gemma.NAME, "--accept-gemma-terms", "--wheels",
+    result = CliRunner().invoke(main, ["models", "prepare", gemma_preset.NAME, "--accept-gemma-terms", "--wheels",
                                        str(tmp_path)])
     assert result.exit_code != 0 and "transport wheels are missing" in result.output
     assert "Gemma Terms of Use" in result.output and "accepted those terms" in result.output

@@ -11,7 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pcmem.embedding import mpnet, presets
+from pcmem.embedding import mpnet_preset, presets
+from pcmem.embedding.build import mpnet
+from pcmem.embedding.build.prepare import prepare_preset
 
 pytestmark = [
     pytest.mark.mpnet,
@@ -31,15 +33,15 @@ def cache(tmp_path_factory) -> Path:
 @pytest.mark.parametrize("name, variant", [("mpnet-base", "fp32"), ("mpnet-base-int8", "int8")])
 def test_prepare_builds_verifies_and_is_idempotent(cache: Path, name: str, variant: str) -> None:
     stages: list[str] = []
-    path = presets.prepare_preset(name, lambda stage, done, total: stages.append(stage), cache)
-    assert path == mpnet.model_dir(variant, cache) and mpnet.is_prepared(variant, cache)
+    path = prepare_preset(name, lambda stage, done, total: stages.append(stage), cache)
+    assert path == mpnet_preset.model_dir(variant, cache) and mpnet_preset.is_prepared(variant, cache)
     assert {"unpacking weights", "verifying weights", "exporting ONNX (torch)", "verifying against torch"} <= set(stages)
-    manifest = json.loads((path / mpnet.MANIFEST).read_text())
-    assert manifest["source_sha256"] == mpnet.SAFETENSORS_SHA256
+    manifest = json.loads((path / mpnet_preset.MANIFEST).read_text())
+    assert manifest["source_sha256"] == mpnet_preset.SAFETENSORS_SHA256
     assert manifest["reference_cosine_min"] >= mpnet.MIN_REFERENCE_COSINE[variant]
     assert json.loads((path / "tokenizer_config.json").read_text()) == {"model_max_length": 384}
     started = time.perf_counter()
-    assert presets.prepare_preset(name, None, cache) == path
+    assert prepare_preset(name, None, cache) == path
     assert time.perf_counter() - started < 10  # only re-verified
     assert not [p for p in path.parent.iterdir() if p.name.startswith(".build-")]
 

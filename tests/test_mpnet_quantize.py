@@ -2,7 +2,7 @@
 
 The graph has mpnet's shape and node names (embedding Gather, LayerNorm, q/k/v/o, intermediate and FFN output
 projections as MatMul+Add with weight initializers, erf GELU, softmax attention), with seeded random weights, so the
-same :func:`pcmem.embedding.mpnet.quantize_int8` the real build runs is exercised on every CI run.
+same :func:`pcmem.embedding.build.mpnet.quantize_int8` the real build runs is exercised on every CI run.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pcmem.embedding import mpnet
+from pcmem.embedding.build import mpnet
 
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")

@@ -12,7 +12,7 @@ import pytest
 from tokenizers import Tokenizer
 
 from pcmem import settings
-from pcmem.embedding import minilm, mpnet, presets
+from pcmem.embedding import minilm, mpnet_preset, presets
 from pcmem.embedding.onnx_embedder import OnnxEmbedder, SentenceSession, open_fastembed, open_session
 from pcmem.errors import EmbeddingError
 from pcmem.types.embedding import EmbeddingProfile
@@ -65,12 +65,12 @@ def test_minilm_vectors_are_bit_identical_to_fastembed(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("name, variant", [("mpnet-base", "fp32"), ("mpnet-base-int8", "int8")])
-def test_mpnet_vectors_are_bit_identical_to_fastembed(name: str, variant: mpnet.Variant) -> None:
+def test_mpnet_vectors_are_bit_identical_to_fastembed(name: str, variant: mpnet_preset.Variant) -> None:
     root = settings.cache_dir()
-    if not mpnet.is_prepared(variant, root):  # preparing takes minutes and torch; tests/test_mpnet_build.py does it
+    if not mpnet_preset.is_prepared(variant, root):  # preparing takes minutes and torch; tests/test_mpnet_build.py does it
         pytest.skip(f"{name} is not prepared in {root}: pcmem models prepare {name}")
     preset = presets.EMBEDDER_PRESETS[name]
-    _assert_bit_identical(mpnet.verified_dir(variant, root), preset.profile.dimension, preset.batch_size, 384)
+    _assert_bit_identical(mpnet_preset.verified_dir(variant, root), preset.profile.dimension, preset.batch_size, 384)
 
 
 def test_the_session_uses_one_thread_and_full_graph_optimisation(tmp_path: Path) -> None:

@@ -10,17 +10,16 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import os
 import shutil
 
 import duckdb
 import pytest
+from conftest import read_only_file
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import pcmem
 from pcmem import InputError, InvalidCursorError, ListRequest, NewEntry, RememberRequest
-from pcmem.store.duckdb import files
 
 NOT_VALID = "this cursor is not valid for this scope; start again without a cursor"
 
@@ -204,11 +203,8 @@ def test_a_read_only_store_without_a_secret_pages_within_the_process(tmp_path, m
     path = tmp_path / "m.duckdb"
     with pcmem.open_sync(path, embedder=None) as runtime:
         _seed(runtime.memory.for_scope("s"), "a", 5)
-    os.chmod(path, 0o400)
-    if os.access(path, os.W_OK):  # root ignores file modes: make pcmem see what another user would
-        monkeypatch.setattr(files, "writable", lambda _path: False)
-    before = path.read_bytes()
-    try:
+    with read_only_file(path, monkeypatch):
+        before = path.read_bytes()
         with pcmem.open_sync(path, embedder=None) as runtime:
             scope = runtime.memory.for_scope("s")
             pages = [scope.list(ListRequest(limit=2))]
@@ -216,5 +212,3 @@ def test_a_read_only_store_without_a_secret_pages_within_the_process(tmp_path, m
                 pages.append(scope.list(ListRequest(limit=2, cursor=pages[-1].next_cursor)))
             assert [e.entry.entry_id for p in pages for e in p.entries] == [f"a{i}" for i in range(5)]
         assert path.read_bytes() == before
-    finally:
-        os.chmod(path, 0o600)

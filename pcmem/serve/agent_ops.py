@@ -7,6 +7,7 @@ advice (:mod:`pcmem.serve.errors`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -61,39 +62,35 @@ def _expectations(scoped: Any, args: m.EntryWrite, entry_id: str) -> dict[str, i
     return {"expected_version": current.version}  # re-checked inside the write transaction
 
 
-async def revise(api: MemoryApi, args: m.ReviseArgs) -> m.MutationResult:
+#: Writes one cited entry: (the scope, the entry's id, the compare-and-swap keywords) -> the write's result.
+CitedWrite = Callable[[Any, str, dict[str, int | None]], pcmem.WriteResult]
+
+
+async def _change_cited(api: MemoryApi, args: m.EntryWrite, write: CitedWrite) -> m.MutationResult:
+    """A write to the entry a tool call cites, off the event loop: the citation checked against the scope, its
+    compare-and-swap expectations taken (:func:`_expectations`), the result as the tool answers it."""
     scoped = api.scope(args.scope_id)
 
-    def write() -> m.MutationResult:
+    def change() -> m.MutationResult:
         entry_id = _entry_id(scoped, args.citation)
-        request = pcmem.ReviseRequest(entry_id=entry_id, text=args.text, kind=args.kind, metadata=args.metadata,
-                                      reason=args.reason, **_expectations(scoped, args, entry_id))
-        return _mutation(scoped, scoped.revise(request))
+        return _mutation(scoped, write(scoped, entry_id, _expectations(scoped, args, entry_id)))
 
-    return await api.run(write)
+    return await api.run(change)
+
+
+async def revise(api: MemoryApi, args: m.ReviseArgs) -> m.MutationResult:
+    return await _change_cited(api, args, lambda scoped, entry_id, expected: scoped.revise(pcmem.ReviseRequest(
+        entry_id=entry_id, text=args.text, kind=args.kind, metadata=args.metadata, reason=args.reason, **expected)))
 
 
 async def retire(api: MemoryApi, args: m.RetireArgs) -> m.MutationResult:
-    scoped = api.scope(args.scope_id)
-
-    def write() -> m.MutationResult:
-        entry_id = _entry_id(scoped, args.citation)
-        request = pcmem.RetireRequest(entry_id=entry_id, reason=args.reason, **_expectations(scoped, args, entry_id))
-        return _mutation(scoped, scoped.retire(request))
-
-    return await api.run(write)
+    return await _change_cited(api, args, lambda scoped, entry_id, expected: scoped.retire(pcmem.RetireRequest(
+        entry_id=entry_id, reason=args.reason, **expected)))
 
 
 async def reactivate(api: MemoryApi, args: m.ReactivateArgs) -> m.MutationResult:
-    scoped = api.scope(args.scope_id)
-
-    def write() -> m.MutationResult:
-        entry_id = _entry_id(scoped, args.citation)
-        request = pcmem.ReactivateRequest(entry_id=entry_id, reason=args.reason,
-                                          **_expectations(scoped, args, entry_id))
-        return _mutation(scoped, scoped.reactivate(request))
-
-    return await api.run(write)
+    return await _change_cited(api, args, lambda scoped, entry_id, expected: scoped.reactivate(
+        pcmem.ReactivateRequest(entry_id=entry_id, reason=args.reason, **expected)))
 
 
 def _forgotten(result: pcmem.WriteResult) -> m.ForgetResult:

@@ -32,6 +32,14 @@ def _timestamp(value: object, info: ValidationInfo) -> datetime | str:
     return validation.validate_timestamp(value, info.field_name or "value")
 
 
+def _entry_text(value: object) -> str:
+    return validation.normalize_text(value)
+
+
+def _entry_id(value: object) -> str:
+    return validation.validate_id(value)
+
+
 #: A revision number: an integer ≥ 0 (``True``, ``-1`` and ``"3"`` are refused).
 Revision = Annotated[int, BeforeValidator(_revision)]
 #: A count or a limit: an integer as such (``True``, ``1.0``, ``"5"`` are refused); bounds come with ``Field``.
@@ -42,6 +50,16 @@ Flag = Annotated[bool, BeforeValidator(_flag)]
 String = Annotated[str, BeforeValidator(_string)]
 #: A point in time: a datetime or ISO 8601 text (what JSON carries); a number is refused, not read as Unix time.
 Timestamp = Annotated[datetime, BeforeValidator(_timestamp)]
+#: An entry's text: NFC-normalised and stripped, then 1..8192 UTF-8 bytes without control characters.
+EntryText = Annotated[str, BeforeValidator(_entry_text)]
+#: An entry id: 1..128 printable ASCII characters without spaces.
+EntryId = Annotated[str, BeforeValidator(_entry_id)]
+#: An entry kind: an open label such as "fact" or "preference", 1..128 characters.
+Kind = Annotated[str, BeforeValidator(validation.validate_kind)]
+#: Entry metadata: a JSON object of at most 4096 bytes serialised.
+Metadata = Annotated[dict[str, Any], BeforeValidator(validation.validate_metadata)]
+#: Why a write is made: at most 512 characters; blank text is no reason (``None``).
+Reason = Annotated[str | None, BeforeValidator(validation.validate_reason)]
 
 
 class Frozen(BaseModel):

@@ -11,9 +11,20 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
-from pcmem import validation
 from pcmem.errors import InputError
-from pcmem.types.base import Count, Flag, Frozen, Request, Revision, String
+from pcmem.types.base import (
+    Count,
+    EntryId,
+    EntryText,
+    Flag,
+    Frozen,
+    Kind,
+    Metadata,
+    Reason,
+    Request,
+    Revision,
+    String,
+)
 
 #: "erased": the entry was forgotten (:meth:`~pcmem.memory.scoped.SyncScopedMemory.forget`); only its ids remain.
 EntryState = Literal["active", "retired", "erased"]
@@ -121,30 +132,10 @@ class ScopeSummary(Frozen):
 class NewEntry(Request):
     """One entry to remember. ``entry_id`` is generated when omitted."""
 
-    text: str
-    kind: str = "fact"
-    metadata: dict[str, Any] = Field(default_factory=dict)
-    entry_id: str | None = None
-
-    @field_validator("text", mode="before")
-    @classmethod
-    def _text(cls, value: object) -> str:
-        return validation.normalize_text(value)
-
-    @field_validator("kind", mode="before")
-    @classmethod
-    def _kind(cls, value: object) -> str:
-        return validation.validate_kind(value)
-
-    @field_validator("metadata", mode="before")
-    @classmethod
-    def _metadata(cls, value: object) -> dict[str, Any]:
-        return validation.validate_metadata(value)
-
-    @field_validator("entry_id", mode="before")
-    @classmethod
-    def _entry_id(cls, value: object) -> str | None:
-        return None if value is None else validation.validate_id(value)
+    text: EntryText
+    kind: Kind = "fact"
+    metadata: Metadata = Field(default_factory=dict)
+    entry_id: EntryId | None = None
 
 
 class RememberRequest(Request):
@@ -165,12 +156,7 @@ class RememberRequest(Request):
     allow_duplicates: Flag = False
     upsert: Flag = False
     #: Why the write is made (kept with the revision, shown by ``changes``); at most 512 characters.
-    reason: str | None = None
-
-    @field_validator("reason", mode="before")
-    @classmethod
-    def _reason(cls, value: object) -> str | None:
-        return validation.validate_reason(value)
+    reason: Reason = None
 
     @model_validator(mode="after")
     def _unique_ids(self) -> RememberRequest:
@@ -188,21 +174,11 @@ class _HeadWrite(Request):
     entry conflicts, so writers of different entries of one scope never collide), or both.
     """
 
-    entry_id: str
+    entry_id: EntryId
     expected_revision: Revision | None = None
     expected_version: Revision | None = None
     #: Why the write is made (kept with the revision, shown by ``changes``); at most 512 characters.
-    reason: str | None = None
-
-    @field_validator("entry_id", mode="before")
-    @classmethod
-    def _entry_id(cls, value: object) -> str:
-        return validation.validate_id(value)
-
-    @field_validator("reason", mode="before")
-    @classmethod
-    def _reason(cls, value: object) -> str | None:
-        return validation.validate_reason(value)
+    reason: Reason = None
 
     @field_validator("expected_version")
     @classmethod
@@ -222,24 +198,9 @@ class _HeadWrite(Request):
 class ReviseRequest(_HeadWrite):
     """A new version of an active entry. ``kind``/``metadata`` left as ``None`` keep the current values."""
 
-    text: str
-    kind: str | None = None
-    metadata: dict[str, Any] | None = None
-
-    @field_validator("text", mode="before")
-    @classmethod
-    def _text(cls, value: object) -> str:
-        return validation.normalize_text(value)
-
-    @field_validator("kind", mode="before")
-    @classmethod
-    def _kind(cls, value: object) -> str | None:
-        return None if value is None else validation.validate_kind(value)
-
-    @field_validator("metadata", mode="before")
-    @classmethod
-    def _metadata(cls, value: object) -> dict[str, Any] | None:
-        return None if value is None else validation.validate_metadata(value)
+    text: EntryText
+    kind: Kind | None = None
+    metadata: Metadata | None = None
 
 
 class RetireRequest(_HeadWrite):

@@ -11,75 +11,20 @@ import os
 import random
 import signal
 import subprocess
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pcmem
 from pcmem.store.duckdb import DuckDBBackend
+from pcmem_bench import programs
 
-STREAM_WRITER = r"""
-import sys, pcmem
-from pcmem import NewEntry, RememberRequest, ReviseRequest
-with pcmem.open_sync(sys.argv[1], embedder=None) as runtime:
-    memory = runtime.memory.for_scope("crash")
-    i = 0
-    while True:
-        head = memory.head()
-        if i % 3 == 2 and head is not None:
-            entry = memory.list().entries[0].entry.entry_id
-            result = memory.revise(ReviseRequest(entry_id=entry, text=f"revision text {i}",
-                                                 expected_revision=head.revision))
-        else:
-            entries = tuple(NewEntry(entry_id=f"w{i}-{j}", text=f"write {i} part {j} " + "x" * 200) for j in range(20))
-            result = memory.remember(RememberRequest(entries=entries))
-        print(result.memory.revision, flush=True)   # acknowledged: the call returned
-        i += 1
-"""
 STREAM_CHANGE_COUNTS = (1, 20)
 
-# `pcmem import` as the CLI runs it, with embedding off (so the write transaction starts at once, instead of after
-# minutes of embedding) and the backend's write announcing when its transaction has begun and when it committed.
-IMPORT_WRITER = r"""
-import sys
-from contextlib import contextmanager
-
-import pcmem.cli as cli
-from pcmem.store.duckdb import DuckDBBackend
-
-open_sync, write = cli.open_sync, DuckDBBackend.write
-cli.open_sync = lambda path, **options: open_sync(path, **{**options, "embedder": None})
-
-
-@contextmanager
-def announced(self, scope):
-    with write(self, scope) as tx:
-        print("in-transaction", flush=True)
-        yield tx
-    print("committed", flush=True)
-
-
-DuckDBBackend.write = announced
-cli.main(["--db", sys.argv[1], "import", "--scope", "imported", sys.argv[2]])
-"""
 #: How long after the import's transaction began the kill may come (the 3000-line transaction takes longer).
 IMPORT_KILL_WINDOW = 0.02
 
 
-# Remember batches of keyed entries, in either mode, until killed; every acknowledged batch is printed.
-KEYED_WRITER = r"""
-import sys, pcmem
-from pcmem import NewEntry, RememberRequest
-with pcmem.open_sync(sys.argv[1], embedder=None, shared=sys.argv[2] == "shared") as runtime:
-    memory = runtime.memory.for_scope("crash")
-    i = 0
-    while True:
-        entries = tuple(NewEntry(entry_id=f"k{i}-{j}", text=f"keyed write {i} part {j}") for j in range(3))
-        result = memory.remember(RememberRequest(entries=entries))
-        print(" ".join(entry.entry_id for entry in entries), flush=True)
-        i += 1
-"""
 #: How each pre-crash entry is changed after the kill, in turn (one write each, by entry).
 AFTER_CRASH_WRITES = ("revise", "retire", "upsert", "forget")
 
@@ -101,7 +46,7 @@ def _file_backend(runtime: pcmem.SyncRuntime) -> DuckDBBackend:
 def stream_trial(path: Path, seed: int) -> tuple[int, str | None]:
     """Kill a remember/revise stream after a random number of acknowledged writes; return (verified, problem)."""
     rng = random.Random(seed)
-    process = subprocess.Popen([sys.executable, "-c", STREAM_WRITER, str(path)], stdout=subprocess.PIPE, text=True)
+    process = subprocess.Popen(programs.command("stream_writer", str(path)), stdout=subprocess.PIPE, text=True)
     assert process.stdout is not None
     acknowledged: list[int] = []
     deadline, kill_after = time.monotonic() + 60, rng.randint(3, 12)
@@ -144,7 +89,7 @@ def writable_trial(path: Path, seed: int, *, shared: bool, cli: str | None = Non
     Returns (entries written before the kill, entries changed after it, problems): after an unclean exit every
     acknowledged entry must still be there and writable (issue #26: DuckDB lost replayed index rows)."""
     rng = random.Random(seed)
-    command = [sys.executable, "-c", KEYED_WRITER, str(path), "shared" if shared else "exclusive"]
+    command = programs.command("keyed_writer", str(path), "shared" if shared else "exclusive")
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     assert process.stdout is not None
     acknowledged: list[str] = []
@@ -218,7 +163,7 @@ def import_trial(path: Path, seed: int, lines: int = 3000) -> tuple[bool, str | 
     rng = random.Random(seed)
     source = path.with_suffix(".jsonl")
     source.write_text("".join(json.dumps({"text": f"imported line {i} " + "y" * 100}) + "\n" for i in range(lines)))
-    command = [sys.executable, "-c", IMPORT_WRITER, str(path), str(source)]
+    command = programs.command("import_writer", str(path), str(source))
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     assert process.stdout is not None
     began = process.stdout.readline().strip() == "in-transaction"

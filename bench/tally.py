@@ -1,6 +1,6 @@
 """What every chaos scenario counts (:class:`Tally`), and the read-back that checks its acknowledged writes.
 
-Shared by the campaign (:mod:`pcmem.bench.chaos`) and its hostile-input scenario (:mod:`pcmem.bench.hostile`).
+Shared by the campaign (:mod:`pcmem_bench.chaos`) and its hostile-input scenario (:mod:`pcmem_bench.hostile`).
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pcmem
-from pcmem.bench import crash
 from pcmem.errors import PcmemError
 from pcmem.types.memory import Citation
+from pcmem_bench import crash
 
 
 @dataclass

@@ -27,37 +27,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from pcmem_bench import programs
+
 HEAVY = ("fastembed", "onnxruntime", "pyarrow", "textual", "llama_cpp")
-
-_FLOOR = """
-import sys, duckdb
-db = duckdb.connect(sys.argv[1], read_only=True)
-db.execute("SELECT count(*) FROM fts_main_fts_docs.terms").fetchall()
-"""
-
-_MODEL_FLOOR = """
-import sys, time
-started = time.perf_counter()
-import numpy as np, onnxruntime, tokenizers
-directory = sys.argv[1]
-options = onnxruntime.SessionOptions()
-options.intra_op_num_threads = 1
-session = onnxruntime.InferenceSession(directory + "/model.onnx", options, providers=["CPUExecutionProvider"])
-tokenizer = tokenizers.Tokenizer.from_file(directory + "/tokenizer.json")
-encoded = tokenizer.encode(sys.argv[2])
-ids = np.array([encoded.ids], dtype=np.int64)
-feed = {"input_ids": ids, "attention_mask": np.array([encoded.attention_mask], dtype=np.int64)}
-if "token_type_ids" in {i.name for i in session.get_inputs()}:
-    feed["token_type_ids"] = np.zeros_like(ids)
-session.run(None, feed)
-print(time.perf_counter() - started)
-"""
-
-_IMPORT = f"""
-import sys, pcmem
-print(" ".join(m for m in {HEAVY!r} if m in sys.modules))
-"""
-
 QUERY = "Priya moved the Windows installer"
 
 
@@ -76,8 +48,8 @@ def _p50(values: list[float]) -> float:
 
 def _build_store(path: Path, entries: int) -> None:
     import pcmem
-    from pcmem.bench.perf import sentences
     from pcmem.types.memory import NewEntry, RememberRequest
+    from pcmem_bench.perf import sentences
 
     with pcmem.open_sync(path) as runtime:  # the default embedder: hybrid needs real vectors
         texts = sentences(entries)
@@ -86,14 +58,23 @@ def _build_store(path: Path, entries: int) -> None:
 
 
 def _model_dir() -> Path:
-    from pcmem.embedding import presets
+    from pcmem.embedding.build.prepare import prepare_preset
 
-    return presets.prepare_preset("minilm-l6-int8")
+    return prepare_preset("minilm-l6-int8")
+
+
+def compile_pcmem() -> Path:
+    """Compile pcmem's bytecode, as an installed package's is (see above); returns the folder compiled."""
+    import pcmem
+
+    folder = Path(pcmem.__file__).resolve().parent
+    compileall.compile_dir(folder, quiet=1)
+    return folder
 
 
 def run(entries: int = 300, repeats: int = 7) -> dict:
     python = sys.executable
-    compileall.compile_dir(Path(__file__).resolve().parents[1], quiet=1)
+    compile_pcmem()
     with tempfile.TemporaryDirectory(prefix="pcmem-startup-") as folder:
         store = Path(folder) / "startup.duckdb"
         _build_store(store, entries)
@@ -103,12 +84,12 @@ def run(entries: int = 300, repeats: int = 7) -> dict:
         heavy = ""
         for _ in range(repeats):  # interleaved, so load on the machine hits every figure alike
             samples["python"].append(_wall([python, "-c", "pass"])[0])
-            samples["floor"].append(_wall([python, "-c", _FLOOR, str(store)])[0])
-            model_wall, out = _wall([python, "-c", _MODEL_FLOOR, str(model_dir), QUERY])
+            samples["floor"].append(_wall(programs.command("duckdb_floor", str(store)))[0])
+            model_wall, out = _wall(programs.command("model_floor", str(model_dir), QUERY))
             samples["model"].append(float(out) * 1000)  # session + one query, Python's own start excluded
             samples["fts"].append(_wall([*cli, "--mode", "fts", QUERY])[0])
             samples["hybrid"].append(_wall([*cli, "--mode", "hybrid", QUERY])[0])
-            wall, heavy = _wall([python, "-c", _IMPORT])
+            wall, heavy = _wall(programs.command("import_probe", *HEAVY))
             samples["import"].append(wall)
     p50 = {name: _p50(values) for name, values in samples.items()}
     return {

@@ -6,7 +6,6 @@ import statistics
 import time
 from dataclasses import asdict, dataclass
 
-from pcmem.bench.llama_floor import eval_seconds, measure_floor
 from pcmem.compose.decisions import decision_backend
 from pcmem.compose.models import load_model
 from pcmem.compose.rerankers import build_reranker
@@ -18,6 +17,7 @@ from pcmem.types.decision import DecisionRequest
 from pcmem.types.memory import Citation
 from pcmem.types.search import MemoryHit
 from pcmem.types.usage import Usage
+from pcmem_bench.llama_floor import eval_seconds, measure_floor
 
 QUERY = "Who signs off every build before a release, and on which day do releases go out?"
 _SUBJECTS = ("Priya", "Marco", "the release team", "the support desk", "the designer", "Tanaka-san")

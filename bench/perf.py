@@ -27,12 +27,12 @@ import numpy as np
 
 import pcmem
 from pcmem.analysis import ANALYZERS
-from pcmem.bench import slug
 from pcmem.errors import InputError
 from pcmem.search.fusion import channel_candidate_count
 from pcmem.testing import HashEmbedder
 from pcmem.types.memory import NewEntry, RememberRequest
 from pcmem.types.search import SearchMemoryRequest
+from pcmem_bench import slug
 
 _SUBJECTS = ("Priya", "Marco", "the release team", "Tanaka-san", "the designer", "Lea", "Omar", "the support desk",
              "our CI runner", "the finance team", "Ines", "the QA lead")

@@ -25,13 +25,13 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from pcmem.bench import metrics
-from pcmem.bench.locomo import ingest
-from pcmem.bench.locomo_data import CATEGORY_NAMES, Conversation, Question
 from pcmem.compose.runtime import SyncRuntime
 from pcmem.search.fusion import NORMALISATIONS, Fused, convex_fuse, rrf_fuse, weighted_rrf_fuse
 from pcmem.types.progress import Progress
 from pcmem.types.search import Candidate, SearchMemoryRequest
+from pcmem_bench import metrics
+from pcmem_bench.locomo_data import CATEGORY_NAMES, Conversation, Question
+from pcmem_bench.locomo_ingest import ingest
 
 DEPTHS = (10, 30)  # the page sizes measured: frac@10 on a 10-hit search, frac@30 on a 30-hit search
 GRID = tuple(round(step * 0.05, 2) for step in range(21))  # 0.00, 0.05, ..., 1.00

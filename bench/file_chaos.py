@@ -1,7 +1,7 @@
 """The file's own chaos (issue #26): one store under three names, logs that are not the store's, forged cursors,
 flipped bits in live blocks, and a server stopped by a service manager's signal while it writes.
 
-Each trial returns a :class:`~pcmem.bench.tally.Tally`: operations run, writes acknowledged and found, typed and
+Each trial returns a :class:`~pcmem_bench.tally.Tally`: operations run, writes acknowledged and found, typed and
 untyped errors, and ``check`` after the trial.
 """
 
@@ -17,21 +17,10 @@ import time
 from pathlib import Path
 
 import pcmem
-from pcmem.bench import crash
-from pcmem.bench.tally import Tally, attempt
 from pcmem.errors import PcmemError, StoreWALError
 from pcmem.types.memory import ListRequest, NewEntry, RememberRequest
-
-# Writes three notes to the scope named on the command line, acknowledges, then dies without closing (its log stays).
-KILLED_WRITER = r"""
-import os, sys, pcmem
-runtime = pcmem.open_sync(sys.argv[1], embedder=None)
-memory = runtime.memory.for_scope(sys.argv[2])
-for i in range(3):
-    memory.remember(f"note {i} of " + sys.argv[2])
-print("acknowledged", flush=True)
-os.kill(os.getpid(), 9)
-"""
+from pcmem_bench import crash, programs
+from pcmem_bench.tally import Tally, attempt
 
 
 def _check(path: Path, tally: Tally) -> None:
@@ -47,7 +36,7 @@ def _check(path: Path, tally: Tally) -> None:
 
 
 def _kill_writer(path: Path, scope: str) -> None:
-    done = subprocess.run([sys.executable, "-c", KILLED_WRITER, str(path), scope], capture_output=True, text=True,
+    done = subprocess.run(programs.command("killed_writer", str(path), scope), capture_output=True, text=True,
                           timeout=120)
     if done.returncode != -signal.SIGKILL:
         raise RuntimeError(f"the killed writer did not die as planned: {done.stderr.strip()[-300:]}")

@@ -24,11 +24,11 @@ from pathlib import Path
 from typing import Any
 
 import pcmem
-from pcmem.bench import crash, file_chaos
-from pcmem.bench.tally import Tally, attempt, verify
 from pcmem.errors import PcmemError, StoreWALError
 from pcmem.types.memory import Citation, NewEntry, ReactivateRequest, RetireRequest, ReviseRequest
 from pcmem.types.search import SearchMemoryRequest
+from pcmem_bench import crash, file_chaos, programs
+from pcmem_bench.tally import Tally, attempt, verify
 
 
 def _mixed_worker(memory: Any, worker: int, count: int, seed: int) -> tuple[Tally, list[Citation]]:
@@ -129,47 +129,13 @@ def async_scenario(path: Path, *, tasks: int, ops: int) -> Tally:
 
 # --- several processes ---------------------------------------------------------------------------------------------
 
-PROCESS_WORKER = r"""
-import json, sys, pcmem
-from pcmem.errors import PcmemError
-from pcmem.types.memory import NewEntry, ReviseRequest
-from pcmem.types.search import SearchMemoryRequest
-path, role, name, count = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
-def say(*fields):
-    print(json.dumps(fields), flush=True)
-try:
-    runtime = pcmem.open_sync(path, embedder=None, shared=True, lock_timeout=60)
-except PcmemError as error:
-    say("typed", type(error).__name__, str(error)); sys.exit(0)
-memory = runtime.memory.for_scope("chaos")
-mine = []
-for i in range(count):
-    try:
-        if role == "search":
-            page = memory.search(SearchMemoryRequest(query=f"kiwi {i}", mode="fts"))
-            say("op")
-        elif i % 3 == 2 and mine:
-            head = memory.head().revision
-            result = memory.revise(ReviseRequest(entry_id=mine[-1], text=f"{name} revised {i} kiwi", expected_revision=head))
-            say("ack", result.citations[0].model_dump())
-        else:
-            result = memory.remember(NewEntry(entry_id=f"{name}-{i}", text=f"{name} note {i} kiwi"))
-            mine.append(f"{name}-{i}")
-            say("ack", result.citations[0].model_dump())
-    except PcmemError as error:
-        say("typed", type(error).__name__, str(error))
-    except Exception as error:
-        say("untyped", type(error).__name__, str(error))
-runtime.close()
-"""
-
 
 def processes_scenario(path: Path, *, ops: int) -> Tally:
     tally = Tally(f"processes: 2 writers (shared) + 1 searcher, {ops} ops each")
     started = time.perf_counter()
     pcmem.open_sync(path, embedder=None).close()
     roles = [("write", "a"), ("write", "b"), ("search", "s")]
-    workers = [subprocess.Popen([sys.executable, "-c", PROCESS_WORKER, str(path), role, name, str(ops)],
+    workers = [subprocess.Popen(programs.command("chaos_worker", str(path), role, name, str(ops)),
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for role, name in roles]
     acknowledged = []
     for worker in workers:
@@ -193,26 +159,6 @@ def processes_scenario(path: Path, *, ops: int) -> Tally:
 
 # --- SIGKILL --------------------------------------------------------------------------------------------------------
 
-REINDEX_WORKER = r"""
-import sys
-import pcmem
-from pcmem.testing import HashEmbedder
-path, phase = sys.argv[1], sys.argv[2]
-# a model takes time (2 ms a text): the kill lands mid-switch
-old = HashEmbedder("bench/old", 32, by="text", delay=0.002)
-new = HashEmbedder("bench/new", 48, by="text", delay=0.002)
-if phase == "seed":
-    with pcmem.open_sync(path, embedder=old) as runtime:
-        runtime.memory.for_scope("chaos").remember(pcmem.RememberRequest(entries=tuple(
-            pcmem.NewEntry(text=f"seeded note {i}") for i in range(int(sys.argv[3])))))
-    print("seeded", flush=True)
-else:
-    with pcmem.open_sync(path, embedder=old) as runtime:
-        print("switching", flush=True)
-        runtime.reindex(embedder=new)
-        print("switched", flush=True)
-"""
-
 
 def _kill_at_random(command: list[str], rng: random.Random, low: float, high: float) -> bool:
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -227,10 +173,10 @@ def _kill_at_random(command: list[str], rng: random.Random, low: float, high: fl
 def reindex_trial(path: Path, seed: int, entries: int = 600) -> Tally:
     tally = Tally("reindex")
     rng = random.Random(seed)
-    subprocess.run([sys.executable, "-c", REINDEX_WORKER, str(path), "seed", str(entries)], check=True,
+    subprocess.run(programs.command("reindex_worker", str(path), "seed", str(entries)), check=True,
                    capture_output=True, timeout=600)
     tally.acknowledged += entries
-    _kill_at_random([sys.executable, "-c", REINDEX_WORKER, str(path), "switch"], rng, 0.3, 3.0)
+    _kill_at_random(programs.command("reindex_worker", str(path), "switch"), rng, 0.3, 3.0)
     tally.operations += 1
     with pcmem.open_sync(path, embedder=None) as runtime:
         memory = runtime.memory.for_scope("chaos")
@@ -262,7 +208,7 @@ def damaged_wal_trial(path: Path, seed: int) -> Tally:
     """Kill a writer (its log stays behind), damage the log: opening must refuse (StoreWALError), not drop it."""
     tally = Tally("damaged WAL")
     rng = random.Random(seed)
-    writer = subprocess.Popen([sys.executable, "-c", crash.STREAM_WRITER, str(path)], stdout=subprocess.PIPE,
+    writer = subprocess.Popen(programs.command("stream_writer", str(path)), stdout=subprocess.PIPE,
                               text=True)
     assert writer.stdout is not None
     for _ in range(rng.randint(2, 6)):
@@ -328,7 +274,7 @@ def kill_scenario(workdir: Path, trials: int) -> Tally:
 def hostile_scenario(workdir: Path, cases: int, cli_main: Any, seed: int = 0) -> Tally:
     """Hypothesis-generated text, metadata, JSONL and CLI arguments: each is accepted or refused with a typed
     error; none may raise anything else or print a traceback."""
-    from pcmem.bench import hostile
+    from pcmem_bench import hostile
 
     started = time.perf_counter()
     tally = hostile.run(workdir, cases, cli_main, seed)

