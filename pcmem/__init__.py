@@ -42,8 +42,9 @@ from pcmem.errors import (
 )
 
 if TYPE_CHECKING:
+    from pcmem.compose.async_runtime import Runtime, open_async, open_runtime
     from pcmem.compose.rerankers import build_reranker
-    from pcmem.compose.runtime import Runtime, SyncRuntime, open, open_async, open_runtime, open_sync
+    from pcmem.compose.runtime import SyncRuntime, open, open_sync
     from pcmem.decision.port import DecisionModel
     from pcmem.embedding.port import Embedder
     from pcmem.memory.scoped import SyncScopedMemory
@@ -90,7 +91,8 @@ __version__ = "0.1.0"
 _LAZY: dict[str, str] = {
     name: module
     for module, names in {
-        "pcmem.compose.runtime": ("Runtime", "SyncRuntime", "open", "open_async", "open_runtime", "open_sync"),
+        "pcmem.compose.async_runtime": ("Runtime", "open_async", "open_runtime"),
+        "pcmem.compose.runtime": ("SyncRuntime", "open", "open_sync"),
         "pcmem.decision.port": ("DecisionModel",),
         "pcmem.memory.scoped": ("SyncScopedMemory",),
         "pcmem.memory.service": ("MemoryService", "ScopedMemory", "SyncMemoryService"),

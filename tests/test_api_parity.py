@@ -10,7 +10,8 @@ import pytest
 from conftest import HashEmbedder
 
 import pcmem
-from pcmem.compose.runtime import Runtime, SyncRuntime
+from pcmem.compose.async_runtime import Runtime
+from pcmem.compose.runtime import SyncRuntime
 from pcmem.memory.scoped import SyncScopedMemory
 from pcmem.memory.service import MemoryService, ScopedMemory, SyncMemoryService
 
