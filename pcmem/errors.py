@@ -21,6 +21,11 @@ class InputError(PcmemError, ValueError):
     exit_code = 2
 
 
+class StoreSchemeError(InputError):
+    """A store target starts with a URL scheme no storage engine is registered for (see ``pcmem.settings.STORE_SCHEMES``);
+    the message lists the known ones. Nothing was opened."""
+
+
 class NotFoundError(PcmemError, LookupError):
     """A scope, entry, revision or citation does not exist."""
 

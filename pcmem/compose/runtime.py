@@ -18,7 +18,7 @@ from types import TracebackType
 from typing import Any
 
 from pcmem.compose import options
-from pcmem.compose.backends import check_target, is_seekdb, open_backend
+from pcmem.compose.backends import check_target, is_local_file, open_backend
 from pcmem.compose.embedders import EmbedderChoice, profile_embedder, resolve_embedder, resolve_rerank_embedder
 from pcmem.compose.owned import Rerankers, open_owned, owner_or_file, serve
 from pcmem.decision.port import DecisionModel
@@ -128,7 +128,7 @@ class SyncRuntime:
         opened_with: dict[str, Any] = dict(
             embedder=embedder, rerank_embedder=rerank_embedder, clock=clock, config=config, inference=inference,
             reranker=reranker, model_progress=model_progress, write_gate=write_gate, create=create)
-        if is_seekdb(path):  # embedded seekdb: one process per data directory; a server serves many (README)
+        if not is_local_file(path):  # embedded seekdb: one process per data directory; a server serves many (README)
             return cls._open_file(path, shared=shared, lock_timeout=lock_timeout, **opened_with)
         from pcmem.store.duckdb.files import store_path  # no DuckDB import: a client never loads it
 
