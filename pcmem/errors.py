@@ -85,6 +85,8 @@ class CapabilityNotSupportedError(PcmemError):
     """An explicitly requested search mode is not available for this store; pcmem never silently downgrades."""
 
     exit_code = 6
+    #: The capability's name on the wire (PowerContext's error ``details.capability``), when one is named.
+    capability: str | None = None
 
 
 class ConfigurationError(PcmemError):

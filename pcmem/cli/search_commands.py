@@ -156,8 +156,7 @@ def reindex(analyzer: str | None, embedder_choice: str | None, rerank_choice: st
     if analyzer is not None:
         from pcmem.cli.check_command import require_file_maintenance
 
-        require_file_maintenance(runtime.backend, "reindex --analyzer")
-        repaired = runtime.backend.repair(analyzer=analyzer)
+        repaired = require_file_maintenance(runtime.backend, "reindex --analyzer").repair(analyzer=analyzer)
         if repaired.damaged_blocks:  # left unchanged: the file has damaged blocks (`pcmem check` says what to do)
             raise StoreError(f"the index was not rebuilt: {repaired.problems[0]}; run `pcmem check`")
     with progress_bar("embedding", enabled=not as_json) as advance:

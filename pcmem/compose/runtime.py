@@ -31,7 +31,7 @@ from pcmem.memory.write_gate import WriteGate
 from pcmem.owner.client import Caller, ClientMemoryService, Link, LocalLink, RerankChoice, SocketLink
 from pcmem.owner.operations import Dispatcher
 from pcmem.owner.protocol import RerankSpec
-from pcmem.rerank.port import MemoryReranker
+from pcmem.rerank.port import MemoryReranker, SecondEmbedderReranker
 from pcmem.search.reindex import ReindexReport, fill_secondary, reindex
 from pcmem.search.service import SearchService
 from pcmem.settings import InferenceConfig, RuntimeConfig, SearchFusion
@@ -71,9 +71,8 @@ class SyncRuntime:
 
             reranker = compose_reranker(self.config, self.inference, reranker, model_progress)
         self.reranker = reranker
-        if rerank_embedder is None:  # an injected embedding reranker with its own embedder: writes keep its vectors
-            rerank_embedder = getattr(reranker, "embedder", None) if getattr(reranker, "second_embedder", False) \
-                else None
+        if rerank_embedder is None and isinstance(reranker, SecondEmbedderReranker):
+            rerank_embedder = reranker.second_embedder  # an injected reranker with its own embedder: writes keep its vectors
         search_for = _search_factory(backend, lambda: self.reranker, self.config.memory_rerank_candidate_limit,
                                      self.config.memory_search_fusion)
         parts = MemoryParts(backend, search_for, embedder=embedder, clock=clock,

@@ -223,7 +223,7 @@ class Caller:
 def _remote(key: str, original: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(original)
     def call(self: Any, *args: Any, **kwargs: Any) -> Any:
-        return self._caller.call(key, getattr(self, "scope", None), args, kwargs)
+        return self._caller.call(key, self.scope, args, kwargs)
 
     return call
 
@@ -238,6 +238,8 @@ class ClientScopedMemory:
 
 class ClientMemoryService:
     """Every scope of a store another process owns; the methods of :class:`~pcmem.memory.service.SyncMemoryService`."""
+
+    scope: str | None = None  # its calls name no scope (a ClientScopedMemory's name theirs)
 
     def __init__(self, caller: Caller) -> None:
         self._caller = caller
