@@ -274,3 +274,21 @@ def test_a_client_names_the_reranker_and_the_owner_runs_every_model(tmp_path):
         assert modules == "none"  # no model, no numpy, no DuckDB in the client: the owner embedded and reranked
     finally:
         stop_owner(owner)
+
+
+def test_a_client_sends_the_owner_one_rerank_choice():
+    """A client's search says default / none / this reranker with one parameter; the owner is sent a reranker by
+    name, or none (its service for clients has no reranker of its own). The old two knobs fold into it, warned."""
+    from pcmem.owner.client import Caller, RerankChoice
+    from pcmem.owner.protocol import RerankSpec
+
+    configured = RerankChoice(RerankSpec(policy="embedding"))
+    named = RerankChoice(RerankSpec(policy="listwise"))
+    caller = Caller(link=None, relink=lambda: None, default_rerank=configured)  # type: ignore[arg-type]
+    assert caller._rerank("default", None) == configured.spec.model_dump(mode="json")
+    assert caller._rerank("none", None) is None
+    assert caller._rerank(named, None) == named.spec.model_dump(mode="json")
+    with pytest.warns(DeprecationWarning):
+        assert caller._rerank("default", False) is None
+    with pytest.warns(DeprecationWarning):
+        assert caller._rerank(None, None) == configured.spec.model_dump(mode="json")

@@ -24,7 +24,7 @@ from pcmem.memory import write_rules as rules
 from pcmem.memory.parts import MemoryParts
 from pcmem.memory.upsert import Identity, plan_upsert, same_content
 from pcmem.memory.vectors import NOTHING_PREPARED, Prepared
-from pcmem.rerank.port import MemoryReranker
+from pcmem.rerank.choice import RerankerChoice, chosen_reranker, override
 from pcmem.store.port import WriteTransaction
 from pcmem.types.memory import (
     ChangesPage,
@@ -50,7 +50,7 @@ from pcmem.types.memory import (
 from pcmem.types.progress import Progress
 from pcmem.types.search import SearchMemoryRequest, SearchPage
 from pcmem.types.storage import EntryEvent, HeadEntry
-from pcmem.validation import validate_flag, validate_id, validate_revision, validate_scope
+from pcmem.validation import validate_id, validate_revision, validate_scope
 
 if TYPE_CHECKING:
     import numpy as np
@@ -202,14 +202,15 @@ class SyncScopedMemory:
         self,
         request: SearchMemoryRequest | str,
         *,
-        reranker: MemoryReranker | None = None,
-        rerank: bool = True,
+        reranker: RerankerChoice | None = "default",
+        rerank: bool | None = None,
         progress: Progress | None = None,
     ) -> SearchPage:
         """Hybrid retrieval over the head revision (SPEC §2), then the runtime's reranker if one is configured.
 
-        ``reranker`` overrides the runtime's for this call (e.g. the CLI's ``--rerank``); ``rerank=False`` returns
-        the coarse page even when the runtime has a reranker; ``progress`` receives (done, total) from
+        ``reranker``: ``"default"`` (the runtime's, if any), ``"none"`` (the coarse page even when the runtime has a
+        reranker) or a reranker for this call (e.g. the CLI's ``--rerank``); ``reranker=None`` and ``rerank=`` are
+        the deprecated spellings (see :mod:`pcmem.rerank.choice`). ``progress`` receives (done, total) from
         per-candidate rerankers. A plain string searches with the defaults.
 
         Returns a :class:`SearchPage` (no hits and ``memory`` ``None`` for a scope with no memory). Raises
@@ -221,9 +222,10 @@ class SyncScopedMemory:
             request = SearchMemoryRequest(query=request)
         elif not isinstance(request, SearchMemoryRequest):
             raise InputError(f"search takes a SearchMemoryRequest or a str, not {type(request).__name__}")
-        if not validate_flag(rerank, "rerank"):
+        choice = chosen_reranker(reranker, rerank)
+        if choice == "none":
             return self._parts.search.coarse((self.scope,), request)
-        return self._parts.search.search((self.scope,), request, reranker, progress)
+        return self._parts.search.search((self.scope,), request, override(choice), progress)
 
     # --- writes -----------------------------------------------------------------------------------------------
 

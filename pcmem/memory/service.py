@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 from pcmem.errors import InputError
 from pcmem.memory.scoped import MemoryParts, SyncScopedMemory
-from pcmem.rerank.port import MemoryReranker
+from pcmem.rerank.choice import RerankerChoice, chosen_reranker, override
 from pcmem.types.memory import (
     ChangesPage,
     Citation,
@@ -33,7 +33,7 @@ from pcmem.types.memory import (
 )
 from pcmem.types.progress import Progress
 from pcmem.types.search import SearchMemoryRequest, SearchPage
-from pcmem.validation import validate_flag, validate_scope
+from pcmem.validation import validate_scope
 
 T = TypeVar("T")
 
@@ -70,8 +70,8 @@ class SyncMemoryService:
         request: SearchMemoryRequest | str,
         *,
         scopes: Sequence[str],
-        reranker: MemoryReranker | None = None,
-        rerank: bool = True,
+        reranker: RerankerChoice | None = "default",
+        rerank: bool | None = None,
         progress: Progress | None = None,
     ) -> SearchPage:
         """Search several scopes in one call: one RRF over the union of their candidates (see README "Search").
@@ -83,9 +83,10 @@ class SyncMemoryService:
         if isinstance(request, str):
             request = SearchMemoryRequest(query=request)
         names = _scopes(scopes)
-        if not validate_flag(rerank, "rerank"):
+        choice = chosen_reranker(reranker, rerank)
+        if choice == "none":
             return self.parts.search.coarse(names, request)
-        return self.parts.search.search(names, request, reranker, progress)
+        return self.parts.search.search(names, request, override(choice), progress)
 
 
 def _scopes(scopes: Sequence[str]) -> tuple[str, ...]:
@@ -176,12 +177,13 @@ class ScopedMemory:
         self,
         request: SearchMemoryRequest | str,
         *,
-        reranker: MemoryReranker | None = None,
-        rerank: bool = True,
+        reranker: RerankerChoice | None = "default",
+        rerank: bool | None = None,
         progress: Progress | None = None,
     ) -> SearchPage:
         """As :meth:`SyncScopedMemory.search` (runs in a worker thread): same result, same errors."""
-        return await to_thread(self.sync.search, request, reranker=reranker, rerank=rerank, progress=progress)
+        choice = chosen_reranker(reranker, rerank)  # here: the deprecation warning points at the caller's line
+        return await to_thread(self.sync.search, request, reranker=choice, progress=progress)
 
 
 class MemoryService:
@@ -207,10 +209,10 @@ class MemoryService:
         request: SearchMemoryRequest | str,
         *,
         scopes: Sequence[str],
-        reranker: MemoryReranker | None = None,
-        rerank: bool = True,
+        reranker: RerankerChoice | None = "default",
+        rerank: bool | None = None,
         progress: Progress | None = None,
     ) -> SearchPage:
         """As :meth:`SyncMemoryService.search`: several scopes, one RRF (runs in a worker thread)."""
-        return await to_thread(self.sync.search, request, scopes=scopes, reranker=reranker, rerank=rerank,
-                               progress=progress)
+        choice = chosen_reranker(reranker, rerank)  # here: the deprecation warning points at the caller's line
+        return await to_thread(self.sync.search, request, scopes=scopes, reranker=choice, progress=progress)

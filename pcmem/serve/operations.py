@@ -114,7 +114,7 @@ class MemoryApi:
         limit = MAX_SEARCH_LIMIT if request.tag_filter is not None else request.limit
         query = pcmem.SearchMemoryRequest(query=request.query, limit=limit, mode=request.mode.value)
         try:
-            return scoped.search(query, rerank=rerank)
+            return scoped.search(query, reranker="default" if rerank else "none")
         except CapabilityNotSupportedError as error:
             raise ApiError(422, "capability_not_supported", str(error), {"capability": request.mode.value}) from None
 
