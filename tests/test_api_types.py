@@ -146,6 +146,10 @@ VALID: dict[type, dict[str, object]] = {
     pcmem.RetireRequest: {"entry_id": "e", "expected_revision": 1},
     pcmem.ReactivateRequest: {"entry_id": "e", "expected_revision": 1},
     pcmem.ListRequest: {},
+    pcmem.EntryRequest: {"entry_id": "e"},
+    pcmem.HistoryRequest: {"entry_id": "e"},
+    pcmem.ForgetRequest: {"entry_id": "e"},
+    pcmem.ChangesRequest: {},
     pcmem.SearchMemoryRequest: {"query": "q"},
 }
 

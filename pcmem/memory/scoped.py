@@ -17,6 +17,7 @@ from pcmem.errors import (
     ScopeNotFoundError,
 )
 from pcmem.ids import content_hash, new_id
+from pcmem.memory import arguments
 from pcmem.memory import write_rules as rules
 from pcmem.memory.parts import MemoryParts
 from pcmem.memory.scoped_reads import ScopedReads
@@ -28,6 +29,7 @@ from pcmem.types.memory import (
     Duplicate,
     EntryState,
     EntryVersion,
+    ForgetRequest,
     NewEntry,
     Operation,
     ReactivateRequest,
@@ -63,18 +65,24 @@ class SyncScopedMemory(ScopedReads):
         metadata: dict[str, Any] | None = None,
         entry_id: str | None = None,
         upsert: bool = False,
+        allow_duplicates: bool = False,
+        expected_revision: int | None = None,
+        reason: str | None = None,
     ) -> WriteResult:
         """Add entries in one new revision (creating the scope's memory on first use).
 
         ``request`` is a :class:`RememberRequest`, one :class:`NewEntry` or a text; with a text, ``kind``,
-        ``metadata``, ``entry_id`` and ``upsert`` build the entry (``remember("...", entry_id="k", upsert=True)``).
+        ``metadata`` and ``entry_id`` build the entry (``remember("...", entry_id="k", upsert=True)``), and the other
+        keywords are the :class:`RememberRequest`'s (see :mod:`pcmem.memory.arguments`).
         Returns a :class:`WriteResult` with a citation per entry written or left unchanged, in request order.
         Without ``expected_revision`` a race lost to another process is retried internally; with it, a head other
         than the expected one raises RevisionConflictError. Raises InputError (bad values, an existing id without
         upsert, a reserved ``~<number>`` id; a forgotten key is written as a new entry: :mod:`pcmem.memory.keys`),
         ConfigurationError (no embedder for the store's vectors), EmbeddingError, StoreError. Nothing is written when it raises.
         """
-        request = rules.as_remember(request, kind=kind, metadata=metadata, entry_id=entry_id, upsert=upsert)
+        request = arguments.remember_request(
+            request, entry={"kind": kind, "metadata": metadata, "entry_id": entry_id}, upsert=upsert,
+            allow_duplicates=allow_duplicates, options={"expected_revision": expected_revision, "reason": reason})
         return rules.retrying(lambda: self._remember(request), retry=request.expected_revision is None)
 
     def _remember(self, request: RememberRequest) -> WriteResult:
@@ -139,15 +147,21 @@ class SyncScopedMemory(ScopedReads):
                 found.append(Duplicate(index=index, text=entry.text, existing=existing))
         return tuple(found)
 
-    def revise(self, request: ReviseRequest) -> WriteResult:
+    def revise(self, request: ReviseRequest | str, *, text: str | None = None, kind: str | None = None,
+               metadata: dict[str, Any] | None = None, expected_revision: int | None = None,
+               expected_version: int | None = None, reason: str | None = None) -> WriteResult:
         """Write a new version of an active entry. An unchanged text/kind/metadata writes nothing (``unchanged``).
 
-        Compare-and-swap on ``request.expected_revision`` (the scope head) and/or ``request.expected_version`` (the
-        entry's version: writes to other entries never conflict with it). Returns a :class:`WriteResult` with the
-        new version's citation. Raises RevisionConflictError when an expectation does not hold or the entry is
-        retired, EntryNotFoundError / EntryErasedError, ConfigurationError, EmbeddingError, StoreError.
+        ``request`` is a :class:`ReviseRequest`, or the entry id with its fields as keywords
+        (``revise("k", text="...", expected_version=2)``). Compare-and-swap on ``expected_revision`` (the scope
+        head) and/or ``expected_version`` (the entry's version: writes to other entries never conflict with it).
+        Returns a :class:`WriteResult` with the new version's citation. Raises RevisionConflictError when an
+        expectation does not hold or the entry is retired, EntryNotFoundError / EntryErasedError, ConfigurationError,
+        EmbeddingError, StoreError.
         """
-        request = rules.expect(request, ReviseRequest, "revise")
+        request = arguments.request_of(ReviseRequest, request, "revise", "entry_id", {
+            "text": text, "kind": kind, "metadata": metadata, "expected_revision": expected_revision,
+            "expected_version": expected_version, "reason": reason})
         return rules.retrying(lambda: self._revise(request), retry=request.expected_revision is None)
 
     def _revise(self, request: ReviseRequest) -> WriteResult:
@@ -185,23 +199,31 @@ class SyncScopedMemory(ScopedReads):
             memory = tx.commit("revise", [version], [event], now, vectors, reason=request.reason)
         return WriteResult(memory=memory, citations=(Citation.of(memory, version),))
 
-    def retire(self, request: RetireRequest) -> WriteResult:
+    def retire(self, request: RetireRequest | str, *, expected_revision: int | None = None,
+               expected_version: int | None = None, reason: str | None = None) -> WriteResult:
         """Deactivate an entry; it stays readable in past revisions and in its history.
 
-        Compare-and-swap as :meth:`revise`. Returns the :class:`WriteResult` of the new revision. Raises
+        A :class:`RetireRequest`, or the entry id and its fields as keywords; compare-and-swap as :meth:`revise`.
+        Returns the :class:`WriteResult` of the new revision. Raises
         RevisionConflictError (an expectation does not hold, or the entry is already retired), EntryNotFoundError /
         EntryErasedError, StoreError.
         """
-        return self._set_state(request, "retire", from_state="active", to_state="retired")
+        retire = arguments.request_of(RetireRequest, request, "retire", "entry_id", {
+            "expected_revision": expected_revision, "expected_version": expected_version, "reason": reason})
+        return self._set_state(retire, "retire", from_state="active", to_state="retired")
 
-    def reactivate(self, request: ReactivateRequest) -> WriteResult:
+    def reactivate(self, request: ReactivateRequest | str, *, expected_revision: int | None = None,
+                   expected_version: int | None = None, reason: str | None = None) -> WriteResult:
         """Make a retired entry active again at the version it had.
 
-        Compare-and-swap as :meth:`revise`. Returns the :class:`WriteResult` of the new revision. Raises
+        A :class:`ReactivateRequest`, or the entry id and its fields as keywords; compare-and-swap as :meth:`revise`.
+        Returns the :class:`WriteResult` of the new revision. Raises
         RevisionConflictError (an expectation does not hold, or the entry is active), EntryNotFoundError /
         EntryErasedError, ConfigurationError (its vector is missing and no embedder fits), StoreError.
         """
-        return self._set_state(request, "reactivate", from_state="retired", to_state="active")
+        reactivate = arguments.request_of(ReactivateRequest, request, "reactivate", "entry_id", {
+            "expected_revision": expected_revision, "expected_version": expected_version, "reason": reason})
+        return self._set_state(reactivate, "reactivate", from_state="retired", to_state="active")
 
     def _set_state(
         self,
@@ -211,7 +233,6 @@ class SyncScopedMemory(ScopedReads):
         from_state: EntryState,
         to_state: EntryState,
     ) -> WriteResult:
-        request = rules.expect(request, RetireRequest if operation == "retire" else ReactivateRequest, operation)
         return rules.retrying(lambda: self._set_state_once(request, operation, from_state, to_state),
                          retry=request.expected_revision is None)
 
@@ -244,7 +265,7 @@ class SyncScopedMemory(ScopedReads):
 
     # --- erasure ----------------------------------------------------------------------------------------------
 
-    def forget(self, entry_id: str) -> WriteResult:
+    def forget(self, entry_id: str | ForgetRequest) -> WriteResult:
         """Erase an entry for good: the text, kind-independent metadata and vectors of every version it ever had.
 
         Unlike every other write this changes the past: all revisions that held the entry lose its content. The
@@ -255,8 +276,8 @@ class SyncScopedMemory(ScopedReads):
         (its citation names the erased version). Raises EntryNotFoundError for an unknown entry, StoreError.
         Cannot be undone.
         """
-        entry_id = validate_id(entry_id)
-        return rules.retrying(lambda: self._forget([entry_id], whole_scope=False), retry=True)
+        key = entry_id.entry_id if isinstance(entry_id, ForgetRequest) else validate_id(entry_id)
+        return rules.retrying(lambda: self._forget([key], whole_scope=False), retry=True)
 
     def forget_scope(self) -> WriteResult:
         """Erase every entry of this scope as :meth:`forget` does, in one revision (a no-op when nothing is left).

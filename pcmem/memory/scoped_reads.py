@@ -5,17 +5,24 @@ changes, histories, tombstones and search. :class:`~pcmem.memory.scoped.SyncScop
 from __future__ import annotations
 
 import builtins
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any, Literal
 
-from pcmem.errors import EntryErasedError, EntryNotFoundError, InputError, RevisionNotFoundError
-from pcmem.memory import keys, paging
+from pcmem.errors import EntryErasedError, EntryNotFoundError, RevisionNotFoundError
+from pcmem.memory import arguments, keys, paging
 from pcmem.memory import write_rules as rules
 from pcmem.memory.parts import MemoryParts
 from pcmem.rerank.choice import RerankerChoice, chosen_reranker, override
+from pcmem.settings import SearchFusion
 from pcmem.types.memory import (
     ChangesPage,
+    ChangesRequest,
     Citation,
     EntryHistory,
     EntryPage,
+    EntryRequest,
+    HistoryRequest,
     ListRequest,
     MemoryEntry,
     MemoryRef,
@@ -23,7 +30,7 @@ from pcmem.types.memory import (
     Tombstone,
 )
 from pcmem.types.progress import Progress
-from pcmem.types.search import SearchMemoryRequest, SearchPage
+from pcmem.types.search import SearchMemoryRequest, SearchMode, SearchPage
 from pcmem.validation import validate_id, validate_revision, validate_scope
 
 
@@ -59,8 +66,10 @@ class ScopedReads:
         assert memory is not None
         return memory.model_copy(update={"revision": revision})
 
-    def list(self, request: ListRequest | None = None) -> EntryPage:
-        """The exact manifest of the head (or of ``request.revision``), ordered by entry id.
+    def list(self, request: ListRequest | None = None, *, state: Literal["active", "all"] | None = None,
+             revision: int | None = None, limit: int | None = None, cursor: str | None = None) -> EntryPage:
+        """The exact manifest of the head (or of ``revision``), ordered by entry id: a :class:`ListRequest`, or its
+        fields as keywords (``list(state="all", limit=10)``).
 
         Returns an :class:`EntryPage` (``memory`` is ``None`` and ``entries`` empty for a scope with no memory).
         With ``request.limit`` the page holds at most that many entries and ``next_cursor`` continues it, pinned to
@@ -68,7 +77,8 @@ class ScopedReads:
         InvalidCursorError / StaleCursorError for a cursor pcmem did not issue for this listing or one an erasure
         made stale, InputError for bad values.
         """
-        request = rules.expect(request or ListRequest(), ListRequest, "list")
+        request = arguments.list_request(request, {"state": state, "revision": revision, "limit": limit,
+                                                   "cursor": cursor})
         return paging.list_page(self._backend, self.scope, request, self._at)
 
     def get(self, citation: Citation) -> MemoryEntry:
@@ -91,12 +101,16 @@ class ScopedReads:
             raise EntryNotFoundError(f"citation {citation} does not name an entry version of revision {memory.revision}")
         return entry
 
-    def get_entry(self, entry_id: str, revision: int | None = None) -> MemoryEntry:
-        """An entry as it stands at the head (or at ``revision``), active or retired.
+    def get_entry(self, entry_id: str | EntryRequest, revision: int | None = None) -> MemoryEntry:
+        """An entry as it stands at the head (or at ``revision``), active or retired; or as an :class:`EntryRequest`
+        says.
 
         Raises EntryNotFoundError when it does not exist there (also in a scope with no memory), EntryErasedError
         when it was forgotten, RevisionNotFoundError for a revision outside 1..head.
         """
+        if isinstance(entry_id, EntryRequest):
+            request = arguments.request_of(EntryRequest, entry_id, "get_entry", "entry_id", {"revision": revision})
+            entry_id, revision = request.entry_id, request.revision
         entry_id = validate_id(entry_id)
         memory = self._at(revision)
         entry = None if memory is None else self._backend.entry_in_revision(memory, entry_id)
@@ -110,23 +124,30 @@ class ScopedReads:
             raise EntryNotFoundError(f"no entry {entry_id!r} in scope {self.scope!r}{at}")
         return entry
 
-    def changes(self, since_revision: int = 0, *, limit: int | None = None, cursor: str | None = None) -> ChangesPage:
-        """Every entry change after ``since_revision`` up to the head, in revision then entry-id order.
+    def changes(self, since_revision: int | ChangesRequest = 0, *, limit: int | None = None,
+                cursor: str | None = None) -> ChangesPage:
+        """Every entry change after ``since_revision`` up to the head, in revision then entry-id order; or as a
+        :class:`ChangesRequest` says.
 
         Returns a :class:`ChangesPage` (empty, with ``memory`` ``None``, for a scope with no memory). With ``limit``
         (1..100) the page holds at most that many changes and ``next_cursor`` continues it, pinned to the head of
         the first page. Raises RevisionNotFoundError when ``since_revision`` is past the head, InputError for a
         negative one, InvalidCursorError / StaleCursorError for a bad or stale cursor.
         """
+        if isinstance(since_revision, ChangesRequest):
+            request = arguments.request_of(ChangesRequest, since_revision, "changes", "since_revision",
+                                           {"limit": limit, "cursor": cursor})
+            since_revision, limit, cursor = request.since_revision, request.limit, request.cursor
         return paging.changes_page(self._backend, self.scope, since_revision, limit, cursor)
 
-    def history(self, entry_id: str) -> EntryHistory:
-        """Every revision that changed this entry, with the version it pointed at, oldest first.
+    def history(self, entry_id: str | HistoryRequest) -> EntryHistory:
+        """Every revision that changed this entry (its id, or a :class:`HistoryRequest`), with the version it pointed
+        at, oldest first.
 
         Raises EntryNotFoundError for an unknown entry (also in a scope with no memory), EntryErasedError for a
         forgotten one.
         """
-        entry_id = validate_id(entry_id)
+        entry_id = entry_id.entry_id if isinstance(entry_id, HistoryRequest) else validate_id(entry_id)
         memory = self.head()
         events = [] if memory is None else self._backend.history(memory, entry_id)
         if not events and memory is not None and (current_id := self._read_identity(memory, entry_id)) != entry_id:
@@ -171,6 +192,13 @@ class ScopedReads:
         self,
         request: SearchMemoryRequest | str,
         *,
+        limit: int | None = None,
+        mode: SearchMode | None = None,
+        kinds: Sequence[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+        created_from: datetime | str | None = None,
+        created_before: datetime | str | None = None,
+        fusion: SearchFusion | None = None,
         reranker: RerankerChoice | None = "default",
         rerank: bool | None = None,
         progress: Progress | None = None,
@@ -180,17 +208,17 @@ class ScopedReads:
         ``reranker``: ``"default"`` (the runtime's, if any), ``"none"`` (the coarse page even when the runtime has a
         reranker) or a reranker for this call (e.g. the CLI's ``--rerank``); ``reranker=None`` and ``rerank=`` are
         the deprecated spellings (see :mod:`pcmem.rerank.choice`). ``progress`` receives (done, total) from
-        per-candidate rerankers. A plain string searches with the defaults.
+        per-candidate rerankers. A query text takes the :class:`SearchMemoryRequest`'s other fields as keywords
+        (``search("release day", mode="fts", limit=5)``).
 
         Returns a :class:`SearchPage` (no hits and ``memory`` ``None`` for a scope with no memory). Raises
         InputError for a bad request, CapabilityNotSupportedError for an explicit mode the store cannot run,
         EmbeddingError when embedding the query fails (except in auto mode), InferenceError / RerankError when the
         reranker fails (rerank fails closed), StoreError.
         """
-        if isinstance(request, str):
-            request = SearchMemoryRequest(query=request)
-        elif not isinstance(request, SearchMemoryRequest):
-            raise InputError(f"search takes a SearchMemoryRequest or a str, not {type(request).__name__}")
+        request = arguments.search_request(request, {
+            "limit": limit, "mode": mode, "kinds": kinds, "metadata": metadata, "created_from": created_from,
+            "created_before": created_before, "fusion": fusion})
         choice = chosen_reranker(reranker, rerank)
         if choice == "none":
             return self._parts.search.coarse((self.scope,), request)
