@@ -21,8 +21,7 @@ from pcmem.validation import validate_flag
 R = TypeVar("R", bound=Request)
 
 
-def request_of(kind: type[R], value: object, method: str, identity: str | None, options: dict[str, Any],
-               identity_type: type = str) -> R:
+def request_of(kind: type[R], value: object, method: str, identity: str | None, options: dict[str, Any]) -> R:
     """``value`` when it is a ``kind`` (no option may be given as well); else the ``kind`` built from ``value`` as its
     ``identity`` field (an id, a query) and the options given (``None`` = not given)."""
     given = {name: option for name, option in options.items() if option is not None}
@@ -32,9 +31,9 @@ def request_of(kind: type[R], value: object, method: str, identity: str | None, 
         return value
     if identity is None and value is None:
         return kind(**given)
-    if identity is not None and isinstance(value, identity_type) and not isinstance(value, bool):
+    if identity is not None and isinstance(value, str):
         return kind(**{identity: value}, **given)
-    what = f" or a {identity_type.__name__}" if identity is not None else ""
+    what = " or a str" if identity is not None else ""
     raise InputError(f"{method} takes a {kind.__name__}{what}, not {type(value).__name__}")
 
 
