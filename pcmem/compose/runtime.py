@@ -33,7 +33,7 @@ from pcmem.owner.operations import Dispatcher
 from pcmem.owner.protocol import RerankSpec
 from pcmem.rerank.port import MemoryReranker, SecondEmbedderReranker
 from pcmem.search.reindex import ReindexReport, fill_secondary, reindex
-from pcmem.search.service import SearchService
+from pcmem.search.service import SearchedStore, SearchService
 from pcmem.settings import InferenceConfig, RuntimeConfig, SearchFusion
 from pcmem.store.port import StorageBackend
 from pcmem.types.progress import Progress
@@ -262,7 +262,7 @@ class SyncRuntime:
 
 
 
-def _search_factory(backend: StorageBackend, reranker: Callable[[], MemoryReranker | None],
+def _search_factory(backend: SearchedStore, reranker: Callable[[], MemoryReranker | None],
                     candidate_limit: int, fusion: SearchFusion) -> SearchFactory:
     """How the runtime's Memory builds its search service for an embedder (again after a vector-space switch), with
     the runtime's reranker at that moment and its default fusion."""

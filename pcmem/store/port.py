@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from pcmem.analysis import Analyzer
@@ -253,8 +254,12 @@ class StorageBackend(RevisionLog, VectorProfiles, SearchIndex, Maintenance, Prot
 
 @runtime_checkable
 class FileMaintenance(Protocol):
-    """What ``pcmem check`` and ``reindex --analyzer`` need of a store that is a file pcmem keeps itself (DuckDB):
-    other engines keep their own integrity and do not offer it."""
+    """What only a store that is a file pcmem keeps itself (DuckDB) offers: its path (the owner that serves it to
+    other processes is found by it), and the check and repair of ``pcmem check`` and ``reindex --analyzer``; other
+    engines keep their own integrity and do not offer it."""
+
+    #: The store file, resolved (see :func:`pcmem.store.duckdb.files.store_path`).
+    path: Path
 
     def check(self) -> CheckReport:
         """Verify migrations, the revision chain, entry hashes and that the search projections agree with the log."""
