@@ -175,8 +175,10 @@ def test_typed_errors_cross_the_socket(tmp_path):
                 scope.get_entry("owner-note")
             assert isinstance(erased.value.tombstone, pcmem.Tombstone)
             assert erased.value.tombstone.entry_id == "owner-note"
-            with pytest.raises(pcmem.InputError, match="revise takes a ReviseRequest, not str"):
-                scope.revise("not a request")  # type: ignore[arg-type]
+            with pytest.raises(pcmem.InputError, match="revise takes a ReviseRequest or a str, not int"):
+                scope.revise(42)  # type: ignore[arg-type]
+            with pytest.raises(pcmem.InputError, match="entry_id must be"):  # a str is the entry id now
+                scope.revise("not an id", text="x", expected_version=1)
             with pytest.raises(pcmem.RevisionNotFoundError):
                 scope.list(pcmem.ListRequest(revision=99))
     finally:
