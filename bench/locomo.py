@@ -146,7 +146,8 @@ def _ask(runtime: SyncRuntime, question: Question, mode: str, limit: int,
         memo.take_counters()
     started = time.perf_counter()
     try:
-        page = memory.search(SearchMemoryRequest(query=question.question, limit=limit, mode=mode), reranker=reranker)
+        page = memory.search(SearchMemoryRequest(query=question.question, limit=limit, mode=mode),
+                             reranker=reranker if reranker is not None else "default")
     except (InferenceError, RerankError) as error:
         return f"{question.conversation}#{question.index}: {type(error).__name__}: {error}"
     search_ms = (time.perf_counter() - started) * 1000

@@ -37,13 +37,15 @@ from pcmem.errors import (
     StoreMissingError,
     StorePermissionError,
     StoreReadOnlyError,
+    StoreSchemeError,
     StoreVersionError,
     StoreWALError,
 )
 
 if TYPE_CHECKING:
+    from pcmem.compose.async_runtime import Runtime, open_async, open_runtime
     from pcmem.compose.rerankers import build_reranker
-    from pcmem.compose.runtime import Runtime, SyncRuntime, open, open_async, open_runtime, open_sync
+    from pcmem.compose.runtime import SyncRuntime, open, open_sync
     from pcmem.decision.port import DecisionModel
     from pcmem.embedding.port import Embedder
     from pcmem.memory.scoped import SyncScopedMemory
@@ -55,11 +57,15 @@ if TYPE_CHECKING:
     from pcmem.types.memory import (
         Change,
         ChangesPage,
+        ChangesRequest,
         Citation,
         EntryHistory,
         EntryPage,
+        EntryRequest,
         EntryVersion,
+        ForgetRequest,
         HistoryEvent,
+        HistoryRequest,
         ListRequest,
         MemoryEntry,
         MemoryRef,
@@ -90,7 +96,8 @@ __version__ = "0.1.0"
 _LAZY: dict[str, str] = {
     name: module
     for module, names in {
-        "pcmem.compose.runtime": ("Runtime", "SyncRuntime", "open", "open_async", "open_runtime", "open_sync"),
+        "pcmem.compose.async_runtime": ("Runtime", "open_async", "open_runtime"),
+        "pcmem.compose.runtime": ("SyncRuntime", "open", "open_sync"),
         "pcmem.decision.port": ("DecisionModel",),
         "pcmem.memory.scoped": ("SyncScopedMemory",),
         "pcmem.memory.service": ("MemoryService", "ScopedMemory", "SyncMemoryService"),
@@ -101,9 +108,10 @@ _LAZY: dict[str, str] = {
         "pcmem.settings": ("InferenceConfig", "RuntimeConfig"),
         "pcmem.types.embedding": ("EmbeddingProfile",),
         "pcmem.types.memory": (
-            "Change", "ChangesPage", "Citation", "EntryHistory", "EntryPage", "EntryVersion", "HistoryEvent",
-            "ListRequest", "MemoryEntry", "MemoryRef", "NewEntry", "ReactivateRequest", "RememberRequest",
-            "RetireRequest", "ReviseRequest", "RevisionInfo", "ScopeSummary", "Tombstone", "WriteResult",
+            "Change", "ChangesPage", "ChangesRequest", "Citation", "EntryHistory", "EntryPage", "EntryRequest",
+            "EntryVersion", "ForgetRequest", "HistoryEvent", "HistoryRequest", "ListRequest", "MemoryEntry",
+            "MemoryRef", "NewEntry", "ReactivateRequest", "RememberRequest", "RetireRequest", "ReviseRequest",
+            "RevisionInfo", "ScopeSummary", "Tombstone", "WriteResult",
         ),
         "pcmem.types.progress": ("Progress", "StageProgress"),
         "pcmem.types.rerank": (
@@ -138,6 +146,7 @@ __all__ = [
     "CapabilityNotSupportedError",
     "Change",
     "ChangesPage",
+    "ChangesRequest",
     "Citation",
     "ConcurrentWriteError",
     "ConfigurationError",
@@ -149,8 +158,11 @@ __all__ = [
     "EntryHistory",
     "EntryNotFoundError",
     "EntryPage",
+    "EntryRequest",
     "EntryVersion",
+    "ForgetRequest",
     "HistoryEvent",
+    "HistoryRequest",
     "InferenceConfig",
     "InputError",
     "InvalidCursorError",
@@ -195,6 +207,7 @@ __all__ = [
     "StoreMissingError",
     "StorePermissionError",
     "StoreReadOnlyError",
+    "StoreSchemeError",
     "StoreVersionError",
     "StoreWALError",
     "SyncMemoryService",

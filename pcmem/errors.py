@@ -21,6 +21,11 @@ class InputError(PcmemError, ValueError):
     exit_code = 2
 
 
+class StoreSchemeError(InputError):
+    """A store target starts with a URL scheme no storage engine is registered for (see ``pcmem.settings.STORE_SCHEMES``);
+    the message lists the known ones. Nothing was opened."""
+
+
 class NotFoundError(PcmemError, LookupError):
     """A scope, entry, revision or citation does not exist."""
 
@@ -80,6 +85,8 @@ class CapabilityNotSupportedError(PcmemError):
     """An explicitly requested search mode is not available for this store; pcmem never silently downgrades."""
 
     exit_code = 6
+    #: The capability's name on the wire (PowerContext's error ``details.capability``), when one is named.
+    capability: str | None = None
 
 
 class ConfigurationError(PcmemError):

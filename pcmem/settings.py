@@ -30,13 +30,18 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from pcmem.errors import ConfigurationError, InputError
+from pcmem.errors import ConfigurationError, InputError, StoreSchemeError
 
 DB_ENV = "PCMEM_DB"
 CACHE_ENV = "PCMEM_CACHE_DIR"
 EMBEDDER_ENV = "PCMEM_EMBEDDER"
 DEFAULT_DB_NAME = "memory.duckdb"
-SEEKDB_SCHEME = "seekdb:"  # a connection string, not a path: see pcmem.compose.backends
+StoreEngine = Literal["duckdb", "seekdb"]
+#: Which storage engine a store target names, by its URL scheme: the one table of them (the engines themselves are
+#: registered by these names in :mod:`pcmem.compose.backends`). A target without a scheme is a DuckDB file path;
+#: ``duckdb:PATH`` says so explicitly; ``seekdb:``/``oceanbase:`` are connection strings (an OceanBase cluster speaks
+#: seekdb's protocol). Any other scheme is a StoreSchemeError that lists these.
+STORE_SCHEMES: dict[str, StoreEngine] = {"duckdb:": "duckdb", "seekdb:": "seekdb", "oceanbase:": "seekdb"}
 
 
 def default_db_path() -> Path:
@@ -47,15 +52,14 @@ def default_db_path() -> Path:
 
 
 def resolve_db_path(explicit: str | os.PathLike[str] | None = None) -> Path | str:
-    """A store file path, or a ``seekdb:`` connection string kept as it is (see :mod:`pcmem.compose.backends`)."""
+    """A store file path, or a seekdb connection string kept as it is (see :data:`STORE_SCHEMES`)."""
     chosen = explicit if explicit is not None else os.environ.get(DB_ENV)
     if chosen is not None and not str(chosen).strip():
         raise InputError(f"the store path is empty (--db or ${DB_ENV}); give a path, or unset it for the default")
     if chosen:
-        if str(chosen).startswith(SEEKDB_SCHEME):
+        if store_engine(chosen) == "seekdb":
             return str(chosen)
-        refuse_non_local(str(chosen))
-        return expand_user(chosen)
+        return expand_user(local_path_text(os.fspath(chosen)))
     return default_db_path()
 
 
@@ -217,6 +221,44 @@ class InferenceConfig(_Settings):
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+:")
 
 
+def store_scheme(target: str) -> str | None:
+    """The URL scheme ``target`` starts with, lower case with its colon (``"seekdb:"``), or ``None`` for a path."""
+    scheme = _SCHEME.match(target)
+    return scheme.group().lower() if scheme is not None else None
+
+
+def store_engine(target: str | os.PathLike[str]) -> StoreEngine:
+    """The engine ``target`` names (see :data:`STORE_SCHEMES`); a scheme that names none is refused as
+    :func:`refuse_non_local` says (StoreSchemeError, or InputError for ``:memory:`` and ``file:``)."""
+    text = os.fspath(target)
+    if not isinstance(text, str):
+        return "duckdb"  # a bytes path: the file layer refuses it with its own message
+    engine = STORE_SCHEMES.get(store_scheme(text) or "")
+    if engine is not None:
+        return engine
+    refuse_non_local(text)
+    return "duckdb"
+
+
+def local_path_text(target: str) -> str:
+    """The file path a DuckDB target names: itself, or what follows ``duckdb:`` (``duckdb:notes.duckdb``,
+    ``duckdb:///abs/notes.duckdb``); anything else that is not a local path is refused (:func:`refuse_non_local`)."""
+    if store_scheme(target) == "duckdb:":
+        target = target[len("duckdb:"):]
+        if target.startswith("//"):
+            from urllib.parse import unquote, urlsplit
+
+            parts = urlsplit("duckdb:" + target)
+            if parts.netloc not in ("", "localhost") or parts.query or parts.fragment:
+                raise InputError(f"'duckdb:{target}' names a host or options; a DuckDB store is a local file: "
+                                 "duckdb:///abs/path or duckdb:relative/path")
+            target = unquote(parts.path)
+        if not target.strip():
+            raise InputError("'duckdb:' names no file: give duckdb:PATH or the plain path")
+    refuse_non_local(target)
+    return target
+
+
 def refuse_non_local(target: str) -> None:
     """A DuckDB store is a local file: refuse URIs and DuckDB's special names (``:memory:``, ``md:``, ``s3://``,
     ``file:``...) before they create folders, load network extensions or connect anywhere. ``file:`` URIs are
@@ -229,7 +271,9 @@ def refuse_non_local(target: str) -> None:
         raise InputError(f"{target!r} is a file: URI; give the plain path {_file_uri_path(target)} instead")
     if scheme is not None or "://" in target:
         colon = " (a file whose name has a colon is written ./NAME)" if "://" not in target else ""
-        raise InputError(f"{target!r} is a URL; a pcmem store is a local file path (or a seekdb: URL){colon}")
+        known = ", ".join(STORE_SCHEMES)
+        raise StoreSchemeError(f"{target!r} is a URL of no store engine pcmem knows; known schemes: {known} "
+                               f"(or a plain file path){colon}")
 
 
 def _file_uri_path(uri: str) -> str:

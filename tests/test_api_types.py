@@ -103,9 +103,9 @@ def test_switches_given_as_strings_are_refused(tmp_path):
             with pytest.raises(InputError) as refused:
                 call()
             _one_line_naming(refused, "upsert")
-        for call in (lambda: scope.search("x", rerank="no"),
+        for call in (lambda: scope.search("x", rerank="no"),  # the deprecated knob: warned, and still checked
                      lambda: runtime.memory.search("x", scopes=["s"], rerank="no")):
-            with pytest.raises(InputError) as refused:
+            with pytest.raises(InputError) as refused, pytest.warns(DeprecationWarning):
                 call()
             _one_line_naming(refused, "rerank")
         assert scope.head() is None  # nothing was written
@@ -146,6 +146,10 @@ VALID: dict[type, dict[str, object]] = {
     pcmem.RetireRequest: {"entry_id": "e", "expected_revision": 1},
     pcmem.ReactivateRequest: {"entry_id": "e", "expected_revision": 1},
     pcmem.ListRequest: {},
+    pcmem.EntryRequest: {"entry_id": "e"},
+    pcmem.HistoryRequest: {"entry_id": "e"},
+    pcmem.ForgetRequest: {"entry_id": "e"},
+    pcmem.ChangesRequest: {},
     pcmem.SearchMemoryRequest: {"query": "q"},
 }
 

@@ -176,8 +176,10 @@ def test_typed_errors_cross_the_socket(tmp_path):
                 scope.get_entry("owner-note")
             assert isinstance(erased.value.tombstone, pcmem.Tombstone)
             assert erased.value.tombstone.entry_id == "owner-note"
-            with pytest.raises(pcmem.InputError, match="revise takes a ReviseRequest, not str"):
-                scope.revise("not a request")  # type: ignore[arg-type]
+            with pytest.raises(pcmem.InputError, match="revise takes a ReviseRequest or a str, not int"):
+                scope.revise(42)  # type: ignore[arg-type]
+            with pytest.raises(pcmem.InputError, match="entry_id must be"):  # a str is the entry id now
+                scope.revise("not an id", text="x", expected_version=1)
             with pytest.raises(pcmem.RevisionNotFoundError):
                 scope.list(pcmem.ListRequest(revision=99))
     finally:
@@ -304,3 +306,59 @@ def test_an_owner_sweeps_sockets_that_killed_owners_left_behind(tmp_path, runtim
         assert fresh.exists() and live.exists()
     finally:
         live_sock.close()
+
+
+def test_a_client_sends_the_owner_one_rerank_choice():
+    """A client's search says default / none / this reranker with one parameter; the owner is sent a reranker by
+    name, or none (its service for clients has no reranker of its own). The old two knobs fold into it, warned."""
+    from pcmem.owner.client import Caller, RerankChoice
+    from pcmem.owner.protocol import RerankSpec
+
+    configured = RerankChoice(RerankSpec(policy="embedding"))
+    named = RerankChoice(RerankSpec(policy="listwise"))
+    caller = Caller(link=None, relink=lambda: None, default_rerank=configured)  # type: ignore[arg-type]
+    assert caller._rerank("default", None) == configured.spec.model_dump(mode="json")
+    assert caller._rerank("none", None) is None
+    assert caller._rerank(named, None) == named.spec.model_dump(mode="json")
+    with pytest.warns(DeprecationWarning):
+        assert caller._rerank("default", False) is None
+    with pytest.warns(DeprecationWarning):
+        assert caller._rerank(None, None) == configured.spec.model_dump(mode="json")
+
+
+def test_a_client_takes_the_identity_and_keyword_calls_and_the_request_objects(tmp_path):
+    """The one calling convention crosses the socket: identity + keywords and request objects give the same."""
+    path = tmp_path / "store.duckdb"
+    owner = start_owner(path)
+    try:
+        with pcmem.open(path, embedder=None) as runtime:
+            assert type(runtime).__name__ == "ClientRuntime"
+            scope = runtime.memory.for_scope("c")
+            scope.remember("We deploy on Fridays.", entry_id="deploy", reason="kick-off")
+            assert scope.revise("deploy", text="We deploy on Thursdays.", expected_version=1).memory.revision == 2
+            scope.retire(pcmem.RetireRequest(entry_id="deploy", expected_version=2))
+            scope.reactivate("deploy", expected_revision=3, reason="back")
+            assert [e.entry.text for e in scope.list(state="all", limit=5).entries] == ["We deploy on Thursdays."]
+            assert scope.get_entry(pcmem.EntryRequest(entry_id="deploy", revision=1)).entry.version == 1
+            assert [c.operation for c in scope.changes(pcmem.ChangesRequest(since_revision=2)).changes] == [
+                "retire", "reactivate"]
+            assert len(scope.history(pcmem.HistoryRequest(entry_id="deploy")).events) == 4
+            assert [h.citation.entry_id for h in scope.search("Thursdays", mode="fts", reranker="none").hits] == [
+                "deploy"]
+            with pytest.raises(pcmem.InputError, match="go into the ListRequest"):
+                scope.list(pcmem.ListRequest(), limit=1)
+            assert scope.forget(pcmem.ForgetRequest(entry_id="deploy")).memory.revision == 5
+    finally:
+        stop_owner(owner)
+
+
+def test_a_write_with_its_expectation_as_a_keyword_is_resent_after_a_lost_answer():
+    from pcmem.owner.operations import repeatable
+
+    assert repeatable("scope.revise", {"request": "k", "text": "x", "expected_version": 2})
+    assert repeatable("scope.retire", {"request": "k", "expected_revision": 3})
+    assert repeatable("scope.remember", {"request": "x", "expected_revision": 0})
+    assert not repeatable("scope.revise", {"request": {"entry_id": "k", "text": "x", "expected_version": None,
+                                                       "expected_revision": None}})
+    assert repeatable("scope.remember", {"request": "x", "entry_id": "k", "upsert": True})
+    assert not repeatable("scope.remember", {"request": "x"})

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 import pcmem
-from pcmem import ConfigurationError, NewEntry, RememberRequest
+from pcmem import ConfigurationError, InputError, NewEntry, RememberRequest
 from pcmem.errors import (
     InferenceTimeoutError,
     InferenceUnavailableError,
@@ -776,10 +776,51 @@ def test_argument_override_is_validated_too():
     assert InferenceConfig.from_env({RFC_ENV["timeout"]: "abc"}, generation_timeout_seconds=3).generation_timeout_seconds == 3
 
 
-def test_rerank_false_returns_the_coarse_page_even_with_a_runtime_reranker(tmp_path):
+def test_reranker_none_returns_the_coarse_page_even_with_a_runtime_reranker(tmp_path):
+    generator = ScriptedGenerator(ranks_json(2), ranks_json(2))
+    with open_store(tmp_path / "m.duckdb", reranker=ListwiseReranker(generator)) as runtime:
+        memory = runtime.memory.for_scope("s")
+        memory.remember(deploy_entries(5))
+        request = SearchMemoryRequest(query="deploy", limit=3, mode="fts")
+        for page in (memory.search(request, reranker="none"),
+                     runtime.memory.search(request, scopes=["s"], reranker="none")):
+            assert page.rerank is None and len(page.hits) == 3 and generator.calls == 0
+        default = memory.search(request)  # "default": the runtime's reranker
+        assert default.rerank is not None and generator.calls == 1
+        assert memory.search(request, reranker="default").rerank is not None and generator.calls == 2
+
+
+def test_the_two_old_rerank_knobs_still_work_for_one_release_with_a_deprecation_warning(tmp_path):
     generator = ScriptedGenerator(ranks_json(2))
     with open_store(tmp_path / "m.duckdb", reranker=ListwiseReranker(generator)) as runtime:
         memory = runtime.memory.for_scope("s")
         memory.remember(deploy_entries(5))
-        page = memory.search(SearchMemoryRequest(query="deploy", limit=3, mode="fts"), rerank=False)
-        assert page.rerank is None and len(page.hits) == 3 and generator.calls == 0
+        request = SearchMemoryRequest(query="deploy", limit=3, mode="fts")
+        with pytest.warns(DeprecationWarning, match='reranker="none"') as caught:
+            page = memory.search(request, rerank=False)
+        assert page.rerank is None and generator.calls == 0
+        assert caught[0].filename == __file__  # the warning points at the caller's line
+        with pytest.warns(DeprecationWarning, match='reranker="default"'):
+            page = runtime.memory.search(request, scopes=["s"], reranker=None)
+        assert page.rerank is not None and generator.calls == 1
+
+
+def test_a_reranker_choice_that_is_neither_default_nor_none_is_a_one_line_input_error(tmp_path):
+    with open_store(tmp_path / "m.duckdb") as runtime:
+        for call in (lambda: runtime.memory.for_scope("s").search("deploy", reranker="off"),
+                     lambda: runtime.memory.search("deploy", scopes=["s"], reranker="off")):
+            with pytest.raises(InputError, match='reranker must be "default", "none" or a MemoryReranker') as refused:
+                call()
+            assert "\n" not in str(refused.value)
+
+
+async def test_the_async_search_takes_the_same_three_choices(tmp_path):
+    generator = ScriptedGenerator(ranks_json(2))
+    with open_store(tmp_path / "m.duckdb", reranker=ListwiseReranker(generator)) as runtime:
+        runtime.memory.for_scope("s").remember(deploy_entries(5))
+        memory = pcmem.MemoryService(runtime.memory)
+        request = SearchMemoryRequest(query="deploy", limit=3, mode="fts")
+        assert (await memory.for_scope("s").search(request, reranker="none")).rerank is None
+        assert (await memory.search(request, scopes=["s"], reranker="none")).rerank is None
+        assert generator.calls == 0
+        assert (await memory.for_scope("s").search(request)).rerank is not None and generator.calls == 1

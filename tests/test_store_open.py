@@ -91,3 +91,76 @@ def test_the_cli_works_on_a_seekdb_store(seekdb_url):
     assert checked.exit_code == 6 and checked.stderr.startswith("pcmem: error: pcmem check works on DuckDB store files")
     env_run = runner.invoke(main, ["scopes", "--json"], env={"PCMEM_DB": seekdb_url})
     assert [s["scope"] for s in json.loads(env_run.stdout)] == ["team"]
+
+
+# --- the backend registry: one table of URL schemes, one engine per name ------------------------------------------
+
+
+def test_every_scheme_names_a_registered_engine():
+    from pcmem.compose.backends import ENGINES
+    from pcmem.settings import STORE_SCHEMES
+
+    assert set(STORE_SCHEMES.values()) == set(ENGINES)
+    assert {name: engine.name for name, engine in ENGINES.items()} == {name: name for name in ENGINES}
+
+
+@pytest.mark.parametrize("spelling", ["duckdb:{path}", "duckdb://{path}", "DuckDB:{path}", "duckdb://localhost{path}"])
+def test_a_duckdb_url_opens_the_file_its_plain_path_names(tmp_path, spelling):
+    import pcmem
+
+    path = tmp_path / "m.duckdb"
+    with pcmem.open(spelling.format(path=path), embedder=None) as runtime:
+        runtime.memory.for_scope("s").remember("We deploy on Fridays.")
+    with pcmem.open(path, embedder=None) as runtime:
+        assert [e.entry.text for e in runtime.memory.for_scope("s").list().entries] == ["We deploy on Fridays."]
+
+
+def test_a_relative_duckdb_url_is_relative_to_the_working_directory(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    open_backend("duckdb:rel.duckdb").close()
+    assert (tmp_path / "rel.duckdb").is_file()
+
+
+@pytest.mark.parametrize("target", ["duckdb:", "duckdb://host/m.duckdb", "duckdb:s3://bucket/m.duckdb",
+                                    "duckdb:///tmp/m.duckdb?mode=ro"])
+def test_a_duckdb_url_that_names_no_local_file_is_refused(tmp_path, monkeypatch, target):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(InputError):
+        open_backend(target)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("url", ["oceanbase://app:pw@ob.example:2881/memory?tenant=prod", "OceanBase:///data/ob"])
+def test_an_oceanbase_url_is_a_seekdb_target(url):
+    from pcmem.compose.backends import engine_for
+
+    assert engine_for(url).name == "seekdb" and not engine_for(url).local_file
+    assert parse(url) == parse("seekdb" + url[len("oceanbase"):])
+
+
+def test_an_oceanbase_url_opens_the_seekdb_engine(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "pyseekdb", None)  # an import of it now fails: only the seekdb engine needs it
+    with pytest.raises(ConfigurationError, match=r"pip install 'pcmem\[seekdb\]'"):
+        open_backend(f"oceanbase://{tmp_path}")
+
+
+@pytest.mark.parametrize("target", ["postgres://db/memory", "mysql:memory", "md:my_db", "s3://bucket/m.duckdb"])
+def test_an_unknown_scheme_is_a_one_line_error_listing_the_known_ones(tmp_path, monkeypatch, target):
+    import pcmem
+    from pcmem.errors import StoreSchemeError
+
+    monkeypatch.chdir(tmp_path)
+    for attempt in (lambda: open_backend(target), lambda: pcmem.open(target, embedder=None)):
+        with pytest.raises(StoreSchemeError) as refused:
+            attempt()
+        message = str(refused.value)
+        assert "\n" not in message and all(scheme in message for scheme in ("duckdb:", "seekdb:", "oceanbase:"))
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_cli_names_the_known_schemes_in_one_line(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "pcmem", "--db", "postgres://db/memory", "list", "--scope", "s"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert "known schemes: duckdb:, seekdb:, oceanbase:" in done.stderr, done.stderr

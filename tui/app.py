@@ -23,6 +23,7 @@ from textual.worker import get_current_worker
 from pcmem import InferenceConfig, PcmemError, StoreError, StoreLockedError, SyncRuntime
 from pcmem_tui.drafts import Drafts
 from pcmem_tui.messages import StoreOpened, StoreStateChanged, WorkFailed
+from pcmem_tui.screens.base import StoreScreen
 from pcmem_tui.screens.help import HelpScreen
 from pcmem_tui.screens.scopes import ScopesScreen
 from pcmem_tui.session import Session
@@ -130,9 +131,8 @@ class PcmemApp(App[None]):
         self.screen.post_message(StoreStateChanged())
 
     def _refresh_visible(self) -> None:
-        refresh = getattr(self.screen, "refresh_from_store", None)
-        if refresh is not None:  # the screens below reload when they come back (on_screen_resume)
-            refresh()
+        if isinstance(self.screen, StoreScreen):  # the screens below reload when they come back (on_screen_resume)
+            self.screen.refresh_from_store()
 
     def action_back_or_quit(self) -> None:
         if isinstance(self.screen, ScopesScreen) or self.session is None:
@@ -151,8 +151,7 @@ class PcmemApp(App[None]):
         self.query_one("#opening", Static).update(Text(f"✗ {message.text}\n\nq quits.", style="bold red"))
 
     def action_cancel_or_copy(self) -> None:
-        cancel = getattr(self.screen, "cancel_work", None)
-        if cancel is not None and cancel():
+        if isinstance(self.screen, StoreScreen) and self.screen.cancel_work():
             return
         focused = self.focused
         if focused is not None and hasattr(focused, "action_copy"):

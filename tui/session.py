@@ -267,9 +267,9 @@ class Session:
                                                                 progress=checked("reranking"))
 
     def _reranker(self, policy: str, checked: Callable[[str], Callable[[int, int], None]]) -> Any:
-        """``None`` means the runtime's own (none or configured); a model policy loads the model once."""
+        """``"default"`` means the runtime's own (none or configured); a model policy loads the model once."""
         if policy not in MODEL_POLICIES and policy not in MODEL_FREE_POLICIES:
-            return None
+            return "default"
         with self._rerankers_lock:
             if policy not in self._rerankers:
                 checked("loading model…")(0, 0)

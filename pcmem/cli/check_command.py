@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 import click
 
@@ -12,10 +12,10 @@ from pcmem.compose.backends import has_damaged_blocks, open_backend
 from pcmem.compose.backends import recover_wal as recover_wal_of
 from pcmem.errors import StoreFormatError
 from pcmem.settings import lock_timeout
+from pcmem.store.port import FileMaintenance
 
 if TYPE_CHECKING:
     from pcmem.compose.backends import StoreTarget
-    from pcmem.store.duckdb.backend import DuckDBBackend
     from pcmem.store.duckdb.wal import WALRecovery
     from pcmem.store.port import StorageBackend
 
@@ -40,8 +40,7 @@ def check(repair: bool, recover_wal: bool, as_json: bool) -> None:
     recovery = recover_wal_of(store.path) if recover_wal else None
     backend = _open_store(store.path)
     try:
-        require_file_maintenance(backend, "pcmem check")
-        store_file = cast("DuckDBBackend", backend)
+        store_file = require_file_maintenance(backend, "pcmem check")
         report = store_file.repair() if repair else store_file.check()
     finally:
         backend.close()
@@ -89,12 +88,14 @@ def _describe(recovery: WALRecovery) -> str:
             "overwrites and deletes it: it may hold the text of entries)")
 
 
-def require_file_maintenance(backend: object, what: str) -> None:
-    """check/repair rebuild derived data of a DuckDB file; other engines keep their own integrity."""
-    if not hasattr(backend, "repair"):
+def require_file_maintenance(backend: object, what: str) -> FileMaintenance:
+    """``backend`` as a store file that pcmem checks and repairs itself (:class:`~pcmem.store.port.FileMaintenance`:
+    DuckDB); other engines keep their own integrity (CapabilityNotSupportedError naming ``what``)."""
+    if not isinstance(backend, FileMaintenance):
         from pcmem.errors import CapabilityNotSupportedError
 
         raise CapabilityNotSupportedError(f"{what} works on DuckDB store files; {backend!r} is checked by its engine")
+    return backend
 
 
 def register(group: click.Group) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import click
 
@@ -14,6 +14,9 @@ from pcmem.settings import SEARCH_FUSIONS, InferenceConfig
 from pcmem.types.rerank import MODEL_RERANK_POLICIES, RERANK_POLICIES, RerankPolicy
 from pcmem.types.search import MAX_SEARCH_LIMIT, SEARCH_MODES, SearchMemoryRequest, SearchPage
 from pcmem.validation import parse_metadata_json
+
+if TYPE_CHECKING:
+    from pcmem.rerank.choice import RerankerChoice
 
 
 def _print_page(page: SearchPage, query: str) -> None:
@@ -109,7 +112,7 @@ def search(scopes: tuple[str, ...], kinds: tuple[str, ...], where: tuple[str, ..
         created_from=created_from, created_before=created_before, fusion=fusion)
     reranking = rerank is not None and rerank != "none"
     runtime = store.open(shared=False, create=False, embeds=mode != "fts" or reranking)
-    reranker = None
+    reranker: RerankerChoice = "default"  # as configured by the environment
     if reranking:  # beside an owner this only names the reranker: the owning process loads and runs the model
         inference = InferenceConfig.from_env(generation_model=model)
         with progress_bar("verifying model", enabled=not as_json and runtime.owner_pid is None,
@@ -156,8 +159,7 @@ def reindex(analyzer: str | None, embedder_choice: str | None, rerank_choice: st
     if analyzer is not None:
         from pcmem.cli.check_command import require_file_maintenance
 
-        require_file_maintenance(runtime.backend, "reindex --analyzer")
-        repaired = runtime.backend.repair(analyzer=analyzer)
+        repaired = require_file_maintenance(runtime.backend, "reindex --analyzer").repair(analyzer=analyzer)
         if repaired.damaged_blocks:  # left unchanged: the file has damaged blocks (`pcmem check` says what to do)
             raise StoreError(f"the index was not rebuilt: {repaired.problems[0]}; run `pcmem check`")
     with progress_bar("embedding", enabled=not as_json) as advance:

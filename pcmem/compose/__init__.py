@@ -1,6 +1,7 @@
 """The composition root: the one place where settings become objects and parts are wired together.
 
-- :mod:`~pcmem.compose.runtime`: ``open``/``open_async`` — a store, an embedder, a reranker, a write gate.
+- :mod:`~pcmem.compose.runtime`: ``open`` — a store, an embedder, a reranker, a write gate; the client runtime of a
+  store another process owns. :mod:`~pcmem.compose.async_runtime`: ``open_async``, the same awaited.
 - :mod:`~pcmem.compose.owned`: whether this process owns a store file (and serves it to other processes) or is a
   client of the process that does (see :mod:`pcmem.owner`).
 - :mod:`~pcmem.compose.backends`: a store target (a DuckDB file path or a ``seekdb:`` URL) to a storage backend.

@@ -1,21 +1,26 @@
-"""Open a storage backend from a store target: a DuckDB file path (the default) or a ``seekdb:`` connection string.
+"""Open a storage backend from a store target: a DuckDB file path (the default) or a seekdb connection string.
 
 >>> open_backend("memory.duckdb")                                  # doctest: +SKIP  (the single-file default)
+>>> open_backend("duckdb:///var/lib/pcmem/memory.duckdb")          # doctest: +SKIP  (the same, by its scheme)
 >>> open_backend("seekdb:///var/lib/pcmem/seekdb")                 # doctest: +SKIP  (embedded seekdb)
 >>> open_backend("seekdb://pcmem:secret@ob.example:2881/pcmem?tenant=app")  # doctest: +SKIP  (server/cluster)
 
-The seekdb drivers are an optional extra (``pip install 'pcmem[seekdb]'``); without them a ``seekdb:`` target raises
-ConfigurationError, and a DuckDB path never imports them.
+Which engine a target names is decided once, by its URL scheme (:data:`pcmem.settings.STORE_SCHEMES`); the engines
+are registered here by name (:data:`ENGINES`), each with what pcmem does with its targets. The seekdb drivers are an
+optional extra (``pip install 'pcmem[seekdb]'``); without them a seekdb target raises ConfigurationError, and a
+DuckDB path never imports them.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pcmem.errors import InputError, PcmemError
-from pcmem.settings import SEEKDB_SCHEME
+from pcmem.settings import StoreEngine, store_engine
 from pcmem.store.port import StorageBackend
 
 if TYPE_CHECKING:
@@ -24,8 +29,67 @@ if TYPE_CHECKING:
 StoreTarget = str | os.PathLike[str]
 
 
-def is_seekdb(target: StoreTarget) -> bool:
-    return isinstance(target, str) and target.startswith(SEEKDB_SCHEME)
+@dataclass(frozen=True, slots=True)
+class OpenOptions:
+    """How :func:`open_backend` was asked to open a store (each engine takes what applies to it)."""
+
+    shared: bool
+    lock_timeout: float
+    create: bool
+    index_lookups: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Engine:
+    """One storage engine as the composition root uses it."""
+
+    name: StoreEngine
+    #: A single local file, opened once per process and served by its owner to other processes (see
+    #: :mod:`pcmem.compose.owned`), checked, staged and recovered as a file; False for a database an engine manages.
+    local_file: bool
+    open: Callable[[StoreTarget, OpenOptions], StorageBackend]
+    #: Whether the store exists; ``None`` when only a server knows.
+    exists: Callable[[StoreTarget], bool | None]
+
+
+def _open_duckdb(target: StoreTarget, options: OpenOptions) -> StorageBackend:
+    from pcmem.compose import registry
+    from pcmem.store.duckdb import DuckDBBackend
+
+    path = _duckdb_path(target)
+    return registry.acquire(path, lambda: DuckDBBackend(
+        path, shared=options.shared, lock_timeout=options.lock_timeout, create=options.create,
+        index_lookups=options.index_lookups))
+
+
+def _open_seekdb(target: StoreTarget, options: OpenOptions) -> StorageBackend:
+    from pcmem.store.seekdb import SeekdbBackend
+
+    return SeekdbBackend(os.fspath(target), shared=options.shared, lock_timeout=options.lock_timeout)
+
+
+def _seekdb_exists(target: StoreTarget) -> bool | None:
+    from pcmem.store.seekdb import parse
+
+    parsed = parse(os.fspath(target))
+    return parsed.path.is_dir() if parsed.path is not None else None
+
+
+#: The engines by the name :data:`pcmem.settings.STORE_SCHEMES` maps each scheme to.
+ENGINES: dict[StoreEngine, Engine] = {
+    "duckdb": Engine("duckdb", local_file=True, open=_open_duckdb, exists=lambda target: _duckdb_path(target).exists()),
+    "seekdb": Engine("seekdb", local_file=False, open=_open_seekdb, exists=_seekdb_exists),
+}
+
+
+def engine_for(target: StoreTarget) -> Engine:
+    """The engine ``target`` names (StoreSchemeError for a scheme none is registered for, listing the known ones)."""
+    return ENGINES[store_engine(target)]
+
+
+def is_local_file(target: StoreTarget) -> bool:
+    """Whether ``target`` is a DuckDB store file (the engines that are not files manage their own storage)."""
+    return engine_for(target).local_file
 
 
 def open_backend(
@@ -39,23 +103,14 @@ def open_backend(
     :mod:`pcmem.compose.registry`). ``create=False`` refuses a missing store (StoreMissingError) instead of creating it.
     """
     check_target(target)
-    if is_seekdb(target):
-        from pcmem.store.seekdb import SeekdbBackend
-
-        return SeekdbBackend(str(target), shared=shared, lock_timeout=lock_timeout)
-    from pcmem.compose import registry
-    from pcmem.store.duckdb import DuckDBBackend
-
-    path = _duckdb_path(target)
-    return registry.acquire(path, lambda: DuckDBBackend(path, shared=shared, lock_timeout=lock_timeout, create=create,
-                                                        index_lookups=index_lookups))
+    return engine_for(target).open(target, OpenOptions(shared, lock_timeout, create, index_lookups))
 
 
 def has_damaged_blocks(target: StoreTarget) -> bool:
     """Whether a DuckDB store file holds storage blocks whose checksum fails (see store.duckdb.blocks), asked before
-    opening it; False for seekdb, for a file that cannot be read (opening it says why) and for a file this process
+    opening it; False for a store that is not a file, for a file that cannot be read (opening it says why) and for a file this process
     holds already (its backend is what it is; ``check`` scans it from inside)."""
-    if is_seekdb(target):
+    if not is_local_file(target):
         return False
     from pcmem.compose import registry
     from pcmem.store.duckdb import blocks
@@ -80,31 +135,25 @@ def _duckdb_path(target: StoreTarget) -> Path:
 
 
 def check_target(target: StoreTarget) -> None:
-    """Refuse what is not a store target: another type, an empty string, a URL other than seekdb's (InputError)."""
+    """Refuse what is not a store target: another type, an empty string (InputError), a URL of no registered engine
+    (StoreSchemeError)."""
     if not isinstance(target, (str, os.PathLike)):
-        raise InputError(f"a store target is a path or a seekdb: URL, not {type(target).__name__}")
+        raise InputError(f"a store target is a path or a store URL, not {type(target).__name__}")
     if isinstance(target, str) and not target.strip():
         raise InputError("the store target is empty")
-    if isinstance(target, str) and not is_seekdb(target):
-        from pcmem.settings import refuse_non_local
-
-        refuse_non_local(target)
+    if isinstance(target, str) and is_local_file(target):
+        _duckdb_path(target)  # refuses what no DuckDB file can be (a nested URL, ``:memory:``, ``file:``)
 
 
 def target_exists(target: StoreTarget) -> bool | None:
     """Whether the store exists: a file or an embedded data directory; ``None`` when only the server knows."""
-    if is_seekdb(target):
-        from pcmem.store.seekdb import parse
-
-        parsed = parse(str(target))
-        return parsed.path.is_dir() if parsed.path is not None else None
-    return _duckdb_path(target).exists()
+    return engine_for(target).exists(target)
 
 
 def remove_new_store(target: StoreTarget) -> None:
     """Delete a DuckDB store file (and its log) that this process created moments ago and could not finish setting
-    up, so no later command adopts a half-made store. seekdb targets are left as they are."""
-    if is_seekdb(target):
+    up, so no later command adopts a half-made store. Stores that are not files are left as they are."""
+    if not is_local_file(target):
         return
     from pcmem.store.duckdb.files import remove_store_files
 
@@ -114,7 +163,7 @@ def remove_new_store(target: StoreTarget) -> None:
 def recover_wal(target: StoreTarget) -> WALRecovery:
     """Keep the complete transactions of a DuckDB store's damaged leftover log and set the rest aside in a copy
     (see :func:`pcmem.store.duckdb.wal.recover_wal`). seekdb keeps its own logs: CapabilityNotSupportedError."""
-    if is_seekdb(target):
+    if not is_local_file(target):
         from pcmem.errors import CapabilityNotSupportedError
 
         raise CapabilityNotSupportedError("--recover-wal works on DuckDB store files; seekdb recovers its own logs")

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pcmem import settings
 from pcmem.embedding.port import Embedder, EmbeddingProfile
 from pcmem.errors import ConfigurationError, InputError, PcmemError
-from pcmem.store.port import StorageBackend
+from pcmem.store.port import VectorReads
 
 #: ``"auto"`` (default): the embedder that made the store's vectors (a new store: ``$PCMEM_EMBEDDER``, else the
 #: bundled ``minilm-l6-int8``); a preset name, a model directory or ``fastembed:MODEL`` (see
@@ -27,7 +27,7 @@ def check_embedder_choice(choice: object, name: str = "embedder") -> EmbedderCho
                      f"got {type(choice).__name__}")
 
 
-def resolve_embedder(choice: EmbedderChoice, backend: StorageBackend) -> Embedder | None:
+def resolve_embedder(choice: EmbedderChoice, backend: VectorReads) -> Embedder | None:
     choice = check_embedder_choice(choice)
     if choice is None or not isinstance(choice, str):
         return choice

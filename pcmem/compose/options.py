@@ -101,7 +101,7 @@ def check_values(target: object, options: Mapping[str, Any]) -> None:
 
 def _check_target(target: object) -> None:
     if not isinstance(target, str | os.PathLike):
-        raise InputError(f"path must be a file path or a seekdb: URL, not {type(target).__name__}")
+        raise InputError(f"path must be a file path or a store URL, not {type(target).__name__}")
     text = os.fspath(target)
     if not isinstance(text, str):
         raise InputError(f"path must be a text path, not {type(text).__name__}")

@@ -23,6 +23,7 @@ from pcmem.owner import address
 from pcmem.owner.client import SocketLink, connect
 from pcmem.owner.protocol import RerankSpec
 from pcmem.settings import InferenceConfig
+from pcmem.store.port import FileMaintenance
 
 if TYPE_CHECKING:
     from pcmem.memory.service import SyncMemoryService
@@ -131,7 +132,9 @@ def _start(runtime: OwnedRuntime) -> OwnerServer | None:
     from pcmem.owner.operations import Dispatcher
     from pcmem.owner.server import OwnerServer
 
-    path = Path(runtime.backend.path)  # a DuckDB backend
+    if not isinstance(runtime.backend, FileMaintenance):
+        return None  # a store that is not a file is no one's to own: its engine serves every process
+    path = Path(runtime.backend.path)
     identity = address.FileIdentity.of(path)
     if identity is None:
         return None

@@ -4,8 +4,7 @@
 >>> with pcmem.open("/tmp/example.duckdb") as runtime:                 # doctest: +SKIP
 ...     runtime.memory.for_scope("project").remember("We deploy on Fridays.")
 
->>> async with pcmem.open_async("/tmp/example.duckdb") as runtime:     # doctest: +SKIP
-...     page = await runtime.memory.for_scope("project").search("deploy day")
+The async ``Runtime`` (``pcmem.open_async``) wraps a :class:`SyncRuntime`: see :mod:`pcmem.compose.async_runtime`.
 
 Everything that can be misconfigured (the rerank model, llama.cpp, model files) is checked here, at startup, and
 raises ConfigurationError rather than failing at the first search.
@@ -13,28 +12,28 @@ raises ConfigurationError rather than failing at the first search.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine, Generator
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 from pcmem.compose import options
-from pcmem.compose.backends import check_target, is_seekdb, open_backend
+from pcmem.compose.backends import check_target, is_local_file, open_backend
 from pcmem.compose.embedders import EmbedderChoice, profile_embedder, resolve_embedder, resolve_rerank_embedder
 from pcmem.compose.owned import Rerankers, open_owned, owner_or_file, serve
 from pcmem.decision.port import DecisionModel
 from pcmem.embedding.port import Embedder, EmbeddingProfile
 from pcmem.errors import ConfigurationError, StoreLockedError
 from pcmem.memory.parts import Clock, MemoryParts, utc_now
-from pcmem.memory.service import MemoryService, SyncMemoryService, to_thread
+from pcmem.memory.service import SyncMemoryService
 from pcmem.memory.vectors import SearchFactory
 from pcmem.memory.write_gate import WriteGate
 from pcmem.owner.client import Caller, ClientMemoryService, Link, LocalLink, RerankChoice, SocketLink
 from pcmem.owner.operations import Dispatcher
 from pcmem.owner.protocol import RerankSpec
-from pcmem.rerank.port import MemoryReranker
+from pcmem.rerank.port import MemoryReranker, SecondEmbedderReranker
 from pcmem.search.reindex import ReindexReport, fill_secondary, reindex
-from pcmem.search.service import SearchService
+from pcmem.search.service import SearchedStore, SearchService
 from pcmem.settings import InferenceConfig, RuntimeConfig, SearchFusion
 from pcmem.store.port import StorageBackend
 from pcmem.types.progress import Progress
@@ -72,9 +71,8 @@ class SyncRuntime:
 
             reranker = compose_reranker(self.config, self.inference, reranker, model_progress)
         self.reranker = reranker
-        if rerank_embedder is None:  # an injected embedding reranker with its own embedder: writes keep its vectors
-            rerank_embedder = getattr(reranker, "embedder", None) if getattr(reranker, "second_embedder", False) \
-                else None
+        if rerank_embedder is None and isinstance(reranker, SecondEmbedderReranker):
+            rerank_embedder = reranker.second_embedder  # an injected reranker with its own embedder: writes keep its vectors
         search_for = _search_factory(backend, lambda: self.reranker, self.config.memory_rerank_candidate_limit,
                                      self.config.memory_search_fusion)
         parts = MemoryParts(backend, search_for, embedder=embedder, clock=clock,
@@ -129,7 +127,7 @@ class SyncRuntime:
         opened_with: dict[str, Any] = dict(
             embedder=embedder, rerank_embedder=rerank_embedder, clock=clock, config=config, inference=inference,
             reranker=reranker, model_progress=model_progress, write_gate=write_gate, create=create)
-        if is_seekdb(path):  # embedded seekdb: one process per data directory; a server serves many (README)
+        if not is_local_file(path):  # embedded seekdb: one process per data directory; a server serves many (README)
             return cls._open_file(path, shared=shared, lock_timeout=lock_timeout, **opened_with)
         from pcmem.store.duckdb.files import store_path  # no DuckDB import: a client never loads it
 
@@ -264,7 +262,7 @@ class SyncRuntime:
 
 
 
-def _search_factory(backend: StorageBackend, reranker: Callable[[], MemoryReranker | None],
+def _search_factory(backend: SearchedStore, reranker: Callable[[], MemoryReranker | None],
                     candidate_limit: int, fusion: SearchFusion) -> SearchFactory:
     """How the runtime's Memory builds its search service for an embedder (again after a vector-space switch), with
     the runtime's reranker at that moment and its default fusion."""
@@ -361,130 +359,10 @@ class ClientRuntime(SyncRuntime):
                 self._held.close()
 
 
-class Runtime:
-    """A store opened for async use: ``runtime.memory.for_scope(scope)`` gives the async Memory API."""
-
-    def __init__(self, sync: SyncRuntime) -> None:
-        self.sync = sync
-        self.memory = MemoryService(sync.memory)
-
-    @classmethod
-    @options.refuse_unknown("Runtime.open")
-    async def open(
-        cls,
-        path: str | Path,
-        *,
-        embedder: EmbedderChoice = "auto",
-        rerank_embedder: EmbedderChoice = "auto",
-        clock: Clock = utc_now,
-        config: RuntimeConfig | None = None,
-        inference: InferenceConfig | None = None,
-        reranker: MemoryReranker | None = None,
-        model_progress: Progress | None = None,
-        write_gate: DecisionModel | None = None,
-        shared: bool = False,
-        lock_timeout: float = 10.0,
-        create: bool = True,
-    ) -> Runtime:
-        """As :meth:`SyncRuntime.open` (same options, same errors); opening runs in a worker thread."""
-        return cls(await to_thread(lambda: SyncRuntime.open(
-            path, embedder=embedder, rerank_embedder=rerank_embedder, clock=clock, config=config,
-            inference=inference, reranker=reranker, model_progress=model_progress, write_gate=write_gate,
-            shared=shared, lock_timeout=lock_timeout, create=create)))
-
-    async def reindex(
-        self, progress: Progress | None = None, *, embedder: EmbedderChoice = None
-    ) -> ReindexReport:
-        """As :meth:`SyncRuntime.reindex`, in a worker thread."""
-        return await to_thread(lambda: self.sync.reindex(progress, embedder=embedder))
-
-    async def reindex_secondary(self, progress: Progress | None = None, *,
-                                embedder: EmbedderChoice) -> ReindexReport | None:
-        """As :meth:`SyncRuntime.reindex_secondary`, in a worker thread."""
-        return await to_thread(lambda: self.sync.reindex_secondary(progress, embedder=embedder))
-
-    @property
-    def rerank_embedder(self) -> Embedder | None:
-        """As :attr:`SyncRuntime.rerank_embedder` (reads no store: the one this runtime holds)."""
-        return self.sync.rerank_embedder
-
-    async def use_reranker(self, reranker: MemoryReranker | None) -> None:
-        """As :meth:`SyncRuntime.use_reranker`, in a worker thread."""
-        await to_thread(self.sync.use_reranker, reranker)
-
-    async def use_write_gate(self, decision_model: DecisionModel | None) -> None:
-        """As :meth:`SyncRuntime.use_write_gate`, in a worker thread."""
-        await to_thread(self.sync.use_write_gate, decision_model)
-
-    async def build_reranker(self, policy: RerankPolicy, inference: InferenceConfig | None = None,
-                             progress: Progress | None = None, *,
-                             rerank_embedder: str | None = None) -> MemoryReranker:
-        """As :meth:`SyncRuntime.build_reranker`, in a worker thread (it may load a model)."""
-        return await to_thread(self.sync.build_reranker, policy, inference, progress, rerank_embedder=rerank_embedder)
-
-    async def close(self) -> None:
-        """As :meth:`SyncRuntime.close`."""
-        await to_thread(self.sync.close)
-
-    async def __aenter__(self) -> Runtime:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.close()
-
-
 #: ``pcmem.open(path, *, ...)``: open (creating if needed) the store at ``path`` for blocking use — a
 #: :class:`SyncRuntime` (a context manager). It is :meth:`SyncRuntime.open` itself: the options and errors are its.
 open = SyncRuntime.open  # as gzip.open and shelve.open: the module's way in, not the builtin
 
-
-class _OpenRuntime:
-    """``await open_async(p)`` or ``async with open_async(p) as runtime``."""
-
-    def __init__(self, opening: Callable[[], Coroutine[Any, Any, Runtime]]) -> None:
-        self._opening = opening
-        self._runtime: Runtime | None = None
-
-    def __await__(self) -> Generator[Any, None, Runtime]:
-        return self._opening().__await__()
-
-    async def __aenter__(self) -> Runtime:
-        self._runtime = await self
-        return self._runtime
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        if self._runtime is not None:
-            await self._runtime.close()
-
-
-@options.refuse_unknown("open_async")
-def open_async(
-    path: str | Path,
-    *,
-    embedder: EmbedderChoice = "auto",
-    rerank_embedder: EmbedderChoice = "auto",
-    clock: Clock = utc_now,
-    config: RuntimeConfig | None = None,
-    inference: InferenceConfig | None = None,
-    reranker: MemoryReranker | None = None,
-    model_progress: Progress | None = None,
-    write_gate: DecisionModel | None = None,
-    shared: bool = False,
-    lock_timeout: float = 10.0,
-    create: bool = True,
-) -> _OpenRuntime:
-    """Open (creating if needed) the store at ``path`` for async use; options and errors as :meth:`SyncRuntime.open`.
-
-    ``await`` it for a :class:`Runtime`, or use it with ``async with``. An unknown option raises right away; the rest
-    when awaited."""
-    return _OpenRuntime(lambda: Runtime.open(
-        path, embedder=embedder, rerank_embedder=rerank_embedder, clock=clock, config=config, inference=inference,
-        reranker=reranker, model_progress=model_progress, write_gate=write_gate, shared=shared,
-        lock_timeout=lock_timeout, create=create))
-
-
-#: The names before ``open``/``open_async`` (the same objects), kept as aliases for one release.
+#: The name before ``open`` (the same object), kept as an alias for one release; ``open_runtime`` (before
+#: ``open_async``) is in :mod:`pcmem.compose.async_runtime`.
 open_sync = open
-open_runtime = open_async

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pcmem.compose import registry
-from pcmem.compose.backends import StoreTarget, is_seekdb
+from pcmem.compose.backends import StoreTarget, is_local_file
 from pcmem.errors import InputError, StoreError, StoreLockedError
 from pcmem.store.duckdb import files, lock_probe
 
@@ -37,7 +37,7 @@ class StagedFile:
 def stage(target: StoreTarget) -> StagedFile | None:
     """Prepare the partial copy of a DuckDB file destination (None for seekdb). Refuses while another process
     writes a partial copy of the same destination, or holds the destination."""
-    if is_seekdb(target):
+    if not is_local_file(target):
         return None
     final = Path(target).expanduser()
     partial = final.with_name(final.name + PARTIAL_SUFFIX)

@@ -2,7 +2,7 @@
 
 A cursor is base64url of an HMAC-SHA256 tag (16 bytes) and JSON naming the read (``list``/``changes``), the revision
 the pages are pinned to, the listing's parameters and where the previous page stopped. The tag is keyed with the
-store's own secret (:meth:`~pcmem.store.port.StorageBackend.paging_secret`) and covers the memory the cursor belongs
+store's own secret (:meth:`~pcmem.store.port.RevisionLog.paging_secret`) and covers the memory the cursor belongs
 to, so a client cannot edit a cursor and sign it again, nor carry one to another scope. Whatever a caller passes as a
 cursor, the answer is a page or an :class:`~pcmem.errors.InvalidCursorError` (an InputError): one that does not
 decode, fails the tag, has another shape, or points past the scope's head revision (a store restored from an older
@@ -27,7 +27,7 @@ from pcmem.types.memory import MAX_PAGE_LIMIT, ChangesPage, EntryPage, ListReque
 from pcmem.validation import validate_revision
 
 if TYPE_CHECKING:
-    from pcmem.store.port import StorageBackend
+    from pcmem.store.port import RevisionLog
 
 NOT_VALID = "this cursor is not valid for this scope; start again without a cursor"
 TAG_BYTES = 16
@@ -94,13 +94,13 @@ def _check_limit(limit: int | None) -> None:
         raise InputError(f"limit must be an integer in 1..{MAX_PAGE_LIMIT}, got {limit!r}")
 
 
-def _refuse_stale(backend: StorageBackend, scope: str, memory: MemoryRef, pinned: int) -> None:
+def _refuse_stale(backend: RevisionLog, scope: str, memory: MemoryRef, pinned: int) -> None:
     if any(info.operation == "forget" and info.revision > pinned for info in backend.revisions(memory)):
         raise StaleCursorError(f"an entry of scope {scope!r} was forgotten after this cursor was issued "
                                f"(pinned to revision {pinned}); list again without a cursor")
 
 
-def list_page(backend: StorageBackend, scope: str, request: ListRequest,
+def list_page(backend: RevisionLog, scope: str, request: ListRequest,
               at: Callable[[int | None], MemoryRef | None]) -> EntryPage:
     """A page of ``scope``'s manifest; ``at`` gives the scope's memory at a revision (the head for None)."""
     head = backend.find_memory(scope)
@@ -130,7 +130,7 @@ def list_page(backend: StorageBackend, scope: str, request: ListRequest,
     return EntryPage(memory=memory, entries=tuple(page), next_cursor=cursor)
 
 
-def changes_page(backend: StorageBackend, scope: str, since_revision: int, limit: int | None,
+def changes_page(backend: RevisionLog, scope: str, since_revision: int, limit: int | None,
                  cursor: str | None) -> ChangesPage:
     since = validate_revision(since_revision, "since_revision")
     _check_limit(limit)

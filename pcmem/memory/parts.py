@@ -6,12 +6,12 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from pcmem.embedding.port import Embedder
 from pcmem.memory.vectors import EmbedderFinder, Embedders, SearchFactory
 from pcmem.memory.write_gate import WriteGate
-from pcmem.store.port import StorageBackend
+from pcmem.store.port import Maintenance, RevisionLog, VectorReads
 
 if TYPE_CHECKING:
     from pcmem.search.service import SearchService
@@ -35,13 +35,18 @@ class ScopeLocks:
             return self._locks.setdefault(scope, threading.Lock())
 
 
+class MemoryStore(RevisionLog, VectorReads, Maintenance, Protocol):
+    """What the Memory services use of a store: its revision log, which vector spaces it keeps (the embedders), and
+    the reclaim that follows an erasure. Searching goes through the search service the composition root builds."""
+
+
 class MemoryParts:
     """What every scope handle of one runtime shares. ``search_for`` builds the search service for an embedder: the
     composition root passes it, so the reranker and candidate limit are decided there."""
 
     def __init__(
         self,
-        backend: StorageBackend,
+        backend: MemoryStore,
         search_for: SearchFactory,
         *,
         embedder: Embedder | None = None,

@@ -13,217 +13,47 @@ from typing import TYPE_CHECKING, Any
 from pcmem.errors import (
     EntryErasedError,
     EntryNotFoundError,
-    InputError,
     RevisionConflictError,
-    RevisionNotFoundError,
     ScopeNotFoundError,
 )
 from pcmem.ids import content_hash, new_id
-from pcmem.memory import keys, paging
+from pcmem.memory import arguments
 from pcmem.memory import write_rules as rules
 from pcmem.memory.parts import MemoryParts
+from pcmem.memory.scoped_reads import ScopedReads
 from pcmem.memory.upsert import Identity, plan_upsert, same_content
 from pcmem.memory.vectors import NOTHING_PREPARED, Prepared
-from pcmem.rerank.port import MemoryReranker
 from pcmem.store.port import WriteTransaction
 from pcmem.types.memory import (
-    ChangesPage,
     Citation,
     Duplicate,
-    EntryHistory,
-    EntryPage,
     EntryState,
     EntryVersion,
-    ListRequest,
-    MemoryEntry,
-    MemoryRef,
+    ForgetRequest,
     NewEntry,
     Operation,
     ReactivateRequest,
     RememberRequest,
     RetireRequest,
     ReviseRequest,
-    RevisionInfo,
-    Tombstone,
     WriteResult,
 )
-from pcmem.types.progress import Progress
-from pcmem.types.search import SearchMemoryRequest, SearchPage
 from pcmem.types.storage import EntryEvent, HeadEntry
-from pcmem.validation import validate_flag, validate_id, validate_revision, validate_scope
+from pcmem.validation import validate_id
 
 if TYPE_CHECKING:
     import numpy as np
 
-class SyncScopedMemory:
-    """Blocking operations on one scope. Obtain it from ``SyncRuntime.memory.for_scope(scope)``."""
+
+class SyncScopedMemory(ScopedReads):
+    """Blocking operations on one scope. Obtain it from ``SyncRuntime.memory.for_scope(scope)``. The reads are
+    :class:`~pcmem.memory.scoped_reads.ScopedReads`; the writes, which decide what a revision contains, are here."""
 
     def __init__(self, parts: MemoryParts, scope: str) -> None:
-        self.scope = validate_scope(scope)
-        self._parts = parts
+        super().__init__(parts, scope)
         self._vectors = parts.embedders
-        self._backend = parts.backend
         self._lock = parts.locks(self.scope)
         self._clock = parts.clock
-
-    # --- reads ------------------------------------------------------------------------------------------------
-    # One rule for every read: a scope with no memory reads as an empty memory at revision 0 — list, changes,
-    # revisions and search return empty results; an entry that is not there (never written, or in a scope with no
-    # memory) is EntryNotFoundError, and one that was forgotten is EntryErasedError (a subclass).
-
-    def head(self) -> MemoryRef | None:
-        """The scope's head revision, or ``None`` when nothing was remembered in it yet. Raises StoreError."""
-        return self._backend.find_memory(self.scope)
-
-    def _at(self, revision: int | None) -> MemoryRef | None:
-        if revision is not None:
-            revision = validate_revision(revision)
-        memory = self._backend.find_memory(self.scope)
-        head = 0 if memory is None else memory.revision
-        if revision is None or memory is None and revision == 0:
-            return memory
-        if not 1 <= revision <= head:
-            raise RevisionNotFoundError(
-                f"scope {self.scope!r} has revisions 1..{head}; revision {revision} does not exist"
-                if head else f"scope {self.scope!r} has no revisions yet; revision {revision} does not exist"
-            )
-        assert memory is not None
-        return memory.model_copy(update={"revision": revision})
-
-    def list(self, request: ListRequest | None = None) -> EntryPage:
-        """The exact manifest of the head (or of ``request.revision``), ordered by entry id.
-
-        Returns an :class:`EntryPage` (``memory`` is ``None`` and ``entries`` empty for a scope with no memory).
-        With ``request.limit`` the page holds at most that many entries and ``next_cursor`` continues it, pinned to
-        the revision of the first page. Raises RevisionNotFoundError for a revision outside 1..head,
-        InvalidCursorError / StaleCursorError for a cursor pcmem did not issue for this listing or one an erasure
-        made stale, InputError for bad values.
-        """
-        request = rules.expect(request or ListRequest(), ListRequest, "list")
-        return paging.list_page(self._backend, self.scope, request, self._at)
-
-    def get(self, citation: Citation) -> MemoryEntry:
-        """Read back exactly the entry version a citation names, as it stood in the cited revision.
-
-        Raises EntryNotFoundError when the citation names nothing in this scope, EntryErasedError when the entry
-        was forgotten, RevisionNotFoundError for a revision outside 1..head.
-        """
-        citation = rules.expect(citation, Citation, "get")
-        if self.head() is None:
-            raise EntryNotFoundError(f"citation {citation} names nothing in scope {self.scope!r} (it has no memory)")
-        memory = self._at(citation.revision)
-        assert memory is not None
-        if citation.artifact_id != memory.artifact_id:
-            raise EntryNotFoundError(f"citation {citation} belongs to another memory than scope {self.scope!r}")
-        entry = self._backend.entry_in_revision(memory, citation.entry_id)
-        if entry is None:
-            self._raise_if_erased(memory, citation.entry_id)
-        if entry is None or entry.entry.entry_version_id != citation.entry_version_id:
-            raise EntryNotFoundError(f"citation {citation} does not name an entry version of revision {memory.revision}")
-        return entry
-
-    def get_entry(self, entry_id: str, revision: int | None = None) -> MemoryEntry:
-        """An entry as it stands at the head (or at ``revision``), active or retired.
-
-        Raises EntryNotFoundError when it does not exist there (also in a scope with no memory), EntryErasedError
-        when it was forgotten, RevisionNotFoundError for a revision outside 1..head.
-        """
-        entry_id = validate_id(entry_id)
-        memory = self._at(revision)
-        entry = None if memory is None else self._backend.entry_in_revision(memory, entry_id)
-        if entry is None and memory is not None:
-            current_id = self._read_identity(memory, entry_id)
-            entry = None if current_id == entry_id else self._backend.entry_in_revision(memory, current_id)
-        if entry is None:
-            if memory is not None:
-                self._raise_if_erased(memory, entry_id)
-            at = f" at revision {memory.revision}" if memory is not None else " (it has no memory)"
-            raise EntryNotFoundError(f"no entry {entry_id!r} in scope {self.scope!r}{at}")
-        return entry
-
-    def changes(self, since_revision: int = 0, *, limit: int | None = None, cursor: str | None = None) -> ChangesPage:
-        """Every entry change after ``since_revision`` up to the head, in revision then entry-id order.
-
-        Returns a :class:`ChangesPage` (empty, with ``memory`` ``None``, for a scope with no memory). With ``limit``
-        (1..100) the page holds at most that many changes and ``next_cursor`` continues it, pinned to the head of
-        the first page. Raises RevisionNotFoundError when ``since_revision`` is past the head, InputError for a
-        negative one, InvalidCursorError / StaleCursorError for a bad or stale cursor.
-        """
-        return paging.changes_page(self._backend, self.scope, since_revision, limit, cursor)
-
-    def history(self, entry_id: str) -> EntryHistory:
-        """Every revision that changed this entry, with the version it pointed at, oldest first.
-
-        Raises EntryNotFoundError for an unknown entry (also in a scope with no memory), EntryErasedError for a
-        forgotten one.
-        """
-        entry_id = validate_id(entry_id)
-        memory = self.head()
-        events = [] if memory is None else self._backend.history(memory, entry_id)
-        if not events and memory is not None and (current_id := self._read_identity(memory, entry_id)) != entry_id:
-            current_events = self._backend.history(memory, current_id)
-            if current_events:
-                events, entry_id = current_events, current_id
-        if not events:
-            if memory is not None:
-                self._raise_if_erased(memory, entry_id)
-            raise EntryNotFoundError(f"no entry {entry_id!r} in scope {self.scope!r}")
-        return EntryHistory(memory=memory, entry_id=entry_id, events=tuple(events))
-
-    def revisions(self) -> builtins.list[RevisionInfo]:
-        """Every revision of this scope, oldest first (empty for a scope with no memory). Raises StoreError."""
-        memory = self.head()
-        return [] if memory is None else self._backend.revisions(memory)
-
-    def tombstone(self, entry_id: str) -> Tombstone | None:
-        """What remains of a forgotten entry (its ids and the revision that erased it), or ``None`` when the entry was
-        not forgotten (or does not exist). Raises InputError for a bad id, StoreError."""
-        memory = self.head()
-        return None if memory is None else self._backend.tombstone(memory, validate_id(entry_id))
-
-    def _read_identity(self, memory: MemoryRef, key: str) -> str:
-        """The entry id a read of ``key`` finds (see :mod:`pcmem.memory.keys`): ``key`` itself unless it was
-        forgotten, else its first generation that was not."""
-        return next(entry_id for entry_id in keys.generations(key)
-                    if self._backend.tombstone(memory, entry_id) is None)
-
-    def _raise_if_erased(self, memory: MemoryRef, entry_id: str) -> None:
-        tombstone = self._backend.tombstone(memory, entry_id)
-        if tombstone is not None and tombstone.erased_in_revision <= self._head_revision():
-            raise EntryErasedError(
-                f"entry {entry_id!r} of scope {self.scope!r} was forgotten in revision {tombstone.erased_in_revision};"
-                " its text and metadata no longer exist", tombstone=tombstone)
-
-    def _head_revision(self) -> int:
-        memory = self.head()
-        return 0 if memory is None else memory.revision
-
-    def search(
-        self,
-        request: SearchMemoryRequest | str,
-        *,
-        reranker: MemoryReranker | None = None,
-        rerank: bool = True,
-        progress: Progress | None = None,
-    ) -> SearchPage:
-        """Hybrid retrieval over the head revision (SPEC §2), then the runtime's reranker if one is configured.
-
-        ``reranker`` overrides the runtime's for this call (e.g. the CLI's ``--rerank``); ``rerank=False`` returns
-        the coarse page even when the runtime has a reranker; ``progress`` receives (done, total) from
-        per-candidate rerankers. A plain string searches with the defaults.
-
-        Returns a :class:`SearchPage` (no hits and ``memory`` ``None`` for a scope with no memory). Raises
-        InputError for a bad request, CapabilityNotSupportedError for an explicit mode the store cannot run,
-        EmbeddingError when embedding the query fails (except in auto mode), InferenceError / RerankError when the
-        reranker fails (rerank fails closed), StoreError.
-        """
-        if isinstance(request, str):
-            request = SearchMemoryRequest(query=request)
-        elif not isinstance(request, SearchMemoryRequest):
-            raise InputError(f"search takes a SearchMemoryRequest or a str, not {type(request).__name__}")
-        if not validate_flag(rerank, "rerank"):
-            return self._parts.search.coarse((self.scope,), request)
-        return self._parts.search.search((self.scope,), request, reranker, progress)
 
     # --- writes -----------------------------------------------------------------------------------------------
 
@@ -235,18 +65,24 @@ class SyncScopedMemory:
         metadata: dict[str, Any] | None = None,
         entry_id: str | None = None,
         upsert: bool = False,
+        allow_duplicates: bool = False,
+        expected_revision: int | None = None,
+        reason: str | None = None,
     ) -> WriteResult:
         """Add entries in one new revision (creating the scope's memory on first use).
 
         ``request`` is a :class:`RememberRequest`, one :class:`NewEntry` or a text; with a text, ``kind``,
-        ``metadata``, ``entry_id`` and ``upsert`` build the entry (``remember("...", entry_id="k", upsert=True)``).
+        ``metadata`` and ``entry_id`` build the entry (``remember("...", entry_id="k", upsert=True)``), and the other
+        keywords are the :class:`RememberRequest`'s (see :mod:`pcmem.memory.arguments`).
         Returns a :class:`WriteResult` with a citation per entry written or left unchanged, in request order.
         Without ``expected_revision`` a race lost to another process is retried internally; with it, a head other
         than the expected one raises RevisionConflictError. Raises InputError (bad values, an existing id without
         upsert, a reserved ``~<number>`` id; a forgotten key is written as a new entry: :mod:`pcmem.memory.keys`),
         ConfigurationError (no embedder for the store's vectors), EmbeddingError, StoreError. Nothing is written when it raises.
         """
-        request = rules.as_remember(request, kind=kind, metadata=metadata, entry_id=entry_id, upsert=upsert)
+        request = arguments.remember_request(
+            request, entry={"kind": kind, "metadata": metadata, "entry_id": entry_id}, upsert=upsert,
+            allow_duplicates=allow_duplicates, options={"expected_revision": expected_revision, "reason": reason})
         return rules.retrying(lambda: self._remember(request), retry=request.expected_revision is None)
 
     def _remember(self, request: RememberRequest) -> WriteResult:
@@ -311,15 +147,21 @@ class SyncScopedMemory:
                 found.append(Duplicate(index=index, text=entry.text, existing=existing))
         return tuple(found)
 
-    def revise(self, request: ReviseRequest) -> WriteResult:
+    def revise(self, request: ReviseRequest | str, *, text: str | None = None, kind: str | None = None,
+               metadata: dict[str, Any] | None = None, expected_revision: int | None = None,
+               expected_version: int | None = None, reason: str | None = None) -> WriteResult:
         """Write a new version of an active entry. An unchanged text/kind/metadata writes nothing (``unchanged``).
 
-        Compare-and-swap on ``request.expected_revision`` (the scope head) and/or ``request.expected_version`` (the
-        entry's version: writes to other entries never conflict with it). Returns a :class:`WriteResult` with the
-        new version's citation. Raises RevisionConflictError when an expectation does not hold or the entry is
-        retired, EntryNotFoundError / EntryErasedError, ConfigurationError, EmbeddingError, StoreError.
+        ``request`` is a :class:`ReviseRequest`, or the entry id with its fields as keywords
+        (``revise("k", text="...", expected_version=2)``). Compare-and-swap on ``expected_revision`` (the scope
+        head) and/or ``expected_version`` (the entry's version: writes to other entries never conflict with it).
+        Returns a :class:`WriteResult` with the new version's citation. Raises RevisionConflictError when an
+        expectation does not hold or the entry is retired, EntryNotFoundError / EntryErasedError, ConfigurationError,
+        EmbeddingError, StoreError.
         """
-        request = rules.expect(request, ReviseRequest, "revise")
+        request = arguments.request_of(ReviseRequest, request, "revise", "entry_id", {
+            "text": text, "kind": kind, "metadata": metadata, "expected_revision": expected_revision,
+            "expected_version": expected_version, "reason": reason})
         return rules.retrying(lambda: self._revise(request), retry=request.expected_revision is None)
 
     def _revise(self, request: ReviseRequest) -> WriteResult:
@@ -357,23 +199,31 @@ class SyncScopedMemory:
             memory = tx.commit("revise", [version], [event], now, vectors, reason=request.reason)
         return WriteResult(memory=memory, citations=(Citation.of(memory, version),))
 
-    def retire(self, request: RetireRequest) -> WriteResult:
+    def retire(self, request: RetireRequest | str, *, expected_revision: int | None = None,
+               expected_version: int | None = None, reason: str | None = None) -> WriteResult:
         """Deactivate an entry; it stays readable in past revisions and in its history.
 
-        Compare-and-swap as :meth:`revise`. Returns the :class:`WriteResult` of the new revision. Raises
+        A :class:`RetireRequest`, or the entry id and its fields as keywords; compare-and-swap as :meth:`revise`.
+        Returns the :class:`WriteResult` of the new revision. Raises
         RevisionConflictError (an expectation does not hold, or the entry is already retired), EntryNotFoundError /
         EntryErasedError, StoreError.
         """
-        return self._set_state(request, "retire", from_state="active", to_state="retired")
+        retire = arguments.request_of(RetireRequest, request, "retire", "entry_id", {
+            "expected_revision": expected_revision, "expected_version": expected_version, "reason": reason})
+        return self._set_state(retire, "retire", from_state="active", to_state="retired")
 
-    def reactivate(self, request: ReactivateRequest) -> WriteResult:
+    def reactivate(self, request: ReactivateRequest | str, *, expected_revision: int | None = None,
+                   expected_version: int | None = None, reason: str | None = None) -> WriteResult:
         """Make a retired entry active again at the version it had.
 
-        Compare-and-swap as :meth:`revise`. Returns the :class:`WriteResult` of the new revision. Raises
+        A :class:`ReactivateRequest`, or the entry id and its fields as keywords; compare-and-swap as :meth:`revise`.
+        Returns the :class:`WriteResult` of the new revision. Raises
         RevisionConflictError (an expectation does not hold, or the entry is active), EntryNotFoundError /
         EntryErasedError, ConfigurationError (its vector is missing and no embedder fits), StoreError.
         """
-        return self._set_state(request, "reactivate", from_state="retired", to_state="active")
+        reactivate = arguments.request_of(ReactivateRequest, request, "reactivate", "entry_id", {
+            "expected_revision": expected_revision, "expected_version": expected_version, "reason": reason})
+        return self._set_state(reactivate, "reactivate", from_state="retired", to_state="active")
 
     def _set_state(
         self,
@@ -383,7 +233,6 @@ class SyncScopedMemory:
         from_state: EntryState,
         to_state: EntryState,
     ) -> WriteResult:
-        request = rules.expect(request, RetireRequest if operation == "retire" else ReactivateRequest, operation)
         return rules.retrying(lambda: self._set_state_once(request, operation, from_state, to_state),
                          retry=request.expected_revision is None)
 
@@ -416,7 +265,7 @@ class SyncScopedMemory:
 
     # --- erasure ----------------------------------------------------------------------------------------------
 
-    def forget(self, entry_id: str) -> WriteResult:
+    def forget(self, entry_id: str | ForgetRequest) -> WriteResult:
         """Erase an entry for good: the text, kind-independent metadata and vectors of every version it ever had.
 
         Unlike every other write this changes the past: all revisions that held the entry lose its content. The
@@ -427,8 +276,8 @@ class SyncScopedMemory:
         (its citation names the erased version). Raises EntryNotFoundError for an unknown entry, StoreError.
         Cannot be undone.
         """
-        entry_id = validate_id(entry_id)
-        return rules.retrying(lambda: self._forget([entry_id], whole_scope=False), retry=True)
+        key = entry_id.entry_id if isinstance(entry_id, ForgetRequest) else validate_id(entry_id)
+        return rules.retrying(lambda: self._forget([key], whole_scope=False), retry=True)
 
     def forget_scope(self) -> WriteResult:
         """Erase every entry of this scope as :meth:`forget` does, in one revision (a no-op when nothing is left).

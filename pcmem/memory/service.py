@@ -8,16 +8,23 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from datetime import datetime
+from typing import Any, Literal, TypeVar
 
 from pcmem.errors import InputError
+from pcmem.memory import arguments
 from pcmem.memory.scoped import MemoryParts, SyncScopedMemory
-from pcmem.rerank.port import MemoryReranker
+from pcmem.rerank.choice import RerankerChoice, chosen_reranker, override
+from pcmem.settings import SearchFusion
 from pcmem.types.memory import (
     ChangesPage,
+    ChangesRequest,
     Citation,
     EntryHistory,
     EntryPage,
+    EntryRequest,
+    ForgetRequest,
+    HistoryRequest,
     ListRequest,
     MemoryEntry,
     MemoryRef,
@@ -32,8 +39,8 @@ from pcmem.types.memory import (
     WriteResult,
 )
 from pcmem.types.progress import Progress
-from pcmem.types.search import SearchMemoryRequest, SearchPage
-from pcmem.validation import validate_flag, validate_scope
+from pcmem.types.search import SearchMemoryRequest, SearchMode, SearchPage
+from pcmem.validation import validate_scope
 
 T = TypeVar("T")
 
@@ -70,8 +77,15 @@ class SyncMemoryService:
         request: SearchMemoryRequest | str,
         *,
         scopes: Sequence[str],
-        reranker: MemoryReranker | None = None,
-        rerank: bool = True,
+        limit: int | None = None,
+        mode: SearchMode | None = None,
+        kinds: Sequence[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+        created_from: datetime | str | None = None,
+        created_before: datetime | str | None = None,
+        fusion: SearchFusion | None = None,
+        reranker: RerankerChoice | None = "default",
+        rerank: bool | None = None,
         progress: Progress | None = None,
     ) -> SearchPage:
         """Search several scopes in one call: one RRF over the union of their candidates (see README "Search").
@@ -80,12 +94,14 @@ class SyncMemoryService:
         that has a memory. Scopes with no memory contribute nothing. Returns a :class:`SearchPage`; raises as
         :meth:`SyncScopedMemory.search`, and InputError for an empty or duplicated ``scopes``.
         """
-        if isinstance(request, str):
-            request = SearchMemoryRequest(query=request)
+        request = arguments.search_request(request, {
+            "limit": limit, "mode": mode, "kinds": kinds, "metadata": metadata, "created_from": created_from,
+            "created_before": created_before, "fusion": fusion})
         names = _scopes(scopes)
-        if not validate_flag(rerank, "rerank"):
+        choice = chosen_reranker(reranker, rerank)
+        if choice == "none":
             return self.parts.search.coarse(names, request)
-        return self.parts.search.search(names, request, reranker, progress)
+        return self.parts.search.search(names, request, override(choice), progress)
 
 
 def _scopes(scopes: Sequence[str]) -> tuple[str, ...]:
@@ -116,14 +132,18 @@ class ScopedMemory:
         metadata: dict[str, Any] | None = None,
         entry_id: str | None = None,
         upsert: bool = False,
+        allow_duplicates: bool = False,
+        expected_revision: int | None = None,
+        reason: str | None = None,
     ) -> WriteResult:
         """As :meth:`SyncScopedMemory.remember`. Cancellation: the write runs in a worker thread that cannot be
         interrupted, so a ``remember`` cancelled while it runs may still commit — the caller gets CancelledError
         and the entries exist. Use ``entry_id`` + ``upsert=True`` to make the retry after a cancellation safe."""
         return await to_thread(self.sync.remember, request, kind=kind, metadata=metadata, entry_id=entry_id,
-                               upsert=upsert)
+                               upsert=upsert, allow_duplicates=allow_duplicates,
+                               expected_revision=expected_revision, reason=reason)
 
-    async def forget(self, entry_id: str) -> WriteResult:
+    async def forget(self, entry_id: str | ForgetRequest) -> WriteResult:
         """As :meth:`SyncScopedMemory.forget` (cannot be undone)."""
         return await to_thread(self.sync.forget, entry_id)
 
@@ -135,36 +155,44 @@ class ScopedMemory:
         """As :meth:`SyncScopedMemory.tombstone` (runs in a worker thread): same result, same errors."""
         return await to_thread(self.sync.tombstone, entry_id)
 
-    async def revise(self, request: ReviseRequest) -> WriteResult:
+    async def revise(self, request: ReviseRequest | str, *, text: str | None = None, kind: str | None = None,
+                     metadata: dict[str, Any] | None = None, expected_revision: int | None = None,
+                     expected_version: int | None = None, reason: str | None = None) -> WriteResult:
         """As :meth:`SyncScopedMemory.revise` (runs in a worker thread): same result, same errors."""
-        return await to_thread(self.sync.revise, request)
+        return await to_thread(self.sync.revise, request, text=text, kind=kind, metadata=metadata,
+                               expected_revision=expected_revision, expected_version=expected_version, reason=reason)
 
-    async def retire(self, request: RetireRequest) -> WriteResult:
+    async def retire(self, request: RetireRequest | str, *, expected_revision: int | None = None,
+                     expected_version: int | None = None, reason: str | None = None) -> WriteResult:
         """As :meth:`SyncScopedMemory.retire` (runs in a worker thread): same result, same errors."""
-        return await to_thread(self.sync.retire, request)
+        return await to_thread(self.sync.retire, request, expected_revision=expected_revision,
+                               expected_version=expected_version, reason=reason)
 
-    async def reactivate(self, request: ReactivateRequest) -> WriteResult:
+    async def reactivate(self, request: ReactivateRequest | str, *, expected_revision: int | None = None,
+                         expected_version: int | None = None, reason: str | None = None) -> WriteResult:
         """As :meth:`SyncScopedMemory.reactivate` (runs in a worker thread): same result, same errors."""
-        return await to_thread(self.sync.reactivate, request)
+        return await to_thread(self.sync.reactivate, request, expected_revision=expected_revision,
+                               expected_version=expected_version, reason=reason)
 
-    async def list(self, request: ListRequest | None = None) -> EntryPage:
+    async def list(self, request: ListRequest | None = None, *, state: Literal["active", "all"] | None = None,
+                   revision: int | None = None, limit: int | None = None, cursor: str | None = None) -> EntryPage:
         """As :meth:`SyncScopedMemory.list` (runs in a worker thread): same result, same errors."""
-        return await to_thread(self.sync.list, request)
+        return await to_thread(self.sync.list, request, state=state, revision=revision, limit=limit, cursor=cursor)
 
     async def get(self, citation: Citation) -> MemoryEntry:
         """As :meth:`SyncScopedMemory.get` (runs in a worker thread): same result, same errors."""
         return await to_thread(self.sync.get, citation)
 
-    async def get_entry(self, entry_id: str, revision: int | None = None) -> MemoryEntry:
+    async def get_entry(self, entry_id: str | EntryRequest, revision: int | None = None) -> MemoryEntry:
         """As :meth:`SyncScopedMemory.get_entry` (runs in a worker thread): same result, same errors."""
         return await to_thread(self.sync.get_entry, entry_id, revision)
 
-    async def changes(self, since_revision: int = 0, *, limit: int | None = None,
+    async def changes(self, since_revision: int | ChangesRequest = 0, *, limit: int | None = None,
                       cursor: str | None = None) -> ChangesPage:
         """As :meth:`SyncScopedMemory.changes` (runs in a worker thread): same result, same errors."""
         return await to_thread(self.sync.changes, since_revision, limit=limit, cursor=cursor)
 
-    async def history(self, entry_id: str) -> EntryHistory:
+    async def history(self, entry_id: str | HistoryRequest) -> EntryHistory:
         """As :meth:`SyncScopedMemory.history` (runs in a worker thread): same result, same errors."""
         return await to_thread(self.sync.history, entry_id)
 
@@ -176,12 +204,22 @@ class ScopedMemory:
         self,
         request: SearchMemoryRequest | str,
         *,
-        reranker: MemoryReranker | None = None,
-        rerank: bool = True,
+        limit: int | None = None,
+        mode: SearchMode | None = None,
+        kinds: Sequence[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+        created_from: datetime | str | None = None,
+        created_before: datetime | str | None = None,
+        fusion: SearchFusion | None = None,
+        reranker: RerankerChoice | None = "default",
+        rerank: bool | None = None,
         progress: Progress | None = None,
     ) -> SearchPage:
         """As :meth:`SyncScopedMemory.search` (runs in a worker thread): same result, same errors."""
-        return await to_thread(self.sync.search, request, reranker=reranker, rerank=rerank, progress=progress)
+        choice = chosen_reranker(reranker, rerank)  # here: the deprecation warning points at the caller's line
+        return await to_thread(self.sync.search, request, limit=limit, mode=mode, kinds=kinds, metadata=metadata,
+                               created_from=created_from, created_before=created_before, fusion=fusion,
+                               reranker=choice, progress=progress)
 
 
 class MemoryService:
@@ -207,10 +245,19 @@ class MemoryService:
         request: SearchMemoryRequest | str,
         *,
         scopes: Sequence[str],
-        reranker: MemoryReranker | None = None,
-        rerank: bool = True,
+        limit: int | None = None,
+        mode: SearchMode | None = None,
+        kinds: Sequence[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+        created_from: datetime | str | None = None,
+        created_before: datetime | str | None = None,
+        fusion: SearchFusion | None = None,
+        reranker: RerankerChoice | None = "default",
+        rerank: bool | None = None,
         progress: Progress | None = None,
     ) -> SearchPage:
         """As :meth:`SyncMemoryService.search`: several scopes, one RRF (runs in a worker thread)."""
-        return await to_thread(self.sync.search, request, scopes=scopes, reranker=reranker, rerank=rerank,
-                               progress=progress)
+        choice = chosen_reranker(reranker, rerank)  # here: the deprecation warning points at the caller's line
+        return await to_thread(self.sync.search, request, scopes=scopes, limit=limit, mode=mode, kinds=kinds,
+                               metadata=metadata, created_from=created_from, created_before=created_before,
+                               fusion=fusion, reranker=choice, progress=progress)

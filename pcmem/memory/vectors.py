@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from pcmem.embedding.port import Embedder, EmbeddingProfile
 from pcmem.errors import ConfigurationError
-from pcmem.store.port import StorageBackend, WriteTransaction
+from pcmem.store.port import VectorReads, WriteTransaction
 
 if TYPE_CHECKING:
     import numpy as np
@@ -51,7 +51,7 @@ class Embedders:
 
     def __init__(
         self,
-        backend: StorageBackend,
+        backend: VectorReads,
         search_for: SearchFactory,
         embedder: Embedder | None = None,
         *,

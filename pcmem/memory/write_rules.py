@@ -15,9 +15,8 @@ from pcmem.ids import content_hash, new_id
 from pcmem.memory import keys
 from pcmem.memory.upsert import Identity
 from pcmem.store.port import WriteTransaction
-from pcmem.types.memory import EntryVersion, MemoryRef, NewEntry, RememberRequest, WriteResult
+from pcmem.types.memory import EntryVersion, MemoryRef, NewEntry, WriteResult
 from pcmem.types.storage import HeadEntry
-from pcmem.validation import validate_flag
 
 #: Attempts of a write without a scope expectation when another process commits to the scope at the same moment
 #: (DuckDB reports a write-write conflict, seekdb a duplicate scope row): the write is re-decided on the new head.
@@ -53,22 +52,6 @@ def check_head(memory: MemoryRef | None, expected: int | None) -> None:
         raise RevisionConflictError(
             f"expected revision {expected} but the head of scope is {head}", expected=expected, actual=head
         )
-
-
-def as_remember(request: RememberRequest | NewEntry | str, *, kind: str | None, metadata: dict[str, Any] | None,
-                 entry_id: str | None, upsert: bool) -> RememberRequest:
-    upsert = validate_flag(upsert, "upsert")
-    fields: dict[str, Any] = {"kind": kind, "metadata": metadata, "entry_id": entry_id}
-    given = {name: value for name, value in fields.items() if value is not None}
-    if isinstance(request, str):
-        return RememberRequest(entries=(NewEntry(text=request, **given),), upsert=upsert)
-    if given:
-        raise InputError(f"kind/metadata/entry_id go into the {type(request).__name__}, not next to it")
-    if isinstance(request, RememberRequest):
-        return request.model_copy(update={"upsert": True}) if upsert else request
-    if isinstance(request, NewEntry):
-        return RememberRequest(entries=(request,), upsert=upsert)
-    raise InputError(f"remember takes a RememberRequest, a NewEntry or a str, not {type(request).__name__}")
 
 
 def identity(tx: WriteTransaction, key: str) -> Identity:

@@ -30,6 +30,7 @@ from pcmem.owner import protocol
 from pcmem.owner.operations import SCOPED_OPERATIONS, STORE_OPERATIONS, operation, repeatable
 from pcmem.owner.protocol import RerankSpec
 from pcmem.owner.server import peer_uid
+from pcmem.rerank.choice import DEFAULT, chosen_reranker
 from pcmem.validation import validate_scope
 
 if TYPE_CHECKING:
@@ -173,9 +174,8 @@ class Caller:
     def call(self, key: str, scope: str | None, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         op = operation(key)
         wire, local = op.encode(args, kwargs)
-        request = {"op": key, "scope": scope, "args": wire,
-                   "rerank": self._rerank(local.get("reranker"), wire.get("rerank", True)) if op.takes_reranker
-                   else None}
+        rerank = self._rerank(local.get("reranker", DEFAULT), wire.pop("rerank", None)) if op.takes_reranker else None
+        request = {"op": key, "scope": scope, "args": wire, "rerank": rerank}
         for attempt in range(MAX_ATTEMPTS + 1):
             link = self.link
             try:
@@ -197,9 +197,12 @@ class Caller:
             return op.result.validate_python(response["result"])
         raise AssertionError("unreachable")
 
-    def _rerank(self, reranker: Any, rerank: bool) -> dict[str, Any] | None:
-        chosen = self.default_rerank if reranker is None else reranker
-        if not rerank or chosen is None:
+    def _rerank(self, reranker: Any, rerank: bool | None) -> dict[str, Any] | None:
+        """The reranker the owner builds and runs for this call, by name; ``None`` for none (the owner's service for
+        clients has no reranker of its own: see :meth:`pcmem.SyncRuntime.for_clients`)."""
+        choice = chosen_reranker(reranker, rerank)
+        chosen = self.default_rerank if choice == DEFAULT else choice
+        if chosen is None or chosen == "none":
             return None
         if not isinstance(chosen, RerankChoice):
             raise ConfigurationError(
@@ -223,7 +226,7 @@ class Caller:
 def _remote(key: str, original: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(original)
     def call(self: Any, *args: Any, **kwargs: Any) -> Any:
-        return self._caller.call(key, getattr(self, "scope", None), args, kwargs)
+        return self._caller.call(key, self.scope, args, kwargs)
 
     return call
 
@@ -238,6 +241,8 @@ class ClientScopedMemory:
 
 class ClientMemoryService:
     """Every scope of a store another process owns; the methods of :class:`~pcmem.memory.service.SyncMemoryService`."""
+
+    scope: str | None = None  # its calls name no scope (a ClientScopedMemory's name theirs)
 
     def __init__(self, caller: Caller) -> None:
         self._caller = caller

@@ -105,14 +105,14 @@ def repeatable(key: str, wire: dict[str, Any]) -> bool:
     if name not in WRITES or name in ("forget", "forget_scope"):
         return True
     request = wire.get("request")
-    if not isinstance(request, dict):  # remember("text", entry_id=..., upsert=True)
-        return bool(wire.get("upsert")) and wire.get("entry_id") is not None
-    if request.get("expected_revision") is not None or request.get("expected_version") is not None:
+    # The request's fields come in it, or as keywords next to the identity (``revise("k", expected_version=2)``).
+    fields = request if isinstance(request, dict) else wire
+    if fields.get("expected_revision") is not None or fields.get("expected_version") is not None:
         return True
     if name != "remember":
         return False
-    upsert = bool(wire.get("upsert") or request.get("upsert"))
-    entries = request.get("entries", [request])
+    upsert = bool(wire.get("upsert") or fields.get("upsert"))
+    entries = fields.get("entries", [fields])  # remember("text", entry_id=..., upsert=True): the keywords
     return upsert and all(isinstance(e, dict) and e.get("entry_id") is not None for e in entries)
 
 

@@ -50,8 +50,9 @@ class EmbeddingReranker:
         self._cache = VectorLRU(cache_size)  # by (profile, text digest)
 
     @property
-    def second_embedder(self) -> bool:
-        return self.embedder is not None
+    def second_embedder(self) -> Embedder | None:
+        """See :class:`~pcmem.rerank.port.SecondEmbedderReranker`: the embedder given, else ``None`` (the store's)."""
+        return self.embedder
 
     def bind(self, default_embedder: Embedder | None, vectors: VectorLookup) -> EmbeddingReranker:
         """This policy for one store: its vector lookup, and ``default_embedder`` (the runtime's rerank embedder, else

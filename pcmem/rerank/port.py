@@ -40,6 +40,17 @@ class StoreBoundReranker(Protocol):
         ``vectors`` reads the vectors the store keeps (active, pending or secondary profile)."""
 
 
+@runtime_checkable
+class SecondEmbedderReranker(Protocol):
+    """A reranker that compares with an embedder of its own rather than the store's (the embedding policy given one):
+    a runtime opened with it keeps that embedder's vectors filled on every write when the store holds them as its
+    secondary profile, unless the runtime was given another rerank embedder."""
+
+    @property
+    def second_embedder(self) -> Embedder | None:
+        """The embedder this reranker was given, or ``None`` when it uses the store's own (bound at search time)."""
+
+
 def fallback_ranks(candidate_count: int, limit: int) -> tuple[int, ...]:
     """The only built-in fallback: coarse ranks 1..min(limit, n)."""
     return tuple(range(1, min(limit, candidate_count) + 1))

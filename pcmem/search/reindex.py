@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 
 from pcmem.embedding.port import Embedder
-from pcmem.store.port import StorageBackend
+from pcmem.store.port import VectorProfiles
 from pcmem.types.embedding import EmbeddingProfile
 from pcmem.types.progress import Progress
 
@@ -34,7 +34,7 @@ class ReindexReport:
 
 
 def reindex(
-    backend: StorageBackend,
+    backend: VectorProfiles,
     embedder: Embedder,
     *,
     progress: Progress | None = None,
@@ -61,7 +61,7 @@ def reindex(
 
 
 def fill_secondary(
-    backend: StorageBackend,
+    backend: VectorProfiles,
     embedder: Embedder,
     *,
     progress: Progress | None = None,
@@ -84,7 +84,7 @@ def fill_secondary(
     return ReindexReport(target, previous, done, time.perf_counter() - started, switched=previous != target)
 
 
-def _embed_missing(backend: StorageBackend, embedder: Embedder, batch_size: int, progress: Progress | None,
+def _embed_missing(backend: VectorProfiles, embedder: Embedder, batch_size: int, progress: Progress | None,
                    done: int, total: int) -> tuple[int, int]:
     """Embed and store, batch by batch (each batch commits, so an interrupted run resumes), every active head version
     lacking a vector under ``embedder.profile``; returns the (done, total) counts the progress shows."""

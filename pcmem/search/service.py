@@ -28,14 +28,14 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from pcmem.embedding.port import Embedder
 from pcmem.errors import CapabilityNotSupportedError, EmbeddingError, RerankError
 from pcmem.rerank.port import StoreBoundReranker
 from pcmem.search.fusion import admit_fts, admit_vector, channel_candidate_count, fuse, fusion_parameters
 from pcmem.settings import SearchFusion
-from pcmem.store.port import StorageBackend
+from pcmem.store.port import SearchIndex, VectorReads
 from pcmem.types.memory import Citation, EntryVersion, MemoryRef
 from pcmem.types.search import Candidate, MemoryHit, RerankTrace, ResolvedMode, SearchMemoryRequest, SearchPage
 from pcmem.types.storage import ChannelCandidates, VectorStatus
@@ -53,10 +53,14 @@ DEFAULT_CANDIDATE_LIMIT = 30  # RFC 0080: the reranker sees up to 30 coarse cand
 EVERY_CANDIDATE = 10_000_000  # the most a filtered search asks one channel for (in effect: all of them)
 
 
+class SearchedStore(SearchIndex, VectorReads, Protocol):
+    """What a search reads of a store: its index, and the vectors its reranker may compare."""
+
+
 class SearchService:
     def __init__(
         self,
-        backend: StorageBackend,
+        backend: SearchedStore,
         embedder: Embedder | None,
         reranker: MemoryReranker | None = None,
         candidate_limit: int = DEFAULT_CANDIDATE_LIMIT,

@@ -60,7 +60,7 @@ def failure_for(error: BaseException) -> Failure:
     if isinstance(error, NotFoundError):
         return Failure(404, "memory_not_found", str(error))
     if isinstance(error, CapabilityNotSupportedError):
-        return Failure(422, "capability_not_supported", str(error), {"capability": getattr(error, "capability", None)})
+        return Failure(422, "capability_not_supported", str(error), {"capability": error.capability})
     if isinstance(error, InputError):
         return Failure(422, "invalid_request", str(error))
     if isinstance(error, InferenceTimeoutError):

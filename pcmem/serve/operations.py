@@ -114,7 +114,7 @@ class MemoryApi:
         limit = MAX_SEARCH_LIMIT if request.tag_filter is not None else request.limit
         query = pcmem.SearchMemoryRequest(query=request.query, limit=limit, mode=request.mode.value)
         try:
-            return scoped.search(query, rerank=rerank)
+            return scoped.search(query, reranker="default" if rerank else "none")
         except CapabilityNotSupportedError as error:
             raise ApiError(422, "capability_not_supported", str(error), {"capability": request.mode.value}) from None
 
@@ -254,7 +254,7 @@ class MemoryApi:
         embedder = self.runtime.embedder
         checks = {"store": "ok", "embedder": embedder.profile.model_id if embedder else "none (full-text only)"}
         if self.runtime.reranker is not None:
-            checks["reranker"] = getattr(self.runtime.reranker, "policy_id", "configured")
+            checks["reranker"] = self.runtime.reranker.policy_id
         return wire.ReadinessResponse(status=wire.ReadinessStatus.ready, checks=checks)
 
     def capabilities(self) -> wire.Capabilities:
@@ -273,7 +273,7 @@ class MemoryApi:
         loaded = [name for name in (embedder.profile.model_id if embedder else None, generation_model) if name]
         return Readiness(
             status="ready", store=self.store, embedder=embedder.profile.model_id if embedder else None,
-            rerank_policy=getattr(reranker, "policy_id", None), generation_model=generation_model,
+            rerank_policy=reranker.policy_id if reranker is not None else None, generation_model=generation_model,
             models_loaded=loaded, pcmem_version=pcmem.__version__,
         )
 

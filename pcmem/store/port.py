@@ -6,6 +6,12 @@ implementation (:mod:`pcmem.store.duckdb`); OceanBase seekdb (:mod:`pcmem.store.
 protocol on a distributed engine, and ``tests/test_backend_contract.py`` holds both to it. What every backend
 shares (row mapping, revision choice, commit checks, the completeness memo) is written once in
 :mod:`pcmem.store.common`; the values crossing this port live in :mod:`pcmem.types.storage`.
+
+The port is a composition of roles along the seams its methods already had, so each consumer names only what it
+uses: :class:`RevisionLog` (the Memory services, paging), :class:`VectorReads` (search, the embedder choice),
+:class:`VectorProfiles` (reindex, embedder switches), :class:`SearchIndex` (search), :class:`Maintenance` (forget's
+reclaim); :class:`FileMaintenance` is what only a store file offers (check, repair). ``tests/test_storage_roles.py``
+holds both engines to every role.
 """
 
 from __future__ import annotations
@@ -13,7 +19,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
-from typing import TYPE_CHECKING, Protocol
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from pcmem.analysis import Analyzer
 from pcmem.types.embedding import EmbeddingProfile
@@ -32,6 +39,8 @@ from pcmem.types.storage import ChannelCandidates, EntryEvent, HeadEntry, Vector
 
 if TYPE_CHECKING:
     import numpy as np
+
+    from pcmem.store.duckdb.check import CheckReport
 
 
 class WriteTransaction(Protocol):
@@ -91,11 +100,18 @@ class WriteTransaction(Protocol):
         """
 
 
-class StorageBackend(Protocol):
-    """Durable storage of scoped memories. Reads never block on writes; each read sees one consistent revision."""
+@runtime_checkable
+class Snapshots(Protocol):
+    """Consistent reads: every read a thread makes inside :meth:`reading` sees one revision of the store."""
 
-    #: The text analyzer the store's full-text index was built with; queries must be analysed the same way.
-    analyzer: Analyzer
+    def reading(self) -> AbstractContextManager[None]:
+        """One read snapshot for every read this thread makes inside the block (nested reads join it)."""
+
+
+@runtime_checkable
+class RevisionLog(Snapshots, Protocol):
+    """The insert-only log of revisions per scope: atomic writes, and exact reads of any past revision (the Memory
+    services and paging read it; ``pcmem migrate`` copies it)."""
 
     def write(self, scope: str) -> AbstractContextManager[WriteTransaction]:
         """Begin an exclusive write to ``scope``; an exception inside the block rolls everything back."""
@@ -124,16 +140,32 @@ class StorageBackend(Protocol):
     def tombstone(self, memory: MemoryRef, entry_id: str) -> Tombstone | None:
         """The tombstone of an erased entry of this memory (its ids, the revision that erased it), or ``None``."""
 
+    def entry_versions(self, entry_version_ids: Sequence[str]) -> dict[str, EntryVersion]:
+        """Immutable versions by id (missing ids are absent from the result)."""
+
     def paging_secret(self) -> bytes:
         """The key paging cursors are signed with (HMAC): random, made once per store and kept in it (see
         :class:`pcmem.store.common.PagingSecret`), so only a holder of the store can make a cursor it accepts."""
 
-    def reclaim(self) -> None:
-        """Make erased bytes unrecoverable from the store's files (DuckDB: checkpoint, rewrite, overwrite freed
-        space); a no-op where the engine manages its own storage. Raises StoreError."""
+
+@runtime_checkable
+class VectorReads(Protocol):
+    """Which vector spaces the store keeps, and the vectors in them (what a search and its reranker read)."""
 
     def embedding_profile(self) -> EmbeddingProfile | None:
         """The active profile: the vector space searches use, or ``None`` before any embedder was used."""
+
+    def secondary_embedding_profile(self) -> EmbeddingProfile | None:
+        """The secondary profile: a second embedder's vectors kept for the embedding reranker only, or ``None``."""
+
+    def stored_vectors(self, profile: EmbeddingProfile, entry_version_ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """The vectors stored under ``profile`` (active, pending or secondary) for these versions; missing ids are
+        absent."""
+
+
+@runtime_checkable
+class VectorProfiles(VectorReads, Protocol):
+    """Filling and switching the store's vector spaces (reindex, an embedder switch, the secondary profile)."""
 
     def set_embedding_profile(self, profile: EmbeddingProfile) -> None:
         """Adopt ``profile`` as the active profile of a store that has none yet (a no-op when it already is it).
@@ -159,32 +191,11 @@ class StorageBackend(Protocol):
         landed meanwhile: embed the rest and call again). Raises StoreError when ``profile`` is not pending.
         """
 
-    def reading(self) -> AbstractContextManager[None]:
-        """One read snapshot for every read this thread makes inside the block (nested reads join it)."""
-
-    def secondary_embedding_profile(self) -> EmbeddingProfile | None:
-        """The secondary profile: a second embedder's vectors kept for the embedding reranker only, or ``None``."""
-
     def set_secondary_embedding_profile(self, profile: EmbeddingProfile | None) -> None:
         """Keep ``profile``'s vectors as the secondary profile (no-op when it already is; another secondary profile
         and its vectors are dropped); ``None`` drops it. Filled by writes of a runtime whose rerank embedder has this
         profile and by :meth:`store_vectors`. Raises StoreError for the active profile, CapabilityNotSupportedError
         on a backend without secondary profiles."""
-
-    def vector_status(self, scope: str) -> VectorStatus:
-        """The scope's head, the store's profile and vector completeness, in one snapshot."""
-
-    def candidates(
-        self, scope: str, *, fts_terms: Sequence[str] | None, query_vector: np.ndarray | None, limit: int
-    ) -> ChannelCandidates:
-        """Up to ``limit`` candidates per requested channel (None = channel not run) from one head snapshot.
-
-        FTS: BM25 over active head versions, with distinct matched query terms. Vector: cosine similarity.
-        Each list is ordered best first, ties bytewise by (artifact_id, entry_id, entry_version_id).
-        """
-
-    def entry_versions(self, entry_version_ids: Sequence[str]) -> dict[str, EntryVersion]:
-        """Immutable versions by id (missing ids are absent from the result)."""
 
     def versions_missing_vectors(self, profile: EmbeddingProfile, limit: int) -> list[tuple[str, str]]:
         """Up to ``limit`` (entry_version_id, text) pairs of active head versions lacking a ``profile`` vector.
@@ -200,9 +211,58 @@ class StorageBackend(Protocol):
         """Store vectors computed under ``profile`` (silently dropped unless it is the active, pending or secondary
         profile)."""
 
-    def stored_vectors(self, profile: EmbeddingProfile, entry_version_ids: Sequence[str]) -> dict[str, np.ndarray]:
-        """The vectors stored under ``profile`` (active, pending or secondary) for these versions; missing ids are
-        absent."""
+
+@runtime_checkable
+class SearchIndex(Snapshots, Protocol):
+    """The search projections: both channels' candidates from one head snapshot, analysed as the index was built."""
+
+    #: The text analyzer the store's full-text index was built with; queries must be analysed the same way.
+    analyzer: Analyzer
+
+    def candidates(
+        self, scope: str, *, fts_terms: Sequence[str] | None, query_vector: np.ndarray | None, limit: int
+    ) -> ChannelCandidates:
+        """Up to ``limit`` candidates per requested channel (None = channel not run) from one head snapshot.
+
+        FTS: BM25 over active head versions, with distinct matched query terms. Vector: cosine similarity.
+        Each list is ordered best first, ties bytewise by (artifact_id, entry_id, entry_version_id).
+        """
+
+    def vector_status(self, scope: str) -> VectorStatus:
+        """The scope's head, the store's profile and vector completeness, in one snapshot."""
+
+
+@runtime_checkable
+class Maintenance(Protocol):
+    """The engine's own upkeep of its storage (what ``forget`` asks of it after erasing)."""
+
+    def reclaim(self) -> None:
+        """Make erased bytes unrecoverable from the store's files (DuckDB: checkpoint, rewrite, overwrite freed
+        space); a no-op where the engine manages its own storage. Raises StoreError."""
+
+
+
+@runtime_checkable
+class StorageBackend(RevisionLog, VectorProfiles, SearchIndex, Maintenance, Protocol):
+    """Durable storage of scoped memories: every role above, as each engine implements them. Reads never block on
+    writes; each read sees one consistent revision. Consumers are typed against the narrowest role they use; only
+    the composition root, which opens and hands out a store, holds the whole of it, and closes it."""
 
     def close(self) -> None:
         """Release the engine; further calls raise StoreError."""
+
+
+@runtime_checkable
+class FileMaintenance(Protocol):
+    """What only a store that is a file pcmem keeps itself (DuckDB) offers: its path (the owner that serves it to
+    other processes is found by it), and the check and repair of ``pcmem check`` and ``reindex --analyzer``; other
+    engines keep their own integrity and do not offer it."""
+
+    #: The store file, resolved (see :func:`pcmem.store.duckdb.files.store_path`).
+    path: Path
+
+    def check(self) -> CheckReport:
+        """Verify migrations, the revision chain, entry hashes and that the search projections agree with the log."""
+
+    def repair(self, analyzer: str | None = None) -> CheckReport:
+        """Rebuild derived data from the event log (optionally with another full-text analyzer); the check after."""

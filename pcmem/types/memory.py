@@ -252,6 +252,40 @@ class ListRequest(Request):
     cursor: String | None = None
 
 
+class _OneEntry(Request):
+    """A read or erasure of one entry by its id (or key: see :mod:`pcmem.memory.keys`)."""
+
+    entry_id: str
+
+    @field_validator("entry_id", mode="before")
+    @classmethod
+    def _entry_id(cls, value: object) -> str:
+        return validation.validate_id(value)
+
+
+class EntryRequest(_OneEntry):
+    """``get_entry``: the entry as it stands at the head, or at ``revision``."""
+
+    revision: Revision | None = None
+
+
+class HistoryRequest(_OneEntry):
+    """``history``: every revision that changed the entry."""
+
+
+class ForgetRequest(_OneEntry):
+    """``forget``: erase the entry for good (every version's text, metadata and vectors)."""
+
+
+class ChangesRequest(Request):
+    """``changes``: every entry change after ``since_revision``; ``limit`` (1..100) pages them, ``cursor`` (a page's
+    ``next_cursor``, with the same ``since_revision``) continues."""
+
+    since_revision: Revision = 0
+    limit: Count | None = Field(default=None, ge=1, le=MAX_PAGE_LIMIT)
+    cursor: String | None = None
+
+
 class EntryPage(Frozen):
     """A manifest (or one page of it). ``memory`` is ``None`` for a scope with no memory; ``next_cursor`` is set
     when more entries follow."""

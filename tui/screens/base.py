@@ -135,6 +135,10 @@ class StoreScreen(Screen):
         for strip in self.query(WorkProgress):
             strip.finish()
 
+    def refresh_from_store(self) -> None:
+        """Reload what this screen shows after the store moved on (another writer); a screen that shows nothing of
+        the store's keeps this no-op. The screens below the top one reload when they come back (on_screen_resume)."""
+
     def cancel_work(self) -> bool:
         """Stop what this screen is waiting for (a rerank stops at its next candidate; a store call's result is
         dropped). Whether there was anything to stop."""

@@ -21,7 +21,7 @@ from pcmem.errors import (
     StoreReadOnlyError,
     StoreWALError,
 )
-from pcmem.settings import expand_user, refuse_non_local
+from pcmem.settings import expand_user, local_path_text
 
 NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # POSIX: open a FIFO without waiting for its other end
 
@@ -44,8 +44,7 @@ def store_path(target: str | os.PathLike[str]) -> Path:
         raise InputError("the store path is empty")
     if "\x00" in text:
         raise InputError("the store path contains a NUL character")
-    refuse_non_local(text)
-    return Path(os.path.realpath(expand_user(text)))
+    return Path(os.path.realpath(expand_user(local_path_text(text))))
 
 
 def wal_path(path: Path) -> Path:

@@ -26,7 +26,7 @@ from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from pcmem.errors import ConfigurationError, InputError, StoreError
-from pcmem.settings import SEEKDB_SCHEME
+from pcmem.settings import STORE_SCHEMES, store_scheme
 from pcmem.store.seekdb.sql import Connection, EmbeddedConnection, ServerConnection
 
 DEFAULT_DATABASE = "pcmem"
@@ -57,7 +57,7 @@ class SeekdbTarget:
 
 
 def is_seekdb_url(target: str) -> bool:
-    return target.startswith(SEEKDB_SCHEME)
+    return STORE_SCHEMES.get(store_scheme(target) or "") == "seekdb"
 
 
 def parse(url: str) -> SeekdbTarget:

@@ -1,0 +1,151 @@
+"""The async runtime: a :class:`~pcmem.compose.runtime.SyncRuntime` whose blocking calls run in worker threads.
+
+>>> async with pcmem.open_async("/tmp/example.duckdb") as runtime:     # doctest: +SKIP
+...     page = await runtime.memory.for_scope("project").search("deploy day")
+
+It adds no behaviour of its own: each method is the sync runtime's, awaited (``tests/test_api_parity.py`` holds the
+two signatures together), so the sync module has room for what opening a store decides.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Coroutine, Generator
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from pcmem.compose import options
+from pcmem.compose.embedders import EmbedderChoice
+from pcmem.compose.runtime import SyncRuntime
+from pcmem.decision.port import DecisionModel
+from pcmem.embedding.port import Embedder
+from pcmem.memory.parts import Clock, utc_now
+from pcmem.memory.service import MemoryService, to_thread
+from pcmem.rerank.port import MemoryReranker
+from pcmem.search.reindex import ReindexReport
+from pcmem.settings import InferenceConfig, RuntimeConfig
+from pcmem.types.progress import Progress
+from pcmem.types.rerank import RerankPolicy
+
+
+class Runtime:
+    """A store opened for async use: ``runtime.memory.for_scope(scope)`` gives the async Memory API."""
+
+    def __init__(self, sync: SyncRuntime) -> None:
+        self.sync = sync
+        self.memory = MemoryService(sync.memory)
+
+    @classmethod
+    @options.refuse_unknown("Runtime.open")
+    async def open(
+        cls,
+        path: str | Path,
+        *,
+        embedder: EmbedderChoice = "auto",
+        rerank_embedder: EmbedderChoice = "auto",
+        clock: Clock = utc_now,
+        config: RuntimeConfig | None = None,
+        inference: InferenceConfig | None = None,
+        reranker: MemoryReranker | None = None,
+        model_progress: Progress | None = None,
+        write_gate: DecisionModel | None = None,
+        shared: bool = False,
+        lock_timeout: float = 10.0,
+        create: bool = True,
+    ) -> Runtime:
+        """As :meth:`SyncRuntime.open` (same options, same errors); opening runs in a worker thread."""
+        return cls(await to_thread(lambda: SyncRuntime.open(
+            path, embedder=embedder, rerank_embedder=rerank_embedder, clock=clock, config=config,
+            inference=inference, reranker=reranker, model_progress=model_progress, write_gate=write_gate,
+            shared=shared, lock_timeout=lock_timeout, create=create)))
+
+    async def reindex(
+        self, progress: Progress | None = None, *, embedder: EmbedderChoice = None
+    ) -> ReindexReport:
+        """As :meth:`SyncRuntime.reindex`, in a worker thread."""
+        return await to_thread(lambda: self.sync.reindex(progress, embedder=embedder))
+
+    async def reindex_secondary(self, progress: Progress | None = None, *,
+                                embedder: EmbedderChoice) -> ReindexReport | None:
+        """As :meth:`SyncRuntime.reindex_secondary`, in a worker thread."""
+        return await to_thread(lambda: self.sync.reindex_secondary(progress, embedder=embedder))
+
+    @property
+    def rerank_embedder(self) -> Embedder | None:
+        """As :attr:`SyncRuntime.rerank_embedder` (reads no store: the one this runtime holds)."""
+        return self.sync.rerank_embedder
+
+    async def use_reranker(self, reranker: MemoryReranker | None) -> None:
+        """As :meth:`SyncRuntime.use_reranker`, in a worker thread."""
+        await to_thread(self.sync.use_reranker, reranker)
+
+    async def use_write_gate(self, decision_model: DecisionModel | None) -> None:
+        """As :meth:`SyncRuntime.use_write_gate`, in a worker thread."""
+        await to_thread(self.sync.use_write_gate, decision_model)
+
+    async def build_reranker(self, policy: RerankPolicy, inference: InferenceConfig | None = None,
+                             progress: Progress | None = None, *,
+                             rerank_embedder: str | None = None) -> MemoryReranker:
+        """As :meth:`SyncRuntime.build_reranker`, in a worker thread (it may load a model)."""
+        return await to_thread(self.sync.build_reranker, policy, inference, progress, rerank_embedder=rerank_embedder)
+
+    async def close(self) -> None:
+        """As :meth:`SyncRuntime.close`."""
+        await to_thread(self.sync.close)
+
+    async def __aenter__(self) -> Runtime:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.close()
+
+
+class _OpenRuntime:
+    """``await open_async(p)`` or ``async with open_async(p) as runtime``."""
+
+    def __init__(self, opening: Callable[[], Coroutine[Any, Any, Runtime]]) -> None:
+        self._opening = opening
+        self._runtime: Runtime | None = None
+
+    def __await__(self) -> Generator[Any, None, Runtime]:
+        return self._opening().__await__()
+
+    async def __aenter__(self) -> Runtime:
+        self._runtime = await self
+        return self._runtime
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        if self._runtime is not None:
+            await self._runtime.close()
+
+
+@options.refuse_unknown("open_async")
+def open_async(
+    path: str | Path,
+    *,
+    embedder: EmbedderChoice = "auto",
+    rerank_embedder: EmbedderChoice = "auto",
+    clock: Clock = utc_now,
+    config: RuntimeConfig | None = None,
+    inference: InferenceConfig | None = None,
+    reranker: MemoryReranker | None = None,
+    model_progress: Progress | None = None,
+    write_gate: DecisionModel | None = None,
+    shared: bool = False,
+    lock_timeout: float = 10.0,
+    create: bool = True,
+) -> _OpenRuntime:
+    """Open (creating if needed) the store at ``path`` for async use; options and errors as :meth:`SyncRuntime.open`.
+
+    ``await`` it for a :class:`Runtime`, or use it with ``async with``. An unknown option raises right away; the rest
+    when awaited."""
+    return _OpenRuntime(lambda: Runtime.open(
+        path, embedder=embedder, rerank_embedder=rerank_embedder, clock=clock, config=config, inference=inference,
+        reranker=reranker, model_progress=model_progress, write_gate=write_gate, shared=shared,
+        lock_timeout=lock_timeout, create=create))
+
+
+#: The name before ``open_async`` (the same object), kept as an alias for one release.
+open_runtime = open_async
