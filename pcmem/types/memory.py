@@ -255,12 +255,7 @@ class ListRequest(Request):
 class _OneEntry(Request):
     """A read or erasure of one entry by its id (or key: see :mod:`pcmem.memory.keys`)."""
 
-    entry_id: str
-
-    @field_validator("entry_id", mode="before")
-    @classmethod
-    def _entry_id(cls, value: object) -> str:
-        return validation.validate_id(value)
+    entry_id: EntryId
 
 
 class EntryRequest(_OneEntry):
