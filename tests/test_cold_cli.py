@@ -8,6 +8,7 @@ validators): the speed itself is measured by ``pcmem bench startup`` against flo
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -136,3 +137,38 @@ def test_bench_startup_reports_the_client_path_against_the_floor(tmp_path):
     assert set(report["p50_ms"]) == {"python", "floor", "model", "fts", "hybrid", "client_fts", "import"}
     assert report["ratio_client_fts_vs_floor"] > 0 and report["ratio_fts_vs_floor"] > 0
     assert isinstance(report["fts_within_target"], bool)
+
+
+_FAKE_PLUGIN = """
+import sys
+
+print("pydantic plugin loaded", file=sys.stderr)
+
+
+class Plugin:
+    def new_schema_validator(self, *args, **kwargs):
+        return None, None, None
+
+
+plugin = Plugin()
+"""
+
+
+def test_the_cli_skips_pydantic_plugin_discovery_unless_the_user_asks(tmp_path):
+    """pydantic reads every installed distribution's entry points when the first model validates, looking for
+    plugins: a cold CLI call skips that scan; ``PYDANTIC_DISABLE_PLUGINS=`` (empty) loads them as before."""
+    site = tmp_path / "site"
+    (site / "fakeplug-1.0.dist-info").mkdir(parents=True)
+    (site / "fakeplug-1.0.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: fakeplug\nVersion: 1.0\n")
+    (site / "fakeplug-1.0.dist-info" / "entry_points.txt").write_text("[pydantic]\nfake = fakeplug_module:plugin\n")
+    (site / "fakeplug_module.py").write_text(_FAKE_PLUGIN)
+    command = [sys.executable, "-m", "pcmem", "--db", str(tmp_path / "none.duckdb"), "search", "-s", "s", "x"]
+    environment = {k: v for k, v in os.environ.items() if k != "PYDANTIC_DISABLE_PLUGINS"}
+    environment["PYTHONPATH"] = str(site)
+    skipped = subprocess.run(command, capture_output=True, text=True, env=environment, timeout=120)
+    loaded = subprocess.run(command, capture_output=True, text=True, env={**environment, "PYDANTIC_DISABLE_PLUGINS": ""},
+                            timeout=120)
+    for done in (skipped, loaded):  # the search validated its request, then found no store
+        assert done.returncode != 0 and "no store" in done.stderr, done.stderr
+    assert "pydantic plugin loaded" not in skipped.stderr
+    assert "pydantic plugin loaded" in loaded.stderr
