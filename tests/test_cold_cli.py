@@ -87,6 +87,17 @@ def test_a_one_shot_owner_builds_no_service_for_clients_that_never_call(tmp_path
     assert loaded == ["duckdb", "numpy", "pcmem.store.duckdb.backend"]
 
 
+def test_reading_commands_that_own_the_store_load_no_embedder_or_numpy(tmp_path):
+    """``show``, ``list``, ``history``, ``changes`` and ``scopes`` never embed: with no owner running they open the
+    file themselves, and load neither the store's embedder (its preset code) nor numpy."""
+    path = _seeded(tmp_path)
+    for command in (("show", "-s", "s", "--json", "deploys"), ("list", "-s", "s", "--json"),
+                    ("history", "-s", "s", "--json", "deploys"), ("changes", "-s", "s", "--json"), ("scopes", "--json")):
+        output, loaded = _probe("--db", str(path), *command)
+        assert "deploys" in output or "Fridays" in output or '"s"' in output, (command, output)
+        assert loaded == ["duckdb", "pcmem.store.duckdb.backend"], (command, loaded)
+
+
 def test_the_clients_service_is_built_by_the_first_request_and_its_failure_is_typed():
     built: list[int] = []
 

@@ -148,7 +148,9 @@ class StoreContext:
 
     @property
     def reader(self) -> SyncRuntime:
-        return self.open(shared=False, create=False)
+        """A reading command never embeds: the store's embedder is not resolved (its preset code, numpy) unless
+        ``--embedder`` names one."""
+        return self.open(shared=False, create=False, embeds=False)
 
     def close(self) -> None:
         if self._runtime is not None:
