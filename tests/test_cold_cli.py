@@ -148,6 +148,8 @@ def test_bench_startup_reports_the_client_path_against_the_floor(tmp_path):
     assert set(report["p50_ms"]) == {"python", "floor", "model", "fts", "hybrid", "client_fts", "import"}
     assert report["ratio_client_fts_vs_floor"] > 0 and report["ratio_fts_vs_floor"] > 0
     assert isinstance(report["fts_within_target"], bool)
+    assert set(report["cpu_p50_ms"]) == {"floor", "fts", "client_fts"} and report["cpu_ratio_client_fts_vs_floor"] > 0
+    assert "CPU time (user + system) p50: fts ÷ floor" in result.output
 
 
 _FAKE_PLUGIN = """

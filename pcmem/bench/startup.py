@@ -12,6 +12,9 @@ and opening things, not the search. Each figure is the p50 of ``repeats`` fresh 
   client over the Unix socket and loads neither DuckDB nor numpy (issue #28's target: 250 ms).
 - ``import``: ``python -c "import pcmem"`` and which heavy modules it pulled in (none should be).
 
+Each of ``floor``, ``fts`` and ``client_fts`` is also run once more per round for its CPU time (user + system, every
+thread): the ``cpu_`` ratios hold up on a loaded machine, where wall times mostly measure waiting for a core.
+
 pcmem's bytecode is compiled first, as an installed package's is: with ``PYTHONDONTWRITEBYTECODE`` set (or a
 read-only checkout) every call would otherwise compile pcmem's modules from source (~80 ms), which the floors,
 importing installed packages, never pay.
@@ -23,6 +26,7 @@ import compileall
 import contextlib
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -64,6 +68,15 @@ print(" ".join(m for m in {HEAVY!r} if m in sys.modules))
 """
 
 QUERY = "Priya moved the Windows installer"
+
+
+def _cpu_ms(command: list[str]) -> float:
+    """The user + system CPU time of one run of ``command`` (every thread): steadier than wall time on a machine
+    other jobs load, where a process waits for a core as long as it runs."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    _wall(command)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) * 1000
 
 
 def _wall(command: list[str]) -> tuple[float, str]:
@@ -120,11 +133,12 @@ def run(entries: int = 300, repeats: int = 7) -> dict:
         cli = [python, "-m", "pcmem", "--db", str(store), "search", "-s", "bench", "--json"]
         figures = ("python", "floor", "model", "fts", "hybrid", "client_fts", "import")
         samples: dict[str, list[float]] = {k: [] for k in figures}
+        cpu: dict[str, list[float]] = {k: [] for k in ("floor", "fts", "client_fts")}
         heavy = ""
         with _owned_copy(store) as owned:
             client = [python, "-m", "pcmem", "--db", str(owned), "search", "-s", "bench", "--json", "--mode", "fts",
                       QUERY]
-            _measure(samples, repeats, python, store, model_dir, cli, client)
+            _measure(samples, cpu, repeats, python, store, model_dir, cli, client)
             heavy = _wall([python, "-c", _IMPORT])[1]
     p50 = {name: _p50(values) for name, values in samples.items()}
     return {
@@ -135,6 +149,9 @@ def run(entries: int = 300, repeats: int = 7) -> dict:
         "ratio_fts_vs_floor": round(p50["fts"] / p50["floor"], 2),
         "fts_within_target": p50["fts"] <= 2 * p50["floor"],
         "ratio_client_fts_vs_floor": round(p50["client_fts"] / p50["floor"], 2),
+        "cpu_p50_ms": {name: round(_p50(values), 1) for name, values in cpu.items()},
+        "cpu_ratio_fts_vs_floor": round(_p50(cpu["fts"]) / _p50(cpu["floor"]), 2),
+        "cpu_ratio_client_fts_vs_floor": round(_p50(cpu["client_fts"]) / _p50(cpu["floor"]), 2),
         "hybrid_budget_ms": round(p50["floor"] + 1.5 * p50["model"], 1),
         "ratio_hybrid_vs_floor_plus_model": round(p50["hybrid"] / (p50["floor"] + p50["model"]), 2),
         "hybrid_within_target": p50["hybrid"] <= p50["floor"] + 1.5 * p50["model"],
@@ -144,8 +161,8 @@ def run(entries: int = 300, repeats: int = 7) -> dict:
     }
 
 
-def _measure(samples: dict[str, list[float]], repeats: int, python: str, store: Path, model_dir: Path,
-             cli: list[str], client: list[str]) -> None:
+def _measure(samples: dict[str, list[float]], cpu: dict[str, list[float]], repeats: int, python: str, store: Path,
+             model_dir: Path, cli: list[str], client: list[str]) -> None:
     for _ in range(repeats):  # interleaved, so load on the machine hits every figure alike
         samples["python"].append(_wall([python, "-c", "pass"])[0])
         samples["floor"].append(_wall([python, "-c", _FLOOR, str(store)])[0])
@@ -155,6 +172,9 @@ def _measure(samples: dict[str, list[float]], repeats: int, python: str, store: 
         samples["hybrid"].append(_wall([*cli, "--mode", "hybrid", QUERY])[0])
         samples["client_fts"].append(_wall(client)[0])
         samples["import"].append(_wall([python, "-c", _IMPORT])[0])
+        for name, command in (("floor", [python, "-c", _FLOOR, str(store)]), ("fts", [*cli, "--mode", "fts", QUERY]),
+                              ("client_fts", client)):
+            cpu[name].append(_cpu_ms(command))
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -479,6 +479,8 @@ def _register_startup(bench: click.Group) -> None:
                        f"{result['ratio_fts_vs_floor']:.2f}x", f"{p50['client_fts']:.0f}",
                        f"{result['ratio_client_fts_vs_floor']:.2f}x", f"{p50['hybrid']:.0f}",
                        f"{result['hybrid_budget_ms']:.0f}", f"{p50['import']:.0f}")])
+        click.echo(f"CPU time (user + system) p50: fts ÷ floor {result['cpu_ratio_fts_vs_floor']:.2f}x, client ÷ floor "
+                   f"{result['cpu_ratio_client_fts_vs_floor']:.2f}x (steadier than wall time on a loaded machine)")
         heavy = result["import_pcmem_heavy_modules"]
         click.echo(f"import pcmem pulled in: {', '.join(heavy) if heavy else 'none of ' + ', '.join(bench_startup.HEAVY)}")
         click.echo(f"load average {result['load_average']} on {result['cpu_count']} CPUs")
