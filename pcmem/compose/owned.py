@@ -147,8 +147,8 @@ def _start(runtime: OwnedRuntime) -> OwnerServer | None:
 
 class DispatchOnFirstCall:
     """The owner's request handler, built when the first request arrives: the clients' Memory service resolves the
-    store's embedder and reads its profile (~50 ms), which a one-shot command that owns the store (a cold
-    ``pcmem search``) would otherwise pay on every call although no client may ever connect (issue #30)."""
+    store's embedder and reads its profile (a DuckDB read and the preset code, tens of ms), which a one-shot command
+    that owns the store (a cold ``pcmem search``) would otherwise pay although no client may ever connect (#30)."""
 
     def __init__(self, memory_for_clients: Callable[[], SyncMemoryService]) -> None:
         self._memory_for_clients = memory_for_clients
@@ -160,7 +160,7 @@ class DispatchOnFirstCall:
             if self._dispatcher is None:
                 try:
                     self._dispatcher = Dispatcher(self._memory_for_clients(), Rerankers())
-                except Exception as error:  # noqa: BLE001 - e.g. the profile could not be read: the caller gets it, typed
+                except Exception as error:  # noqa: BLE001 - e.g. an unreadable profile: the caller gets it, typed
                     return {"error": encode_error(error)}
         return self._dispatcher(request)
 
