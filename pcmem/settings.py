@@ -113,7 +113,7 @@ _FALSE = {"0", "false", "no", "off", ""}
 
 
 class _Settings(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     def __init__(self, /, **values: Any) -> None:
         try:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import io
+import os
 import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
@@ -55,6 +56,19 @@ def _degrade_unencodable_output() -> None:
             stream.reconfigure(errors="backslashreplace")
 
 
+#: pydantic's switch for its plugin discovery (see :func:`_skip_pydantic_plugin_discovery`).
+PYDANTIC_PLUGINS_ENV = "PYDANTIC_DISABLE_PLUGINS"
+
+
+def _skip_pydantic_plugin_discovery() -> None:
+    """The first pydantic validator a process builds makes pydantic import ``importlib.metadata`` and read the entry
+    points of every installed distribution, looking for plugins (observability hooks, e.g. logfire): ~30–40 ms of a
+    cold ``pcmem search`` here (119 distributions), for hooks a CLI call never reports to. The CLI turns it off unless
+    the user set the variable; ``PYDANTIC_DISABLE_PLUGINS=`` (empty) loads every plugin again. The library itself
+    never changes the environment: an application's plugins work as it configured them."""
+    os.environ.setdefault(PYDANTIC_PLUGINS_ENV, "__all__")
+
+
 @contextlib.contextmanager
 def _one_line_usage_errors() -> Iterator[None]:
     """A click usage error (unknown option, missing argument, bad value) as the one line every pcmem failure is,
@@ -78,6 +92,7 @@ class _Group(click.Group):
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
         _degrade_unencodable_output()
+        _skip_pydantic_plugin_discovery()
         return super().main(*args, **kwargs)
 
     def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
@@ -133,7 +148,9 @@ class StoreContext:
 
     @property
     def reader(self) -> SyncRuntime:
-        return self.open(shared=False, create=False)
+        """A reading command never embeds: the store's embedder is not resolved (its preset code, numpy) unless
+        ``--embedder`` names one."""
+        return self.open(shared=False, create=False, embeds=False)
 
     def close(self) -> None:
         if self._runtime is not None:

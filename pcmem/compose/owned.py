@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from pcmem.errors import StoreLockedError
 from pcmem.owner import address
 from pcmem.owner.client import SocketLink, connect
-from pcmem.owner.protocol import RerankSpec
+from pcmem.owner.operations import Dispatcher
+from pcmem.owner.protocol import RerankSpec, encode_error
 from pcmem.settings import InferenceConfig
 from pcmem.store.port import FileMaintenance
 
@@ -129,7 +130,6 @@ def _release(key: int) -> None:
 
 
 def _start(runtime: OwnedRuntime) -> OwnerServer | None:
-    from pcmem.owner.operations import Dispatcher
     from pcmem.owner.server import OwnerServer
 
     if not isinstance(runtime.backend, FileMaintenance):
@@ -140,12 +140,32 @@ def _start(runtime: OwnedRuntime) -> OwnerServer | None:
         return None
     try:
         socket_path = address.socket_path(identity)
-        server = OwnerServer(socket_path, identity.as_json(), Dispatcher(runtime.for_clients(), Rerankers()), str(path))
+        server = OwnerServer(socket_path, identity.as_json(), DispatchOnFirstCall(runtime.for_clients), str(path))
         server.start()
     except (address.UnsafeRuntimeFolderError, OSError) as error:
         log.warning("pcmem: %s is not served to other processes: %s", path, error)
         return None
     return server
+
+
+class DispatchOnFirstCall:
+    """The owner's request handler, built when the first request arrives: the clients' Memory service resolves the
+    store's embedder and reads its profile (a DuckDB read and the preset code, tens of ms), which a one-shot command
+    that owns the store (a cold ``pcmem search``) would otherwise pay although no client may ever connect (#30)."""
+
+    def __init__(self, memory_for_clients: Callable[[], SyncMemoryService]) -> None:
+        self._memory_for_clients = memory_for_clients
+        self._dispatcher: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+        self._guard = threading.Lock()
+
+    def __call__(self, request: dict[str, Any]) -> dict[str, Any]:
+        with self._guard:  # server threads: the first request builds it, the others wait for it
+            if self._dispatcher is None:
+                try:
+                    self._dispatcher = Dispatcher(self._memory_for_clients(), Rerankers())
+                except Exception as error:  # noqa: BLE001 - e.g. an unreadable profile: the caller gets it, typed
+                    return {"error": encode_error(error)}
+        return self._dispatcher(request)
 
 
 class Rerankers:

@@ -33,7 +33,7 @@ class RerankSpec(BaseModel):
     """Which reranker a client wants for a search, by name: the owner builds (and keeps) it; a client never loads a
     model for work the owner does. Mirrors :func:`pcmem.compose.rerankers.build_reranker`'s arguments."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     policy: RerankPolicy
     #: The client's :class:`~pcmem.settings.InferenceConfig` as JSON (its generation model, timeouts, ...).

@@ -64,9 +64,13 @@ Reason = Annotated[str | None, BeforeValidator(validation.validate_reason)]
 
 class Frozen(BaseModel):
     """Every model turns pydantic's ValidationError into pcmem's InputError, so callers catch one error type
-    (a ``Citation`` built with an int id is bad input, not a pydantic error)."""
+    (a ``Citation`` built with an int id is bad input, not a pydantic error).
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    ``defer_build``: a model's validator is built when it is first used, not at import, so a process pays only for
+    the models it uses (a cold ``pcmem search`` uses a handful of pcmem's ~30; issue #30). Every pcmem model sets it.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     def __init__(self, /, **data: Any) -> None:
         try:

@@ -23,7 +23,7 @@ class DecisionFailurePolicy(str, Enum):
 
 
 class DecisionRequest(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     decision_kind: str  # a low-cardinality consumer label, e.g. "memory.rerank"
     question: str
@@ -32,7 +32,7 @@ class DecisionRequest(BaseModel):
 
 
 class DecisionResult(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     outcome: DecisionOutcome
     policy_id: str

@@ -20,7 +20,7 @@ class CandidateDecision(BaseModel):
     """One per-candidate verdict of a decision rerank: the coarse ``rank``, the model's ``outcome``
     (``yes``/``no``/``abstain``) and, when the model gives it, the probability it put on "yes" (among the three)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     rank: int
     outcome: Literal["yes", "no", "abstain"]
@@ -30,7 +30,7 @@ class CandidateDecision(BaseModel):
 class MemoryRerankDecision(BaseModel):
     """What a reranker chose: 1-based positions into the candidates it was given, in its preferred order."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     selected_ranks: tuple[int, ...]
     usage: Usage = Field(default_factory=Usage)

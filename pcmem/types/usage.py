@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict
 class Usage(BaseModel):
     """Requests made and tokens read and written by a model (summed over calls)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     requests: int = 0
     input_tokens: int = 0
