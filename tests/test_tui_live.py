@@ -403,6 +403,24 @@ async def test_an_outside_write_rereads_only_the_entries_it_changed(app, runtime
         assert rows(table) == [[cell for cell in row] for row in _whole_rows(runtime, 3)]
 
 
+async def test_a_forget_at_the_head_erases_the_entry_from_the_past_revision_on_screen(app, runtime):
+    """A forget rewrites every revision: the past revision on screen, brought forward from the one read before,
+    must not keep showing the erased text."""
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_scope(pilot)
+        await pilot.press("left_square_bracket")
+        await settle(pilot)
+        assert screen.manifest.revision == 2 and "marco-tea" in row_keys(screen.query_one(ListTable))
+        app.watch_store()
+        await settle(pilot)
+        runtime.memory.for_scope("pcmem-demo").forget("marco-tea")
+        app.watch_store()
+        await settle(pilot)
+        assert screen.manifest.revision == 2
+        assert "marco-tea" not in row_keys(screen.query_one(ListTable))
+        assert all("oolong" not in entry.entry.text for entry in screen.manifest.entries)
+
+
 def _whole_rows(runtime, revision: int) -> list[list[str]]:
     """The entries screen's rows for ``revision`` read whole, in creation order."""
     from pcmem_tui.screens.entries import _row

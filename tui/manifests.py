@@ -77,11 +77,20 @@ def _read_whole(memory: Any, revision: int | None, head: int) -> Manifest:
     return Manifest(memory=page.memory, entries=page.entries, head=max(head, shown), created=created)
 
 
+def _past_rewritten(memory: Any, since: int) -> bool:
+    """Whether the revisions written after ``since`` may have changed the past: a forget erases an entry from every
+    revision, including the one on screen (more changes than a page are not looked through: assumed so)."""
+    page = memory.changes(since, limit=100)
+    return page.next_cursor is not None or any(change.operation == "forget" for change in page.changes)
+
+
 def _patched(memory: Any, last: Manifest, head_ref: MemoryRef, target: int) -> Manifest | None:
     """``last`` moved to ``target`` by rereading the entries changed between the two revisions; ``None`` when that
     is no cheaper than reading the whole manifest (or not safe: a forget rewrote the past)."""
     low, high = sorted((last.revision, target))
     at = head_ref.model_copy(update={"revision": target})
+    if high < head_ref.revision != last.head and _past_rewritten(memory, last.head):
+        return None
     if low == high:
         return replace(last, memory=at, head=head_ref.revision)
     page = memory.changes(low, limit=100)
