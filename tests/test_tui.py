@@ -151,7 +151,8 @@ def app(runtime) -> PcmemApp:
 async def settle(pilot: Pilot) -> None:
     """Let thread workers finish and the messages they posted be handled (which may start more workers)."""
     await pilot.pause()
-    while any(worker.is_running for worker in pilot.app.workers):
+    # a screen pushed by a worker (the store opened) composes on a later turn of the loop, then starts its load
+    while not pilot.app.screen.is_mounted or any(worker.is_running for worker in pilot.app.workers):
         await pilot.app.workers.wait_for_complete()
         await pilot.pause()
 

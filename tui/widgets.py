@@ -55,7 +55,7 @@ class StoreBar(Static):
         line.append(fresh.describe(), style="bold yellow" if fresh.stale else "dim")
         self.set_class(fresh.stale, "stale")
         if line != self.content:
-            self.update(line)
+            self.update(line, layout=False)  # one line high (app.tcss): a new read time needs no layout of the screen
 
 
 def _short_path(path: Path) -> str:
