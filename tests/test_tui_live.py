@@ -421,6 +421,29 @@ async def test_a_forget_at_the_head_erases_the_entry_from_the_past_revision_on_s
         assert all("oolong" not in entry.entry.text for entry in screen.manifest.entries)
 
 
+async def test_an_outside_write_at_the_head_does_not_rebuild_the_key_footer(app, runtime, monkeypatch):
+    """Each manifest load called ``refresh_bindings``, and Textual's footer then removes and mounts all its key
+    widgets (a layout of the screen): once per outside write, while the user pressed ``j``. Now only when a key
+    became enabled or disabled (stepping to a past revision enables ``h``)."""
+    from textual.widgets import Footer
+
+    rebuilt = []
+    recompose = Footer.recompose
+    monkeypatch.setattr(Footer, "recompose", lambda self: (rebuilt.append(1), recompose(self))[1])
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_scope(pilot)
+        app.watch_store()
+        await settle(pilot)
+        rebuilt.clear()
+        runtime.memory.for_scope("pcmem-demo").remember("An agent's note.")
+        app.watch_store()
+        await settle(pilot)
+        assert screen.manifest.revision == 4 and rebuilt == []
+        await pilot.press("left_square_bracket")
+        await settle(pilot)
+        assert screen.manifest.revision == 3 and rebuilt
+
+
 def _whole_rows(runtime, revision: int) -> list[list[str]]:
     """The entries screen's rows for ``revision`` read whole, in creation order."""
     from pcmem_tui.screens.entries import _row

@@ -32,6 +32,10 @@ SORTS = {
 }
 
 
+#: The actions :meth:`EntriesScreen.check_action` enables from the manifest (where it is, what it may step to).
+MANIFEST_KEYS = (("step", (-1,)), ("step", (1,)), ("head", ()), ("remember", ()))
+
+
 class EntriesScreen(StoreScreen):
     BINDINGS = [
         Binding("enter", "open", "Open"),
@@ -85,7 +89,19 @@ class EntriesScreen(StoreScreen):
         self._show_title()
         self.set_class(not manifest.is_head, "past")
         self.sub_title = f"{self.scope} @ r{manifest.revision}"
-        self.refresh_bindings()
+        self._refresh_keys()
+
+    #: Which of the keys that depend on the manifest were enabled when the footer was last drawn.
+    _keys_shown: tuple[bool | None, ...] | None = None
+
+    def _refresh_keys(self) -> None:
+        """Redraw the footer only when a key became enabled or disabled. Textual's footer rebuilds all its widgets
+        on each ``refresh_bindings`` (a layout of the screen), and every outside write reloads the manifest: at
+        10,000 entries with an agent writing, that rebuild was much of what made ``j`` wait."""
+        keys = tuple(self.check_action(action, parameters) for action, parameters in MANIFEST_KEYS)
+        if keys != self._keys_shown:
+            self._keys_shown = keys
+            self.refresh_bindings()
 
     def on_work_failed(self, message: WorkFailed) -> None:
         """(StoreScreen's handler runs too.) A failed reload keeps the rows read before, labelled as such."""
