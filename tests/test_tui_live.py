@@ -444,6 +444,29 @@ async def test_an_outside_write_at_the_head_does_not_rebuild_the_key_footer(app,
         assert screen.manifest.revision == 3 and rebuilt
 
 
+async def test_an_outside_write_that_adds_a_row_lays_nothing_out_again(app, runtime, monkeypatch):
+    """Every outside write laid the whole screen out again (and so repainted all of it): the list's row count, the
+    header's revision, the title and the store bar's read time each asked for a layout, while the user pressed
+    ``j``. A new row now repaints the list and the lines that changed."""
+    from textual.widget import Widget
+
+    laid_out = []
+    refresh = Widget.refresh
+    monkeypatch.setattr(Widget, "refresh", lambda self, *regions, **options: (
+        options.get("layout") and laid_out.append(type(self).__name__), refresh(self, *regions, **options))[1])
+    monkeypatch.setattr(StoreScreen, "BUSY_AFTER", 3600.0)  # a slow read under load shows the busy strip: not this
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_scope(pilot)
+        app.watch_store()
+        await settle(pilot)
+        laid_out.clear()
+        runtime.memory.for_scope("pcmem-demo").remember("An agent's note.")
+        app.watch_store()
+        await settle(pilot)
+        assert screen.manifest.revision == 4 and screen.query_one(ListTable).row_count == 19
+        assert laid_out == []
+
+
 def _whole_rows(runtime, revision: int) -> list[list[str]]:
     """The entries screen's rows for ``revision`` read whole, in creation order."""
     from pcmem_tui.screens.entries import _row

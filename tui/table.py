@@ -212,9 +212,27 @@ class ListTable(ScrollView, can_focus=True):
         position = self.cursor_row
         if keep is not None:
             position = next((row for row, index in enumerate(self._shown) if self._keys[index] == keep), position)
-        self.virtual_size = Size(self.scrollable_content_region.width, len(self._shown) + 1)  # + the header line
+        self._set_lines(len(self._shown) + 1)  # + the header line
         self._move(position, announce=True)
         self._redraw()
+
+    def _set_lines(self, lines: int) -> None:
+        """The scroll range for ``lines``. A list of fixed height (every screen's: ``1fr``) takes a new row count
+        without a layout of the screen, which would repaint every widget of it on each outside write that adds a
+        row; only when its scrollbar appears or goes, or its height follows its rows (a dialog), is one needed."""
+        size = Size(self.scrollable_content_region.width, lines)
+        if size == self.virtual_size:
+            return
+        height = self.styles.height
+        bar_before = self.show_vertical_scrollbar
+        bar_after = self.styles.overflow_y == "scroll" or lines > self.container_size.height
+        if height is None or height.is_auto or bar_before != bar_after or not self.container_size.height:
+            self.virtual_size = size
+            return
+        self.set_reactive(ListTable.virtual_size, size)
+        if bar_after:
+            self.vertical_scrollbar.window_virtual_size = lines
+        self.refresh()
 
     # --- the cursor ----------------------------------------------------------------------------------------------
 
@@ -241,7 +259,7 @@ class ListTable(ScrollView, can_focus=True):
 
     def _scroll_to_cursor(self) -> None:
         visible = max(self.scrollable_content_region.height - 1, 1)  # the header takes one line
-        top = round(self.scroll_y)
+        top = min(round(self.scroll_y), max(round(self.max_scroll_y), 0))  # fewer rows than before: no blank end
         if self.cursor_row < top:
             top = self.cursor_row
         elif self.cursor_row >= top + visible:

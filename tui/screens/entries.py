@@ -88,7 +88,9 @@ class EntriesScreen(StoreScreen):
             self.fill()
         self._show_title()
         self.set_class(not manifest.is_head, "past")
-        self.sub_title = f"{self.scope} @ r{manifest.revision}"
+        # the header names a past revision only: at the head the title line counts revisions, and a header that
+        # changed with each outside write laid the whole screen out again each time
+        self.sub_title = self.scope if manifest.is_head else f"{self.scope} @ r{manifest.revision}"
         self._refresh_keys()
 
     #: Which of the keys that depend on the manifest were enabled when the footer was last drawn.
@@ -128,8 +130,14 @@ class EntriesScreen(StoreScreen):
         self.follow = None
 
     def _show_title(self) -> None:
-        if self.manifest is not None:
-            self.query_one("#title", Static).update(_title(self.scope, self.manifest, self.include_retired, self.sort))
+        """The title changes with every outside write (revision, counts); the screen is laid out again only when
+        it needs another number of lines."""
+        if self.manifest is None:
+            return
+        title = _title(self.scope, self.manifest, self.include_retired, self.sort)
+        box = self.query_one("#title", Static)
+        lines = len(title.wrap(self.app.console, max(box.content_region.width, 1)))
+        box.update(title, layout=lines != box.content_region.height)
 
     def action_filter(self) -> None:
         self.query_one(ListTable).action_prompt("filter")
