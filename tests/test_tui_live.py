@@ -467,6 +467,30 @@ async def test_an_outside_write_that_adds_a_row_lays_nothing_out_again(app, runt
         assert laid_out == []
 
 
+def test_a_step_over_a_big_batch_in_a_small_scope_reads_it_whole_not_entry_by_entry(tmp_path, monkeypatch):
+    """Reading 25 changed entries one by one cost more than reading a 125-entry manifest whole (the bench's step to
+    a past revision got slower); how many are read one by one now follows the scope's size."""
+    from pcmem_tui.manifests import Manifests
+
+    reads = []
+    for name in ("list", "get_entry"):
+        original = getattr(SyncScopedMemory, name)
+        monkeypatch.setattr(SyncScopedMemory, name, lambda self, *args, _name=name, _original=original, **kw: (
+            reads.append(_name), _original(self, *args, **kw))[1])
+    with open_store(tmp_path / "m.duckdb") as runtime:
+        memory = runtime.memory.for_scope("s")
+        for batch, size in (("first", 100), ("second", 25)):
+            memory.remember(pcmem.RememberRequest(entries=tuple(pcmem.NewEntry(text=f"{batch} {i}") for i in range(size))))
+        manifests = Manifests()
+        manifests.read(memory, None)
+        reads.clear()
+        assert len(manifests.read(memory, 1).entries) == 100 and reads == ["list"]
+        manifests.read(memory, None)  # back to the head: the batch again, read whole
+        memory.remember("An agent's note.")
+        reads.clear()
+        assert len(manifests.read(memory, None).entries) == 126 and reads == ["get_entry"]
+
+
 def _whole_rows(runtime, revision: int) -> list[list[str]]:
     """The entries screen's rows for ``revision`` read whole, in creation order."""
     from pcmem_tui.screens.entries import _row

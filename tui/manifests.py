@@ -15,8 +15,14 @@ from typing import Any
 
 from pcmem import EntryNotFoundError, ListRequest, MemoryEntry, MemoryRef
 
-#: Past this many changed entries the whole manifest is read again (one read per entry stops paying off).
-PATCH_LIMIT = 25
+#: How many changed entries are read one by one before the whole manifest is read instead: a whole read costs about
+#: as much as reading one entry in 20 of it again (measured: 125 entries, 25 changed, was slower one by one), a
+#: handful of reads is always cheap, and past 50 the per-entry reads add up even beside 10,000 entries.
+PATCH_MIN, PATCH_SHARE, PATCH_MAX = 5, 20, 50
+
+
+def patch_limit(entries: int) -> int:
+    return min(max(PATCH_MIN, entries // PATCH_SHARE), PATCH_MAX)
 
 
 @dataclass(frozen=True)
@@ -98,7 +104,7 @@ def _patched(memory: Any, last: Manifest, head_ref: MemoryRef, target: int) -> M
     if page.next_cursor is not None and len(changes) == len(page.changes):
         return None  # more changes than one page between the two: read whole
     changed = list(dict.fromkeys(change.entry_id for change in changes))
-    if len(changed) > PATCH_LIMIT or any(change.operation == "forget" for change in changes):
+    if len(changed) > patch_limit(len(last.entries)) or any(change.operation == "forget" for change in changes):
         return None
     entries = {entry.entry.entry_id: entry for entry in last.entries}
     created = dict(last.created)
