@@ -88,7 +88,11 @@ async def test_search_hits_filter_and_the_hit_box_follows_the_row_under_the_curs
         marco = next(hit for hit in screen.page.hits if "oolong" in hit.text)
         assert [row[4] for row in rows(hits)] == [marco.text]
         assert marco.citation.entry_version_id in text_of(app, "#hit-detail")  # not the first hit's
-        await pilot.press("enter", "enter")  # keep the filter, then open the one hit left
+        await pilot.press("enter", "S")  # keep the filter; S goes back to the query (it searches on every screen)
+        assert screen.query_one("#query").has_focus
+        await pilot.press("tab", "tab", "tab", "tab")  # query → mode → limit → rerank → the hits
+        assert hits.has_focus
+        await pilot.press("enter")  # open the one hit left
         await settle(pilot)
         assert app.screen.entry_id == marco.citation.entry_id
 
