@@ -30,13 +30,15 @@ from pcmem.cli.demo_command import seed_demo
 from pcmem.types.rerank import MemoryRerankDecision
 from pcmem.types.usage import Usage
 from pcmem_tui.app import PcmemApp, make_app
-from pcmem_tui.screens.dialogs import ConfirmScreen, RememberScreen, ReviseScreen, RevisionScreen
+from pcmem_tui.screens.dialogs import ConfirmScreen, RememberScreen, ReviseScreen
 from pcmem_tui.screens.entries import EntriesScreen
 from pcmem_tui.screens.entry import EntryScreen
 from pcmem_tui.screens.help import HelpScreen
+from pcmem_tui.screens.revisions import RevisionScreen
 from pcmem_tui.screens.scopes import ScopesScreen
 from pcmem_tui.screens.search import SearchScreen
 from pcmem_tui.screens.trace import TraceScreen
+from pcmem_tui.table import ListTable
 from pcmem_tui.widgets import StatusLine
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -149,17 +151,29 @@ def app(runtime) -> PcmemApp:
 async def settle(pilot: Pilot) -> None:
     """Let thread workers finish and the messages they posted be handled (which may start more workers)."""
     await pilot.pause()
-    while any(worker.is_running for worker in pilot.app.workers):
+    # a screen pushed by a worker (the store opened) composes on a later turn of the loop, then starts its load
+    while not pilot.app.screen.is_mounted or any(worker.is_running for worker in pilot.app.workers):
         await pilot.app.workers.wait_for_complete()
         await pilot.pause()
 
 
-def rows(table: DataTable) -> list[list[str]]:
+def rows(table: ListTable | DataTable) -> list[list[str]]:
+    """Every row's cells as text (a list table's uncut: what it was given, not what fits)."""
+    if isinstance(table, ListTable):
+        return [table.cells_at(row) for row in range(table.row_count)]
     return [[str(cell) for cell in table.get_row(row.key)] for row in table.ordered_rows]
 
 
-def row_keys(table: DataTable) -> list[str]:
+def row_keys(table: ListTable | DataTable) -> list[str]:
+    if isinstance(table, ListTable):
+        return table.row_keys
     return [str(row.key.value) for row in table.ordered_rows]
+
+
+def drawn(table: ListTable, row: int) -> str:
+    """The line the table draws for ``row`` (scrolled onto the screen first), as the terminal shows it."""
+    table.move_cursor(row=row)
+    return table.render_line(row - round(table.scroll_y) + 1).text
 
 
 def text_of(app: PcmemApp, selector: str) -> str:
@@ -173,12 +187,12 @@ def status(app: PcmemApp) -> str:
 async def open_scope(pilot: Pilot, scope: str = "pcmem-demo") -> EntriesScreen:
     await settle(pilot)
     for _ in range(600):  # on a loaded machine the scopes screen may not have started its load yet
-        tables = pilot.app.screen.query(DataTable)
+        tables = pilot.app.screen.query(ListTable)
         if tables and scope in row_keys(tables.first()):
             break
         await pilot.pause(0.05)
         await settle(pilot)
-    table = pilot.app.screen.query_one(DataTable)
+    table = pilot.app.screen.query_one(ListTable)
     table.move_cursor(row=row_keys(table).index(scope))
     await pilot.press("enter")
     await settle(pilot)
@@ -187,7 +201,7 @@ async def open_scope(pilot: Pilot, scope: str = "pcmem-demo") -> EntriesScreen:
 
 
 async def open_entry(pilot: Pilot, entry_id: str) -> EntryScreen:
-    table = pilot.app.screen.query_one(DataTable)
+    table = pilot.app.screen.query_one(ListTable)
     table.move_cursor(row=row_keys(table).index(entry_id))
     await pilot.press("enter")
     await settle(pilot)
@@ -236,13 +250,13 @@ async def test_scopes_screen_lists_every_scope_with_counts(app):
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         assert isinstance(app.screen, ScopesScreen)
-        assert rows(app.screen.query_one(DataTable)) == [
+        assert rows(app.screen.query_one(ListTable)) == [
             ["notes", "2", "0", "1", "2026-01-01 00:00:04"],
             ["pcmem-demo", "17", "1", "3", "2026-01-01 00:00:03"],
         ]
         assert text_of(app, "#title") == "2 scopes"
-        await pilot.click(DataTable, offset=(3, 2))  # the mouse works too: click pcmem-demo, click again to open
-        await pilot.click(DataTable, offset=(3, 2))
+        await pilot.click(ListTable, offset=(3, 2))  # the mouse works too: click pcmem-demo, click again to open
+        await pilot.click(ListTable, offset=(3, 2))
         await settle(pilot)
         assert isinstance(app.screen, EntriesScreen) and app.screen.scope == "pcmem-demo"
 
@@ -250,14 +264,14 @@ async def test_scopes_screen_lists_every_scope_with_counts(app):
 async def test_entries_screen_shows_the_head_manifest_and_hides_retired_on_request(app):
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_scope(pilot)
-        table = screen.query_one(DataTable)
-        assert len(table.rows) == 18
+        table = screen.query_one(ListTable)
+        assert table.row_count == 18
         assert rows(table)[row_keys(table).index("release-day")][1:] == ["decision", "v2", "active", "release-day"]
         assert rows(table)[row_keys(table).index("sync-later")][3] == "retired"
         assert "revision 3 of 3" in text_of(app, "#title")
         await pilot.press("a")
         await settle(pilot)
-        assert len(table.rows) == 17 and "sync-later" not in row_keys(table)
+        assert table.row_count == 17 and "sync-later" not in row_keys(table)
 
 
 async def test_entry_screen_shows_text_citation_history_and_a_word_diff(app, runtime):
@@ -289,7 +303,7 @@ async def test_browsing_a_past_revision_lists_its_manifest_read_only(app):
         assert isinstance(app.screen, RevisionScreen)
         await pilot.press("down", "down", "enter")  # newest first: r3, r2, r1
         await settle(pilot)
-        table = screen.query_one(DataTable)
+        table = screen.query_one(ListTable)
         assert screen.manifest.revision == 1 and not screen.manifest.is_head
         assert rows(table)[row_keys(table).index("release-day")][2] == "v1"
         assert rows(table)[row_keys(table).index("sync-later")][3] == "active"
@@ -299,7 +313,7 @@ async def test_browsing_a_past_revision_lists_its_manifest_read_only(app):
             await pilot.press(key)
             assert isinstance(app.screen, EntriesScreen)
             assert "past revision and read-only" in status(app) and f"to {verb}" in status(app)
-        await pilot.press("slash")
+        await pilot.press("S")
         assert isinstance(app.screen, SearchScreen) and "search reads the head (r3)" in status(app)
         await pilot.press("escape")
         await pilot.press("right_square_bracket")
@@ -333,7 +347,7 @@ async def test_remember_writes_a_new_revision_at_the_head(app, runtime):
         app.screen.query_one("#kind", Input).value = "todo"
         await pilot.press("ctrl+s")
         await settle(pilot)
-        assert screen.manifest.revision == 2 and len(screen.query_one(DataTable).rows) == 3
+        assert screen.manifest.revision == 2 and screen.query_one(ListTable).row_count == 3
         assert status(app) == "remembered 1 entry → revision 2"
         texts = [e.entry.text for e in runtime.memory.for_scope("notes").list().entries]
         assert "The venue deposit is due in March." in texts
@@ -362,7 +376,7 @@ async def test_retire_asks_first_and_cancel_writes_nothing(app, runtime):
         await pilot.press("y")
         await settle(pilot)
         assert screen.manifest.revision == 2
-        assert rows(screen.query_one(DataTable))[0][3] == "retired"
+        assert rows(screen.query_one(ListTable))[0][3] == "retired"
         assert status(app) == "retired 'n1' → revision 2"
 
 
@@ -372,13 +386,13 @@ async def test_retire_asks_first_and_cancel_writes_nothing(app, runtime):
 async def test_search_shows_ranked_hits_with_citation_and_opens_the_cited_entry(app):
     async with app.run_test(size=SIZE) as pilot:
         await open_scope(pilot)
-        await pilot.press("slash")
+        await pilot.press("S")
         screen = app.screen
         assert isinstance(screen, SearchScreen)
         # no model configured: only the model-free embedding policy besides none
         assert app.session.policies() == ["none", "embedding"]
         await search(pilot, "release thursdays")
-        table = screen.query_one("#hits", DataTable)
+        table = screen.query_one("#hits", ListTable)
         hits = screen.page.hits
         assert {hit.citation.entry_id for hit in hits} == {"release-day", "release-owner"}
         assert [row[:4] for row in rows(table)] == [
@@ -394,7 +408,7 @@ async def test_search_shows_ranked_hits_with_citation_and_opens_the_cited_entry(
 async def test_bad_searches_show_readable_errors(app):
     async with app.run_test(size=SIZE, notifications=True) as pilot:
         await settle(pilot)
-        await pilot.press("slash")
+        await pilot.press("S")
         for query, mode, limit, message in [("", "fts", "10", "query"),  # InputError
                                             ("release day", "vector", "10", "vector"),  # no embedder: capability
                                             ("release day", "fts", "", "limit")]:  # InputError from pydantic
@@ -410,18 +424,18 @@ async def test_trace_inspector_shows_picks_in_model_order_and_dropped_candidates
         app = make_app(runtime)
         async with app.run_test(size=SIZE) as pilot:
             await open_scope(pilot)
-            await pilot.press("slash")
+            await pilot.press("S")
             screen = app.screen
             assert screen.query_one("#rerank", Select).value == "configured"
             await search(pilot, "Marco Priya", limit="3")
             trace = screen.page.rerank
             assert len(trace.candidates) >= 4
-            assert [row[:2] for row in rows(screen.query_one("#hits", DataTable))] == [["1", "3"], ["2", "1"]]
+            assert [row[:2] for row in rows(screen.query_one("#hits", ListTable))] == [["1", "3"], ["2", "1"]]
             assert str(screen.query_one("#progress-stage").render()) == f"reranking {len(trace.candidates)}/{len(trace.candidates)}"
             assert not screen.query_one("WorkProgress").display
             await pilot.press("t")
             assert isinstance(app.screen, TraceScreen)
-            table = app.screen.query_one(DataTable)
+            table = app.screen.query_one(ListTable)
             assert [row[:3] for row in rows(table)] == [["1", "3", "✓ kept"], ["2", "1", "✓ kept"]] + [
                 ["", str(rank), "✗ dropped"] for rank in trace.dropped_ranks]
             summary = text_of(app, "#trace-summary")
@@ -436,7 +450,7 @@ async def test_model_policies_are_offered_with_a_model_and_a_load_failure_is_rea
     app = make_app(runtime, model=f"llama-cpp:{tmp_path / 'missing.gguf'}")
     async with app.run_test(size=SIZE) as pilot:
         await open_scope(pilot)
-        await pilot.press("slash")
+        await pilot.press("S")
         select = app.screen.query_one("#rerank", Select)
         assert not select.disabled
         assert [value for _, value in select._options] == ["none", "embedding", "listwise", "decision", "decision-fill"]
@@ -465,7 +479,7 @@ async def test_the_app_opens_a_store_path_itself(store_path):
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         assert isinstance(app.screen, ScopesScreen)
-        assert row_keys(app.screen.query_one(DataTable)) == ["notes", "pcmem-demo"]
+        assert row_keys(app.screen.query_one(ListTable)) == ["notes", "pcmem-demo"]
 
 
 async def test_a_file_that_is_not_a_store_shows_an_error_instead_of_a_traceback(tmp_path):
@@ -515,7 +529,7 @@ async def test_first_run_on_a_new_path_creates_the_store_and_shows_the_empty_sco
         app.screen.query_one(TextArea).text = "My first memory."
         await pilot.press("ctrl+s")
         await settle(pilot)
-        assert row_keys(app.screen.query_one(DataTable)) == ["first"] and path.exists()
+        assert row_keys(app.screen.query_one(ListTable)) == ["first"] and path.exists()
 
 
 def test_tui_uses_only_the_public_api_of_pcmem():
@@ -570,7 +584,7 @@ async def test_snapshot_entry(size, app, svg_snapshot):
 async def test_snapshot_search(size, app, svg_snapshot):
     async with app.run_test(size=size) as pilot:
         await open_scope(pilot)
-        await pilot.press("slash")
+        await pilot.press("S")
         await search(pilot, "Marco Priya")
         assert await screenshot(pilot) == svg_snapshot
 
@@ -581,7 +595,7 @@ async def test_snapshot_trace(size, store_path, svg_snapshot):
         app = make_app(runtime)
         async with app.run_test(size=size) as pilot:
             await open_scope(pilot)
-            await pilot.press("slash")
+            await pilot.press("S")
             await search(pilot, "Marco Priya", limit="3")
             await pilot.press("t")
             await settle(pilot)
@@ -609,9 +623,9 @@ async def test_an_outside_write_does_not_fail_a_new_entry_and_keeps_the_text(app
         await pilot.press("ctrl+s")
         await settle(pilot)
         assert app.screen is screen and screen.manifest.revision == 3
-        new_id = screen.query_one(DataTable).coordinate_to_cell_key(screen.query_one(DataTable).cursor_coordinate)
-        assert rows(screen.query_one(DataTable))[screen.query_one(DataTable).cursor_row][0] == "Typed while an agent wrote."
-        assert new_id.row_key.value not in ("n1", "n2")  # after n the cursor is on the new entry
+        new_id = screen.query_one(ListTable).cursor_key
+        assert rows(screen.query_one(ListTable))[screen.query_one(ListTable).cursor_row][0] == "Typed while an agent wrote."
+        assert new_id not in ("n1", "n2")  # after n the cursor is on the new entry
 
 
 async def test_retire_checks_the_entry_and_a_real_conflict_keeps_the_dialog_and_shows_the_change(app, runtime):
@@ -619,7 +633,7 @@ async def test_retire_checks_the_entry_and_a_real_conflict_keeps_the_dialog_and_
     notes = runtime.memory.for_scope("notes")
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_scope(pilot, "notes")
-        screen.query_one(DataTable).move_cursor(row=row_keys(screen.query_one(DataTable)).index("n1"))
+        screen.query_one(ListTable).move_cursor(row=row_keys(screen.query_one(ListTable)).index("n1"))
         await pilot.press("d")
         notes.remember("Unrelated.")  # another entry: no conflict for n1
         notes.revise(pcmem.ReviseRequest(entry_id="n1", text="Buy sencha tea for Marco.", expected_version=1))
@@ -659,14 +673,14 @@ async def test_an_outside_write_refreshes_the_visible_list_and_keeps_the_cursor(
     """19.3: the app watches the store; the visible screen reloads in place."""
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_scope(pilot)
-        table = screen.query_one(DataTable)
+        table = screen.query_one(ListTable)
         app.watch_store()  # the first look only records the heads
         await settle(pilot)
         table.move_cursor(row=row_keys(table).index("release-owner"))
         runtime.memory.for_scope("pcmem-demo").remember("An agent remembered this meanwhile.")
         app.watch_store()  # what the 1-second timer calls
         await settle(pilot)
-        assert len(table.rows) == 19 and screen.manifest.revision == 4
+        assert table.row_count == 19 and screen.manifest.revision == 4
         assert row_keys(table)[table.cursor_row] == "release-owner"
 
 
@@ -677,15 +691,13 @@ async def test_resize_reflows_the_text_column(app, width):
         screen = await open_scope(pilot)
         await pilot.resize_terminal(width, 30)
         await settle(pilot)
-        table = screen.query_one(DataTable)
-        text_column = table.ordered_columns[0]
-        assert str(text_column.label) == "text"
-        others = sum(column.width + 2 for column in table.ordered_columns[1:])
-        assert text_column.width == max(table.size.width - others - 2 - 2, 12)
-        longest = max((e.entry.text for e in screen.manifest.page.entries), key=len)
-        cut = rows(table)[[e.entry.text for e in sorted(screen.manifest.page.entries,
-                           key=lambda e: row_keys(table).index(e.entry.entry_id))].index(longest)][0]
-        assert cut.endswith("…") and longest.startswith(cut[:-1].rstrip())
+        table = screen.query_one(ListTable)
+        room = table.scrollable_content_region.width
+        assert sum(table.widths) + 2 * len(table.widths) == room  # every cell padded by one on each side
+        longest = max((e.entry.text for e in screen.manifest.entries), key=len)
+        line = drawn(table, [row[0] for row in rows(table)].index(longest))
+        cut = line[1:1 + table.widths[0]].rstrip()
+        assert len(line) == room and cut.endswith("…") and longest.startswith(cut[:-1].rstrip())
 
 
 async def test_entries_show_text_first_a_short_id_and_creation_order_and_sort_on_request(tmp_path):
@@ -697,7 +709,7 @@ async def test_entries_show_text_first_a_short_id_and_creation_order_and_sort_on
         app = make_app(runtime)
         async with app.run_test(size=SNAPSHOT_SIZE) as pilot:
             screen = await open_scope(pilot, "batch")
-            table = screen.query_one(DataTable)
+            table = screen.query_one(ListTable)
             shown = rows(table)
             assert shown[-1][0] == "Written later."  # creation order: the later revision last
             ids = [row[4] for row in shown]
@@ -711,7 +723,7 @@ async def test_table_keys_filter_and_contextual_help(app):
     """19.8: j/k, g/G, Home/End; f filters the loaded rows; ? starts with this screen's keys; q goes back."""
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_scope(pilot)
-        table = screen.query_one(DataTable)
+        table = screen.query_one(ListTable)
         await pilot.press("G")
         assert table.cursor_row == table.row_count - 1
         await pilot.press("g", "j", "j", "k")
@@ -726,7 +738,7 @@ async def test_table_keys_filter_and_contextual_help(app):
         assert row_keys(table) == ["release-day"]
         await pilot.press("escape")
         await settle(pilot)
-        assert len(table.rows) == 18
+        assert table.row_count == 18
         await pilot.press("question_mark")
         assert isinstance(app.screen, HelpScreen)
         assert text_of(app, "#help-keys").startswith("this screen: entries")
@@ -821,11 +833,11 @@ async def test_a_decision_rerank_with_fallback_says_so_in_rows_summary_and_searc
         app = make_app(runtime)
         async with app.run_test(size=SIZE) as pilot:
             await open_scope(pilot)
-            await pilot.press("slash")
+            await pilot.press("S")
             await search(pilot, "Marco Priya", limit="2")
             assert "fell back to coarse order: the model kept nothing" in status(app)
             await pilot.press("t")
-            table = app.screen.query_one(DataTable)
+            table = app.screen.query_one(ListTable)
             shown = rows(table)
             assert [row[2] for row in shown[:2]] == ["↩ fallback", "↩ fallback"]
             assert "✓ kept" not in [row[2] for row in shown]
@@ -873,7 +885,7 @@ async def test_a_store_call_longer_than_300_ms_shows_progress(app, monkeypatch):
         strip = app.screen.query_one("WorkProgress")
         assert str(app.screen.query_one("#progress-stage").render()) == "reading the store…"
         await settle(pilot)
-        assert not strip.display and len(app.screen.query_one(DataTable).rows) == 2
+        assert not strip.display and app.screen.query_one(ListTable).row_count == 2
 
 
 async def test_the_entry_text_scrolls(runtime):
@@ -900,7 +912,7 @@ async def test_retiring_an_entry_somebody_else_just_retired_says_so(app, runtime
         assert "Somebody else already did it: it is retired" in text_of(app, "#dialog-error")
         await pilot.press("n")
         await settle(pilot)
-        assert isinstance(app.screen, EntriesScreen) and rows(app.screen.query_one(DataTable))[0][3] == "retired"
+        assert isinstance(app.screen, EntriesScreen) and rows(app.screen.query_one(ListTable))[0][3] == "retired"
 
 
 def test_cli_list_reads_in_creation_order_even_inside_one_batch(tmp_path):

@@ -10,10 +10,16 @@ its message was handled and the screen repainted): start to first screen, open s
 search, a write, stepping to a past revision. Every pass runs in a fresh process, so the first search pays what a
 user's first search pays (loading the embedder). The app runs headless at 120×36, as in the snapshot tests.
 
-``--big 3000 10000`` adds one scope of each size: open, sort, one filter keystroke, and ``j`` while another process
-writes to the scope every 0.75 s (median and worst of 20 presses)::
+``--big 3000 10000`` adds one scope of each size: open, sort, one filter keystroke, ``j`` while another process
+writes to the scope every 0.75 s (median and worst of 20 presses), stepping to the previous revision and back, and
+the process's CPU while the scope sits idle on screen (5 s)::
 
     python -m pcmem_tui.bench --embedder none --big 3000 10000
+
+The big-scope pass reads the list through ``row_count``, ``cursor_row`` and ``move_cursor``, which Textual's
+DataTable and pcmem's ListTable both have, so the same bench measures a checkout from before the list widget::
+
+    PYTHONPATH=/tmp/old/pkgs python -m pcmem_tui.bench --big 3000 10000   # pkgs/pcmem_tui -> the old tui/
 """
 
 from __future__ import annotations
@@ -73,11 +79,25 @@ async def _until(pilot: Any, done: Callable[[], bool], timeout: float = 120.0) -
     await pilot.pause()
 
 
-def _rows(app: Any) -> int:
-    from textual.widgets import DataTable
+def _table(app: Any) -> Any:
+    """The screen's list: pcmem's ListTable, or Textual's DataTable in a checkout from before it."""
+    tables = app.screen.query("ListTable") or app.screen.query("DataTable")
+    return tables.first() if tables else None
 
-    tables = app.screen.query(DataTable)
-    return tables.first().row_count if tables else 0
+
+def _rows(app: Any) -> int:
+    table = _table(app)
+    return table.row_count if table is not None else 0
+
+
+def _search_key(screen: Any) -> str:
+    """``S`` since ``/`` filters every list; ``/`` before."""
+    return "S" if any(getattr(binding, "key", "") == "S" for binding in type(screen).BINDINGS) else "slash"
+
+
+def _move_to(table: Any, key: str) -> None:
+    keys = table.row_keys if hasattr(table, "row_keys") else [row.key.value for row in table.ordered_rows]
+    table.move_cursor(row=keys.index(key))
 
 
 async def measure(path: Path, **options: Any) -> dict[str, float]:
@@ -120,7 +140,7 @@ async def measure(path: Path, **options: Any) -> dict[str, float]:
         await _until(pilot, lambda: entries.manifest.revision == head)
 
         for name, query in (("first search", "release Tuesdays"), ("later search", "Priya backup")):
-            await pilot.press("slash")
+            await pilot.press(_search_key(entries))
             await _until(pilot, lambda: type(app.screen).__name__ == "SearchScreen")
             screen = app.screen
             screen.query_one("#query", Input).value = query
@@ -165,7 +185,8 @@ def seed_big(path: Path, size: int) -> None:
 
 
 async def measure_big(path: Path, size: int, **options: Any) -> dict[str, float]:
-    """Open the big scope, sort it, type one filter character, and press ``j`` while a writer process writes."""
+    """Open the big scope, sort it, type one filter character, press ``j`` while a writer process writes, step to
+    the previous revision and back, and sit idle."""
     from pcmem_tui.app import make_app
 
     timings: dict[str, float] = {}
@@ -173,8 +194,7 @@ async def measure_big(path: Path, size: int, **options: Any) -> dict[str, float]
     app = make_app(path, **options)
     async with app.run_test(size=SIZE) as pilot:
         await _until(pilot, lambda: type(app.screen).__name__ == "ScopesScreen" and _rows(app) > 0)
-        table: Any = app.screen.query("DataTable").first()
-        table.move_cursor(row=[row.key.value for row in table.ordered_rows].index(scope))
+        _move_to(_table(app), scope)
         started = time.perf_counter()
         await pilot.press("enter")
         await _until(pilot, lambda: type(app.screen).__name__ == "EntriesScreen" and _rows(app) >= size)
@@ -191,13 +211,13 @@ async def measure_big(path: Path, size: int, **options: Any) -> dict[str, float]
         timings[f"{size}: filter keystroke"] = (time.perf_counter() - started) * 1000
         await pilot.press("escape")
         await _until(pilot, lambda: _rows(app) >= size)
-        app.screen.query("DataTable").first().focus()
+        _table(app).focus()
         writer = subprocess.Popen([sys.executable, "-c", WRITER, str(path), scope], stdout=subprocess.PIPE, text=True)
         try:
             assert writer.stdout is not None and writer.stdout.readline().strip() == "writing"
             presses = []
             for _ in range(20):
-                table = app.screen.query("DataTable").first()
+                table = _table(app)
                 row = table.cursor_row
                 started = time.perf_counter()
                 await pilot.press("j")
@@ -209,6 +229,20 @@ async def measure_big(path: Path, size: int, **options: Any) -> dict[str, float]
             writer.wait()
         timings[f"{size}: j while writing (median)"] = statistics.median(presses)
         timings[f"{size}: j while writing (worst)"] = max(presses)
+        await asyncio.sleep(1.5)  # the writer's last write is seen and loaded
+        entries: Any = app.screen
+        head = entries.manifest.revision
+        # after the writer: its revisions change one entry each, as an agent's do
+        for name, key, revision in (("step to the previous revision", "left_square_bracket", head - 1),
+                                    ("step back to the head", "right_square_bracket", head)):
+            started = time.perf_counter()
+            await pilot.press(key)
+            await _until(pilot, lambda: entries.manifest.revision == revision)  # noqa: B023 - awaited here
+            timings[f"{size}: {name}"] = (time.perf_counter() - started) * 1000
+        await asyncio.sleep(1.0)  # the last reload settles
+        cpu, wall = time.process_time(), time.perf_counter()
+        await asyncio.sleep(5.0)
+        timings[f"{size}: idle CPU %"] = 100 * (time.process_time() - cpu) / (time.perf_counter() - wall)
     return timings
 
 
@@ -267,7 +301,8 @@ def main(argv: list[str] | None = None) -> None:
           f"{'exclusive' if args.exclusive else 'shared'} mode, "
           f"median of {args.runs} runs, load average {load:.1f} on {os.cpu_count()} CPUs")
     for name, ms in medians.items():
-        print(f"  {name:<24} {ms:8.0f} ms  best {best[name]:6.0f} ms  (runs: {', '.join(f'{run[name]:.0f}' for run in runs)})")
+        unit = "  " if name.endswith("%") else "ms"
+        print(f"  {name:<40} {ms:8.0f} {unit}  best {best[name]:6.0f} ms  (runs: {', '.join(f'{run[name]:.0f}' for run in runs)})")
 
 
 if __name__ == "__main__":

@@ -16,6 +16,11 @@ def preview(text: str, width: int, style: str = "") -> Text:
     return line
 
 
+def one_line(text: str, style: str = "") -> Text:
+    """The text on one line, whitespace collapsed, uncut: a list table cuts it to its column when it draws it."""
+    return Text(" ".join(text.split()), style=style, no_wrap=True, end="")
+
+
 def when(moment: datetime) -> str:
     """Store times are UTC; shown as UTC so every terminal (and every snapshot) reads the same."""
     return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")
@@ -66,6 +71,11 @@ def yes_no(flag: bool) -> str:
 
 def state_text(state: str) -> Text:
     return Text(state, style="dim" if state == "retired" else "green")
+
+
+def count_cell(number: int) -> Text:
+    """A number in a table column, right-aligned so the digits line up."""
+    return Text(str(number), justify="right")
 
 
 def count(number: int, noun: str, plural: str | None = None) -> str:

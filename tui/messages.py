@@ -24,7 +24,7 @@ class ScopesLoaded(Loaded):
 
 
 class ManifestLoaded(Loaded):
-    """``value``: :class:`~tui.session.Manifest`."""
+    """``value``: :class:`~pcmem_tui.manifests.Manifest`."""
 
 
 class RevisionsLoaded(Loaded):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
@@ -19,9 +19,7 @@ from pcmem import (
     Citation,
     EntryHistory,
     EntryNotFoundError,
-    EntryPage,
     InferenceConfig,
-    ListRequest,
     MemoryEntry,
     NewEntry,
     ReactivateRequest,
@@ -38,6 +36,7 @@ from pcmem import (
     WriteResult,
 )
 from pcmem_tui.freshness import Freshness
+from pcmem_tui.manifests import Manifest, Manifests
 
 # StageProgress here: "verifying model" counts bytes, "reranking" counts candidates; total 0 = unknown.
 MODEL_POLICIES = MODEL_RERANK_POLICIES
@@ -59,24 +58,6 @@ CancelCheck = Callable[[], bool]
 
 def never_cancelled() -> bool:
     return False
-
-
-@dataclass(frozen=True)
-class Manifest:
-    """One revision's entries, and the scope's head so screens know whether it is the present."""
-
-    page: EntryPage
-    head: int
-    #: entry id → the revision that created it, for sorting in creation order (ties: entry id).
-    created: dict[str, int] = field(default_factory=dict)
-
-    @property
-    def revision(self) -> int:
-        return self.page.memory.revision if self.page.memory else 0  # 0: a scope with no memory yet
-
-    @property
-    def is_head(self) -> bool:
-        return self.revision == self.head
 
 
 @dataclass(frozen=True)
@@ -110,6 +91,7 @@ class Session:
         self._open_options = open_options or {}
         self.path = path
         self.freshness = Freshness()
+        self._manifests = Manifests()
 
     @classmethod
     def open(cls, path: str | Path, inference: InferenceConfig, **options: Any) -> Session:
@@ -209,22 +191,10 @@ class Session:
             return []
         return sorted(self.runtime.memory.scopes(), key=lambda summary: summary.scope)
 
-    def manifest(self, scope: str, revision: int | None, include_retired: bool) -> Manifest:
-        """One revision's entries. In shared mode each store call opens the file, so the head is read separately
-        only for a past revision, and the history of changes only when a revised entry hides its creation."""
-        memory = self.runtime.memory.for_scope(scope)
-        page = memory.list(ListRequest(revision=revision, state="all" if include_retired else "active"))
-        shown = page.memory.revision if page.memory else 0
-        head = shown
-        if revision is not None:
-            current = memory.head()
-            head = current.revision if current else shown
-        created = {e.entry.entry_id: e.entry.created_in_revision for e in page.entries}
-        if any(e.entry.version > 1 for e in page.entries) and page.memory is not None:
-            for change in memory.changes(0).changes:
-                if change.operation == "remember" and change.revision <= shown:
-                    created[change.entry_id] = min(created.get(change.entry_id, change.revision), change.revision)
-        return Manifest(page=page, head=head, created=created)
+    def manifest(self, scope: str, revision: int | None) -> Manifest:
+        """One revision's entries, active and retired (see :mod:`pcmem_tui.manifests`: after the first read, only
+        the entries changed since are read again)."""
+        return self._manifests.read(self.runtime.memory.for_scope(scope), revision)
 
     def revisions(self, scope: str) -> list[RevisionInfo]:
         return self.runtime.memory.for_scope(scope).revisions()

@@ -13,7 +13,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.timer import Timer
-from textual.widgets import DataTable, Footer, Input, Label, ProgressBar, Static
+from textual.widgets import DataTable, Footer, Label, ProgressBar, Static
 
 if TYPE_CHECKING:
     from pcmem_tui.session import Session
@@ -55,7 +55,7 @@ class StoreBar(Static):
         line.append(fresh.describe(), style="bold yellow" if fresh.stale else "dim")
         self.set_class(fresh.stale, "stale")
         if line != self.content:
-            self.update(line)
+            self.update(line, layout=False)  # one line high (app.tcss): a new read time needs no layout of the screen
 
 
 def _short_path(path: Path) -> str:
@@ -133,27 +133,6 @@ class Table(DataTable):
 
     def action_last(self) -> None:
         self.move_cursor(row=max(self.row_count - 1, 0))
-
-
-class FilterBar(Input):
-    """Narrows the rows already loaded (no store call, unlike search); escape clears and hides it."""
-
-    BINDINGS = [Binding("escape", "close", "Clear filter")]
-
-    def __init__(self) -> None:
-        super().__init__(placeholder="filter the rows shown (text, id, kind)…", id="filter")
-        self.display = False
-
-    def action_close(self) -> None:
-        self.value = ""
-        self.display = False
-        self.screen.query_one(DataTable).focus()
-
-
-def matches(needle: str, *fields: str) -> bool:
-    """Case-insensitive: every word of the filter occurs in one of the fields."""
-    haystack = " ".join(fields).casefold()
-    return all(word in haystack for word in needle.casefold().split())
 
 
 GENERATED_ID = re.compile(r"^[a-z]+_[0-9a-z]{26}$")

@@ -11,13 +11,11 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, Label, OptionList, Static, TextArea
-from textual.widgets.option_list import Option
+from textual.widgets import Button, Input, Label, Static, TextArea
 
-from pcmem import InputError, MemoryEntry, NewEntry, PcmemError, RevisionConflictError, RevisionInfo, WriteResult
+from pcmem import InputError, MemoryEntry, NewEntry, PcmemError, RevisionConflictError, WriteResult
 from pcmem_tui.diff import text_diff
 from pcmem_tui.drafts import Draft, Drafts, remember_key, revise_key
-from pcmem_tui.format import count, when
 from pcmem_tui.messages import WorkFailed, Written
 
 if TYPE_CHECKING:
@@ -363,34 +361,3 @@ class ReviseScreen(DraftDialog):
         text = self.text
         entry_id = self.read.entry.entry_id
         return Outcome(f"revised {entry_id!r}", self.session.revise(self.scope, entry_id, text, self.expected_version))
-
-
-class RevisionScreen(ModalScreen[int | None]):
-    """Pick one revision of a scope (newest first); its manifest replaces the entries list."""
-
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
-
-    def __init__(self, scope: str, revisions: list[RevisionInfo], current: int) -> None:
-        super().__init__(classes="dialog")
-        self.scope, self.revisions, self.current = scope, revisions, current
-
-    def compose(self) -> ComposeResult:
-        with Vertical(classes="dialog-box"):
-            yield Label(Text(f"Revisions of {self.scope!r} — enter picks one"), classes="dialog-question")
-            yield OptionList(*[_option(info) for info in reversed(self.revisions)], id="revisions")
-
-    def on_mount(self) -> None:
-        options = self.query_one(OptionList)
-        options.highlighted = len(self.revisions) - self.current
-        options.focus()
-
-    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
-        self.dismiss(int(event.option.id or 0))
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
-
-
-def _option(info: RevisionInfo) -> Option:
-    label = Text(f"r{info.revision:<4} {info.operation:<10} {when(info.created_at)}  {count(info.change_count, 'change')}")
-    return Option(label, id=str(info.revision))

@@ -3,32 +3,22 @@
 from __future__ import annotations
 
 from rich.text import Text
-from textual import on, work
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import DataTable, Header, Input, Static
+from textual.widgets import Header, Static
 
 from pcmem import MemoryEntry, RevisionInfo
-from pcmem_tui.format import plain, preview, state_text
+from pcmem_tui.format import one_line, plain, state_text
 from pcmem_tui.messages import ManifestLoaded, RevisionsLoaded, WorkFailed
 from pcmem_tui.screens.base import StoreScreen
-from pcmem_tui.screens.dialogs import ConfirmScreen, Outcome, RememberScreen, RevisionScreen, confirm_question
+from pcmem_tui.screens.dialogs import ConfirmScreen, Outcome, RememberScreen, confirm_question
 from pcmem_tui.screens.entry import EntryScreen
+from pcmem_tui.screens.revisions import RevisionScreen
 from pcmem_tui.screens.search import SearchScreen
 from pcmem_tui.session import Manifest
-from pcmem_tui.widgets import (
-    FilterBar,
-    StatusLine,
-    StoreBar,
-    Table,
-    WorkProgress,
-    fill_table,
-    flex_width,
-    key_footer,
-    matches,
-    selected_key,
-    short_id,
-)
+from pcmem_tui.table import ListTable
+from pcmem_tui.widgets import StatusLine, StoreBar, WorkProgress, key_footer, short_id
 
 #: Text first (it is what tells entries apart), then the short id that shows an id's distinguishing part.
 COLUMNS = (("text", None), ("kind", 8), ("ver", 3), ("state", 7), ("id", 12))
@@ -42,10 +32,15 @@ SORTS = {
 }
 
 
+#: The actions :meth:`EntriesScreen.check_action` enables from the manifest (where it is, what it may step to).
+MANIFEST_KEYS = (("step", (-1,)), ("step", (1,)), ("head", ()), ("remember", ()))
+
+
 class EntriesScreen(StoreScreen):
     BINDINGS = [
         Binding("enter", "open", "Open"),
-        Binding("slash", "search", "Search"),
+        # / filters the list (every list's key); search is S ("/" searched before lists had a filter)
+        Binding("S", "search", "Search"),
         Binding("v", "pick_revision", "Revision…"),
         # Separate bindings (not a Binding.Group): the compact footer rendered the group as "[ ] Older/newerh Head".
         Binding("left_square_bracket", "step(-1)", "Older"),
@@ -55,7 +50,7 @@ class EntriesScreen(StoreScreen):
         Binding("n", "remember", "New"),
         Binding("d", "retire", "Retire"),
         Binding("u", "reactivate", "Reactivate", show=False),
-        Binding("f", "filter", "Filter", show=False),
+        Binding("f,slash", "filter", "Filter", show=False),
         Binding("s", "sort", "Sort", show=False),
         Binding("r", "refresh", "Refresh", show=False),
     ]
@@ -72,8 +67,7 @@ class EntriesScreen(StoreScreen):
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static(id="title", classes="title")
-        yield Table(id="entries", zebra_stripes=True)
-        yield FilterBar()
+        yield ListTable(COLUMNS, _row, _words, zebra_stripes=True, id="entries")
         yield WorkProgress()
         yield StatusLine()
         yield StoreBar()
@@ -84,16 +78,32 @@ class EntriesScreen(StoreScreen):
 
     @work(thread=True, exclusive=True)
     def load(self) -> None:
-        call = lambda: self.session.manifest(self.scope, self.revision, self.include_retired)  # noqa: E731
+        call = lambda: self.session.manifest(self.scope, self.revision)  # noqa: E731
         self.deliver(call, ManifestLoaded)
 
     def on_manifest_loaded(self, message: ManifestLoaded) -> None:
+        unchanged = self.manifest is not None and message.value.entries is self.manifest.entries
         self.manifest = manifest = message.value
-        self.fill()
-        self.query_one("#title", Static).update(_title(self.scope, manifest, self.include_retired, self.sort))
+        if not unchanged:  # a return from an entry, or a look that found nothing new: the rows stand
+            self.fill()
+        self._show_title()
         self.set_class(not manifest.is_head, "past")
-        self.sub_title = f"{self.scope} @ r{manifest.revision}"
-        self.refresh_bindings()
+        # the header names a past revision only: at the head the title line counts revisions, and a header that
+        # changed with each outside write laid the whole screen out again each time
+        self.sub_title = self.scope if manifest.is_head else f"{self.scope} @ r{manifest.revision}"
+        self._refresh_keys()
+
+    #: Which of the keys that depend on the manifest were enabled when the footer was last drawn.
+    _keys_shown: tuple[bool | None, ...] | None = None
+
+    def _refresh_keys(self) -> None:
+        """Redraw the footer only when a key became enabled or disabled. Textual's footer rebuilds all its widgets
+        on each ``refresh_bindings`` (a layout of the screen), and every outside write reloads the manifest: at
+        10,000 entries with an agent writing, that rebuild was much of what made ``j`` wait."""
+        keys = tuple(self.check_action(action, parameters) for action, parameters in MANIFEST_KEYS)
+        if keys != self._keys_shown:
+            self._keys_shown = keys
+            self.refresh_bindings()
 
     def on_work_failed(self, message: WorkFailed) -> None:
         """(StoreScreen's handler runs too.) A failed reload keeps the rows read before, labelled as such."""
@@ -107,53 +117,36 @@ class EntriesScreen(StoreScreen):
         self.query_one("#title", Static).update(title)
 
     def fill(self) -> None:
-        """(Re)draw the rows from the loaded manifest at the table's current width: on load, resize, filter, sort.
-
-        A reload that keeps the rows in place (an agent revised, retired or appended entries: the common case while
-        it writes) patches the rows that changed and appends the new ones. Rebuilding a DataTable measures every
-        cell of every row, which at 3,000 entries took over a second per outside write and made ``j`` lag.
-        """
+        """(Re)draw the rows from the loaded manifest: on load, sort and reload. The table keeps the entries as they
+        are and makes cells only for the rows on screen, so a 10,000-entry scope costs a sort of Python tuples, not
+        a styled copy of every cell (DataTable measured each one: seconds per load, and ``j`` lagged while an agent
+        wrote)."""
         if self.manifest is None:
             return
-        table = self.query_one(DataTable)
-        needle = self.query_one(FilterBar).value
         created = self.manifest.created
-        entries = sorted(self.manifest.page.entries, key=lambda e: SORTS[self.sort](e, created))
-        shown = [e for e in entries if matches(needle, e.entry.text, e.entry.entry_id, e.entry.kind)]
-        width = flex_width(COLUMNS, table.size.width)
-        drawn = (width, [(e.entry.entry_id, e.entry.entry_version_id, e.state) for e in shown])
-        if not _patch(table, self._drawn, drawn, shown, width):
-            fill_table(table, COLUMNS, [(e.entry.entry_id, _row(e, width)) for e in shown], table.size.width)
-        self._drawn = drawn
-        if self.follow is not None and self.follow in (e.entry.entry_id for e in shown):
-            table.move_cursor(row=[e.entry.entry_id for e in shown].index(self.follow), animate=False)
-            self.follow = None
+        shown = [e for e in self.manifest.entries if self.include_retired or e.state != "retired"]
+        entries = sorted(shown, key=lambda e: SORTS[self.sort](e, created))
+        self.query_one(ListTable).set_rows([(e.entry.entry_id, e) for e in entries], keep=self.follow)
+        self.follow = None
 
-    #: What the table shows: the text column's width and (entry id, version id, state) per row, in order.
-    _drawn: tuple[int, list[tuple[str, str, str]]] | None = None
-
-    def on_resize(self) -> None:
-        self.call_after_refresh(self.fill)  # after layout: the table's new width is known then
-
-    @on(Input.Changed, "#filter")
-    def _filter_changed(self) -> None:
-        self.fill()
-
-    @on(Input.Submitted, "#filter")
-    def _filter_done(self) -> None:
-        self.query_one(DataTable).focus()
+    def _show_title(self) -> None:
+        """The title changes with every outside write (revision, counts); the screen is laid out again only when
+        it needs another number of lines."""
+        if self.manifest is None:
+            return
+        title = _title(self.scope, self.manifest, self.include_retired, self.sort)
+        box = self.query_one("#title", Static)
+        lines = len(title.wrap(self.app.console, max(box.content_region.width, 1)))
+        box.update(title, layout=lines != box.content_region.height)
 
     def action_filter(self) -> None:
-        bar = self.query_one(FilterBar)
-        bar.display = True
-        bar.focus()
+        self.query_one(ListTable).action_prompt("filter")
 
     def action_sort(self) -> None:
         names = list(SORTS)
         self.sort = names[(names.index(self.sort) + 1) % len(names)]
         self.fill()
-        if self.manifest is not None:
-            self.query_one("#title", Static).update(_title(self.scope, self.manifest, self.include_retired, self.sort))
+        self._show_title()
         self.status.info(f"sorted by {self.sort} (s: next order)")
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -169,12 +162,12 @@ class EntriesScreen(StoreScreen):
             return not manifest.is_head
         return True
 
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+    def on_list_table_row_selected(self, event: ListTable.RowSelected) -> None:
         event.stop()
         self.action_open()
 
     def _entry_id(self) -> str | None:
-        return selected_key(self.query_one(DataTable))
+        return self.query_one(ListTable).cursor_key
 
     def action_open(self) -> None:
         if (entry_id := self._entry_id()) and self.manifest:
@@ -191,8 +184,10 @@ class EntriesScreen(StoreScreen):
         self.load()
 
     def action_toggle_retired(self) -> None:
+        """The manifest holds the retired entries too: hiding them needs no store call."""
         self.include_retired = not self.include_retired
-        self.load()
+        self.fill()
+        self._show_title()
 
     def _show_revision(self, revision: int | None) -> None:
         self.revision = revision
@@ -245,7 +240,7 @@ class EntriesScreen(StoreScreen):
 
     def _selected(self) -> MemoryEntry | None:
         entry_id = self._entry_id()
-        entries = self.manifest.page.entries if self.manifest else ()
+        entries = self.manifest.entries if self.manifest else ()
         return next((e for e in entries if e.entry.entry_id == entry_id), None)
 
     def _change_state(self, operation: str, note: str) -> None:
@@ -274,33 +269,21 @@ class EntriesScreen(StoreScreen):
         self.load()
 
 
-def _patch(table: DataTable, before: tuple[int, list[tuple[str, str, str]]] | None,
-           after: tuple[int, list[tuple[str, str, str]]], entries: list[MemoryEntry], width: int) -> bool:
-    """Bring the table from ``before`` to ``after`` by updating changed rows and appending new ones; ``False`` when
-    the rows moved, went away or the width changed (the caller rebuilds)."""
-    if before is None or before[0] != after[0] or table.row_count != len(before[1]):
-        return False
-    old, new = before[1], after[1]
-    if len(new) < len(old) or any(o[0] != n[0] for o, n in zip(old, new, strict=False)):
-        return False
-    for index, (was, now) in enumerate(zip(old, new, strict=False)):
-        if was != now:
-            for (label, _), cell in zip(COLUMNS, _row(entries[index], width), strict=True):
-                table.update_cell(now[0], label, cell)
-    for entry in entries[len(old):]:
-        table.add_row(*_row(entry, width), key=entry.entry.entry_id)
-    return True
-
-
-def _row(entry: MemoryEntry, width: int) -> tuple[object, ...]:
+def _row(entry: MemoryEntry) -> tuple[Text, ...]:
+    """The cells of one entry's row (made only while the row is on screen; the table cuts them to width)."""
     version = entry.entry
     dim = "dim" if entry.state == "retired" else ""
-    return (preview(version.text, width, dim), preview(version.kind, 8, dim), f"v{version.version}",
+    return (one_line(version.text, dim), plain(version.kind, dim), plain(f"v{version.version}"),
             state_text(entry.state), plain(short_id(version.entry_id), "dim" if dim else "cyan"))
 
 
+def _words(entry: MemoryEntry) -> str:
+    """What the filter looks in: the text, the whole id (not only its short form) and the kind."""
+    return f"{entry.entry.text} {entry.entry.entry_id} {entry.entry.kind}"
+
+
 def _title(scope: str, manifest: Manifest, include_retired: bool, sort: str) -> Text:
-    entries = manifest.page.entries
+    entries = manifest.entries
     retired = sum(1 for e in entries if e.state == "retired")
     title = Text.assemble((scope, "bold"), f" · revision {manifest.revision} of {manifest.head}",
                           f" · {len(entries) - retired} active")

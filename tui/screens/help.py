@@ -25,7 +25,10 @@ KEY_WIDTH = 8
 
 
 TABLE_KEYS = [Binding("j,down", "down", "Next row"), Binding("k,up", "up", "Previous row"),
-              Binding("g,home", "first", "First row"), Binding("G,end", "last", "Last row")]
+              Binding("g,home", "first", "First row"), Binding("G,end", "last", "Last row"),
+              Binding("pageup,pagedown", "page", "Page up/down"),
+              Binding("slash", "filter", "Filter the rows shown (esc clears)"),
+              Binding("colon", "jump", "Jump to a row number, or the next row holding a text")]
 
 
 class HelpScreen(ModalScreen[None]):
@@ -48,7 +51,7 @@ class HelpScreen(ModalScreen[None]):
         here = [(f"this screen: {title}", screen.BINDINGS) for title, screen in screens if screen is self.current]
         others = [(title, screen.BINDINGS) for title, screen in screens if screen is not self.current]
         everywhere = [*self.app.BINDINGS, Binding("escape", "back", "Back"), *TABLE_KEYS]
-        sections = [*here, ("everywhere (tables: j/k, g/G, Home/End)", everywhere), *others]
+        sections = [*here, ("everywhere (lists: j/k, g/G, Home/End, / filter, : jump)", everywhere), *others]
         text = Text()
         for title, bindings in sections:
             text.append(f"{title}\n", style="bold underline")

@@ -6,16 +6,17 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import DataTable, Header, Static
+from textual.widgets import Header, Static
 
 from pcmem import ScopeSummary
-from pcmem_tui.format import count, plain, when
+from pcmem_tui.format import count, count_cell, plain, when
 from pcmem_tui.messages import ScopesLoaded
 from pcmem_tui.screens.base import StoreScreen
 from pcmem_tui.screens.dialogs import Outcome, RememberScreen
 from pcmem_tui.screens.entries import EntriesScreen
 from pcmem_tui.screens.search import SearchScreen
-from pcmem_tui.widgets import StatusLine, StoreBar, Table, WorkProgress, fill_table, key_footer, selected_key
+from pcmem_tui.table import ListTable
+from pcmem_tui.widgets import StatusLine, StoreBar, WorkProgress, key_footer
 
 COLUMNS = (("scope", None), ("active", 7), ("retired", 7), ("head", 5), ("last change (UTC)", 19))
 EMPTY_HINT = "No scopes yet: press n to remember something, or run `pcmem demo` to seed a sample."
@@ -24,7 +25,7 @@ EMPTY_HINT = "No scopes yet: press n to remember something, or run `pcmem demo` 
 class ScopesScreen(StoreScreen):
     BINDINGS = [
         Binding("enter", "open", "Open"),
-        Binding("slash", "search", "Search"),
+        Binding("S", "search", "Search"),  # / filters the list, as on every list
         Binding("n", "remember", "Remember"),
         Binding("r", "refresh", "Refresh"),
         Binding("q", "app.quit", "Quit"),
@@ -33,7 +34,7 @@ class ScopesScreen(StoreScreen):
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static(id="title", classes="title")
-        yield Table(id="scopes", zebra_stripes=True)
+        yield ListTable(COLUMNS, _row, lambda summary: summary.scope, zebra_stripes=True, id="scopes")
         yield WorkProgress()
         yield StatusLine()
         yield StoreBar()
@@ -64,18 +65,15 @@ class ScopesScreen(StoreScreen):
         self.query_one("#title", Static).update(Text(title))
 
     def fill(self) -> None:
-        table = self.query_one(DataTable)
-        fill_table(table, COLUMNS, [(s.scope, _row(s)) for s in self.scopes], table.size.width)
-        if self.follow is not None and self.follow in [s.scope for s in self.scopes]:
-            table.move_cursor(row=[s.scope for s in self.scopes].index(self.follow), animate=False)
-            self.follow = None
+        self.query_one(ListTable).set_rows([(s.scope, s) for s in self.scopes], keep=self.follow)
+        self.follow = None
 
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+    def on_list_table_row_selected(self, event: ListTable.RowSelected) -> None:
         event.stop()
         self.action_open()
 
     def _scope(self) -> str | None:
-        return selected_key(self.query_one(DataTable))
+        return self.query_one(ListTable).cursor_key
 
     def action_open(self) -> None:
         if scope := self._scope():
@@ -100,10 +98,7 @@ class ScopesScreen(StoreScreen):
     def refresh_from_store(self) -> None:
         self.load()
 
-    def on_resize(self) -> None:
-        self.call_after_refresh(self.fill)
-
 
 def _row(summary: ScopeSummary) -> tuple[object, ...]:
-    return (plain(summary.scope, "bold"), summary.active_count, summary.retired_count,
-            summary.head_revision, when(summary.updated_at))
+    return (plain(summary.scope, "bold"), count_cell(summary.active_count), count_cell(summary.retired_count),
+            count_cell(summary.head_revision), when(summary.updated_at))

@@ -2,29 +2,23 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
-from textual.widgets import DataTable, Header, Input, Select, Static
+from textual.widgets import Header, Input, Select, Static
 
 from pcmem import SEARCH_MODES, MemoryHit, SearchPage
-from pcmem_tui.format import count, hit_detail, plain, preview
+from pcmem_tui.format import count, hit_detail, one_line, plain
 from pcmem_tui.messages import SearchDone
 from pcmem_tui.screens.base import StoreScreen
 from pcmem_tui.screens.entry import EntryScreen
 from pcmem_tui.screens.trace import TraceScreen
 from pcmem_tui.session import SearchForm
-from pcmem_tui.widgets import (
-    StatusLine,
-    StoreBar,
-    Table,
-    WorkProgress,
-    fill_table,
-    flex_width,
-    key_footer,
-    selected_key,
-)
+from pcmem_tui.table import ListTable
+from pcmem_tui.widgets import StatusLine, StoreBar, WorkProgress, key_footer
 
 COLUMNS = (("#", 2), ("score", 6), ("via", 10), ("kind", 10), ("text", None))
 RERANKED_COLUMNS = (("#", 2), ("coarse", 6), ("score", 6), ("via", 10), ("kind", 10), ("text", None))
@@ -32,7 +26,7 @@ RERANKED_COLUMNS = (("#", 2), ("coarse", 6), ("score", 6), ("via", 10), ("kind",
 
 class SearchScreen(StoreScreen):
     BINDINGS = [
-        Binding("slash", "focus_query", "Query"),
+        Binding("S", "focus_query", "Query"),  # S searches on every screen; / filters the hits, as on every list
         Binding("ctrl+r", "search", "Search"),
         Binding("enter", "open", "Open", show=False),
         Binding("t", "trace", "Trace"),
@@ -56,7 +50,7 @@ class SearchScreen(StoreScreen):
             yield Input(last.get("limit", "10"), type="integer", max_length=2, id="limit", tooltip="results (1..50)")
             yield Select([(p, p) for p in policies], value=policy, allow_blank=False, id="rerank",
                          disabled=len(policies) == 1, tooltip="rerank policy (pcmem tui --model to enable)")
-        yield Table(id="hits", zebra_stripes=True)
+        yield ListTable(COLUMNS, _cells, _words, zebra_stripes=True, id="hits")
         yield Static(id="hit-detail")
         yield WorkProgress()
         yield StatusLine()
@@ -104,41 +98,35 @@ class SearchScreen(StoreScreen):
         self._show_page(page)
         self.status.info(_summary(page))
         if page.hits:
-            self.query_one(DataTable).focus()
+            self.query_one(ListTable).focus()
 
     def _show_page(self, page: SearchPage | None) -> None:
         self.page = page
         if page is None:
-            self.query_one(DataTable).clear(columns=True)
+            self.query_one(ListTable).set_rows([])
             self._show_hit(-1)
         else:
             self._fill(page)
         self.refresh_bindings()
 
     def _fill(self, page: SearchPage) -> None:
-        table = self.query_one(DataTable)
+        table = self.query_one(ListTable)
         coarse = {hit.citation: rank for rank, hit in enumerate(page.rerank.candidates, 1)} if page.rerank else {}
-        columns = RERANKED_COLUMNS if coarse else COLUMNS
-        width = flex_width(columns, table.size.width)
-        rows = []
-        for rank, hit in enumerate(page.hits, 1):
-            cells = _cells(rank, hit, width)
-            rows.append((str(rank), cells[:1] + (coarse.get(hit.citation, "?"),) + cells[1:] if coarse else cells))
-        fill_table(table, columns, rows, table.size.width)
+        table.set_columns(RERANKED_COLUMNS if coarse else COLUMNS)
+        table.set_rows([(str(rank), Ranked(rank, hit, coarse.get(hit.citation, "?") if coarse else None))
+                        for rank, hit in enumerate(page.hits, 1)])
         table.move_cursor(row=0)
         self._show_hit(0)
 
-    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        self._show_hit(event.cursor_row)
+    def on_list_table_row_highlighted(self, event: ListTable.RowHighlighted) -> None:
+        self._show_hit(int(event.key) - 1 if event.key else -1)
 
     def on_resize(self) -> None:
-        self.call_after_refresh(self._reflow)  # after layout: the table's new width is known then
+        self.call_after_refresh(self._reflow)  # after layout: the detail box's new width is known then
 
     def _reflow(self) -> None:
-        if self.page is not None:
-            row = self.query_one(DataTable).cursor_row
-            self._fill(self.page)
-            self.query_one(DataTable).move_cursor(row=row)
+        key = self.query_one(ListTable).cursor_key
+        self._show_hit(int(key) - 1 if key else -1)
 
     def _show_hit(self, index: int) -> None:
         detail = self.query_one("#hit-detail", Static)
@@ -148,7 +136,7 @@ class SearchScreen(StoreScreen):
             return
         detail.update(hit_detail(hits[index], self.app.size.width - 6))  # border and padding: 4, scrollbar: 2
 
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+    def on_list_table_row_selected(self, event: ListTable.RowSelected) -> None:
         event.stop()
         self.action_open()
 
@@ -161,14 +149,14 @@ class SearchScreen(StoreScreen):
         self.query_one("#query", Input).focus()
 
     def action_open(self) -> None:
-        key = selected_key(self.query_one(DataTable))
+        key = self.query_one(ListTable).cursor_key
         if self.page is None or key is None:
             return
         citation = self.page.hits[int(key) - 1].citation
         self.app.push_screen(EntryScreen(self.scope, citation.entry_id, citation.revision))
 
     def action_copy_citation(self) -> None:
-        key = selected_key(self.query_one(DataTable))
+        key = self.query_one(ListTable).cursor_key
         if self.page is not None and key is not None:
             self.copy_citation(self.page.hits[int(key) - 1].citation)
 
@@ -177,8 +165,22 @@ class SearchScreen(StoreScreen):
             self.app.push_screen(TraceScreen(self.page))
 
 
-def _cells(rank: int, hit: MemoryHit, width: int) -> tuple[object, ...]:
-    return (rank, f"{hit.score:.4f}", "+".join(hit.matched_by), plain(hit.kind), preview(hit.text, width))
+class Ranked(NamedTuple):
+    """A hit with its rank, and its rank in the coarse pool when the page was reranked."""
+
+    rank: int
+    hit: MemoryHit
+    coarse: int | str | None
+
+
+def _cells(row: Ranked) -> tuple[object, ...]:
+    hit = row.hit
+    cells = (row.rank, f"{hit.score:.4f}", "+".join(hit.matched_by), plain(hit.kind), one_line(hit.text))
+    return cells if row.coarse is None else (cells[0], row.coarse, *cells[1:])
+
+
+def _words(row: Ranked) -> str:
+    return f"{row.hit.text} {row.hit.kind} {row.hit.citation.entry_id} {'+'.join(row.hit.matched_by)}"
 
 
 def _summary(page: SearchPage) -> str:

@@ -5,13 +5,14 @@ from __future__ import annotations
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import DataTable, Header, Static
+from textual.widgets import Header, Static
 
 from pcmem import CandidateDecision, MemoryHit, SearchPage
-from pcmem_tui.format import duration, hit_detail, plain, preview
+from pcmem_tui.format import duration, hit_detail, one_line, plain
 from pcmem_tui.screens.base import StoreScreen
 from pcmem_tui.screens.entry import EntryScreen
-from pcmem_tui.widgets import StatusLine, StoreBar, Table, fill_table, flex_width, key_footer, selected_key
+from pcmem_tui.table import ListTable
+from pcmem_tui.widgets import StatusLine, StoreBar, key_footer
 
 COLUMNS = (("pick", 4), ("coarse", 6), ("verdict", 10), ("model", 11), ("score", 6), ("text", None))
 KEPT, DROPPED = "green", "dim red"
@@ -29,7 +30,7 @@ class TraceScreen(StoreScreen):
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static(id="trace-summary")
-        yield Table(id="trace")
+        yield ListTable(COLUMNS, lambda row: row[1], lambda row: " ".join(str(cell) for cell in row[1]), id="trace")
         yield Static(id="candidate-detail")
         yield StatusLine()
         yield StoreBar()
@@ -41,34 +42,29 @@ class TraceScreen(StoreScreen):
         self.query_one("#candidate-detail").border_title = "candidate"
         self._fill()
         self.status.info("picks in the model's order first, then the dropped candidates in coarse order")
-        self.query_one(DataTable).focus()
+        self.query_one(ListTable).focus()
 
     def _fill(self) -> None:
-        table = self.query_one(DataTable)
-        room = table.size.width or self.app.size.width
-        fill_table(table, COLUMNS, trace_rows(self.page, flex_width(COLUMNS, room)), room)
-
-    def on_resize(self) -> None:
-        self.call_after_refresh(self._fill)  # after layout: the table's new width is known then
+        self.query_one(ListTable).set_rows([(key, (key, cells)) for key, cells in trace_rows(self.page)])
 
     def action_copy_citation(self) -> None:
-        if key := selected_key(self.query_one(DataTable)):
+        if key := self.query_one(ListTable).cursor_key:
             self.copy_citation(self._candidate(key).citation)
 
-    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        if event.row_key.value is not None:
+    def on_list_table_row_highlighted(self, event: ListTable.RowHighlighted) -> None:
+        if event.key is not None:
             self.query_one("#candidate-detail", Static).update(
-                hit_detail(self._candidate(event.row_key.value), self.app.size.width - 6))
+                hit_detail(self._candidate(event.key), self.app.size.width - 6))
 
     def _candidate(self, key: str) -> MemoryHit:
         return self.page.rerank.candidates[int(key) - 1]  # type: ignore[union-attr]
 
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+    def on_list_table_row_selected(self, event: ListTable.RowSelected) -> None:
         event.stop()
         self.action_open()
 
     def action_open(self) -> None:
-        if key := selected_key(self.query_one(DataTable)):
+        if key := self.query_one(ListTable).cursor_key:
             citation = self._candidate(key).citation
             scope = self.page.memory.scope  # type: ignore[union-attr]
             self.app.push_screen(EntryScreen(scope, citation.entry_id, citation.revision))
@@ -97,15 +93,15 @@ def summary(page: SearchPage) -> Text:
     return text
 
 
-def trace_rows(page: SearchPage, width: int) -> list[tuple[str, tuple[object, ...]]]:
+def trace_rows(page: SearchPage) -> list[tuple[str, tuple[object, ...]]]:
     """Rows keyed by coarse rank: the picks in the model's order, then the dropped candidates in coarse order."""
     trace = page.rerank
     assert trace is not None
     decisions = {decision.rank: decision for decision in trace.decisions}
     kept = "fallback" if trace.used_fallback else "kept"
-    picks = [(str(rank), _row(str(order), rank, trace.candidates[rank - 1], kept, decisions.get(rank), width))
+    picks = [(str(rank), _row(str(order), rank, trace.candidates[rank - 1], kept, decisions.get(rank)))
              for order, rank in enumerate(trace.selected_ranks, 1)]
-    drops = [(str(rank), _row("", rank, trace.candidates[rank - 1], "dropped", decisions.get(rank), width))
+    drops = [(str(rank), _row("", rank, trace.candidates[rank - 1], "dropped", decisions.get(rank)))
              for rank in trace.dropped_ranks]
     return picks + drops
 
@@ -122,9 +118,8 @@ def decision_cell(decision: CandidateDecision | None) -> Text:
     return Text(shown, style=OUTCOME_STYLES.get(decision.outcome, ""))
 
 
-def _row(pick: str, rank: int, hit: MemoryHit, verdict: str, decision: CandidateDecision | None,
-         width: int) -> tuple[object, ...]:
+def _row(pick: str, rank: int, hit: MemoryHit, verdict: str, decision: CandidateDecision | None) -> tuple[object, ...]:
     style = DROPPED if verdict == "dropped" else KEPT
     label, label_style = VERDICTS[verdict]
     return (plain(pick, "bold"), plain(rank, style), Text(label, style=label_style), decision_cell(decision),
-            plain(f"{hit.score:.4f}", style), preview(hit.text, width, style))
+            plain(f"{hit.score:.4f}", style), one_line(hit.text, style))

@@ -1,0 +1,126 @@
+# ruff: noqa: F811 - the fixtures of test_tui are imported, and tests take them by name
+"""``/`` filters and ``:`` jumps on every list of the TUI (issue #32): scopes, entries, search hits, the rerank trace
+and the revision picker, all one widget. Real stores (the seeded template of ``test_tui``), Textual's pilot.
+"""
+
+from __future__ import annotations
+
+from test_tui import (  # noqa: F401 - fixtures used by name
+    SIZE,
+    ScriptedReranker,
+    _no_model_from_the_environment,
+    _status_bar_clock,
+    app,
+    open_scope,
+    open_store,
+    row_keys,
+    rows,
+    runtime,
+    search,
+    seeded_template,
+    settle,
+    status,
+    store_path,
+    text_of,
+)
+
+from pcmem_tui.app import make_app
+from pcmem_tui.prompt import ListPrompt
+from pcmem_tui.screens.entries import EntriesScreen
+from pcmem_tui.screens.revisions import RevisionScreen
+from pcmem_tui.screens.scopes import ScopesScreen
+from pcmem_tui.screens.search import SearchScreen
+from pcmem_tui.screens.trace import TraceScreen
+from pcmem_tui.table import ListTable
+
+
+def prompt(app) -> ListPrompt:
+    return app.screen.query_one(ListPrompt)
+
+
+async def test_slash_filters_and_colon_jumps_on_the_scopes_list(app):
+    """``/`` on the scopes list opened a search of the scope under the cursor; there was no filter or jump."""
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        table = app.screen.query_one(ListTable)
+        await pilot.press("slash", *"DEMO")  # case-insensitive, narrows as you type
+        assert isinstance(app.screen, ScopesScreen) and row_keys(table) == ["pcmem-demo"]
+        assert prompt(app).border_subtitle == "1 of 2"
+        await pilot.press("enter")  # keeps the filter, on screen, and gives the keys back to the list
+        assert table.has_focus and prompt(app).display and row_keys(table) == ["pcmem-demo"]
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, EntriesScreen) and app.screen.scope == "pcmem-demo"
+        await pilot.press("escape")
+        await pilot.press("slash", "escape")  # esc in the filter clears it
+        assert row_keys(table) == ["notes", "pcmem-demo"] and not prompt(app).display and table.has_focus
+        await pilot.press("colon", "2", "enter")
+        assert table.cursor_row == 1
+        await pilot.press("colon", *"notes", "enter")  # the next row holding the text, wrapping round
+        assert table.cursor_key == "notes"
+        await pilot.press("colon", *"nowhere", "enter")
+        assert table.cursor_key == "notes" and status(app) == "no row holds 'nowhere'"
+
+
+async def test_on_the_entries_list_slash_filters_and_capital_s_searches(app):
+    """``/`` searched from the entries list (``f`` filtered); now ``/`` filters like on every list, and the filter
+    also finds an entry by any part of its id, which the list shows shortened."""
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_scope(pilot)
+        table = screen.query_one(ListTable)
+        await pilot.press("slash", *"owner")
+        assert isinstance(app.screen, EntriesScreen) and row_keys(table) == ["release-owner"]
+        await pilot.press("enter", "colon", "1", "enter")
+        assert table.cursor_key == "release-owner"
+        await pilot.press("S")
+        assert isinstance(app.screen, SearchScreen) and app.screen.scope == "pcmem-demo"
+
+
+async def test_search_hits_filter_and_the_hit_box_follows_the_row_under_the_cursor(app):
+    async with app.run_test(size=SIZE) as pilot:
+        await open_scope(pilot)
+        await pilot.press("S")
+        screen = app.screen
+        await search(pilot, "Marco Priya")
+        hits = screen.query_one("#hits", ListTable)
+        assert hits.has_focus and hits.row_count == 5
+        await pilot.press("slash", *"oolong")
+        marco = next(hit for hit in screen.page.hits if "oolong" in hit.text)
+        assert [row[4] for row in rows(hits)] == [marco.text]
+        assert marco.citation.entry_version_id in text_of(app, "#hit-detail")  # not the first hit's
+        await pilot.press("enter", "S")  # keep the filter; S goes back to the query (it searches on every screen)
+        assert screen.query_one("#query").has_focus
+        await pilot.press("tab", "tab", "tab", "tab")  # query → mode → limit → rerank → the hits
+        assert hits.has_focus
+        await pilot.press("enter")  # open the one hit left
+        await settle(pilot)
+        assert app.screen.entry_id == marco.citation.entry_id
+
+
+async def test_colon_jumps_in_the_trace_and_slash_filters_its_verdicts(store_path):
+    with open_store(store_path, reranker=ScriptedReranker(ranks=(3, 1))) as runtime:
+        app = make_app(runtime)
+        async with app.run_test(size=SIZE) as pilot:
+            await open_scope(pilot)
+            await pilot.press("S")
+            await search(pilot, "Marco Priya", limit="3")
+            await pilot.press("t")
+            assert isinstance(app.screen, TraceScreen)
+            trace = app.screen.query_one(ListTable)
+            await pilot.press("colon", "3", "enter")
+            assert trace.cursor_row == 2
+            await pilot.press("slash", *"kept")
+            assert [row[2] for row in rows(trace)] == ["✓ kept", "✓ kept"]
+
+
+async def test_the_revision_picker_filters_and_picks_the_row_left(app):
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_scope(pilot)
+        await pilot.press("v")
+        await settle(pilot)
+        assert isinstance(app.screen, RevisionScreen)
+        picker = app.screen.query_one(ListTable)
+        assert row_keys(picker) == ["3", "2", "1"] and picker.cursor_key == "3"  # newest first, on the one shown
+        await pilot.press("slash", *"revise", "enter", "enter")
+        await settle(pilot)
+        assert app.screen is screen and screen.manifest.revision == 2
