@@ -221,3 +221,26 @@ def test_the_real_decision_reranker_over_a_real_store(db_path):
     assert page.hits == tuple(coarse.hits[r - 1] for r in ranks)
     assert [r.subject for r in counting.requests] == [h.text for h in coarse.hits[: trace.decision_calls]]
     assert seen == [(i, len(coarse.hits)) for i in range(1, trace.decision_calls + 1)]
+
+
+def test_the_cli_rerank_none_turns_off_a_rerank_the_environment_configures(tmp_path):
+    """``pcmem search --rerank none`` means no rerank, even where the environment enables one (it used to mean
+    "as the environment says", like leaving the option out)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    path = tmp_path / "store.duckdb"
+    with pcmem.open_sync(path, embedder=None) as runtime:
+        runtime.memory.for_scope("s").remember("the team deploys on tuesday")
+    env = {**os.environ, ENV_RERANK_ENABLED: "true", ENV_GENERATION_MODEL: f"llama-cpp:{PRESET}"}
+
+    def search(*extra: str) -> dict:
+        done = subprocess.run([sys.executable, "-m", "pcmem", "--db", str(path), "search", "-s", "s", "--mode", "fts",
+                               "--json", *extra, "deploys"], capture_output=True, text=True, env=env, timeout=300)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    assert search()["rerank"] is not None  # the environment's rerank runs when the option is left out
+    assert search("--rerank", "none")["rerank"] is None

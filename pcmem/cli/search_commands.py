@@ -85,7 +85,7 @@ def _where(pairs: tuple[str, ...]) -> dict[str, Any] | None:
                    "normalised scores, more recall on LoCoMo) (default: $PCMEM_SEARCH_FUSION, else rrf).")
 @click.option("--rerank", type=click.Choice(["none", *RERANK_POLICIES]), default=None,
               help="Rerank the coarse pool: with a local model (listwise, decision, decision-fill) or by embedding "
-                   "cosine (embedding) (default: as configured by the environment).")
+                   "cosine (embedding); none turns a configured rerank off (default: as configured by the environment).")
 @click.option("--rerank-embedder", metavar="PRESET|DIR", default=None,
               help="--rerank embedding: order by this embedder's cosine instead of the store's own "
                    "(e.g. embeddinggemma-300m over a MiniLM store).")
@@ -112,7 +112,8 @@ def search(scopes: tuple[str, ...], kinds: tuple[str, ...], where: tuple[str, ..
         created_from=created_from, created_before=created_before, fusion=fusion)
     reranking = rerank is not None and rerank != "none"
     runtime = store.open(shared=False, create=False, embeds=mode != "fts" or reranking)
-    reranker: RerankerChoice = "default"  # as configured by the environment
+    # no --rerank: as the environment configures it; --rerank none: no rerank, whatever the environment says
+    reranker: RerankerChoice = "none" if rerank == "none" else "default"
     if reranking:  # beside an owner this only names the reranker: the owning process loads and runs the model
         inference = InferenceConfig.from_env(generation_model=model)
         with progress_bar("verifying model", enabled=not as_json and runtime.owner_pid is None,
