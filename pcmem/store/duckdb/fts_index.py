@@ -16,7 +16,7 @@ so queries analysed the same way match the same terms.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import duckdb
@@ -97,13 +97,16 @@ def add_documents(db: duckdb.DuckDBPyConnection, documents: Sequence[tuple[str, 
     _shift_stats(db, len(analysed), sum(len(terms) for _, terms in analysed))
 
 
-def _next_ids(db: duckdb.DuckDBPyConnection, floor: IdFloor) -> tuple[int, int]:
-    """The next free document id and term id (see :class:`IdFloor`), in one statement."""
+def lookup_sql(terms: Iterable[str], floor: IdFloor) -> str:
+    """One statement for a point write: ``(0, term, termid)`` for each of ``terms`` the index knows (an index scan of
+    ``dict`` by term), then ``(1, NULL, next document id)`` and ``(2, NULL, next term id)``, each found at or above
+    ``floor`` (see :class:`IdFloor`)."""
     docid, termid = int(floor.docid), int(floor.termid)
-    row = db.execute(
-        f"SELECT (SELECT coalesce(max(docid) + 1, {docid}) FROM {SCHEMA}.docs WHERE docid >= {docid}), "
-        f"(SELECT coalesce(max(termid) + 1, {termid}) FROM {SCHEMA}.dict WHERE termid >= {termid})").fetchone()
-    return int(row[0]), int(row[1])
+    return (f"SELECT 0, term, termid FROM {SCHEMA}.dict WHERE term IN {connection.in_list(terms)} "
+            f"UNION ALL SELECT 1, NULL, (SELECT coalesce(max(docid) + 1, {docid}) FROM {SCHEMA}.docs "
+            f"WHERE docid >= {docid}) "
+            f"UNION ALL SELECT 2, NULL, (SELECT coalesce(max(termid) + 1, {termid}) FROM {SCHEMA}.dict "
+            f"WHERE termid >= {termid})")
 
 
 def _add_by_lookups(db: duckdb.DuckDBPyConnection, analysed: list[tuple[str, list[str]]], floor: IdFloor) -> None:
@@ -113,12 +116,12 @@ def _add_by_lookups(db: duckdb.DuckDBPyConnection, analysed: list[tuple[str, lis
     for _, terms in analysed:
         for term in set(terms):
             doc_frequency[term] = doc_frequency.get(term, 0) + 1
-    first, next_termid = _next_ids(db, floor)
     # Looked up, then updated: an ``UPDATE … RETURNING`` here (one statement less) left DuckDB 1.5.5 planning later
     # term lookups of ``dict`` as table scans once the same rows had been updated by term id in that transaction
     # (a revise); tests/test_query_plans.py pins the index scan.
-    termids: dict[str, int] = dict(db.execute(
-        f"SELECT term, termid FROM {SCHEMA}.dict WHERE term IN {connection.in_list(doc_frequency)}").fetchall())
+    found = db.execute(lookup_sql(doc_frequency, floor)).fetchall()
+    termids = {term: int(termid) for kind, term, termid in found if kind == 0}
+    first, next_termid = (next(int(value) for kind, _, value in found if kind == wanted) for wanted in (1, 2))
     if termids:
         cases = " ".join(f"WHEN {connection.literal(t)} THEN {doc_frequency[t]}" for t in termids)
         db.execute(f"UPDATE {SCHEMA}.dict SET df = df + CASE term {cases} END WHERE term IN {connection.in_list(termids)}")
