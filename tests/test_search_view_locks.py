@@ -1,5 +1,5 @@
-"""The in-process search views are shared by every thread of a process under one lock: no DuckDB statement may run
-while it is held, or every search of every scope waits for one thread's reads (issue #30, threads).
+"""The in-process search views (postings, vectors) are shared by every thread of a process under one lock each: no
+DuckDB statement may run while it is held, or every search of every scope waits for one thread's reads (issue #30).
 
 A search reads its view's updates — a cold scope's postings, the entry events since the view's revision — and only
 then takes the lock to change the view and score it. Checked without timing: a cursor that notes, at each statement,
@@ -49,3 +49,27 @@ def test_a_fulltext_search_reads_the_store_without_holding_the_views_lock(db_pat
         warm = search()  # the events since the view's revision are read
         assert len(cold) == 2 and warm == sorted([*cold, written.citations[0].entry_version_id])
     assert len(held) >= 4 and not any(held), held
+
+
+def test_a_vector_search_reads_the_store_without_holding_the_views_lock(db_path):
+    from pcmem.testing import HashEmbedder
+
+    embedder = HashEmbedder(dimension=16)
+    with pcmem.open_sync(db_path, embedder=embedder) as runtime:
+        memory = runtime.memory.for_scope("s")
+        memory.remember(RememberRequest(entries=(NewEntry(text="kiwis and tea"), NewEntry(text="tea only"))))
+        backend = runtime.backend
+        cache, query = backend._vector_cache, embedder.embed_query("tea")
+        held: list[bool] = []
+
+        def search() -> list[str]:
+            head = memory.head()
+            with backend._transaction() as cursor:
+                found = cache.search(_Watching(cursor, cache._lock, held), head, embedder.profile, query, 10)
+            return sorted(candidate.entry_version_id for candidate in found)
+
+        cold = search()  # the whole scope's vectors are read
+        written = memory.remember("more tea, please")
+        warm = search()  # the events since the matrix's revision, and their vectors
+        assert len(cold) == 2 and warm == sorted([*cold, written.citations[0].entry_version_id])
+    assert len(held) >= 3 and not any(held), held
