@@ -34,7 +34,7 @@ from pcmem.store.duckdb.files import remove_store_files
 from pcmem.store.duckdb.fts_cache import FtsCache
 from pcmem.store.duckdb.transactions import CursorPool, Transactions, first_line, translate
 from pcmem.store.duckdb.vector_cache import VectorCache
-from pcmem.store.duckdb.write import DuckDBWrite
+from pcmem.store.duckdb.write import DuckDBWrite, opening_read
 from pcmem.types.embedding import EmbeddingProfile
 from pcmem.types.memory import (
     Change,
@@ -91,6 +91,7 @@ class DuckDBBackend:
         self._complete = CompletenessMemo()
         self._versions = VersionCache()
         self._paging_secret = PagingSecret()
+        self._id_floor = fts_index.IdFloor()  # next full-text ids, a lower bound kept between writes (under _write_lock)
         pool: CursorPool | None = None
         try:
             pool = self._connections = CursorPool(self.path, lock_timeout, shared=shared, read_only=self.read_only,
@@ -167,7 +168,8 @@ class DuckDBBackend:
     @contextmanager
     def write(self, scope: str) -> Iterator[DuckDBWrite]:
         with self._write_lock, self._transaction(write=True) as cursor:
-            yield DuckDBWrite(cursor, scope, reads.find_memory(cursor, scope), self.analyzer, self._versions.clear)
+            memory, profiles = opening_read(cursor, scope)
+            yield DuckDBWrite(cursor, scope, memory, self.analyzer, self._versions.clear, profiles, self._id_floor)
 
     # --- reads ------------------------------------------------------------------------------------------------
 

@@ -257,37 +257,53 @@ class FtsCache:
         stats = read_stats(db, list(dict.fromkeys(terms)))
         if stats is None:
             return []
-        with self._lock:
-            state = self._current(db, memory, stats.generation)
-            slots, scores, matched = score(state, stats)
-            entries = state.entries
-            if len(scores) > limit:
-                cut = np.partition(scores, len(scores) - limit)[len(scores) - limit]
-                keep = np.flatnonzero(scores >= cut)  # every document tied with the cut competes on the tie-break
-            else:
-                keep = np.arange(len(scores))
-            chosen = [(float(scores[i]), entries[int(slots[i])], int(matched[i])) for i in keep]
+        while True:
+            state = self._view_at(db, memory, stats.generation)
+            with self._lock:  # views change in place: scored while no other thread can move this one
+                if state.revision != memory.revision:
+                    continue  # another thread moved it past this search's snapshot meanwhile: look again
+                slots, scores, matched = score(state, stats)
+                entries = state.entries
+                if len(scores) > limit:
+                    cut = np.partition(scores, len(scores) - limit)[len(scores) - limit]
+                    keep = np.flatnonzero(scores >= cut)  # every document tied with the cut competes on the tie-break
+                else:
+                    keep = np.arange(len(scores))
+                chosen = [(float(scores[i]), entries[int(slots[i])], int(matched[i])) for i in keep]
+                break
         chosen.sort(key=lambda c: (-c[0], c[1][0].encode(), c[1][1].encode()))
         artifact = memory.artifact_id
         return [Candidate(artifact, entry_id, version_id, value, count)
                 for value, (entry_id, version_id), count in chosen[:limit]]
 
-    def _current(self, db: duckdb.DuckDBPyConnection, memory: MemoryRef, generation: str | None
+    def _view_at(self, db: duckdb.DuckDBPyConnection, memory: MemoryRef, generation: str | None
                  ) -> _ScopePostings:
-        state = self._scopes.get(memory.artifact_id)
-        if state is not None and state.generation != generation:
-            self._scopes.clear()  # the index was rebuilt (another analyzer, a repair): every view is stale
-            state = None
-        if state is None or state.revision > memory.revision:
-            fresh = _load(db, memory, generation)
-            if state is None or state.revision <= memory.revision:
-                self._scopes.put(memory.artifact_id, fresh, fresh.live)
+        """The scope's view, brought to ``memory.revision`` if it was behind (the caller checks the revision again
+        under the lock). DuckDB is read without the lock — a cold scope's postings, the events since a view's
+        revision — so a search or a write in progress on one thread never makes every other search wait for
+        its statements; the lock is held only to look a view up and to change it in memory."""
+        with self._lock:
+            state = self._scopes.get(memory.artifact_id)
+            if state is not None and state.generation != generation:
+                self._scopes.clear()  # the index was rebuilt (another analyzer, a repair): every view is stale
+                state = None
+            if state is not None and state.revision == memory.revision:
+                return state
+            since = state.revision if state is not None and state.revision < memory.revision else None
+        if state is None or since is None:
+            fresh = _load(db, memory, generation)  # this thread's own until it is published
+            with self._lock:
+                cached = self._scopes.get(memory.artifact_id)
+                if cached is None or cached.generation != generation or cached.revision < fresh.revision:
+                    self._scopes.put(memory.artifact_id, fresh, fresh.live)
             return fresh  # an older snapshot than the cached view is served from its own copy, not cached
-        if state.revision < memory.revision:
-            _apply_events(db, state, memory)
-            if state.needs_compaction():
-                state.compact()
-            self._scopes.put(memory.artifact_id, state, state.live)
+        moves = _read_moves(db, memory, since)
+        with self._lock:
+            if state.revision == since and self._scopes.get(memory.artifact_id) is state:
+                _apply_moves(state, moves, memory.revision)
+                if state.needs_compaction():
+                    state.compact()
+                self._scopes.put(memory.artifact_id, state, state.live)
         return state
 
 
@@ -301,39 +317,63 @@ def _load(db: duckdb.DuckDBPyConnection, memory: MemoryRef, generation: str | No
             WHERE h.artifact_id = $artifact AND h.state = 'active' ORDER BY d.docid""",
         {"artifact": memory.artifact_id},
     ).fetchall()
-    state.build(*_read_postings(db, state, documents, f"({scope_docs})", {"artifact": memory.artifact_id}))
+    postings = _read_postings(db, documents, f"({scope_docs})", {"artifact": memory.artifact_id})
+    state.build(*_append(state, documents, postings))
     return state
 
 
-def _apply_events(db: duckdb.DuckDBPyConnection, state: _ScopePostings, memory: MemoryRef) -> None:
-    rows = head_moves(db, memory, state.revision)
-    for entry_id, _version_id, _state in rows:
-        state.remove(entry_id)
+@dataclass
+class _Moves:
+    """What moved a scope's head since a view's revision, read from the store: the entries that moved, and the
+    documents (with their postings) of those that are active now."""
+
+    rows: list[tuple[str, str, str]]
+    documents: list[tuple[int, int, str, str]]
+    postings: dict[str, np.ndarray]
+
+
+def _read_moves(db: duckdb.DuckDBPyConnection, memory: MemoryRef, since: int) -> _Moves:
+    rows = head_moves(db, memory, since)
     active = {version_id: entry_id for entry_id, version_id, entry_state in rows if entry_state == "active"}
+    documents: list[tuple[int, int, str, str]] = []
     if active:
         documents = [(docid, length, active[name], name) for docid, length, name in db.execute(
             f"SELECT docid, len, name FROM {SCHEMA}.docs WHERE name IN {connection.in_list(active)} ORDER BY docid"
         ).fetchall()]
-        wanted = "(" + ", ".join(str(int(docid)) for docid, *_ in documents) + ")"
-        state.add_postings(*_read_postings(db, state, documents, wanted, {}))
-    state.revision = memory.revision
+    wanted = "(" + ", ".join(str(int(docid)) for docid, *_ in documents) + ")"
+    return _Moves(rows, documents, _read_postings(db, documents, wanted, {}))
 
 
-def _read_postings(db: duckdb.DuckDBPyConnection, state: _ScopePostings, documents: list[tuple[int, int, str, str]],
-                   wanted: str, parameters: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Append ``(docid, len, entry_id, entry_version_id)`` documents (in docid order) to ``state``'s slots and read
-    their postings from the index's ``terms`` table as (termids, slots, tfs) arrays; ``wanted`` is SQL for their
-    docids (a literal list for a few, a subquery for a whole scope)."""
+def _apply_moves(state: _ScopePostings, moves: _Moves, revision: int) -> None:
+    for entry_id, _version_id, _state in moves.rows:
+        state.remove(entry_id)
+    if moves.documents:
+        state.add_postings(*_append(state, moves.documents, moves.postings))
+    state.revision = revision
+
+
+def _read_postings(db: duckdb.DuckDBPyConnection, documents: list[tuple[int, int, str, str]], wanted: str,
+                   parameters: dict) -> dict[str, np.ndarray]:
+    """The postings ``(docid, termid, tf)`` of ``(docid, len, entry_id, entry_version_id)`` documents (in docid
+    order) from the index's ``terms`` table; ``wanted`` is SQL for their docids (a literal list for a few, a
+    subquery for a whole scope)."""
     import numpy as np  # lazy: numpy costs ~0.15-0.2 s of a cold CLI call that never searches
 
     if not documents:
-        return np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.int64)
+        return {"docid": np.empty(0, np.int64), "termid": np.empty(0, np.int64), "tf": np.empty(0, np.int64)}
     # The BETWEEN lets DuckDB skip row groups by their docid range (new documents sit at the end of the table).
-    postings = db.execute(
+    return db.execute(
         f"""SELECT docid, termid, count(*)::BIGINT AS tf FROM {SCHEMA}.terms
             WHERE docid BETWEEN $low AND $high AND docid IN {wanted} GROUP BY ALL""",
         {"low": documents[0][0], "high": documents[-1][0], **parameters},
     ).fetchnumpy()
+
+
+def _append(state: _ScopePostings, documents: list[tuple[int, int, str, str]], postings: dict[str, np.ndarray],
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Append the documents to ``state``'s slots; their postings as (termids, slots, tfs) arrays."""
+    import numpy as np  # lazy: numpy costs ~0.15-0.2 s of a cold CLI call that never searches
+
     first = len(state.entries)
     docids = np.asarray([docid for docid, *_ in documents], dtype=np.int64)
     for _docid, length, entry_id, version_id in documents:

@@ -116,31 +116,59 @@ class VectorCache:
     ) -> list[Candidate]:
         """The ``limit`` most similar active head versions, ties bytewise on (artifact, entry, version)."""
         import numpy as np  # lazy: numpy costs ~0.15-0.2 s of a cold CLI call that searches full text only
-        with self._lock:
-            state = self._current(db, memory, profile)
-            if state.size == 0:
-                return []
-            unit_query = query.astype(np.float32) / (np.linalg.norm(query) or 1.0)
-            matrix = state.matrix[: state.size]
-            rows = _rows_that_can_rank(matrix, unit_query, limit)
-            similarity = _similarities(matrix[rows], unit_query)  # exact for the few rows that can rank
-            picked = [(float(similarity[i]), state.entries[row]) for i, row in enumerate(rows.tolist())]
+        while True:
+            state = self._view_at(db, memory, profile)
+            with self._lock:  # matrices change in place: scored while no other thread can move this one
+                if state.revision != memory.revision:
+                    continue  # another thread moved it past this search's snapshot meanwhile: look again
+                if state.size == 0:
+                    return []
+                unit_query = query.astype(np.float32) / (np.linalg.norm(query) or 1.0)
+                matrix = state.matrix[: state.size]
+                rows = _rows_that_can_rank(matrix, unit_query, limit)
+                similarity = _similarities(matrix[rows], unit_query)  # exact for the few rows that can rank
+                picked = [(float(similarity[i]), state.entries[row]) for i, row in enumerate(rows.tolist())]
+                break
         picked.sort(key=lambda p: (-p[0], p[1][0].encode(), p[1][1].encode()))
         artifact = memory.artifact_id
         return [Candidate(artifact, entry_id, version_id, score) for score, (entry_id, version_id) in picked[:limit]]
 
-    def _current(self, db: duckdb.DuckDBPyConnection, memory: MemoryRef, profile: EmbeddingProfile) -> _ScopeMatrix:
-        state = self._scopes.get(memory.artifact_id)
-        if state is None or state.profile != profile or state.revision > memory.revision:
-            fresh = _load(db, memory, profile)
-            if state is None or state.profile != profile or state.revision <= memory.revision:
-                self._scopes.put(memory.artifact_id, fresh, fresh.size)
+    def _view_at(self, db: duckdb.DuckDBPyConnection, memory: MemoryRef, profile: EmbeddingProfile) -> _ScopeMatrix:
+        """The scope's matrix, brought to ``memory.revision`` and given the vectors stored since (the caller checks
+        the revision again under the lock). As for the full-text views (fts_cache.FtsCache._view_at), DuckDB is
+        read without the lock, which is held only to look a matrix up and to change it in memory."""
+        with self._lock:
+            state = self._scopes.get(memory.artifact_id)
+            if state is not None and state.profile == profile and state.revision == memory.revision \
+                    and not state.missing:
+                return state
+            current = state is not None and state.profile == profile and state.revision <= memory.revision
+            since = state.revision if state is not None and current else None
+            missing = dict(state.missing) if state is not None and current else {}
+        if state is None or since is None:
+            fresh = _load(db, memory, profile)  # this thread's own until it is published
+            with self._lock:
+                cached = self._scopes.get(memory.artifact_id)
+                if cached is None or cached.profile != profile or cached.revision <= fresh.revision:
+                    self._scopes.put(memory.artifact_id, fresh, fresh.size)
             return fresh  # an older snapshot than the cached matrix is served from its own copy, not cached
-        if state.revision < memory.revision:
-            _apply_events(db, state, memory)
-            self._scopes.put(memory.artifact_id, state, state.size)
-        if state.missing:
-            _fill_missing(db, state)
+        moves = head_moves(db, memory, since) if since < memory.revision else []
+        active = {entry_id: version_id for entry_id, version_id, entry_state in moves if entry_state == "active"}
+        for entry_id, _version_id, _state in moves:
+            missing.pop(entry_id, None)
+        missing.update(active)
+        found = _read_vectors(db, missing)
+        with self._lock:
+            if state.revision == since and self._scopes.get(memory.artifact_id) is state:
+                for entry_id, _version_id, _state in moves:
+                    state.drop(entry_id)
+                state.missing.update(active)
+                state.revision = memory.revision
+                for entry_id, version_id, vector in found:
+                    if state.missing.get(entry_id) == version_id:  # not filled by another thread meanwhile
+                        state.missing.pop(entry_id)
+                        state.put(entry_id, version_id, vector)
+                self._scopes.put(memory.artifact_id, state, state.size)
         return state
 
 
@@ -163,24 +191,13 @@ def _load(db: duckdb.DuckDBPyConnection, memory: MemoryRef, profile: EmbeddingPr
     return state
 
 
-def _apply_events(db: duckdb.DuckDBPyConnection, state: _ScopeMatrix, memory: MemoryRef) -> None:
-    rows = head_moves(db, memory, state.revision)
-    for entry_id, _version_id, _state in rows:
-        state.drop(entry_id)
-    active = {version_id: entry_id for entry_id, version_id, entry_state in rows if entry_state == "active"}
-    state.missing.update({entry_id: version_id for version_id, entry_id in active.items()})
-    state.revision = memory.revision
-    _fill_missing(db, state)
-
-
-def _fill_missing(db: duckdb.DuckDBPyConnection, state: _ScopeMatrix) -> None:
-    """Pick up vectors stored since (a new write, or a reindex in this or another process)."""
+def _read_vectors(db: duckdb.DuckDBPyConnection, versions: dict[str, str]) -> list[tuple[str, str, np.ndarray]]:
+    """(entry_id, version_id, unit vector) of those of ``versions`` (entry id → version id) stored by now."""
     import numpy as np  # lazy: numpy costs ~0.15-0.2 s of a cold CLI call that searches full text only
-    wanted = {version_id: entry_id for entry_id, version_id in state.missing.items()}
+    if not versions:
+        return []
+    entry_of = {version_id: entry_id for entry_id, version_id in versions.items()}
     rows = db.execute(
-        f"SELECT entry_version_id, vec FROM embeddings WHERE entry_version_id IN {connection.in_list(wanted)}",
+        f"SELECT entry_version_id, vec FROM embeddings WHERE entry_version_id IN {connection.in_list(entry_of)}",
     ).fetchall()
-    for version_id, vec in rows:
-        entry_id = wanted[version_id]
-        state.missing.pop(entry_id, None)
-        state.put(entry_id, version_id, _unit(np.asarray([vec], dtype=np.float32))[0])
+    return [(entry_of[version_id], version_id, _unit(np.asarray([vec], dtype=np.float32))[0]) for version_id, vec in rows]

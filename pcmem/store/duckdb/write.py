@@ -12,7 +12,7 @@ import duckdb
 from pcmem.analysis import Analyzer
 from pcmem.errors import StoreError
 from pcmem.store.common import V_COLUMNS, check_events, next_revision, version_from_row
-from pcmem.store.duckdb import connection, erasure, fts_index, vectors
+from pcmem.store.duckdb import connection, erasure, fts_index, rows, vectors
 from pcmem.store.duckdb.arrow import registered
 from pcmem.types.embedding import EmbeddingProfile
 from pcmem.types.memory import EntryVersion, MemoryRef, Operation
@@ -27,12 +27,36 @@ def _naive_utc(value: datetime) -> datetime:
     return value.astimezone(UTC).replace(tzinfo=None)
 
 
+HeadRow = tuple[int, str, str]  # (rowid, entry_version_id, state) of an entry's row in head_entries
+
+
+def opening_read(cursor: duckdb.DuckDBPyConnection, scope: str,
+                 ) -> tuple[MemoryRef | None, dict[str, EmbeddingProfile]]:
+    """The scope's head and every embedding profile by role, in one statement: what a write transaction reads first."""
+    found = cursor.execute(
+        "SELECT m.artifact_id, m.head_revision, p.role, p.model_id, p.dimension, p.normalized "
+        "FROM (SELECT 1) LEFT JOIN memories m ON m.scope = ? LEFT JOIN embedding_profile p ON true",
+        [scope],
+    ).fetchall()
+    artifact_id, revision = found[0][0], found[0][1]
+    memory = None if artifact_id is None else MemoryRef(scope=scope, artifact_id=artifact_id, revision=revision)
+    profiles = {role: EmbeddingProfile(model_id=model_id, dimension=dimension, normalized=normalized)
+                for _, _, role, model_id, dimension, normalized in found if role is not None}
+    return memory, profiles
+
+
 class DuckDBWrite:
-    """A :class:`~pcmem.store.port.WriteTransaction` inside an open DuckDB transaction (see DuckDBBackend.write)."""
+    """A :class:`~pcmem.store.port.WriteTransaction` inside an open DuckDB transaction (see DuckDBBackend.write).
+
+    A point write (a remember of a few entries, a revise) runs a few cheap statements: the scope's head and the
+    embedding profiles are read once (:func:`opening_read`, handed in), each head row once (kept in ``_heads``
+    until the commit moves them), texts this write carries are never read back, and the rows it adds are literals
+    (:mod:`.rows`)."""
 
     def __init__(
         self, cursor: duckdb.DuckDBPyConnection, scope: str, memory: MemoryRef | None, analyzer: Analyzer,
-        forget_cached_versions: Callable[[], None],
+        forget_cached_versions: Callable[[], None], profiles: dict[str, EmbeddingProfile] | None = None,
+        id_floor: fts_index.IdFloor | None = None,
     ) -> None:
         self.analyzer = analyzer
         self._forget_cached_versions = forget_cached_versions
@@ -40,36 +64,57 @@ class DuckDBWrite:
         self._scope = scope
         self.memory = memory
         self._committed = False
+        #: Embedding profiles by role as this transaction sees them (no write of this transaction changes them).
+        self._profiles = profiles
+        self._id_floor = id_floor
+        #: Head rows read in this transaction, by entry id (``None``: the entry has no head row), until commit.
+        self._heads: dict[str, HeadRow | None] = {}
+
+    def _profile(self, role: vectors.Role = "active") -> EmbeddingProfile | None:
+        if self._profiles is None:
+            self._profiles = {role: found for role in vectors.TABLES
+                              if (found := vectors.profile(self._cursor, role)) is not None}
+        return self._profiles.get(role)
 
     def head_entry(self, entry_id: str) -> HeadEntry | None:
         if self.memory is None:
             return None
         row = self._cursor.execute(
             f"""
-            SELECT h.state, {V_COLUMNS}
+            SELECT h.rowid, h.state, {V_COLUMNS}
             FROM head_entries h JOIN entry_versions v USING (entry_version_id)
             WHERE h.artifact_id = ? AND h.entry_id = ?
             """,
             [self.memory.artifact_id, entry_id],
         ).fetchone()
-        return None if row is None else HeadEntry(version=version_from_row(row[1:]), state=row[0])
+        if row is None:
+            return None
+        head = HeadEntry(version=version_from_row(row[2:]), state=row[1])
+        self._heads[entry_id] = (row[0], head.version.entry_version_id, head.state)
+        return head
 
-    def _head_rows(self, artifact_id: str, entry_ids: Sequence[str]) -> dict[str, tuple[int, str, str]]:
+    def _head_rows(self, artifact_id: str, entry_ids: Sequence[str]) -> dict[str, HeadRow]:
         """entry_id → (rowid, entry_version_id, state) of these entries' head rows, by an index scan on entry_id (a
-        second filter would make DuckDB scan the table, so the scope is checked here)."""
-        rows = self._cursor.execute(
-            "SELECT rowid, artifact_id, entry_id, entry_version_id, state FROM head_entries "
-            f"WHERE entry_id IN {connection.in_list(entry_ids)}"
-        ).fetchall()
-        return {entry_id: (rowid, version_id, state)
-                for rowid, artifact, entry_id, version_id, state in rows if artifact == artifact_id}
+        second filter would make DuckDB scan the table, so the scope is checked here). Rows this transaction read
+        before are not read again; a memory this write creates has none."""
+        unknown = [entry_id for entry_id in dict.fromkeys(entry_ids) if entry_id not in self._heads]
+        if unknown and self.memory is not None and self.memory.artifact_id == artifact_id:
+            found = self._cursor.execute(
+                "SELECT rowid, artifact_id, entry_id, entry_version_id, state FROM head_entries "
+                f"WHERE entry_id IN {connection.in_list(unknown)}"
+            ).fetchall()
+            self._heads.update(dict.fromkeys(unknown))
+            self._heads.update({entry_id: (rowid, version_id, state)
+                                for rowid, artifact, entry_id, version_id, state in found if artifact == artifact_id})
+        heads = {entry_id: self._heads.get(entry_id) for entry_id in entry_ids}
+        return {entry_id: head for entry_id, head in heads.items() if head is not None}
 
     def existing_entry_ids(self, entry_ids: Sequence[str]) -> set[str]:
-        import pyarrow as pa  # lazy: importing pyarrow costs ~100 ms, a search never needs it
         if self.memory is None or not entry_ids:
             return set()
         if len(entry_ids) <= fts_index.POINT_WRITES:
             return set(self._head_rows(self.memory.artifact_id, entry_ids))
+        import pyarrow as pa  # lazy: importing pyarrow costs ~100 ms, a search never needs it
         wanted = pa.table({"entry_id": pa.array(list(entry_ids), pa.string())})
         with registered(self._cursor, "pcmem_wanted", wanted):
             rows = self._cursor.execute(
@@ -79,24 +124,25 @@ class DuckDBWrite:
         return {entry_id for (entry_id,) in rows}
 
     def embedding_profile(self) -> EmbeddingProfile | None:
-        return vectors.profile(self._cursor)
+        return self._profile()
 
     def erase(self, entry_ids: Sequence[str]) -> None:
         if self.memory is None:
             raise StoreError("nothing to erase in a scope with no memory")
         erasure.erase(self._cursor, self.memory.artifact_id, entry_ids)
+        self._heads.clear()
         self._forget_cached_versions()  # erased text must not outlive the erasure in this process's memory
 
     def missing_vectors(self, entry_version_ids: Sequence[str]) -> set[str]:
-        if vectors.profile(self._cursor) is None:
+        if self._profile() is None:
             return set(entry_version_ids)
         return vectors.missing(self._cursor, entry_version_ids)
 
     def secondary_embedding_profile(self) -> EmbeddingProfile | None:
-        return vectors.profile(self._cursor, "secondary")
+        return self._profile("secondary")
 
     def store_secondary_vectors(self, profile: EmbeddingProfile, batch: Mapping[str, np.ndarray]) -> None:
-        if batch and profile == vectors.profile(self._cursor, "secondary"):
+        if batch and profile == self._profile("secondary"):
             vectors.store(self._cursor, batch, vectors.TABLES["secondary"])
 
     def commit(
@@ -117,12 +163,12 @@ class DuckDBWrite:
         stamp = _naive_utc(now)
         self._write_memory_row(artifact_id, revision, stamp)
         self._cursor.execute(
-            "INSERT INTO revisions (artifact_id, revision, operation, change_count, created_at, reason) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
-            [artifact_id, revision, operation, len(events), stamp, reason],
-        )
+            "INSERT INTO revisions (artifact_id, revision, operation, change_count, created_at, reason) VALUES "
+            + rows.values([(artifact_id, revision, operation, len(events), stamp, reason)]))
         self._insert_versions(artifact_id, revision, new_versions, stamp)
-        self._apply_events(artifact_id, revision, events, vectors_by_version or {})
+        texts = {version.entry_version_id: version.text for version in new_versions}
+        self._apply_events(artifact_id, revision, events, vectors_by_version or {}, texts)
+        self._heads.clear()  # moved: a later read in this transaction must look again
         self.memory = MemoryRef(scope=self._scope, artifact_id=artifact_id, revision=revision)
         return self.memory
 
@@ -137,21 +183,23 @@ class DuckDBWrite:
 
     def _write_memory_row(self, artifact_id: str, revision: int, stamp: datetime) -> None:
         if revision == 1:
-            self._cursor.execute(
-                "INSERT INTO memories VALUES (?, ?, ?, ?, ?)", [artifact_id, self._scope, revision, stamp, stamp]
-            )
+            self._cursor.execute("INSERT INTO memories VALUES " + rows.values([(artifact_id, self._scope, revision,
+                                                                                 stamp, stamp)]))
         else:
-            self._cursor.execute(
-                "UPDATE memories SET head_revision = ?, updated_at = ? WHERE artifact_id = ?",
-                [revision, stamp, artifact_id],
-            )
+            self._cursor.execute(f"UPDATE memories SET head_revision = {int(revision)}, "
+                                 f"updated_at = {rows.sql_value(stamp)} WHERE artifact_id = {connection.literal(artifact_id)}")
 
     def _insert_versions(
         self, artifact_id: str, revision: int, new_versions: Sequence[EntryVersion], stamp: datetime
     ) -> None:
-        import pyarrow as pa  # lazy: importing pyarrow costs ~100 ms, a search never needs it
         if not new_versions:
             return
+        if len(new_versions) <= fts_index.POINT_WRITES:
+            self._cursor.execute("INSERT INTO entry_versions VALUES " + rows.values(
+                (v.entry_version_id, artifact_id, v.entry_id, v.version, v.kind, v.text, v.content_hash,
+                 canonical_json(v.metadata), revision, stamp) for v in new_versions))
+            return
+        import pyarrow as pa  # lazy: importing pyarrow costs ~100 ms, a search never needs it
         versions = pa.table(
             {
                 "entry_version_id": [v.entry_version_id for v in new_versions],
@@ -170,11 +218,18 @@ class DuckDBWrite:
             self._cursor.execute("INSERT INTO entry_versions SELECT * FROM pcmem_versions")
 
     def _apply_events(
-        self, artifact_id: str, revision: int, events: Sequence[EntryEvent], vectors_by_version: Mapping[str, np.ndarray]
+        self, artifact_id: str, revision: int, events: Sequence[EntryEvent], vectors_by_version: Mapping[str, np.ndarray],
+        texts: Mapping[str, str],
     ) -> None:
-        """Log the events, move the search projections, then the head rows of the touched entries (O(change))."""
-        import pyarrow as pa  # lazy: importing pyarrow costs ~100 ms, a search never needs it
+        """Log the events, move the search projections, then the head rows of the touched entries (O(change)).
+        ``texts``: the texts of the versions this commit writes, by version id (not read back for the index)."""
         cursor = self._cursor
+        if len(events) <= fts_index.POINT_WRITES:
+            cursor.execute("INSERT INTO entry_events VALUES " + rows.values(
+                (artifact_id, revision, e.entry_id, e.entry_version_id, e.state) for e in events))
+            self._move_heads_by_lookups(artifact_id, events, vectors_by_version, texts)
+            return
+        import pyarrow as pa  # lazy: importing pyarrow costs ~100 ms, a search never needs it
         changed = pa.table(
             {
                 "artifact_id": pa.array([artifact_id] * len(events), pa.string()),
@@ -186,9 +241,6 @@ class DuckDBWrite:
         )
         with registered(cursor, "pcmem_changed", changed):
             cursor.execute("INSERT INTO entry_events SELECT * FROM pcmem_changed")
-            if len(events) <= fts_index.POINT_WRITES:
-                self._move_heads_by_lookups(artifact_id, events, vectors_by_version)
-                return
             self._update_search_projections(vectors_by_version)
             # O(change): only the head rows of the entries this revision touched are updated or added.
             cursor.execute(
@@ -207,7 +259,7 @@ class DuckDBWrite:
             )
 
     def _move_heads_by_lookups(self, artifact_id: str, events: Sequence[EntryEvent],
-                               vectors_by_version: Mapping[str, np.ndarray]) -> None:
+                               vectors_by_version: Mapping[str, np.ndarray], texts: Mapping[str, str]) -> None:
         """What :meth:`_update_search_projections` and the head moves below do, for a few events: every row is found
         through an index (head rows by entry id, versions by primary key) and changed by rowid, so a write costs
         the same in a store of 1,000 or 1,000,000 entries."""
@@ -215,12 +267,13 @@ class DuckDBWrite:
         heads = self._head_rows(artifact_id, [e.entry_id for e in events])
         fts_index.remove_documents(cursor, [version_id for _, version_id, state in heads.values() if state == "active"])
         activated = [e.entry_version_id for e in events if e.state == "active"]
-        if activated:
-            texts = cursor.execute(f"SELECT entry_version_id, text FROM entry_versions WHERE entry_version_id IN "
-                                   f"{connection.in_list(activated)}").fetchall()
-            fts_index.add_documents(cursor, texts, self.analyzer)
-        if vectors_by_version and vectors.profile(cursor) is not None:
-            vectors.store(cursor, vectors_by_version)
+        documents = [(version_id, texts[version_id]) for version_id in activated if version_id in texts]
+        stored = [version_id for version_id in activated if version_id not in texts]  # made active again
+        if stored:
+            documents += cursor.execute(f"SELECT entry_version_id, text FROM entry_versions WHERE entry_version_id IN "
+                                        f"{connection.in_list(stored)}").fetchall()
+        fts_index.add_documents(cursor, documents, self.analyzer, self._id_floor)
+        self._store_vectors(vectors_by_version)
         moved = [e for e in events if e.entry_id in heads]
         if moved:
             rowids = ", ".join(str(heads[e.entry_id][0]) for e in moved)
@@ -230,9 +283,8 @@ class DuckDBWrite:
             cursor.execute(f"UPDATE head_entries SET entry_version_id = CASE rowid {version_case} END, "
                            f"state = CASE rowid {state_case} END WHERE rowid IN ({rowids})")
         if len(moved) < len(events):
-            new_only = f" WHERE c.entry_id NOT IN {connection.in_list(heads)}" if heads else ""
-            cursor.execute("INSERT INTO head_entries SELECT c.artifact_id, c.entry_id, c.entry_version_id, c.state "
-                           f"FROM pcmem_changed c{new_only}")
+            cursor.execute("INSERT INTO head_entries VALUES " + rows.values(
+                (artifact_id, e.entry_id, e.entry_version_id, e.state) for e in events if e.entry_id not in heads))
 
     def _update_search_projections(self, vectors_by_version: Mapping[str, np.ndarray]) -> None:
         """Before head_entries moves: drop the touched entries' active docs from the FTS index, add the new ones."""
@@ -246,6 +298,11 @@ class DuckDBWrite:
             "SELECT c.entry_version_id, v.text FROM pcmem_changed c JOIN entry_versions v USING (entry_version_id) "
             "WHERE c.state = 'active'"
         ).fetchall()
-        fts_index.add_documents(cursor, becoming_active, self.analyzer)
-        if vectors_by_version and vectors.profile(cursor) is not None:
-            vectors.store(cursor, vectors_by_version)
+        fts_index.add_documents(cursor, becoming_active, self.analyzer, self._id_floor)
+        self._store_vectors(vectors_by_version)
+
+    def _store_vectors(self, vectors_by_version: Mapping[str, np.ndarray]) -> None:
+        """The active vectors of a commit: its new versions' and those of versions made active again that had none
+        (:meth:`missing_vectors`, in this transaction), so none is stored yet and a plain insert does."""
+        if vectors_by_version and self._profile() is not None:
+            vectors.store(self._cursor, vectors_by_version, replace=False)

@@ -1,0 +1,58 @@
+"""The few rows one point write inserts, as SQL ``VALUES`` literals.
+
+Why literals: a remember of one entry inserts one row into each of several tables. Through a registered Arrow table
+each insert cost ~1-2.5 ms here (``register``/``unregister`` change the connection's catalog), a bound parameter
+~0.6 ms (DuckDB's Python client looks for pandas per parameter), a statement of literals ~0.25 ms. A large batch
+(an import) still goes through Arrow, which costs ~1 µs a row once registered (see :mod:`.arrow`).
+
+Every value is rendered here, exactly: strings with their quotes doubled (:func:`connection.literal`, which refuses
+NUL), integers and booleans as themselves, datetimes as naive ``TIMESTAMP`` literals to the microsecond, vectors as
+their float32 values in shortest round-trip form cast to ``FLOAT[n]`` (parsed back to the same bits).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from pcmem.store.duckdb.connection import literal
+
+if TYPE_CHECKING:
+    import numpy as np
+
+#: What a row of a point write holds.
+Value = str | int | bool | datetime | None
+
+
+def sql_value(value: Value) -> str:
+    """One value as a SQL literal (a timezone-aware datetime is refused: the store keeps naive UTC)."""
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(int(value))
+    if isinstance(value, datetime):
+        if value.tzinfo is not None:
+            raise ValueError("timestamps reach the store as naive UTC")
+        return f"TIMESTAMP '{value.isoformat(sep=' ', timespec='microseconds')}'"
+    if isinstance(value, str):
+        return literal(value)
+    raise TypeError(f"no SQL literal for {type(value).__name__}")
+
+
+def values(rows: Iterable[Sequence[Value]]) -> str:
+    """``(a, b), (c, d)``: the rows as the body of a ``VALUES`` list."""
+    return ", ".join("(" + ", ".join(sql_value(value) for value in row) + ")" for row in rows)
+
+
+def vector_value(vector: np.ndarray) -> str:
+    """A vector as a ``FLOAT[n]`` literal. Each float32 is written in the shortest form that reads back as the same
+    float64, which DuckDB rounds (correctly) to the same float32 bits (``nan``/``inf`` as DuckDB spells them)."""
+    import numpy as np  # lazy: numpy costs ~0.15-0.2 s of a cold CLI call that searches full text only
+
+    floats = np.asarray(vector, dtype=np.float32)
+    if floats.ndim != 1:
+        raise ValueError("a stored vector is one row")
+    return f"'[{', '.join(map(repr, floats.tolist()))}]'::FLOAT[{floats.shape[0]}]"
