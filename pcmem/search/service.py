@@ -28,14 +28,14 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from pcmem.embedding.port import Embedder
 from pcmem.errors import CapabilityNotSupportedError, EmbeddingError, RerankError
 from pcmem.rerank.port import StoreBoundReranker
 from pcmem.search.fusion import admit_fts, admit_vector, channel_candidate_count, fuse, fusion_parameters
 from pcmem.settings import SearchFusion
-from pcmem.store.port import StorageBackend
+from pcmem.store.port import SnapshotMoved, StorageBackend
 from pcmem.types.memory import Citation, EntryVersion, MemoryRef
 from pcmem.types.search import Candidate, MemoryHit, RerankTrace, ResolvedMode, SearchMemoryRequest, SearchPage
 from pcmem.types.storage import ChannelCandidates, VectorStatus
@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from pcmem.types.rerank import MemoryRerankDecision
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 DEFAULT_CANDIDATE_LIMIT = 30  # RFC 0080: the reranker sees up to 30 coarse candidates by default
 EVERY_CANDIDATE = 10_000_000  # the most a filtered search asks one channel for (in effect: all of them)
@@ -177,24 +178,37 @@ class SearchService:
     def _coarse(self, scopes: tuple[str, ...], request: SearchMemoryRequest, reranking: bool) -> SearchPage:
         # One read snapshot for the mode check, every scope's candidates and their versions: every hit of a scope
         # cites the revision its candidates came from, and the store is asked once, not once per step.
-        with self._backend.reading():
-            return self._coarse_in_snapshot(scopes, request, reranking)
+        embedded: dict[str, np.ndarray] = {}
+        return self._in_snapshot(lambda: self._coarse_in_snapshot(scopes, request, reranking, embedded))
 
     def channel_lists(self, scopes: tuple[str, ...], request: SearchMemoryRequest, reranking: bool = False
                       ) -> AdmittedChannels:
         """Each channel's admitted candidates (with their BM25 / cosine scores), exactly what the fusion gets: lets a
         benchmark fetch them once per question and compare fusions offline."""
-        with self._backend.reading():
-            return self._channels_in_snapshot(scopes, request, reranking)
+        embedded: dict[str, np.ndarray] = {}
+        return self._in_snapshot(lambda: self._channels_in_snapshot(scopes, request, reranking, embedded))
 
-    def _channels_in_snapshot(self, scopes: tuple[str, ...], request: SearchMemoryRequest, reranking: bool
-                              ) -> AdmittedChannels:
+    def _in_snapshot(self, read: Callable[[], T]) -> T:
+        """``read()`` in one read snapshot; once more when the backend's memo went stale under it (SnapshotMoved:
+        a write began meanwhile), in a plain snapshot, which cannot move."""
+        try:
+            with self._backend.reading():
+                return read()
+        except SnapshotMoved:
+            with self._backend.reading():
+                return read()
+
+    def _channels_in_snapshot(self, scopes: tuple[str, ...], request: SearchMemoryRequest, reranking: bool,
+                              embedded: dict[str, np.ndarray]) -> AdmittedChannels:
+        """``embedded`` keeps the query's vector for a second attempt (see :meth:`_in_snapshot`)."""
         mode = self.resolve_mode(request.mode, scopes)
         query_vector: np.ndarray | None = None
         if mode != "fts":
             assert self._embedder is not None  # vector modes resolve only with an embedder
             try:
-                query_vector = self._embedder.embed_query(request.query)
+                query_vector = embedded.get("query")
+                if query_vector is None:
+                    query_vector = embedded["query"] = self._embedder.embed_query(request.query)
             except EmbeddingError as error:
                 if request.mode != "auto":
                     raise
@@ -224,9 +238,9 @@ class SearchService:
         return AdmittedChannels(mode=mode, coarse_limit=coarse_limit, memories=memories, versions=versions,
                                 channels={"fts": admit_fts(fts, len(terms)), "vector": admit_vector(vector)})
 
-    def _coarse_in_snapshot(self, scopes: tuple[str, ...], request: SearchMemoryRequest, reranking: bool
-                            ) -> SearchPage:
-        found = self._channels_in_snapshot(scopes, request, reranking)
+    def _coarse_in_snapshot(self, scopes: tuple[str, ...], request: SearchMemoryRequest, reranking: bool,
+                            embedded: dict[str, np.ndarray]) -> SearchPage:
+        found = self._channels_in_snapshot(scopes, request, reranking, embedded)
         fusion = request.fusion or self.fusion
         if not found.memories:
             return SearchPage(memory=None, mode=found.mode, hits=(), fusion=fusion,

@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
 from pcmem.analysis import Analyzer
+from pcmem.errors import StoreError
 from pcmem.types.embedding import EmbeddingProfile
 from pcmem.types.memory import (
     Change,
@@ -91,6 +92,11 @@ class WriteTransaction(Protocol):
         """
 
 
+class SnapshotMoved(StoreError):
+    """A search served from a backend's memory needed the file after a write had begun since: nothing was read yet,
+    so the search runs again (see :meth:`StorageBackend.reading`). Never reaches a user."""
+
+
 class StorageBackend(Protocol):
     """Durable storage of scoped memories. Reads never block on writes; each read sees one consistent revision."""
 
@@ -160,7 +166,10 @@ class StorageBackend(Protocol):
         """
 
     def reading(self) -> AbstractContextManager[None]:
-        """One read snapshot for every read this thread makes inside the block (nested reads join it)."""
+        """One read snapshot for every read this thread makes inside the block (nested reads join it).
+
+        May raise :class:`SnapshotMoved` from a read inside the block: the caller runs the block again, and the
+        next ``reading()`` of the thread is a plain snapshot, which never raises it."""
 
     def secondary_embedding_profile(self) -> EmbeddingProfile | None:
         """The secondary profile: a second embedder's vectors kept for the embedding reranker only, or ``None``."""
