@@ -126,3 +126,20 @@ def test_the_lazy_snapshot_refuses_to_read_after_a_write_began(db_path):
         with backend.reading():  # the retry: a plain snapshot, current
             found = backend.candidates("s", fts_terms=["gamma"], query_vector=None, limit=5)
         assert len(found.fts) == 1
+
+
+def test_hits_built_without_validation_equal_validated_ones(db_path):
+    from pcmem.types.memory import Citation
+    from pcmem.types.search import MemoryHit
+
+    with pcmem.open_sync(db_path, embedder=TextHashEmbedder()) as runtime:
+        memory = runtime.memory.for_scope("s")
+        memory.remember(RememberRequest(entries=(NewEntry(text="Priya moved the installer", metadata={"a": [1]}),
+                                                 NewEntry(text="Priya reviewed the budget"))))
+        page = _search(memory, "Priya installer")
+        assert page.hits
+        for hit in page.hits:
+            assert hit == MemoryHit.model_validate(hit.model_dump())
+            assert type(hit.citation) is Citation and type(hit.score) is float and isinstance(hit.matched_by, tuple)
+        page.hits[0].metadata["a"] = "changed by a caller"  # a hit's metadata is its own, not the cached version's
+        assert _search(memory, "Priya installer").hits[0].metadata == {"a": [1]}
