@@ -143,3 +143,13 @@ def test_hits_built_without_validation_equal_validated_ones(db_path):
             assert type(hit.citation) is Citation and type(hit.score) is float and isinstance(hit.matched_by, tuple)
         page.hits[0].metadata["a"] = "changed by a caller"  # a hit's metadata is its own, not the cached version's
         assert _search(memory, "Priya installer").hits[0].metadata == {"a": [1]}
+
+
+def test_a_cold_search_reads_what_the_memo_lacks_in_one_statement(db_path, monkeypatch):
+    with pcmem.open_sync(db_path, embedder=TextHashEmbedder()) as runtime:
+        memory = runtime.memory.for_scope("s")
+        memory.remember(RememberRequest(entries=tuple(NewEntry(text=t) for t in sentences(200))))
+        _search(memory, "Priya moved the Windows installer")  # the scope's views are loaded
+        statements = _count_statements(runtime.backend, monkeypatch)
+        _search(memory, "the quarterly roadmap was measured")  # new terms and candidates, the views are current
+        assert statements == ["SELECT", "SELECT"]  # the terms' statistics, the versions not cached: no BEGIN/COMMIT

@@ -36,6 +36,7 @@ from pcmem.rerank.port import StoreBoundReranker
 from pcmem.search.fusion import Fused, admit_fts, admit_vector, channel_candidate_count, fuse, fusion_parameters
 from pcmem.settings import SearchFusion
 from pcmem.store.port import SnapshotMoved, StorageBackend
+from pcmem.types.base import trusted
 from pcmem.types.memory import Citation, EntryVersion, MemoryRef
 from pcmem.types.search import Candidate, MemoryHit, RerankTrace, ResolvedMode, SearchMemoryRequest, SearchPage
 from pcmem.types.storage import ChannelCandidates, VectorStatus
@@ -265,11 +266,11 @@ class AdmittedChannels:
 
 def _hit(memory: MemoryRef, version: EntryVersion, fused: Fused) -> MemoryHit:
     """A hit built without validating it again: every part comes from a stored version, validated when it was
-    written, and from the fusion's own float and channel names (validation was ~20 model builds per search)."""
-    citation = Citation.model_construct(artifact_id=memory.artifact_id, revision=memory.revision,
-                                        entry_id=version.entry_id, entry_version_id=version.entry_version_id)
-    return MemoryHit.model_construct(citation=citation, text=version.text, kind=version.kind, score=fused.score,
-                                     matched_by=fused.matched_by, metadata=dict(version.metadata))
+    written, and from the fusion's own float and channel names (validating them was ~20 model builds per search)."""
+    citation = trusted(Citation, artifact_id=memory.artifact_id, revision=memory.revision,
+                       entry_id=version.entry_id, entry_version_id=version.entry_version_id)
+    return trusted(MemoryHit, citation=citation, text=version.text, kind=version.kind, score=fused.score,
+                   matched_by=fused.matched_by, metadata=dict(version.metadata))
 
 
 def _check_selection(decision: MemoryRerankDecision, count: int, limit: int, policy_id: str) -> None:

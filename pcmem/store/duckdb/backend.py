@@ -353,7 +353,8 @@ class DuckDBBackend:
                     local.heads = {}
                     yield
                 return
-            local.lazy = lazy = LazySnapshot(self._transaction, self._transactions.clock, generation)
+            local.lazy = lazy = LazySnapshot(self._transaction, self._connections.cursor, self._transactions.clock,
+                                             generation)
             try:
                 yield
             except BaseException as error:
@@ -377,7 +378,7 @@ class DuckDBBackend:
         if lazy is not None:
             found = self._memo.head(lazy.generation, scope)
             if found is None:
-                found = reads.head_and_profile(cursor, scope)
+                found = lazy.read(lambda fresh: reads.head_and_profile(fresh, scope))
                 self._memo.remember_head(lazy.generation, scope, found)
             return found
         heads: dict | None = getattr(self._snapshot, "heads", None)
@@ -397,7 +398,7 @@ class DuckDBBackend:
             return IndexStats.of(totals, found.values())
         known_totals, found, missing = self._memo.index_terms(lazy.generation, distinct)
         if missing or known_totals is None:
-            totals, read = read_index_terms(cursor, missing)
+            totals, read = lazy.read(lambda fresh: read_index_terms(fresh, missing))
             self._memo.remember_index_terms(lazy.generation, totals, read)
             found.update(read)
         else:
@@ -440,7 +441,10 @@ class DuckDBBackend:
         """A search page's versions: cached ones from memory, the rest read in the search's snapshot."""
         found, missing = self._versions.split(entry_version_ids)
         if missing:
-            read = reads.entry_versions(cursor, missing)
+            lazy: LazySnapshot | None = getattr(self._snapshot, "lazy", None)
+            # Versions are immutable (an erasure is a write, which moves the clock): one statement of its own will do
+            read = (lazy.read(lambda fresh: reads.entry_versions(fresh, missing)) if lazy is not None
+                    else reads.entry_versions(cursor, missing))
             self._versions.add(read)
             found.update(read)
         return found

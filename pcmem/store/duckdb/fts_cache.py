@@ -282,7 +282,7 @@ class FtsCache:
             else:
                 keep = np.arange(len(scores))
             chosen = [(float(scores[i]), entries[int(slots[i])], int(matched[i])) for i in keep]
-        chosen.sort(key=lambda c: (-c[0], c[1][0].encode(), c[1][1].encode()))
+        chosen.sort(key=lambda c: (-c[0], c[1][0], c[1][1]))  # ids bytewise (see Candidate.key)
         artifact = memory.artifact_id
         return [Candidate(artifact, entry_id, version_id, value, count)
                 for value, (entry_id, version_id), count in chosen[:limit]]

@@ -8,10 +8,11 @@ begins and when it ends. So whatever was read while the clock stood still at ``g
 search that finds everything it needs in the memo of ``g`` reads no statement at all (a warm search cost four:
 BEGIN, head and profile, the index statistics, COMMIT — ~3 ms of ~3.4 at 1,000 entries, for 0.4 ms of index work).
 
-What the memo lacks (a term never seen, a scope's view to bring up to its head, a version not cached) is read in
-a snapshot opened then (:class:`LazySnapshot`), which is first pinned and checked against the clock: if a write
-began since ``g``, the search raises :class:`~pcmem.store.port.SnapshotMoved` before reading anything, and the
-caller runs it again in a plain snapshot. Hits never mix what the memo said with a newer state of the file.
+What the memo lacks is read then and checked against the clock: a head or terms' statistics as one statement of its
+own, a scope's view to bring up to its head or a version not cached in a snapshot opened then
+(:class:`LazySnapshot`), first pinned and checked. If a write began since ``g``, the search raises
+:class:`~pcmem.store.port.SnapshotMoved` before it uses what it read, and the caller runs it again in a plain
+snapshot. Hits never mix what the memo said with a newer state of the file.
 """
 
 from __future__ import annotations
@@ -19,66 +20,24 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
-from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar
 
 import duckdb
 
 from pcmem.store.duckdb.fts_cache import IndexTotals
+from pcmem.store.duckdb.transactions import translate
+from pcmem.store.duckdb.write_clock import WriteClock
 from pcmem.store.port import SnapshotMoved
 from pcmem.types.embedding import EmbeddingProfile
 from pcmem.types.memory import MemoryRef
+
+T = TypeVar("T")
 
 #: Terms and scopes one memo remembers before it starts over (a read-only server never moves the clock).
 MEMO_CAPACITY = 100_000
 
 HeadAndProfile = tuple[MemoryRef | None, EmbeddingProfile | None]
-
-
-class WriteClock:
-    """Counts the write transactions of one store file in this process: begun and ended. It stands still at ``g``
-    while ``begun == ended == g``."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._begun = 0
-        self._ended = 0
-
-    def begin(self) -> None:
-        with self._lock:
-            self._begun += 1
-
-    def end(self) -> None:
-        with self._lock:
-            self._ended += 1
-
-    def tick(self) -> None:
-        """A change made outside a write transaction (a reclaim, an index rebuild): what was read before is stale."""
-        with self._lock:
-            self._begun += 1
-            self._ended += 1
-
-    def standing(self) -> int | None:
-        """The generation when no write is under way, else None."""
-        with self._lock:
-            return self._begun if self._begun == self._ended else None
-
-    def still(self, generation: int) -> bool:
-        """No write began since the clock stood at ``generation``."""
-        with self._lock:
-            return self._begun == generation
-
-
-_CLOCKS: dict[Path, WriteClock] = {}
-_CLOCKS_LOCK = threading.Lock()
-
-
-def clock_for(path: Path) -> WriteClock:
-    """The one clock of a file in this process: every backend of the path shares it (they share DuckDB's instance,
-    so a write through one changes what the other reads)."""
-    with _CLOCKS_LOCK:
-        return _CLOCKS.setdefault(path, WriteClock())
 
 
 class SearchMemo:
@@ -132,12 +91,15 @@ class LazySnapshot:
     """A search's read snapshot, opened at its first statement; stands in for the cursor (``execute``).
 
     On opening it pins DuckDB's snapshot with a first read and checks that no write began since the memo's
-    generation; else it raises SnapshotMoved, before the caller read or changed anything."""
+    generation; else it raises SnapshotMoved, before the caller read or changed anything. What only fills the memo
+    (a head, terms' statistics) needs no transaction: :meth:`read` runs it as one statement of its own."""
 
     def __init__(self, open_transaction: Callable[[], AbstractContextManager[duckdb.DuckDBPyConnection]],
+                 lend: Callable[[], AbstractContextManager[duckdb.DuckDBPyConnection]],
                  clock: WriteClock, generation: int) -> None:
         self.generation = generation
         self._open_transaction = open_transaction
+        self._lend = lend
         self._clock = clock
         self._transaction: AbstractContextManager[duckdb.DuckDBPyConnection] | None = None
         self._cursor: duckdb.DuckDBPyConnection | None = None
@@ -153,6 +115,21 @@ class LazySnapshot:
             if not self._clock.still(self.generation):
                 raise SnapshotMoved("a write began after this search read the memo")
         return self._cursor
+
+    def read(self, statement: Callable[[duckdb.DuckDBPyConnection], T]) -> T:
+        """``statement(cursor)`` as of the memo's generation: in the snapshot when one is open, else alone (DuckDB
+        runs a statement outside a transaction in a snapshot of its own), then checked against the clock — no
+        write began since, so it saw the state the memo describes (SnapshotMoved otherwise). 1 statement, not 4."""
+        if self._cursor is not None:
+            return statement(self._cursor)
+        with self._lend() as cursor:
+            try:
+                value = statement(cursor)
+            except duckdb.Error as error:
+                raise translate(error, "store operation failed") from error
+        if not self._clock.still(self.generation):
+            raise SnapshotMoved("a write began while this search read the file")
+        return value
 
     def execute(self, *args: Any, **kwargs: Any) -> duckdb.DuckDBPyConnection:
         return self.cursor.execute(*args, **kwargs)

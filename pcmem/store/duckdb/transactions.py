@@ -18,7 +18,7 @@ import duckdb
 
 from pcmem.errors import ConcurrentWriteError, PcmemError, StoreError
 from pcmem.store.duckdb import blocks, connection, files
-from pcmem.store.duckdb.search_memo import WriteClock, clock_for
+from pcmem.store.duckdb.write_clock import WriteClock, clock_for
 
 _IDLE_CURSORS = 8  # cursors kept for reuse; beyond that a returned cursor is closed
 _TURN_GAP = 0.01  # seconds a shared-mode process leaves the file free between back-to-back transactions
