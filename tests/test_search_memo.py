@@ -153,3 +153,15 @@ def test_a_cold_search_reads_what_the_memo_lacks_in_one_statement(db_path, monke
         statements = _count_statements(runtime.backend, monkeypatch)
         _search(memory, "the quarterly roadmap was measured")  # new terms and candidates, the views are current
         assert statements == ["SELECT", "SELECT"]  # the terms' statistics, the versions not cached: no BEGIN/COMMIT
+
+
+def test_a_closed_store_answers_no_search_from_the_memo(db_path):
+    from pcmem.errors import StoreError
+
+    runtime = pcmem.SyncRuntime(DuckDBBackend(db_path))
+    memory = runtime.memory.for_scope("s")
+    memory.remember("alpha beta")
+    assert _search(memory, "alpha", "fts").hits  # the memo knows everything this search needs now
+    runtime.backend.close()
+    with pytest.raises(StoreError, match="closed"):
+        _search(memory, "alpha", "fts")

@@ -344,6 +344,8 @@ class DuckDBBackend:
         if getattr(local, "active", False):
             yield
             return
+        if self._transactions.closed:  # the memo would still answer: a closed store answers nothing
+            raise StoreError("the store is closed")
         generation = None if self.shared or getattr(local, "plain", False) else self._memo.open()
         local.plain = False
         local.active = True
