@@ -149,9 +149,12 @@ class _PowerContextEmbedding:
 
 
 async def _compare(args: argparse.Namespace) -> None:
+    import logging
     from contextlib import AsyncExitStack
 
     _sqlite_with_extensions()
+    # PowerContext's model-usage statistics (a queue this harness never drains) warn on every call: not our figures.
+    logging.getLogger("powercontext.builtin.runtime._model_usage").setLevel(logging.ERROR)
 
     from powercontext.builtin.artifacts.atomic_memory.models import AtomicMemoryContent
     from powercontext.builtin.runtime.composition import open_builtin_runtime
