@@ -19,7 +19,7 @@ CHANNELS: tuple[Channel, ...] = get_args(Channel)  # the order in which matched_
 class Fused:
     candidate: Candidate
     score: float
-    matched_by: tuple[str, ...]
+    matched_by: tuple[Channel, ...]
 
 
 def channel_candidate_count(coarse_limit: int) -> int:
@@ -126,7 +126,7 @@ def _fuse(channels: Mapping[str, Sequence[Candidate]], limit: int,
           contributions: Callable[[str, Sequence[Candidate]], list[float]]) -> list[Fused]:
     """Sum each channel's contribution per entry version (channels in CHANNELS order), best first, ties bytewise."""
     scores: dict[str, float] = {}
-    matched: dict[str, list[str]] = {}
+    matched: dict[str, list[Channel]] = {}
     by_version: dict[str, Candidate] = {}
     for channel in CHANNELS:
         found = channels.get(channel, ())

@@ -28,14 +28,15 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from pcmem.embedding.port import Embedder
 from pcmem.errors import CapabilityNotSupportedError, EmbeddingError, RerankError
 from pcmem.rerank.port import StoreBoundReranker
-from pcmem.search.fusion import admit_fts, admit_vector, channel_candidate_count, fuse, fusion_parameters
+from pcmem.search.fusion import Fused, admit_fts, admit_vector, channel_candidate_count, fuse, fusion_parameters
 from pcmem.settings import SearchFusion
-from pcmem.store.port import SearchIndex, VectorReads
+from pcmem.store.port import SearchIndex, SnapshotMoved, VectorReads
+from pcmem.types.base import trusted
 from pcmem.types.memory import Citation, EntryVersion, MemoryRef
 from pcmem.types.search import Candidate, MemoryHit, RerankTrace, ResolvedMode, SearchMemoryRequest, SearchPage
 from pcmem.types.storage import ChannelCandidates, VectorStatus
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
     from pcmem.types.rerank import MemoryRerankDecision
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 DEFAULT_CANDIDATE_LIMIT = 30  # RFC 0080: the reranker sees up to 30 coarse candidates by default
 EVERY_CANDIDATE = 10_000_000  # the most a filtered search asks one channel for (in effect: all of them)
@@ -181,24 +183,37 @@ class SearchService:
     def _coarse(self, scopes: tuple[str, ...], request: SearchMemoryRequest, reranking: bool) -> SearchPage:
         # One read snapshot for the mode check, every scope's candidates and their versions: every hit of a scope
         # cites the revision its candidates came from, and the store is asked once, not once per step.
-        with self._backend.reading():
-            return self._coarse_in_snapshot(scopes, request, reranking)
+        embedded: dict[str, np.ndarray] = {}
+        return self._in_snapshot(lambda: self._coarse_in_snapshot(scopes, request, reranking, embedded))
 
     def channel_lists(self, scopes: tuple[str, ...], request: SearchMemoryRequest, reranking: bool = False
                       ) -> AdmittedChannels:
         """Each channel's admitted candidates (with their BM25 / cosine scores), exactly what the fusion gets: lets a
         benchmark fetch them once per question and compare fusions offline."""
-        with self._backend.reading():
-            return self._channels_in_snapshot(scopes, request, reranking)
+        embedded: dict[str, np.ndarray] = {}
+        return self._in_snapshot(lambda: self._channels_in_snapshot(scopes, request, reranking, embedded))
 
-    def _channels_in_snapshot(self, scopes: tuple[str, ...], request: SearchMemoryRequest, reranking: bool
-                              ) -> AdmittedChannels:
+    def _in_snapshot(self, read: Callable[[], T]) -> T:
+        """``read()`` in one read snapshot; once more when the backend's memo went stale under it (SnapshotMoved:
+        a write began meanwhile), in a plain snapshot, which cannot move."""
+        try:
+            with self._backend.reading():
+                return read()
+        except SnapshotMoved:
+            with self._backend.reading():
+                return read()
+
+    def _channels_in_snapshot(self, scopes: tuple[str, ...], request: SearchMemoryRequest, reranking: bool,
+                              embedded: dict[str, np.ndarray]) -> AdmittedChannels:
+        """``embedded`` keeps the query's vector for a second attempt (see :meth:`_in_snapshot`)."""
         mode = self.resolve_mode(request.mode, scopes)
         query_vector: np.ndarray | None = None
         if mode != "fts":
             assert self._embedder is not None  # vector modes resolve only with an embedder
             try:
-                query_vector = self._embedder.embed_query(request.query)
+                query_vector = embedded.get("query")
+                if query_vector is None:
+                    query_vector = embedded["query"] = self._embedder.embed_query(request.query)
             except EmbeddingError as error:
                 if request.mode != "auto":
                     raise
@@ -228,19 +243,15 @@ class SearchService:
         return AdmittedChannels(mode=mode, coarse_limit=coarse_limit, memories=memories, versions=versions,
                                 channels={"fts": admit_fts(fts, len(terms)), "vector": admit_vector(vector)})
 
-    def _coarse_in_snapshot(self, scopes: tuple[str, ...], request: SearchMemoryRequest, reranking: bool
-                            ) -> SearchPage:
-        found = self._channels_in_snapshot(scopes, request, reranking)
+    def _coarse_in_snapshot(self, scopes: tuple[str, ...], request: SearchMemoryRequest, reranking: bool,
+                            embedded: dict[str, np.ndarray]) -> SearchPage:
+        found = self._channels_in_snapshot(scopes, request, reranking, embedded)
         fusion = request.fusion or self.fusion
         if not found.memories:
             return SearchPage(memory=None, mode=found.mode, hits=(), fusion=fusion,
                               fusion_parameters=fusion_parameters(fusion))
-        hits = []
-        for item in fuse(fusion, found.channels, found.coarse_limit):
-            version = found.versions[item.candidate.entry_version_id]
-            citation = Citation.of(found.memories[item.candidate.artifact_id], version)
-            hits.append(MemoryHit(citation=citation, text=version.text, kind=version.kind, score=item.score,
-                                  matched_by=item.matched_by, metadata=version.metadata))
+        hits = [_hit(found.memories[item.candidate.artifact_id], found.versions[item.candidate.entry_version_id],
+                     item) for item in fuse(fusion, found.channels, found.coarse_limit)]
         single = next(iter(found.memories.values())) if len(scopes) == 1 else None
         return SearchPage(memory=single, mode=found.mode, hits=tuple(hits), memories=tuple(found.memories.values()),
                           fusion=fusion, fusion_parameters=fusion_parameters(fusion))
@@ -255,6 +266,15 @@ class AdmittedChannels:
     memories: dict[str, MemoryRef]  # by artifact id: every scope searched that has a memory
     versions: dict[str, EntryVersion]  # every candidate's entry version, by id
     channels: dict[str, list[Candidate]]  # "fts" / "vector": admitted candidates, best first
+
+
+def _hit(memory: MemoryRef, version: EntryVersion, fused: Fused) -> MemoryHit:
+    """A hit built without validating it again: every part comes from a stored version, validated when it was
+    written, and from the fusion's own float and channel names (validating them was ~20 model builds per search)."""
+    citation = trusted(Citation, artifact_id=memory.artifact_id, revision=memory.revision,
+                       entry_id=version.entry_id, entry_version_id=version.entry_version_id)
+    return trusted(MemoryHit, citation=citation, text=version.text, kind=version.kind, score=fused.score,
+                   matched_by=fused.matched_by, metadata=dict(version.metadata))
 
 
 def _check_selection(decision: MemoryRerankDecision, count: int, limit: int, policy_id: str) -> None:

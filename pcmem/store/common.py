@@ -148,15 +148,8 @@ class VersionCache(LRU[str, EntryVersion]):
 
     def split(self, entry_version_ids: Sequence[str]) -> tuple[dict[str, EntryVersion], list[str]]:
         """(the cached versions, the ids still to read)."""
-        found: dict[str, EntryVersion] = {}
-        missing: list[str] = []
-        for version_id in entry_version_ids:
-            version = self.get(version_id)
-            if version is None:
-                missing.append(version_id)
-            else:
-                found[version_id] = version
-        return found, missing
+        found = self.get_many(entry_version_ids)
+        return found, [version_id for version_id in entry_version_ids if version_id not in found]
 
     def add(self, versions: Mapping[str, EntryVersion]) -> None:
         for version_id, version in versions.items():

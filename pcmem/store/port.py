@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from pcmem.analysis import Analyzer
+from pcmem.errors import StoreError
 from pcmem.types.embedding import EmbeddingProfile
 from pcmem.types.memory import (
     Change,
@@ -100,12 +101,20 @@ class WriteTransaction(Protocol):
         """
 
 
+class SnapshotMoved(StoreError):
+    """A search served from a backend's memory needed the file after a write had begun since: nothing was read yet,
+    so the search runs again (see :meth:`Snapshots.reading`). Never reaches a user."""
+
+
 @runtime_checkable
 class Snapshots(Protocol):
     """Consistent reads: every read a thread makes inside :meth:`reading` sees one revision of the store."""
 
     def reading(self) -> AbstractContextManager[None]:
-        """One read snapshot for every read this thread makes inside the block (nested reads join it)."""
+        """One read snapshot for every read this thread makes inside the block (nested reads join it).
+
+        May raise :class:`SnapshotMoved` from a read inside the block: the caller runs the block again, and the
+        next ``reading()`` of the thread is a plain snapshot, which never raises it."""
 
 
 @runtime_checkable

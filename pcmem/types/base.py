@@ -4,7 +4,7 @@ field types requests share (one per kind of value, so each kind is checked the s
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError, ValidationInfo
 
@@ -91,3 +91,21 @@ def _describe(error: ValidationError) -> str:
     field = str(first["loc"][-1]) if first["loc"] else ""
     # pcmem's own validators already name the field; pydantic's generic messages ("Field required") do not.
     return message if field and message.startswith(field) else f"{where}: {message}"
+
+
+ModelT = TypeVar("ModelT", bound=BaseModel)
+
+
+def trusted(model: type[ModelT], **values: Any) -> ModelT:
+    """A model built from values that were validated before (stored rows, another model's fields), without
+    validating them again: every field must be given, with the type the field declares.
+
+    Why not ``model_construct``: it loops over the fields in Python and costs more than validation itself here
+    (~19 µs vs ~15 µs for a search hit), while a search builds ~20 such models; this costs ~3 µs. It sets exactly what
+    ``model_construct`` sets (the fields, the set of fields given, no extra and no private values)."""
+    built = model.__new__(model)
+    object.__setattr__(built, "__dict__", values)
+    object.__setattr__(built, "__pydantic_fields_set__", set(values))
+    object.__setattr__(built, "__pydantic_extra__", None)
+    object.__setattr__(built, "__pydantic_private__", None)
+    return built

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import duckdb
 
@@ -31,10 +31,12 @@ from pcmem.store.common import (
 from pcmem.store.duckdb import check as check_module
 from pcmem.store.duckdb import erasure, files, fts_index, indexes, migrations, reads, vectors, wal
 from pcmem.store.duckdb.files import remove_store_files
-from pcmem.store.duckdb.fts_cache import FtsCache
+from pcmem.store.duckdb.fts_cache import FtsCache, IndexStats, read_index_terms
+from pcmem.store.duckdb.search_memo import LazySnapshot, SearchMemo
 from pcmem.store.duckdb.transactions import CursorPool, Transactions, first_line, translate
 from pcmem.store.duckdb.vector_cache import VectorCache
 from pcmem.store.duckdb.write import DuckDBWrite, opening_read
+from pcmem.store.port import SnapshotMoved
 from pcmem.types.embedding import EmbeddingProfile
 from pcmem.types.memory import (
     Change,
@@ -82,7 +84,7 @@ class DuckDBBackend:
         self.read_only = existed and not files.writable(self.path)
         self.shared = shared
         self._write_lock = threading.Lock()
-        self._snapshot = threading.local()  # the memo of a reading() block on this thread
+        self._snapshot = threading.local()  # the reading() block open on this thread, if any
         self._users = 1
         self._on_close: list[Callable[[], object]] = []
         self._users_lock = threading.Lock()
@@ -98,6 +100,7 @@ class DuckDBBackend:
                                                  index_lookups=index_lookups)
             self._transactions = Transactions(self.path, pool, read_only=self.read_only)
             self._transaction = self._transactions.open
+            self._memo = SearchMemo(self._transactions.clock)
             with pool.cursor() as db:
                 self._prepare(db)
                 unreclaimed = not self.read_only and erasure.pending(db)
@@ -132,6 +135,7 @@ class DuckDBBackend:
     def _forget_derived(self) -> None:
         """Drop what this process cached from the file after a change the caches cannot follow by revision (an
         erasure, a repair, a vector-space switch): erased text must not outlive the erasure in memory."""
+        self._transactions.clock.tick()
         self._vector_cache.invalidate()
         self._fts_cache.invalidate()
         self._versions.clear()
@@ -332,31 +336,82 @@ class DuckDBBackend:
     @contextmanager
     def reading(self) -> Iterator[None]:
         """One read snapshot for everything this thread reads inside the block (a search: mode check, candidates
-        of every scope, their versions). The scope heads and the embedding profile are read once per snapshot."""
-        with self._transaction():
-            if getattr(self._snapshot, "memo", None) is not None:
-                yield
+        of every scope, their versions).
+
+        Held file: the block reads what it can from the memo of the store's last write (:mod:`.search_memo`; a
+        warm search runs no statement) and opens a snapshot only for what the memo lacks; that may raise
+        SnapshotMoved, and the thread's next block is a plain snapshot. Shared file (other processes write between
+        our transactions), a write under way, or that retry: one transaction, heads and profile read once."""
+        local = self._snapshot
+        if getattr(local, "active", False):
+            yield
+            return
+        if self._transactions.closed:  # the memo would still answer: a closed store answers nothing
+            raise StoreError("the store is closed")
+        generation = None if self.shared or getattr(local, "plain", False) else self._memo.open()
+        local.plain = False
+        local.active = True
+        try:
+            if generation is None:
+                with self._transaction():
+                    local.heads = {}
+                    yield
                 return
-            self._snapshot.memo = {}
+            local.lazy = lazy = LazySnapshot(self._transaction, self._connections.cursor, self._transactions.clock,
+                                             generation)
             try:
                 yield
-            finally:
-                self._snapshot.memo = None
+            except BaseException as error:
+                if isinstance(error, SnapshotMoved):
+                    local.plain = True
+                lazy.close(error)
+                raise
+            lazy.close(None)
+        finally:
+            local.active, local.lazy, local.heads = False, None, None
 
-    def _snapshot_read(self, cursor: duckdb.DuckDBPyConnection, key: str, scope: str | None,
-                       ) -> tuple[MemoryRef | None, EmbeddingProfile | None]:
-        """The scope's head and the active profile, once per :meth:`reading` snapshot (one statement)."""
-        memo = getattr(self._snapshot, "memo", None)
-        if memo is not None and key in memo:
-            return memo[key]
+    def _reader(self) -> AbstractContextManager[duckdb.DuckDBPyConnection]:
+        """Where a search's reads go: the open lazy snapshot (see :meth:`reading`), else a transaction."""
+        lazy = getattr(self._snapshot, "lazy", None)
+        return nullcontext(cast(duckdb.DuckDBPyConnection, lazy)) if lazy is not None else self._transaction()
+
+    def _head_and_profile(self, cursor: duckdb.DuckDBPyConnection, scope: str
+                          ) -> tuple[MemoryRef | None, EmbeddingProfile | None]:
+        """The scope's head and the active profile (one statement), once per snapshot or per write generation."""
+        lazy: LazySnapshot | None = getattr(self._snapshot, "lazy", None)
+        if lazy is not None:
+            found = self._memo.head(lazy.generation, scope)
+            if found is None:
+                found = lazy.read(lambda fresh: reads.head_and_profile(fresh, scope))
+                self._memo.remember_head(lazy.generation, scope, found)
+            return found
+        heads: dict | None = getattr(self._snapshot, "heads", None)
+        if heads is not None and scope in heads:
+            return heads[scope]
         found = reads.head_and_profile(cursor, scope)
-        if memo is not None:
-            memo[key] = found
+        if heads is not None:
+            heads[scope] = found
         return found
 
+    def _index_stats(self, cursor: duckdb.DuckDBPyConnection, terms: Sequence[str]) -> IndexStats | None:
+        """BM25's statistics for ``terms``; the terms a memo of this write generation knows are not read again."""
+        lazy: LazySnapshot | None = getattr(self._snapshot, "lazy", None)
+        distinct = list(dict.fromkeys(terms))
+        if lazy is None:
+            totals, found = read_index_terms(cursor, distinct)
+            return IndexStats.of(totals, found.values())
+        known_totals, found, missing = self._memo.index_terms(lazy.generation, distinct)
+        if missing or known_totals is None:
+            totals, read = lazy.read(lambda fresh: read_index_terms(fresh, missing))
+            self._memo.remember_index_terms(lazy.generation, totals, read)
+            found.update(read)
+        else:
+            totals = known_totals
+        return IndexStats.of(totals, found.values())
+
     def vector_status(self, scope: str) -> VectorStatus:
-        with self._transaction() as cursor:
-            memory, profile = self._snapshot_read(cursor, f"scope:{scope}", scope)
+        with self._reader() as cursor:
+            memory, profile = self._head_and_profile(cursor, scope)
             if profile is None or memory is None:
                 return VectorStatus(memory=memory, profile=profile, complete=profile is not None)
             key = (memory.artifact_id, memory.revision, profile)
@@ -371,22 +426,29 @@ class DuckDBBackend:
         self, scope: str, *, fts_terms: Sequence[str] | None, query_vector: np.ndarray | None, limit: int
     ) -> ChannelCandidates:
         check_candidate_limit(limit)
-        with self._transaction() as cursor:
-            memory, profile = self._snapshot_read(cursor, f"scope:{scope}", scope)
+        with self._reader() as cursor:
+            memory, profile = self._head_and_profile(cursor, scope)
             if memory is None:
                 return ChannelCandidates(memory=None, fts=[], vector=[])
-            fts = self._fts_cache.search(cursor, memory, list(fts_terms), limit) if fts_terms is not None else []
+            fts = []
+            if fts_terms:
+                stats = self._index_stats(cursor, fts_terms)
+                fts = self._fts_cache.search(cursor, memory, stats, limit) if stats is not None else []
             vector = (
                 self._vector_cache.search(cursor, memory, profile, query_vector, limit)
                 if profile is not None and query_vector is not None else []
             )
-            return assemble_candidates(memory, fts, vector, self._page_versions)
+            return assemble_candidates(memory, fts, vector, lambda ids: self._page_versions(cursor, ids))
 
-    def _page_versions(self, entry_version_ids: Sequence[str]) -> dict[str, EntryVersion]:
-        """A search page's versions: cached ones from memory, the rest read in the search's snapshot (joined)."""
+    def _page_versions(self, cursor: duckdb.DuckDBPyConnection, entry_version_ids: Sequence[str]
+                       ) -> dict[str, EntryVersion]:
+        """A search page's versions: cached ones from memory, the rest read in the search's snapshot."""
         found, missing = self._versions.split(entry_version_ids)
         if missing:
-            read = self.entry_versions(missing)
+            lazy: LazySnapshot | None = getattr(self._snapshot, "lazy", None)
+            # Versions are immutable (an erasure is a write, which moves the clock): one statement of its own will do
+            read = (lazy.read(lambda fresh: reads.entry_versions(fresh, missing)) if lazy is not None
+                    else reads.entry_versions(cursor, missing))
             self._versions.add(read)
             found.update(read)
         return found

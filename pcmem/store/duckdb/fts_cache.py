@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import threading
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -37,6 +38,10 @@ _BM25_K1 = 1.2
 _BM25_B = 0.75
 
 
+#: num_docs, avgdl and the index generation, store-wide.
+IndexTotals = tuple[int, float | None, str | None]
+
+
 @dataclass
 class IndexStats:
     """The store-wide statistics BM25 needs, read in the search's snapshot."""
@@ -46,22 +51,36 @@ class IndexStats:
     generation: str | None  # changes when the index is rebuilt (ids start over)
     query: list[tuple[int, int]]  # (termid, df) of each distinct query term present in the store (df > 0)
 
+    @classmethod
+    def of(cls, totals: IndexTotals, terms: Iterable[tuple[int, int] | None]) -> IndexStats | None:
+        """From the index totals and each query term's (termid, df) or None; None when nothing can match."""
+        query = sorted(term for term in terms if term is not None)
+        num_docs, avgdl, generation = totals
+        if not query or not num_docs or avgdl is None:
+            return None
+        return cls(num_docs, float(avgdl), generation, query)
 
-def read_stats(db: duckdb.DuckDBPyConnection, terms: list[str]) -> IndexStats | None:
-    """One statement: the query terms' ids and document frequencies (an index scan of ``dict``), the document count
-    and average length, and the index generation."""
+
+def read_index_terms(db: duckdb.DuckDBPyConnection, terms: Sequence[str]
+                     ) -> tuple[IndexTotals, dict[str, tuple[int, int] | None]]:
+    """One statement: the index totals and, for each of ``terms``, (termid, df), or None when no document has it
+    (the terms' ids and frequencies are an index scan of ``dict``)."""
     rows = db.execute(
-        f"""SELECT 0, termid, df, NULL::DOUBLE, NULL::VARCHAR FROM {SCHEMA}.dict
+        f"""SELECT 0, term, termid, df, NULL::DOUBLE, NULL::VARCHAR FROM {SCHEMA}.dict
                 WHERE term IN {connection.in_list(terms)} AND df > 0
-            UNION ALL SELECT 1, NULL, num_docs, avgdl, NULL FROM {SCHEMA}.stats
-            UNION ALL SELECT 2, NULL, NULL, NULL, value FROM pcmem_meta WHERE key = 'fts_generation'"""
+            UNION ALL SELECT 1, NULL, NULL, num_docs, avgdl, NULL FROM {SCHEMA}.stats
+            UNION ALL SELECT 2, NULL, NULL, NULL, NULL, value FROM pcmem_meta WHERE key = 'fts_generation'"""
     ).fetchall()
-    query = sorted((int(termid), int(df)) for kind, termid, df, _, _ in rows if kind == 0)
-    stats = next(((int(count), avgdl) for kind, _, count, avgdl, _ in rows if kind == 1), None)
-    generation = next((value for kind, *_, value in rows if kind == 2), None)
-    if not query or stats is None or not stats[0] or stats[1] is None:
-        return None
-    return IndexStats(stats[0], float(stats[1]), generation, query)
+    found: dict[str, tuple[int, int] | None] = dict.fromkeys(terms)
+    num_docs, avgdl, generation = 0, None, None
+    for kind, term, termid, count, average, value in rows:
+        if kind == 0:
+            found[term] = (int(termid), int(count))
+        elif kind == 1:
+            num_docs, avgdl = int(count or 0), average
+        else:
+            generation = value
+    return (num_docs, avgdl, generation), found
 
 
 @dataclass
@@ -246,17 +265,13 @@ class FtsCache:
         with self._lock:
             self._scopes.clear()
 
-    def search(self, db: duckdb.DuckDBPyConnection, memory: MemoryRef, terms: list[str], limit: int
+    def search(self, db: duckdb.DuckDBPyConnection, memory: MemoryRef, stats: IndexStats, limit: int
                ) -> list[Candidate]:
-        """The top ``limit`` active head versions of the scope by BM25, ties bytewise on (artifact, entry, version),
-        each with the number of distinct query terms it contains."""
+        """The top ``limit`` active head versions of the scope by BM25 under ``stats`` (read in the same snapshot as
+        ``memory``), ties bytewise on (artifact, entry, version), each with the number of distinct query terms it
+        contains."""
         import numpy as np  # lazy: numpy costs ~0.15-0.2 s of a cold CLI call that never searches
 
-        if not terms:
-            return []
-        stats = read_stats(db, list(dict.fromkeys(terms)))
-        if stats is None:
-            return []
         while True:
             state = self._view_at(db, memory, stats.generation)
             with self._lock:  # views change in place: scored while no other thread can move this one
@@ -271,7 +286,7 @@ class FtsCache:
                     keep = np.arange(len(scores))
                 chosen = [(float(scores[i]), entries[int(slots[i])], int(matched[i])) for i in keep]
                 break
-        chosen.sort(key=lambda c: (-c[0], c[1][0].encode(), c[1][1].encode()))
+        chosen.sort(key=lambda c: (-c[0], c[1][0], c[1][1]))  # ids bytewise (see Candidate.key)
         artifact = memory.artifact_id
         return [Candidate(artifact, entry_id, version_id, value, count)
                 for value, (entry_id, version_id), count in chosen[:limit]]

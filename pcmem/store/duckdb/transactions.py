@@ -18,6 +18,7 @@ import duckdb
 
 from pcmem.errors import ConcurrentWriteError, PcmemError, StoreError
 from pcmem.store.duckdb import blocks, connection, files
+from pcmem.store.duckdb.write_clock import WriteClock, clock_for
 
 _IDLE_CURSORS = 8  # cursors kept for reuse; beyond that a returned cursor is closed
 _TURN_GAP = 0.01  # seconds a shared-mode process leaves the file free between back-to-back transactions
@@ -129,6 +130,8 @@ class Transactions:
         self.path = path
         self.pool = pool
         self.read_only = read_only
+        #: Moves when a write transaction begins and ends: what a search remembers is stale once it moved.
+        self.clock: WriteClock = clock_for(path)
         #: Set by the backend when its last user closed it: every later transaction raises StoreError.
         self.closed = False
         self._local = threading.local()
@@ -149,12 +152,24 @@ class Transactions:
         joins the open transaction (one snapshot). The cursor goes back to the pool afterwards."""
         if self.closed:
             raise StoreError("the store is closed")
+        if write:
+            self.refuse_if_read_only()
+            self.clock.begin()
+            try:
+                with self._open(write=True) as cursor:
+                    yield cursor
+            finally:
+                self.clock.end()
+        else:
+            with self._open(write=False) as cursor:
+                yield cursor
+
+    @contextmanager
+    def _open(self, *, write: bool) -> Iterator[duckdb.DuckDBPyConnection]:
         open_cursor = getattr(self._local, "cursor", None)
         if open_cursor is not None:
             yield open_cursor
             return
-        if write:
-            self.refuse_if_read_only()
         with self.pool.cursor() as cursor:
             if write:
                 self.private_wal()

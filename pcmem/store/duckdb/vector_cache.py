@@ -129,7 +129,7 @@ class VectorCache:
                 similarity = _similarities(matrix[rows], unit_query)  # exact for the few rows that can rank
                 picked = [(float(similarity[i]), state.entries[row]) for i, row in enumerate(rows.tolist())]
                 break
-        picked.sort(key=lambda p: (-p[0], p[1][0].encode(), p[1][1].encode()))
+        picked.sort(key=lambda p: (-p[0], p[1][0], p[1][1]))  # ids bytewise (see Candidate.key)
         artifact = memory.artifact_id
         return [Candidate(artifact, entry_id, version_id, score) for score, (entry_id, version_id) in picked[:limit]]
 
