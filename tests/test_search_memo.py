@@ -12,7 +12,7 @@ from conftest import TextHashEmbedder
 
 import pcmem
 from pcmem import NewEntry, RememberRequest, SearchMemoryRequest
-from pcmem.bench.perf import sentences
+from pcmem_bench.perf import sentences
 from pcmem.store.duckdb import DuckDBBackend
 from pcmem.store.port import SnapshotMoved
 

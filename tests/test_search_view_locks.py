@@ -14,6 +14,7 @@ import duckdb
 
 import pcmem
 from pcmem import NewEntry, RememberRequest
+from pcmem.store.duckdb.fts_cache import IndexStats, read_index_terms
 
 
 class _Watching:
@@ -41,7 +42,10 @@ def test_a_fulltext_search_reads_the_store_without_holding_the_views_lock(db_pat
         def search() -> list[str]:
             head = memory.head()
             with backend._transaction() as cursor:
-                found = cache.search(_Watching(cursor, cache._lock, held), head, terms, 10)
+                totals, found_terms = read_index_terms(cursor, terms)  # the statistics the backend reads first
+                stats = IndexStats.of(totals, found_terms.values())
+                assert stats is not None
+                found = cache.search(_Watching(cursor, cache._lock, held), head, stats, 10)
             return sorted(candidate.entry_version_id for candidate in found)
 
         cold = search()  # the whole scope's postings are read
