@@ -12,9 +12,9 @@ from conftest import TextHashEmbedder
 
 import pcmem
 from pcmem import NewEntry, RememberRequest, SearchMemoryRequest
-from pcmem_bench.perf import sentences
 from pcmem.store.duckdb import DuckDBBackend
 from pcmem.store.port import SnapshotMoved
+from pcmem_bench.perf import sentences
 
 
 class _CountingCursor:
