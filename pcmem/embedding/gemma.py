@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 from pcmem.embedding.reference import agreement
 from pcmem.embedding.vector_lru import query_memo
 from pcmem.errors import ConfigurationError, EmbeddingError
+from pcmem.inference.llama_cpp import require_llama_cpp
 from pcmem.model_files import is_intact, sha256_of, write_atomically
 from pcmem.types.embedding import EmbeddingProfile
 from pcmem.types.progress import Progress, StageProgress
@@ -138,20 +139,18 @@ class GemmaEmbedder:
 
     profile = PROFILE
 
-    def __init__(self, locate: Callable[[], Path], n_threads: int | None = None) -> None:
+    def __init__(self, locate: Callable[[], Path], n_threads: int | None = None, *,
+                 query_prompt: str = QUERY_PROMPT) -> None:
         self._locate = locate
         self._n_threads = n_threads
+        self.query_prompt = query_prompt  # the model card's other query tasks are a benchmark's choice (#31)
         self._queries = query_memo()
         self._llm: Any = None
         self._lock = threading.Lock()
 
     def _model(self) -> Any:
         if self._llm is None:
-            try:
-                import llama_cpp
-            except ImportError as error:
-                raise ConfigurationError("the embeddinggemma-300m preset runs on llama-cpp-python: "
-                                         "pip install 'pcmem[llm]'") from error
+            llama_cpp = require_llama_cpp(f"the {NAME} embedding preset")
             path = self._locate()
             try:
                 self._llm = llama_cpp.Llama(model_path=str(path), embedding=True, n_ctx=N_CTX, n_batch=N_CTX,
@@ -185,7 +184,11 @@ class GemmaEmbedder:
         return np.stack(rows) if rows else np.empty((0, PROFILE.dimension), dtype=np.float32)
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self._queries.memoised(text, lambda q: self._embed(QUERY_PROMPT.format(text=q)))
+        return self._queries.memoised(text, lambda q: self._embed(self.query_prompt.format(text=q)))
+
+    def with_query_prompt(self, query_prompt: str) -> GemmaEmbedder:
+        """The same model with another query prompt (documents keep theirs, so the stored vectors still match)."""
+        return GemmaEmbedder(self._locate, self._n_threads, query_prompt=query_prompt)
 
 
 # --- preparation ---------------------------------------------------------------------------------------------------
