@@ -8,7 +8,7 @@ from typing import cast
 
 import click
 
-from pcmem.cli import bench_pool, render
+from pcmem.cli import bench_embed_speed, bench_pool, render
 from pcmem.cli.progress import progress_bar
 from pcmem.errors import InputError
 from pcmem.rerank.port import MemoryReranker
@@ -483,6 +483,7 @@ def _register_startup(bench: click.Group) -> None:
 
 _register_startup(bench)
 bench_pool.register(bench)
+bench_embed_speed.register(bench)
 
 
 @bench.command("locomo-fusion")

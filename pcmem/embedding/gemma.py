@@ -148,14 +148,28 @@ class GemmaEmbedder:
         self._llm: Any = None
         self._lock = threading.Lock()
 
+    @property
+    def thread_count(self) -> int:
+        """The given count, else one thread per core this process may run on (its CPU affinity: a container or
+        ``taskset`` limit, not the machine's total, which would put two threads on one core and make them wait)."""
+        if self._n_threads:
+            return self._n_threads
+        if hasattr(os, "sched_getaffinity"):
+            return max(1, len(os.sched_getaffinity(0)))
+        return os.cpu_count() or 1
+
+    def llama(self) -> Any:
+        """The loaded llama.cpp model (``pcmem bench embed-speed`` times bare calls on it as the floor)."""
+        with self._lock:
+            return self._model()
+
     def _model(self) -> Any:
         if self._llm is None:
             llama_cpp = require_llama_cpp(f"the {NAME} embedding preset")
             path = self._locate()
             try:
                 self._llm = llama_cpp.Llama(model_path=str(path), embedding=True, n_ctx=N_CTX, n_batch=N_CTX,
-                                            n_ubatch=N_CTX, n_threads=self._n_threads or os.cpu_count() or 1,
-                                            verbose=False)
+                                            n_ubatch=N_CTX, n_threads=self.thread_count, verbose=False)
             except Exception as error:  # llama.cpp reports a bad file as ValueError/RuntimeError
                 raise EmbeddingError(f"llama.cpp cannot load {path}: {error}") from error
         return self._llm
