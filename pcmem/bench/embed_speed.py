@@ -28,9 +28,10 @@ _MEDIUM = ("[1:56 pm on 8 May, 2023] Caroline: I went to the LGBTQ support group
            "the stories really inspired me to keep going with my counseling plans.")
 _LONG_UNIT = ("Ana told Ben that the pottery class moved to Thursdays, that Biscuit learned to sit, and that the "
               "team's build sign-off now goes through the release checklist before every Friday deploy. ")
+_LIMIT = 8192 - 8  # an entry's text limit, less the " #n" that makes each remembered copy distinct
 #: Short (a few tokens), medium (a ~45-token LoCoMo turn) and 8 KB texts.
 TEXTS: Mapping[str, str] = {"short": "Ben likes pottery.", "medium": _MEDIUM,
-                            "8KB": (_LONG_UNIT * (8192 // len(_LONG_UNIT) + 1))[:8192]}
+                            "8KB": (_LONG_UNIT * (_LIMIT // len(_LONG_UNIT) + 1))[:_LIMIT]}
 
 
 def _spin() -> None:  # a competing busy process
@@ -73,7 +74,7 @@ def store_rounds(embedder: gemma.GemmaEmbedder, rounds: int) -> dict[str, dict[s
             remember = _median_ms(lambda: memory.remember(f"{text} #{next(count)}"), rounds)
             queries = iter(range(10**6))  # a new query each time: the embedder's query memo would hide the cost
             search = _median_ms(lambda: memory.search(
-                SearchMemoryRequest(query=f"{text[:4000]} {next(queries)}", limit=10, mode="vector")), rounds)
+                SearchMemoryRequest(query=f"{text[:4000]} #{next(queries)}", limit=10, mode="vector")), rounds)
             out[name] = {"remember_ms": remember, "vector_search_ms": search, "load": os.getloadavg()[0]}
     return out
 
@@ -82,8 +83,8 @@ def run(rounds: int = 7, busy: int = 1, threads: int | None = None) -> dict[str,
     root = cache_dir()
     embedder = gemma.GemmaEmbedder(lambda: gemma.verified_path(root), threads)
     result: dict[str, Any] = {"cpu_count": os.cpu_count(), "threads": embedder.thread_count,
-                              "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"),
                               "load_before": os.getloadavg()[0], "alone": embedding_rounds(embedder, rounds)}
+    result["omp_wait_policy"] = os.environ.get("OMP_WAIT_POLICY")  # as llama.cpp loaded with it
     if busy:
         spinners = [multiprocessing.Process(target=_spin, daemon=True) for _ in range(busy)]
         for process in spinners:
