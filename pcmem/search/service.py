@@ -228,18 +228,19 @@ class SearchService:
                             ) -> SearchPage:
         found = self._channels_in_snapshot(scopes, request, reranking)
         fusion = request.fusion or self.fusion
+        model_id = self._embedder.profile.model_id if self._embedder is not None else None  # convex's weight
         if not found.memories:
             return SearchPage(memory=None, mode=found.mode, hits=(), fusion=fusion,
-                              fusion_parameters=fusion_parameters(fusion))
+                              fusion_parameters=fusion_parameters(fusion, model_id))
         hits = []
-        for item in fuse(fusion, found.channels, found.coarse_limit):
+        for item in fuse(fusion, found.channels, found.coarse_limit, model_id):
             version = found.versions[item.candidate.entry_version_id]
             citation = Citation.of(found.memories[item.candidate.artifact_id], version)
             hits.append(MemoryHit(citation=citation, text=version.text, kind=version.kind, score=item.score,
                                   matched_by=item.matched_by, metadata=version.metadata))
         single = next(iter(found.memories.values())) if len(scopes) == 1 else None
         return SearchPage(memory=single, mode=found.mode, hits=tuple(hits), memories=tuple(found.memories.values()),
-                          fusion=fusion, fusion_parameters=fusion_parameters(fusion))
+                          fusion=fusion, fusion_parameters=fusion_parameters(fusion, model_id))
 
 
 @dataclass(frozen=True, slots=True)
