@@ -49,3 +49,18 @@ def test_cli_with_the_terms_accepted_does_not_ask_for_the_flag(tmp_path: Path, m
     assert result.exit_code != 0 and "transport wheels are missing" in result.output
     assert "Gemma Terms of Use" in result.output and "accepted those terms" in result.output
     assert "pass --accept-gemma-terms" not in result.output
+
+
+def test_llama_cpp_gets_one_thread_per_core_this_process_may_use(monkeypatch) -> None:
+    """Issue #30: two threads on one allowed core wait on each other; the affinity, not the machine, decides."""
+    import os
+    import types
+
+    loaded: dict = {}
+    fake = types.SimpleNamespace(Llama=lambda **kwargs: loaded.update(kwargs) or object())
+    monkeypatch.setattr(gemma, "require_llama_cpp", lambda needed_for: fake)
+    monkeypatch.setattr(os, "cpu_count", lambda: 8)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0}, raising=False)
+    gemma.GemmaEmbedder(lambda: Path("model.gguf")).llama()
+    assert loaded["n_threads"] == 1
+    assert gemma.GemmaEmbedder(lambda: Path("model.gguf"), 3).thread_count == 3  # an explicit count wins

@@ -137,3 +137,23 @@ def test_the_cli_takes_fusion_and_says_which_ran(tmp_path):
     assert "fusion" not in run("search", "--scope", "s", "--mode", "fts", "deploys")
     bad = CliRunner().invoke(main, ["--db", db, "search", "--scope", "s", "--fusion", "borda", "x"], env=env)
     assert bad.exit_code == 2 and "Traceback" not in bad.output
+
+
+def test_convex_weighs_an_embeddinggemma_stores_vectors_with_its_own_alpha(db_path):
+    """Issue 31: with EmbeddingGemma's vectors the shared 0.45 lost to vector alone; its store fuses with 0.70."""
+    from pcmem.embedding.gemma_preset import PROFILE
+    from pcmem.search.fusion import CONVEX_ALPHA_BY_MODEL, convex_fuse
+
+    alpha = CONVEX_ALPHA_BY_MODEL[PROFILE.model_id]
+    assert alpha != CONVEX_ALPHA
+    gemma_like = HashEmbedder(model_id=PROFILE.model_id, dimension=PROFILE.dimension)
+    with pcmem.open_sync(db_path, embedder=gemma_like) as runtime:
+        memory = runtime.memory.for_scope("s")
+        memory.remember(RememberRequest(entries=tuple(NewEntry(entry_id=f"e{i:02}", text=text)
+                                                      for i, text in enumerate(TEXTS))))
+        for query in QUERIES:
+            request = SearchMemoryRequest(query=query, mode="hybrid", fusion="convex")
+            page = memory.search(request)
+            channels = runtime.memory.parts.search.channel_lists(("s",), request).channels
+            expected = [(f.candidate.entry_id, f.score) for f in convex_fuse(channels, 10, alpha=alpha)]
+            assert page.fusion_parameters["alpha"] == alpha and _ranked(page) == expected

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from pcmem.embedding.vector_lru import query_memo
 from pcmem.errors import ConfigurationError, EmbeddingError
+from pcmem.inference.llama_cpp import require_llama_cpp
 from pcmem.model_files import is_intact
 from pcmem.types.embedding import EmbeddingProfile
 from pcmem.types.progress import Progress
@@ -62,25 +63,37 @@ class GemmaEmbedder:
 
     profile = PROFILE
 
-    def __init__(self, locate: Callable[[], Path], n_threads: int | None = None) -> None:
+    def __init__(self, locate: Callable[[], Path], n_threads: int | None = None, *,
+                 query_prompt: str = QUERY_PROMPT) -> None:
         self._locate = locate
         self._n_threads = n_threads
+        self.query_prompt = query_prompt  # the model card's other query tasks are a benchmark's choice (#31)
         self._queries = query_memo()
         self._llm: Any = None
         self._lock = threading.Lock()
 
+    @property
+    def thread_count(self) -> int:
+        """The given count, else one thread per core this process may run on (its CPU affinity: a container or
+        ``taskset`` limit, not the machine's total, which would put two threads on one core and make them wait)."""
+        if self._n_threads:
+            return self._n_threads
+        if hasattr(os, "sched_getaffinity"):
+            return max(1, len(os.sched_getaffinity(0)))
+        return os.cpu_count() or 1
+
+    def llama(self) -> Any:
+        """The loaded llama.cpp model (``pcmem bench embed-speed`` times bare calls on it as the floor)."""
+        with self._lock:
+            return self._model()
+
     def _model(self) -> Any:
         if self._llm is None:
-            try:
-                import llama_cpp
-            except ImportError as error:
-                raise ConfigurationError("the embeddinggemma-300m preset runs on llama-cpp-python: "
-                                         "pip install 'pcmem[llm]'") from error
+            llama_cpp = require_llama_cpp(f"the {NAME} embedding preset")
             path = self._locate()
             try:
                 self._llm = llama_cpp.Llama(model_path=str(path), embedding=True, n_ctx=N_CTX, n_batch=N_CTX,
-                                            n_ubatch=N_CTX, n_threads=self._n_threads or os.cpu_count() or 1,
-                                            verbose=False)
+                                            n_ubatch=N_CTX, n_threads=self.thread_count, verbose=False)
             except Exception as error:  # llama.cpp reports a bad file as ValueError/RuntimeError
                 raise EmbeddingError(f"llama.cpp cannot load {path}: {error}") from error
         return self._llm
@@ -109,7 +122,11 @@ class GemmaEmbedder:
         return np.stack(rows) if rows else np.empty((0, PROFILE.dimension), dtype=np.float32)
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self._queries.memoised(text, lambda q: self._embed(QUERY_PROMPT.format(text=q)))
+        return self._queries.memoised(text, lambda q: self._embed(self.query_prompt.format(text=q)))
+
+    def with_query_prompt(self, query_prompt: str) -> GemmaEmbedder:
+        """The same model with another query prompt (documents keep theirs, so the stored vectors still match)."""
+        return GemmaEmbedder(self._locate, self._n_threads, query_prompt=query_prompt)
 
 
 __all__ = ["GemmaEmbedder", "PROFILE", "verified_path", "is_prepared", "model_dir"]

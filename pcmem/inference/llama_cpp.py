@@ -31,13 +31,21 @@ from pcmem.types.usage import Usage
 DEFAULT_CONTEXT = 8192
 
 
-def require_llama_cpp() -> Any:
-    """Import llama_cpp or explain which extra installs it."""
+#: How llama.cpp's OpenMP threads wait between the steps of one forward pass. The default (spinning) makes each idle
+#: thread burn a core, so on a machine where anything else runs the threads preempt the one doing the work: one
+#: EmbeddingGemma passage took p50 7.5 s spinning vs 0.57 s passive at load 10-15 on 2 cores (issue #30). Passive
+#: threads sleep instead. libgomp reads it once, when llama.cpp's library loads: a value the user set wins.
+OMP_WAIT_POLICY = "PASSIVE"
+
+
+def require_llama_cpp(needed_for: str = "reranking with a local model") -> Any:
+    """Import llama_cpp (its threads waiting passively, :data:`OMP_WAIT_POLICY`) or explain which extra installs it."""
+    os.environ.setdefault("OMP_WAIT_POLICY", OMP_WAIT_POLICY)
     try:
         import llama_cpp
     except ImportError as error:
         raise ConfigurationError(
-            "reranking with a local model needs llama-cpp-python: pip install 'pcmem[llm]' "
+            f"{needed_for} needs llama-cpp-python: pip install 'pcmem[llm]' "
             "(it builds from source, ~9 minutes on 2 cores the first time)"
         ) from error
     return llama_cpp

@@ -247,14 +247,15 @@ class SearchService:
                             embedded: dict[str, np.ndarray]) -> SearchPage:
         found = self._channels_in_snapshot(scopes, request, reranking, embedded)
         fusion = request.fusion or self.fusion
+        model_id = self._embedder.profile.model_id if self._embedder is not None else None  # convex's weight
         if not found.memories:
             return SearchPage(memory=None, mode=found.mode, hits=(), fusion=fusion,
-                              fusion_parameters=fusion_parameters(fusion))
+                              fusion_parameters=fusion_parameters(fusion, model_id))
         hits = [_hit(found.memories[item.candidate.artifact_id], found.versions[item.candidate.entry_version_id],
-                     item) for item in fuse(fusion, found.channels, found.coarse_limit)]
+                     item) for item in fuse(fusion, found.channels, found.coarse_limit, model_id)]
         single = next(iter(found.memories.values())) if len(scopes) == 1 else None
         return SearchPage(memory=single, mode=found.mode, hits=tuple(hits), memories=tuple(found.memories.values()),
-                          fusion=fusion, fusion_parameters=fusion_parameters(fusion))
+                          fusion=fusion, fusion_parameters=fusion_parameters(fusion, model_id))
 
 
 @dataclass(frozen=True, slots=True)
