@@ -22,7 +22,7 @@ from textual.worker import get_current_worker
 
 from pcmem import InferenceConfig, PcmemError, StoreError, StoreLockedError, SyncRuntime
 from pcmem_tui.drafts import Drafts
-from pcmem_tui.messages import StoreOpened, StoreStateChanged, WorkFailed
+from pcmem_tui.messages import EmbedderWarmed, StoreOpened, StoreStateChanged, WorkFailed
 from pcmem_tui.screens.help import HelpScreen
 from pcmem_tui.screens.scopes import ScopesScreen
 from pcmem_tui.session import Session
@@ -95,9 +95,26 @@ class PcmemApp(App[None]):
             self.post_message(message)
 
     def on_store_opened(self, message: StoreOpened) -> None:
-        self.session = message.value
+        self.session = session = message.value
+        session.embedder_loading = session.embedder_to_load()  # said before the first screen paints
         self.push_screen(ScopesScreen())
         self.set_interval(self.WATCH_INTERVAL, self.watch_store, name="watch-store")
+        if session.embedder_loading:
+            self.warm_embedder(session)
+
+    @work(thread=True, group="warm-up")
+    def warm_embedder(self, session: Session) -> None:
+        """The embedding model loads while the user browses (a real model takes seconds): the first search then
+        starts at once instead of stalling on it. The status bar says it is loading, and why it failed if it did."""
+        try:
+            session.warm_embedder()
+        except PcmemError as error:
+            session.embedder_failure = f"embedder not loaded ({error}): full-text search only"
+        session.embedder_loading = None
+        self.post_message(EmbedderWarmed())
+
+    def on_embedder_warmed(self, message: EmbedderWarmed) -> None:
+        self._show_store_state()
 
     def watch_store(self) -> None:
         """Outside writes appear without ``r``: when the file changed, compare the scopes' head revisions. While the

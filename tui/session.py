@@ -110,6 +110,9 @@ class Session:
         self._open_options = open_options or {}
         self.path = path
         self.freshness = Freshness()
+        #: The embedding model loading at start-up (described), and why it could not load: for the status bar.
+        self.embedder_loading: str | None = None
+        self.embedder_failure: str | None = None
 
     @classmethod
     def open(cls, path: str | Path, inference: InferenceConfig, **options: Any) -> Session:
@@ -169,6 +172,23 @@ class Session:
             return False
         target = self.path if self.path.exists() else next((p for p in self.path.parents if p.exists()), self.path)
         return not os.access(target, os.W_OK)
+
+    # --- the embedding model, loaded at start-up -------------------------------------------------------------
+
+    def embedder_to_load(self) -> str | None:
+        """The embedder a search will need, described, when this process runs searches itself (no file access):
+        ``None`` without a store yet, without an embedder, or as a client (the owner process runs them)."""
+        runtime = self._runtime
+        embedder = runtime.embedder if runtime is not None else None
+        return None if embedder is None else embedder.profile.describe()
+
+    def warm_embedder(self) -> None:
+        """Load the embedding model now (seconds for a real model), so the first search does not pay for it. Raises
+        PcmemError (ConfigurationError, EmbeddingError) when the model cannot load: searches then run full-text
+        only in auto mode, and an explicit vector search says why."""
+        runtime = self._runtime
+        if runtime is not None and runtime.embedder is not None:
+            runtime.embedder.embed_query("warm up")
 
     # --- watching for outside writes ---------------------------------------------------------------------------
 
@@ -262,7 +282,7 @@ class Session:
 
         request = SearchMemoryRequest(query=form.query, limit=_number(form.limit), mode=form.mode)
         reranker = self._reranker(form.policy, checked)
-        checked("searching…")(0, 0)
+        checked("waiting for the embedding model…" if self.embedder_loading else "searching…")(0, 0)
         return self.runtime.memory.for_scope(form.scope).search(request, reranker=reranker,
                                                                 progress=checked("reranking"))
 
