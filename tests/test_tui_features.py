@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 
+import pytest
 from test_tui import (  # noqa: F401 - fixtures used by name
     SIZE,
     FrozenClock,
@@ -29,10 +30,13 @@ from test_tui import (  # noqa: F401 - fixtures used by name
     store_path,
     text_of,
 )
+from textual.widgets import DataTable, Input
 
 import pcmem
 from pcmem.testing import HashEmbedder
 from pcmem_tui.app import make_app
+from pcmem_tui.screens.entries import EntriesScreen
+from pcmem_tui.screens.forget import ForgetEntryScreen, ForgetScopeScreen
 from pcmem_tui.screens.scopes import ScopesScreen
 from pcmem_tui.widgets import StoreBar
 
@@ -86,3 +90,60 @@ async def test_an_embedder_that_cannot_load_is_said_once_in_the_status_bar(tmp_p
         async with app.run_test(size=(160, 30)) as pilot:
             await settle(pilot)
             assert "⚠ embedder not loaded (cannot load the embedding model from /nowhere)" in bar(app)
+
+
+# --- 2. forget, with a confirmation that shows what will be erased ---------------------------------------------------
+
+
+async def test_forget_an_entry_shows_its_text_asks_and_erases_it(app, runtime):
+    notes = runtime.memory.for_scope("notes")
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_scope(pilot, "notes")
+        await pilot.press("x")
+        assert isinstance(app.screen, ForgetEntryScreen)
+        question = text_of(app, ".dialog-question")
+        assert "Forget this entry of 'notes'?" in question and "“Buy oolong tea for Marco.”" in question
+        assert "its only version" in question and "cannot be undone" in question
+        await pilot.press("n")
+        await settle(pilot)
+        assert app.screen is screen and notes.get_entry("n1").entry.text == "Buy oolong tea for Marco."
+        await pilot.press("x", "y")
+        await settle(pilot)
+        assert app.screen is screen and row_keys(screen.query_one(DataTable)) == ["n2"]
+        assert status(app) == "forgot 'n1' → revision 2"
+        with pytest.raises(pcmem.EntryErasedError):
+            notes.get_entry("n1")
+
+
+async def test_forget_from_the_entry_screen_counts_every_version_and_goes_back_to_the_list(app, runtime):
+    async with app.run_test(size=SIZE) as pilot:
+        await open_scope(pilot)
+        await open_entry(pilot, "release-day")
+        await pilot.press("x")
+        assert "all 2 versions it ever had" in text_of(app, ".dialog-question")
+        await pilot.press("y")
+        await settle(pilot)
+        assert isinstance(app.screen, EntriesScreen) and "release-day" not in row_keys(app.screen.query_one(DataTable))
+        assert status(app).startswith("forgot 'release-day' → revision 4")
+        with pytest.raises(pcmem.EntryErasedError):
+            runtime.memory.for_scope("pcmem-demo").get_entry("release-day")
+
+
+async def test_forget_a_scope_shows_its_counts_and_needs_its_name_typed(app, runtime):
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        table = app.screen.query_one(DataTable)
+        table.move_cursor(row=row_keys(table).index("pcmem-demo"))
+        await pilot.press("x")
+        assert isinstance(app.screen, ForgetScopeScreen)
+        question = text_of(app, ".dialog-question")
+        assert "Forget every entry of 'pcmem-demo'?" in question
+        assert "17 active entries and 1 retired entry (revision 3)" in question
+        await pilot.press(*"notes", "enter")  # the wrong name writes nothing
+        assert isinstance(app.screen, ForgetScopeScreen) and "type 'pcmem-demo' exactly" in text_of(app, "#dialog-error")
+        app.screen.query_one(Input).value = "pcmem-demo"
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, ScopesScreen) and status(app) == "forgot 18 entries in 'pcmem-demo' → revision 4"
+        assert rows(app.screen.query_one(DataTable))[row_keys(table).index("pcmem-demo")][1:3] == ["0", "0"]
+        assert runtime.memory.for_scope("notes").head().revision == 1  # the other scope is untouched

@@ -320,6 +320,13 @@ class Session:
         request = ReactivateRequest(entry_id=entry_id, expected_version=expected_version)
         return self.runtime.memory.for_scope(scope).reactivate(request)
 
+    def forget(self, scope: str, entry_id: str) -> WriteResult:
+        """Erase the entry's every version for good (no compare-and-swap: whatever it holds now goes)."""
+        return self.runtime.memory.for_scope(scope).forget(entry_id)
+
+    def forget_scope(self, scope: str) -> WriteResult:
+        return self.runtime.memory.forget_scope(scope)
+
     def current(self, scope: str, entry_id: str) -> MemoryEntry:
         """The entry at the head now (after a conflict: what somebody else made of it)."""
         return self.runtime.memory.for_scope(scope).get_entry(entry_id)

@@ -14,6 +14,7 @@ from pcmem_tui.messages import ManifestLoaded, RevisionsLoaded, WorkFailed
 from pcmem_tui.screens.base import StoreScreen
 from pcmem_tui.screens.dialogs import ConfirmScreen, Outcome, RememberScreen, RevisionScreen, confirm_question
 from pcmem_tui.screens.entry import EntryScreen
+from pcmem_tui.screens.forget import ForgetEntryScreen
 from pcmem_tui.screens.search import SearchScreen
 from pcmem_tui.session import Manifest
 from pcmem_tui.widgets import (
@@ -55,6 +56,7 @@ class EntriesScreen(StoreScreen):
         Binding("n", "remember", "New"),
         Binding("d", "retire", "Retire"),
         Binding("u", "reactivate", "Reactivate", show=False),
+        Binding("x", "forget", "Forget…", show=False),
         Binding("f", "filter", "Filter", show=False),
         Binding("s", "sort", "Sort", show=False),
         Binding("r", "refresh", "Refresh", show=False),
@@ -260,6 +262,11 @@ class EntriesScreen(StoreScreen):
             return
         question = confirm_question(operation, entry, self.scope, note)
         self.app.push_screen(ConfirmScreen(self.session, self.scope, entry, operation, question), self._written)
+
+    def action_forget(self) -> None:
+        """Forget erases every version in every revision, so a past revision's row can be forgotten too."""
+        if (entry := self._selected()) is not None:
+            self.app.push_screen(ForgetEntryScreen(self.session, self.scope, entry), self._written)
 
     def _written(self, outcome: Outcome | None) -> None:
         if outcome is None:

@@ -17,6 +17,7 @@ from pcmem_tui.format import citation_text, preview, state_text, when
 from pcmem_tui.messages import EntryLoaded
 from pcmem_tui.screens.base import StoreScreen
 from pcmem_tui.screens.dialogs import ConfirmScreen, Outcome, ReviseScreen, confirm_question
+from pcmem_tui.screens.forget import ForgetEntryScreen
 from pcmem_tui.session import EntryDetail
 from pcmem_tui.widgets import StatusLine, StoreBar, Table, WorkProgress, fill_table, flex_width, key_footer
 
@@ -30,6 +31,7 @@ class EntryScreen(StoreScreen):
         Binding("e", "revise", "Revise"),
         Binding("d", "retire", "Retire", show=False),
         Binding("u", "reactivate", "Reactivate", show=False),
+        Binding("x", "forget", "Forget…", show=False),
         Binding("t", "focus_text", "Scroll text", show=False),
     ]
 
@@ -178,6 +180,20 @@ class EntryScreen(StoreScreen):
             return
         question = confirm_question(operation, entry, self.scope, note)
         self.app.push_screen(ConfirmScreen(self.session, self.scope, entry, operation, question), self._written)
+
+    def action_forget(self) -> None:
+        """Forget erases every version, so it works from any revision shown (the dialog says what goes)."""
+        if self.detail is not None:
+            self.app.push_screen(ForgetEntryScreen(self.session, self.scope, self.detail.entry), self._forgotten)
+
+    def _forgotten(self, outcome: Outcome | None) -> None:
+        """The entry cannot be read any more: back to the list (which reloads), saying what happened there."""
+        if outcome is None:
+            return
+        below = [screen for screen in self.app.screen_stack if isinstance(screen, StoreScreen) and screen is not self]
+        self.app.pop_screen()
+        if below:
+            below[-1].status.info(f"{outcome.verb} → revision {outcome.result.memory.revision}")
 
     def _written(self, outcome: Outcome | None) -> None:
         if outcome is not None:
