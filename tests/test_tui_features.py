@@ -36,6 +36,8 @@ import pcmem
 from pcmem.testing import HashEmbedder
 from pcmem_tui.app import make_app
 from pcmem_tui.screens.entries import EntriesScreen
+from pcmem_tui.screens.entry import EntryScreen
+from pcmem_tui.screens.search import SearchScreen
 from pcmem_tui.screens.forget import ForgetEntryScreen, ForgetScopeScreen
 from pcmem_tui.screens.scopes import ScopesScreen
 from pcmem_tui.widgets import StoreBar
@@ -147,3 +149,84 @@ async def test_forget_a_scope_shows_its_counts_and_needs_its_name_typed(app, run
         assert isinstance(app.screen, ScopesScreen) and status(app) == "forgot 18 entries in 'pcmem-demo' → revision 4"
         assert rows(app.screen.query_one(DataTable))[row_keys(table).index("pcmem-demo")][1:3] == ["0", "0"]
         assert runtime.memory.for_scope("notes").head().revision == 1  # the other scope is untouched
+
+
+# --- 3. search across scopes and with filters ------------------------------------------------------------------------
+
+
+async def fill_filters(pilot, **fields: str) -> None:  # noqa: ANN001
+    await pilot.press("ctrl+f")
+    for name, value in fields.items():
+        pilot.app.screen.query_one(f"#{name}", Input).value = value
+
+
+async def test_search_every_scope_shows_each_hits_scope_and_opens_it_there(app):
+    async with app.run_test(size=SIZE) as pilot:
+        await open_scope(pilot)
+        await pilot.press("slash")
+        await fill_filters(pilot, scopes="*")
+        await search(pilot, "Marco")
+        screen = app.screen
+        assert isinstance(screen, SearchScreen)
+        assert {hit.citation.entry_id for hit in screen.page.hits} == {"n1", "marco-tea", "onboarding", "offsite"}
+        assert status(app) == "4 hits · mode fts · 'notes' r1 + 'pcmem-demo' r3"
+        table = screen.query_one("#hits", DataTable)
+        assert [str(column.label) for column in table.ordered_columns][-2:] == ["scope", "text"]
+        row = [hit.citation.entry_id for hit in screen.page.hits].index("n1")
+        assert rows(table)[row][-2] == "notes"
+        table.move_cursor(row=row)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, EntryScreen) and (app.screen.scope, app.screen.entry_id) == ("notes", "n1")
+
+
+async def test_search_filters_by_kind_metadata_and_date_and_keeps_them_shown_for_the_next_search(app):
+    async with app.run_test(size=SIZE) as pilot:
+        await open_scope(pilot)
+        await pilot.press("slash")
+        await fill_filters(pilot, kinds="event, preference")
+        await search(pilot, "Marco")
+        assert {hit.citation.entry_id for hit in app.screen.page.hits} == {"marco-tea", "offsite"}
+        app.screen.query_one("#where", Input).value = "source=chat"
+        await search(pilot, "Marco")
+        assert [hit.citation.entry_id for hit in app.screen.page.hits] == ["marco-tea"]
+        app.screen.query_one("#created-before", Input).value = "2026-01-01"  # the store was written after that
+        await search(pilot, "Marco")
+        assert app.screen.page.hits == () and status(app).startswith("0 hits")
+        await pilot.press("escape", "escape")
+        await pilot.press("slash")  # a new visit starts from the filters used last, shown (never a hidden filter)
+        assert app.screen.query_one("#search-filters").display
+        assert app.screen.query_one("#kinds", Input).value == "event, preference"
+        assert app.screen.query_one("#scopes", Input).value == ""  # the scope the search was opened on
+
+
+@pytest.mark.parametrize(("field", "value", "message"), [
+    ("where", "=chat", "metadata filter takes KEY=JSON pairs"),
+    ("where", "'source=chat", "metadata filter: No closing quotation"),
+    ("created-from", "last week", "created_from:"),
+    ("kinds", " , ", None),  # blank names are dropped: every kind
+    ("scopes", "notes, missing-scope", None),  # a scope with no memory contributes nothing
+])
+async def test_bad_search_filters_say_why_in_one_line(app, field, value, message):
+    async with app.run_test(size=SIZE) as pilot:
+        await open_scope(pilot)
+        await pilot.press("slash")
+        await fill_filters(pilot, **{field: value})
+        await search(pilot, "Marco")
+        if message is None:
+            assert app.screen.page is not None and app.screen.page.hits
+        else:
+            assert app.screen.page is None and status(app).startswith(f"✗ {message}") and "\n" not in status(app)
+
+
+def test_filter_fields_parse_like_the_cli_where():
+    from pcmem_tui import filters
+
+    assert filters.where('user=ana turn=3 ok=true "city=New York" n=\'"3"\'') == {
+        "user": "ana", "turn": 3, "ok": True, "city": "New York", "n": "3"}
+    assert filters.where("  ") is None and filters.kinds("") is None
+    assert filters.scope_names(" a, b ,a", "x", list) == ("a", "b")
+    assert filters.scope_names("", "x", list) == ("x",)
+    assert filters.scope_names("*", "x", lambda: ["p", "q"]) == ("p", "q")
+    with pytest.raises(pcmem.InputError, match="no scopes yet"):
+        filters.scope_names("*", "x", list)

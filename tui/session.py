@@ -37,6 +37,7 @@ from pcmem import (
     SyncRuntime,
     WriteResult,
 )
+from pcmem_tui import filters
 from pcmem_tui.freshness import Freshness
 
 # StageProgress here: "verifying model" counts bytes, "reranking" counts candidates; total 0 = unknown.
@@ -94,6 +95,12 @@ class SearchForm:
     mode: str = "auto"
     limit: str | int = 10
     policy: str = "none"
+    #: Filters, as typed (see :mod:`pcmem_tui.filters`): blank scopes search ``scope`` alone, ``*`` every scope.
+    scopes: str = ""
+    kinds: str = ""
+    where: str = ""
+    created_from: str = ""
+    created_before: str = ""
 
 
 class Session:
@@ -280,11 +287,17 @@ class Session:
                 progress(stage, done, total)
             return report
 
-        request = SearchMemoryRequest(query=form.query, limit=_number(form.limit), mode=form.mode)
+        request = SearchMemoryRequest(
+            query=form.query, limit=_number(form.limit), mode=form.mode, kinds=filters.kinds(form.kinds),
+            metadata=filters.where(form.where), created_from=form.created_from.strip() or None,
+            created_before=form.created_before.strip() or None)
+        scopes = filters.scope_names(form.scopes, form.scope, lambda: [s.scope for s in self.scopes()])
         reranker = self._reranker(form.policy, checked)
         checked("waiting for the embedding model…" if self.embedder_loading else "searching…")(0, 0)
-        return self.runtime.memory.for_scope(form.scope).search(request, reranker=reranker,
-                                                                progress=checked("reranking"))
+        if len(scopes) == 1:
+            return self.runtime.memory.for_scope(scopes[0]).search(request, reranker=reranker,
+                                                                   progress=checked("reranking"))
+        return self.runtime.memory.search(request, scopes=scopes, reranker=reranker, progress=checked("reranking"))
 
     def _reranker(self, policy: str, checked: Callable[[str], Callable[[int, int], None]]) -> Any:
         """``None`` means the runtime's own (none or configured); a model policy loads the model once."""

@@ -1,4 +1,5 @@
-"""Search one scope: query, mode, limit and rerank policy; hits with rank, score, channels, text and citation."""
+"""Search one scope or several: query, mode, limit and rerank policy, and filters (kinds, metadata, dates); hits with
+rank, score, channels, text and citation."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from textual.containers import Horizontal
 from textual.widgets import DataTable, Header, Input, Select, Static
 
 from pcmem import SEARCH_MODES, MemoryHit, SearchPage
-from pcmem_tui.format import count, hit_detail, plain, preview
+from pcmem_tui.format import count, hit_detail, plain, preview, scope_of, searched
 from pcmem_tui.messages import SearchDone
 from pcmem_tui.screens.base import StoreScreen
 from pcmem_tui.screens.entry import EntryScreen
@@ -28,6 +29,18 @@ from pcmem_tui.widgets import (
 
 COLUMNS = (("#", 2), ("score", 6), ("via", 10), ("kind", 10), ("text", None))
 RERANKED_COLUMNS = (("#", 2), ("coarse", 6), ("score", 6), ("via", 10), ("kind", 10), ("text", None))
+#: A search over several scopes shows each hit's scope before its text.
+SCOPE_COLUMN = ("scope", 12)
+#: The filter fields: (input id, the SearchForm field it fills, placeholder). Filters other than the scopes are kept
+#: for the next search (like mode, limit and rerank); the scopes start blank: the scope the search was opened on.
+FILTERS = (
+    ("scopes", "scopes", "this scope · * all · a, b"),
+    ("kinds", "kinds", "fact, todo"),
+    ("where", "where", "key=value …"),
+    ("created-from", "created_from", "YYYY-MM-DD"),
+    ("created-before", "created_before", "YYYY-MM-DD"),
+)
+KEPT_FILTERS = ("kinds", "where", "created_from", "created_before")
 
 
 class SearchScreen(StoreScreen):
@@ -36,6 +49,7 @@ class SearchScreen(StoreScreen):
         Binding("ctrl+r", "search", "Search"),
         Binding("enter", "open", "Open", show=False),
         Binding("t", "trace", "Trace"),
+        Binding("ctrl+f", "filters", "Filters, scopes", show=False),  # (said on the status line: 80 columns)
         Binding("y,c", "copy_citation", "Copy citation", show=False),
     ]
 
@@ -56,6 +70,9 @@ class SearchScreen(StoreScreen):
             yield Input(last.get("limit", "10"), type="integer", max_length=2, id="limit", tooltip="results (1..50)")
             yield Select([(p, p) for p in policies], value=policy, allow_blank=False, id="rerank",
                          disabled=len(policies) == 1, tooltip="rerank policy (pcmem tui --model to enable)")
+        with Horizontal(id="search-filters"):
+            for input_id, field, placeholder in FILTERS:
+                yield Input(last.get(field, "") if field in KEPT_FILTERS else "", placeholder=placeholder, id=input_id)
         yield Table(id="hits", zebra_stripes=True)
         yield Static(id="hit-detail")
         yield WorkProgress()
@@ -68,8 +85,12 @@ class SearchScreen(StoreScreen):
         self.query_one(WorkProgress).finish()
         self.query_one("#hit-detail").display = False
         self.query_one("#hit-detail").border_title = "hit"
+        for input_id, field, _ in FILTERS:
+            self.query_one(f"#{input_id}").border_title = field.replace("created_", "")
+        filters = self.query_one("#search-filters")
+        filters.display = any(self.app.search_defaults.get(field) for field in KEPT_FILTERS)  # never a hidden filter
         self.query_one("#query", Input).focus()
-        self.status.info(self.note or "type a query and press enter")
+        self.status.info(self.note or "type a query and press enter · ctrl+f: filters and other scopes · ↑↓: history")
 
     def form(self) -> SearchForm:
         return SearchForm(
@@ -78,6 +99,7 @@ class SearchScreen(StoreScreen):
             mode=str(self.query_one("#mode", Select).value),
             limit=self.query_one("#limit", Input).value,
             policy=str(self.query_one("#rerank", Select).value),
+            **{field: self.query_one(f"#{input_id}", Input).value for input_id, field, _ in FILTERS},
         )
 
     @on(Input.Submitted)
@@ -88,9 +110,11 @@ class SearchScreen(StoreScreen):
         """A new search replaces the last one's results at once: if it fails, no earlier hits (or their trace)
         stay on screen as if they answered this query."""
         form = self.form()
-        self.app.search_defaults.update(mode=form.mode, limit=str(form.limit), policy=form.policy)
+        self.app.search_defaults.update(mode=form.mode, limit=str(form.limit), policy=form.policy,
+                                        **{field: getattr(form, field) for field in KEPT_FILTERS})
         self._show_page(None)
-        self.status.info(f"searching {form.scope!r} for {form.query!r}… (esc cancels)")
+        where = form.scopes.strip() or repr(form.scope)
+        self.status.info(f"searching {where} for {form.query!r}… (esc cancels)")
         self.run_search(form)
 
     @work(thread=True, exclusive=True)
@@ -118,11 +142,14 @@ class SearchScreen(StoreScreen):
     def _fill(self, page: SearchPage) -> None:
         table = self.query_one(DataTable)
         coarse = {hit.citation: rank for rank, hit in enumerate(page.rerank.candidates, 1)} if page.rerank else {}
-        columns = RERANKED_COLUMNS if coarse else COLUMNS
+        several = len(page.memories) > 1
+        columns = (RERANKED_COLUMNS if coarse else COLUMNS)[:-1] + ((SCOPE_COLUMN,) if several else ()) + COLUMNS[-1:]
         width = flex_width(columns, table.size.width)
         rows = []
         for rank, hit in enumerate(page.hits, 1):
             cells = _cells(rank, hit, width)
+            if several:
+                cells = cells[:-1] + (preview(scope_of(page, hit.citation), SCOPE_COLUMN[1]),) + cells[-1:]
             rows.append((str(rank), cells[:1] + (coarse.get(hit.citation, "?"),) + cells[1:] if coarse else cells))
         fill_table(table, columns, rows, table.size.width)
         table.move_cursor(row=0)
@@ -160,12 +187,24 @@ class SearchScreen(StoreScreen):
     def action_focus_query(self) -> None:
         self.query_one("#query", Input).focus()
 
+    def action_filters(self) -> None:
+        """Show the filter fields (and go to the first), or hide them when none is set."""
+        filters = self.query_one("#search-filters")
+        if not filters.display:
+            filters.display = True
+            self.query_one("#scopes", Input).focus()
+        elif not any(getattr(self.form(), field) for _, field, _ in FILTERS):
+            filters.display = False
+            self.query_one("#query", Input).focus()
+        else:
+            self.status.info("clear the filters to hide them: a hidden filter would narrow searches unseen")
+
     def action_open(self) -> None:
         key = selected_key(self.query_one(DataTable))
         if self.page is None or key is None:
             return
         citation = self.page.hits[int(key) - 1].citation
-        self.app.push_screen(EntryScreen(self.scope, citation.entry_id, citation.revision))
+        self.app.push_screen(EntryScreen(scope_of(self.page, citation), citation.entry_id, citation.revision))
 
     def action_copy_citation(self) -> None:
         key = selected_key(self.query_one(DataTable))
@@ -182,9 +221,9 @@ def _cells(rank: int, hit: MemoryHit, width: int) -> tuple[object, ...]:
 
 
 def _summary(page: SearchPage) -> str:
-    if page.memory is None:
-        return "this scope has no memory yet: nothing to search"
-    summary = f"{count(len(page.hits), 'hit')} · mode {page.mode} · revision {page.memory.revision}"
+    if not page.memories:
+        return "no memory in the scopes searched yet: nothing to search"
+    summary = f"{count(len(page.hits), 'hit')} · mode {page.mode} · {searched(page)}"
     if page.rerank is not None:
         trace = page.rerank
         if trace.used_fallback:

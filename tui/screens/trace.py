@@ -8,7 +8,7 @@ from textual.binding import Binding
 from textual.widgets import DataTable, Header, Static
 
 from pcmem import CandidateDecision, MemoryHit, SearchPage
-from pcmem_tui.format import duration, hit_detail, plain, preview
+from pcmem_tui.format import duration, hit_detail, plain, preview, scope_of
 from pcmem_tui.screens.base import StoreScreen
 from pcmem_tui.screens.entry import EntryScreen
 from pcmem_tui.widgets import StatusLine, StoreBar, Table, fill_table, flex_width, key_footer, selected_key
@@ -23,7 +23,7 @@ class TraceScreen(StoreScreen):
 
     def __init__(self, page: SearchPage) -> None:
         super().__init__()
-        assert page.rerank is not None and page.memory is not None, "the trace screen needs a reranked page"
+        assert page.rerank is not None and page.memories, "the trace screen needs a reranked page"
         self.page = page
 
     def compose(self) -> ComposeResult:
@@ -36,7 +36,7 @@ class TraceScreen(StoreScreen):
         yield key_footer()
 
     def on_mount(self) -> None:
-        self.sub_title = f"rerank trace · {self.page.memory.scope if self.page.memory else ''}"
+        self.sub_title = f"rerank trace · {', '.join(memory.scope for memory in self.page.memories)}"
         self.query_one("#trace-summary", Static).update(summary(self.page))
         self.query_one("#candidate-detail").border_title = "candidate"
         self._fill()
@@ -70,8 +70,7 @@ class TraceScreen(StoreScreen):
     def action_open(self) -> None:
         if key := selected_key(self.query_one(DataTable)):
             citation = self._candidate(key).citation
-            scope = self.page.memory.scope  # type: ignore[union-attr]
-            self.app.push_screen(EntryScreen(scope, citation.entry_id, citation.revision))
+            self.app.push_screen(EntryScreen(scope_of(self.page, citation), citation.entry_id, citation.revision))
 
 
 def summary(page: SearchPage) -> Text:
