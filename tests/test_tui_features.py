@@ -37,9 +37,9 @@ from pcmem.testing import HashEmbedder
 from pcmem_tui.app import make_app
 from pcmem_tui.screens.entries import EntriesScreen
 from pcmem_tui.screens.entry import EntryScreen
-from pcmem_tui.screens.search import SearchScreen
 from pcmem_tui.screens.forget import ForgetEntryScreen, ForgetScopeScreen
 from pcmem_tui.screens.scopes import ScopesScreen
+from pcmem_tui.screens.search import SearchScreen
 from pcmem_tui.widgets import StoreBar
 
 
