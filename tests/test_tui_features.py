@@ -230,3 +230,26 @@ def test_filter_fields_parse_like_the_cli_where():
     assert filters.scope_names("*", "x", lambda: ["p", "q"]) == ("p", "q")
     with pytest.raises(pcmem.InputError, match="no scopes yet"):
         filters.scope_names("*", "x", list)
+
+
+# --- 8. search history -----------------------------------------------------------------------------------------------
+
+
+async def test_up_and_down_in_the_query_recall_earlier_searches_and_keep_what_was_typed(app):
+    async with app.run_test(size=SIZE) as pilot:
+        await open_scope(pilot)
+        await pilot.press("slash")
+        await search(pilot, "release thursdays")
+        await search(pilot, "Marco Priya")
+        await search(pilot, "release thursdays")  # searched again: the newest, once
+        await pilot.press("escape", "escape")
+        await pilot.press("slash")  # a new visit shares the history
+        query = app.screen.query_one("#query", Input)
+        await pilot.press(*"half typ")
+        recalled = []
+        for key in ("up", "up", "up", "down", "down", "down"):
+            await pilot.press(key)
+            recalled.append(query.value)
+        assert recalled == ["release thursdays", "Marco Priya", "Marco Priya", "release thursdays", "half typ",
+                            "half typ"]
+        assert query.cursor_position == len("half typ")

@@ -22,6 +22,7 @@ from textual.worker import get_current_worker
 
 from pcmem import InferenceConfig, PcmemError, StoreError, StoreLockedError, SyncRuntime
 from pcmem_tui.drafts import Drafts
+from pcmem_tui.history import SearchHistory
 from pcmem_tui.messages import EmbedderWarmed, StoreOpened, StoreStateChanged, WorkFailed
 from pcmem_tui.screens.help import HelpScreen
 from pcmem_tui.screens.scopes import ScopesScreen
@@ -65,6 +66,7 @@ class PcmemApp(App[None]):
         self.drafts = Drafts()
         #: The search screen's mode, limit and rerank policy as last used: a new visit starts from them.
         self.search_defaults: dict[str, str] = {}
+        self.search_history = SearchHistory()
 
     def compose(self) -> ComposeResult:
         """The waiting room shown while the store opens (and the place an open failure is explained)."""

@@ -11,6 +11,7 @@ from textual.widgets import DataTable, Header, Input, Select, Static
 
 from pcmem import SEARCH_MODES, MemoryHit, SearchPage
 from pcmem_tui.format import count, hit_detail, plain, preview, scope_of, searched
+from pcmem_tui.history import HistoryInput
 from pcmem_tui.messages import SearchDone
 from pcmem_tui.screens.base import StoreScreen
 from pcmem_tui.screens.entry import EntryScreen
@@ -64,7 +65,8 @@ class SearchScreen(StoreScreen):
         policy = last.get("policy") if last.get("policy") in policies else policies[0]
         yield Header()
         with Horizontal(id="search-form"):
-            yield Input(self.initial_query, placeholder=f"search {self.scope}…", id="query")
+            yield HistoryInput(self.app.search_history, self.initial_query, placeholder=f"search {self.scope}…",
+                               id="query")
             yield Select([(mode, mode) for mode in SEARCH_MODES], value=last.get("mode", "auto"), allow_blank=False,
                          id="mode")
             yield Input(last.get("limit", "10"), type="integer", max_length=2, id="limit", tooltip="results (1..50)")
@@ -112,6 +114,8 @@ class SearchScreen(StoreScreen):
         form = self.form()
         self.app.search_defaults.update(mode=form.mode, limit=str(form.limit), policy=form.policy,
                                         **{field: getattr(form, field) for field in KEPT_FILTERS})
+        self.app.search_history.add(form.query)
+        self.query_one(HistoryInput).rearm()
         self._show_page(None)
         where = form.scopes.strip() or repr(form.scope)
         self.status.info(f"searching {where} for {form.query!r}… (esc cancels)")
