@@ -253,3 +253,33 @@ async def test_up_and_down_in_the_query_recall_earlier_searches_and_keep_what_wa
         assert recalled == ["release thursdays", "Marco Priya", "Marco Priya", "release thursdays", "half typ",
                             "half typ"]
         assert query.cursor_position == len("half typ")
+
+
+# --- 4. compare any two versions --------------------------------------------------------------------------------------
+
+
+async def test_m_marks_a_version_and_the_cursor_compares_it_with_any_other(runtime):
+    notes = runtime.memory.for_scope("notes")
+    for version, text in enumerate(("Buy sencha tea for Marco.", "Buy sencha tea for Marco and Priya."), 1):
+        notes.revise(pcmem.ReviseRequest(entry_id="n1", text=text, expected_version=version))
+    notes.retire(pcmem.RetireRequest(entry_id="n1", expected_version=3))
+    app = make_app(runtime)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_scope(pilot, "notes")
+        screen = await open_entry(pilot, "n1")
+        diff = screen.query_one("#diff-box")
+        await pilot.press("g", "m")  # mark the first version, then walk to the last event
+        assert rows(screen.query_one("#history", DataTable))[0][0] == "●r1"
+        await pilot.press("G")
+        shown = text_of(app, "#diff")
+        assert shown.startswith("r1 v1 active → r4 v3 retired:")
+        assert "Buy [-oolong-]{+sencha+} tea for Marco{+ and Priya+}." in shown
+        assert diff.border_title == "compare ● r1 with r4 (m: unmark)"
+        await pilot.press("k")  # r3 is v3 too: the text is the same, only a state change later
+        assert "Buy [-oolong-]{+sencha+} tea for Marco{+ and Priya+}." in text_of(app, "#diff")
+        await pilot.press("m")  # marking another row moves the mark
+        await pilot.press("j")
+        assert text_of(app, "#diff") == "r3 v3 active → r4 v3 retired: the same version (v3); text unchanged"
+        await pilot.press("k", "m")  # on the marked row: unmark, back to what each event changed
+        assert diff.border_title == "change" and rows(screen.query_one("#history", DataTable))[2][0] == "r3"
+        assert text_of(app, "#diff").startswith("r3 revise: v2 → v3")

@@ -12,7 +12,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Header, Input, Static
 
 from pcmem import HistoryEvent, MemoryEntry
-from pcmem_tui.diff import describe_event
+from pcmem_tui.diff import compare_events, describe_event
 from pcmem_tui.format import citation_text, preview, state_text, when
 from pcmem_tui.messages import EntryLoaded
 from pcmem_tui.screens.base import StoreScreen
@@ -33,12 +33,15 @@ class EntryScreen(StoreScreen):
         Binding("u", "reactivate", "Reactivate", show=False),
         Binding("x", "forget", "Forget…", show=False),
         Binding("t", "focus_text", "Scroll text", show=False),
+        Binding("m", "mark", "Mark to compare", show=False),
     ]
 
     def __init__(self, scope: str, entry_id: str, revision: int | None = None) -> None:
         super().__init__()
         self.scope, self.entry_id, self.revision = scope, entry_id, revision
         self.detail: EntryDetail | None = None
+        #: The history row marked with ``m``: the change panel compares it with the row under the cursor.
+        self.marked: int | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -59,7 +62,6 @@ class EntryScreen(StoreScreen):
         self.sub_title = f"{self.scope} › {self.entry_id}"
         self.query_one("#entry-text-box").border_title = "text (t: scroll)"
         self.query_one("#history").border_title = "history (enter: open that version)"
-        self.query_one("#diff-box").border_title = "change"
         self.query_one("#citation-field").display = False
         self.load()
 
@@ -87,7 +89,7 @@ class EntryScreen(StoreScreen):
     def _fill_history(self, events: tuple[HistoryEvent, ...]) -> None:
         table = self.query_one(DataTable)
         width = flex_width(HISTORY_COLUMNS, table.size.width)
-        rows = [(str(index), _history_row(event, width)) for index, event in enumerate(events)]
+        rows = [(str(index), _history_row(event, width, index == self.marked)) for index, event in enumerate(events)]
         fill_table(table, HISTORY_COLUMNS, rows, table.size.width)
         shown = self.detail.entry.citation.revision if self.detail else None
         current = max((i for i, e in enumerate(events) if shown is None or e.revision <= shown), default=len(events) - 1)
@@ -111,8 +113,31 @@ class EntryScreen(StoreScreen):
         self.action_open_version()
 
     def _show_change(self, index: int) -> None:
-        if self.detail is not None and index >= 0:
-            self.query_one("#diff", Static).update(describe_event(self.detail.history.events, index))
+        if self.detail is None or index < 0:
+            return
+        events = self.detail.history.events
+        box = self.query_one("#diff-box")
+        if self.marked is None or self.marked == index or self.marked >= len(events):
+            box.border_title = "change"
+            self.query_one("#diff", Static).update(describe_event(events, index))
+            return
+        older, newer = sorted((self.marked, index))
+        box.border_title = f"compare ● r{events[self.marked].revision} with r{events[index].revision} (m: unmark)"
+        self.query_one("#diff", Static).update(compare_events(events[older], events[newer]))
+
+    def action_mark(self) -> None:
+        """``m`` marks the history row under the cursor (again: unmarks it); moving the cursor then compares any
+        two versions, not only adjacent ones."""
+        table = self.query_one("#history", DataTable)
+        if self.detail is None or table.row_count == 0:
+            return
+        events = self.detail.history.events
+        previous, row = self.marked, table.cursor_row
+        self.marked = None if previous == row else row
+        for index in {previous, row} - {None}:
+            assert index is not None
+            table.update_cell(str(index), "rev", _revision_cell(events[index], index == self.marked))
+        self._show_change(row)
 
     def action_open_version(self) -> None:
         table = self.query_one(DataTable)
@@ -202,8 +227,12 @@ class EntryScreen(StoreScreen):
             self.load()
 
 
-def _history_row(event: HistoryEvent, width: int) -> tuple[object, ...]:
-    return (f"r{event.revision}", event.operation, state_text(event.state), f"v{event.entry.version}",
+def _revision_cell(event: HistoryEvent, marked: bool) -> Text:
+    return Text(f"●r{event.revision}", style="bold yellow") if marked else Text(f"r{event.revision}")
+
+
+def _history_row(event: HistoryEvent, width: int, marked: bool = False) -> tuple[object, ...]:
+    return (_revision_cell(event, marked), event.operation, state_text(event.state), f"v{event.entry.version}",
             when(event.created_at), preview(event.entry.text, width))
 
 
