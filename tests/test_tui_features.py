@@ -30,11 +30,12 @@ from test_tui import (  # noqa: F401 - fixtures used by name
     store_path,
     text_of,
 )
-from textual.widgets import DataTable, Input
+from textual.widgets import Checkbox, DataTable, Input, TextArea
 
 import pcmem
 from pcmem.testing import HashEmbedder
 from pcmem_tui.app import make_app
+from pcmem_tui.screens.dialogs import RememberScreen
 from pcmem_tui.screens.entries import EntriesScreen
 from pcmem_tui.screens.entry import EntryScreen
 from pcmem_tui.screens.forget import ForgetEntryScreen, ForgetScopeScreen
@@ -283,3 +284,70 @@ async def test_m_marks_a_version_and_the_cursor_compares_it_with_any_other(runti
         await pilot.press("k", "m")  # on the marked row: unmark, back to what each event changed
         assert diff.border_title == "change" and rows(screen.query_one("#history", DataTable))[2][0] == "r3"
         assert text_of(app, "#diff").startswith("r3 revise: v2 → v3")
+
+
+# --- 5. id, metadata and upsert in the Remember dialog ---------------------------------------------------------------
+
+
+async def remember_in_dialog(pilot, text: str, **fields: object) -> None:  # noqa: ANN001
+    dialog = pilot.app.screen
+    assert isinstance(dialog, RememberScreen)
+    for name, value in fields.items():
+        if name == "upsert":
+            dialog.query_one(Checkbox).value = bool(value)
+        else:
+            dialog.query_one(f"#{name}", Input).value = str(value)
+    dialog.query_one(TextArea).text = text
+    await pilot.press("ctrl+s")
+    await settle(pilot)
+
+
+async def test_remember_with_an_id_metadata_and_upsert_by_that_key(app, runtime):
+    notes = runtime.memory.for_scope("notes")
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_scope(pilot, "notes")
+        await pilot.press("n")
+        await remember_in_dialog(pilot, "Ana lives in Lisbon.", id="city", metadata='{"source": "chat", "turn": 3}')
+        assert app.screen is screen and status(app) == "remembered 1 entry → revision 2"
+        written = notes.get_entry("city")
+        assert written.entry.text == "Ana lives in Lisbon." and written.entry.metadata == {"source": "chat", "turn": 3}
+        await pilot.press("n")
+        await remember_in_dialog(pilot, "Ana lives in Porto.", id="city")  # the key exists: without upsert, refused
+        assert isinstance(app.screen, RememberScreen) and "city" in text_of(app, "#dialog-error")
+        await remember_in_dialog(pilot, "Ana lives in Porto.", upsert=True)
+        assert app.screen is screen and status(app) == "upserted 'city' → revision 3"
+        assert notes.get_entry("city").entry.text == "Ana lives in Porto." and notes.get_entry("city").entry.version == 2
+        await pilot.press("n")
+        await remember_in_dialog(pilot, "Ana lives in Porto.", id="city", upsert=True)
+        assert status(app) == "'city' unchanged (it already holds exactly this) → revision 3"
+
+
+@pytest.mark.parametrize(("fields", "message"), [
+    ({"metadata": "[1, 2]"}, "✗ metadata must be a JSON object, e.g. {\"source\": \"chat\"}, not list"),
+    ({"metadata": "{source: chat}"}, "✗ metadata must be a JSON object"),
+    ({"upsert": True}, "✗ upsert needs an id"),
+    ({"id": "bad id\t"}, "✗ "),
+])
+async def test_remember_dialog_refuses_bad_ids_and_metadata_in_one_line(app, runtime, fields, message):
+    async with app.run_test(size=SIZE) as pilot:
+        await open_scope(pilot, "notes")
+        await pilot.press("n")
+        await remember_in_dialog(pilot, "Some text.", **fields)
+        assert isinstance(app.screen, RememberScreen) and text_of(app, "#dialog-error").startswith(message)
+        assert runtime.memory.for_scope("notes").head().revision == 1
+
+
+async def test_a_kept_remember_draft_keeps_its_id_metadata_and_upsert(app):
+    async with app.run_test(size=SIZE) as pilot:
+        await open_scope(pilot, "notes")
+        await pilot.press("n")
+        dialog = app.screen
+        dialog.query_one("#id", Input).value = "city"
+        dialog.query_one("#metadata", Input).value = '{"source": "chat"}'
+        dialog.query_one(Checkbox).value = True
+        await pilot.press("escape", "k")
+        await pilot.press("n")
+        dialog = app.screen
+        assert isinstance(dialog, RememberScreen)
+        assert (dialog.query_one("#id", Input).value, dialog.query_one("#metadata", Input).value,
+                dialog.query_one(Checkbox).value) == ("city", '{"source": "chat"}', True)

@@ -315,11 +315,12 @@ class Session:
     # not make the user's typing fail. A change to an existing entry checks that entry only (per-entry CAS,
     # ``expected_version`` = the version the user was looking at), never the whole scope's head.
 
-    def remember(self, scope: str, entry: NewEntry) -> WriteResult:
-        """The first write to a store that does not exist yet creates it (and its folder)."""
+    def remember(self, scope: str, entry: NewEntry, *, upsert: bool = False) -> WriteResult:
+        """The first write to a store that does not exist yet creates it (and its folder). ``upsert``: an entry with
+        this id gets a new version (or is left as it is when nothing differs) instead of an InputError."""
         runtime = self._open(create=True)
         assert runtime is not None
-        return runtime.memory.for_scope(scope).remember(RememberRequest(entries=(entry,)))
+        return runtime.memory.for_scope(scope).remember(RememberRequest(entries=(entry,), upsert=upsert))
 
     def revise(self, scope: str, entry_id: str, text: str, expected_version: int) -> WriteResult:
         request = ReviseRequest(entry_id=entry_id, text=text, expected_version=expected_version)
