@@ -33,6 +33,7 @@ from test_tui import (  # noqa: F401 - fixtures used by name
 from textual.widgets import Checkbox, DataTable, Input, TextArea
 
 import pcmem
+from pcmem import NewEntry
 from pcmem.testing import HashEmbedder
 from pcmem_tui.app import make_app
 from pcmem_tui.screens.dialogs import RememberScreen
@@ -351,3 +352,26 @@ async def test_a_kept_remember_draft_keeps_its_id_metadata_and_upsert(app):
         assert isinstance(dialog, RememberScreen)
         assert (dialog.query_one("#id", Input).value, dialog.query_one("#metadata", Input).value,
                 dialog.query_one(Checkbox).value) == ("city", '{"source": "chat"}', True)
+
+
+# --- 6. j/k scroll the entry text; the entries' text column at 80 columns --------------------------------------------
+
+
+async def test_j_and_k_scroll_the_focused_entry_text_like_less(runtime):
+    runtime.memory.for_scope("notes").remember(NewEntry(entry_id="long", text="\n".join(f"line {i}" for i in range(40))))
+    app = make_app(runtime)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_scope(pilot, "notes")
+        screen = await open_entry(pilot, "long")
+        await pilot.press("t")
+        box = screen.query_one("#entry-text-box")
+        assert box.has_focus and box.max_scroll_y > 2
+        await pilot.press("j", "j", "j", "k")
+        await settle(pilot)
+        assert box.scroll_target_y == 2
+        await pilot.press("G")
+        assert box.scroll_target_y == box.max_scroll_y
+        await pilot.press("g")
+        assert box.scroll_target_y == 0
+        await pilot.press("tab", "k")  # the history table keeps its own j/k
+        assert screen.query_one("#history", DataTable).has_focus and box.scroll_target_y == 0

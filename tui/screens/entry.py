@@ -8,13 +8,13 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Header, Input, Static
 
 from pcmem import HistoryEvent, MemoryEntry
 from pcmem_tui.diff import compare_events, describe_event
 from pcmem_tui.format import citation_text, preview, state_text, when
 from pcmem_tui.messages import EntryLoaded
+from pcmem_tui.pager import Pager
 from pcmem_tui.screens.base import StoreScreen
 from pcmem_tui.screens.dialogs import ConfirmScreen, Outcome, ReviseScreen, confirm_question
 from pcmem_tui.screens.forget import ForgetEntryScreen
@@ -46,12 +46,12 @@ class EntryScreen(StoreScreen):
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static(id="entry-head", classes="title")
-        with VerticalScroll(id="entry-text-box", can_focus=True):
+        with Pager(id="entry-text-box"):
             yield Static(id="entry-text")
         yield Static(id="entry-meta")
         yield Input(id="citation-field", select_on_focus=True)
         yield Table(id="history")
-        with VerticalScroll(id="diff-box"):
+        with Pager(id="diff-box"):
             yield Static(id="diff")
         yield WorkProgress()
         yield StatusLine()
