@@ -375,3 +375,14 @@ async def test_j_and_k_scroll_the_focused_entry_text_like_less(runtime):
         assert box.scroll_target_y == 0
         await pilot.press("tab", "k")  # the history table keeps its own j/k
         assert screen.query_one("#history", DataTable).has_focus and box.scroll_target_y == 0
+
+
+@pytest.mark.parametrize(("width", "text", "retired_state"), [(80, 46, "○"), (100, 58, "retired")])
+async def test_at_80_columns_the_entry_text_gets_most_of_the_row(app, width, text, retired_state):
+    async with app.run_test(size=(width, 24)) as pilot:
+        screen = await open_scope(pilot)
+        table = screen.query_one(DataTable)
+        assert table.ordered_columns[0].width == text  # 38 of 80 before: less than half
+        shown = rows(table)[row_keys(table).index("sync-later")]
+        assert shown[3] == retired_state and shown[0].startswith("Cloud sync is postponed")
+        assert rows(table)[row_keys(table).index("release-day")][3] in ("●", "active")

@@ -33,6 +33,15 @@ from pcmem_tui.widgets import (
 
 #: Text first (it is what tells entries apart), then the short id that shows an id's distinguishing part.
 COLUMNS = (("text", None), ("kind", 8), ("ver", 3), ("state", 7), ("id", 12))
+#: Below 100 columns the state is a mark (● active, ○ retired: retired rows are dim as well) and the id shorter, so
+#: at 80 columns the text gets 46 cells instead of 38, more than half the row.
+NARROW_COLUMNS = (("text", None), ("kind", 8), ("ver", 3), ("state", 2), ("id", 9))
+NARROW_BELOW = 100
+STATE_MARKS = {"active": "●", "retired": "○"}
+
+
+def columns_for(room: int) -> tuple[tuple[str, int | None], ...]:
+    return NARROW_COLUMNS if room < NARROW_BELOW else COLUMNS
 #: ``s`` cycles through these; creation order first (the order the entries were remembered in).
 SORTS = {
     "created": lambda e, created: (created.get(e.entry.entry_id, e.entry.created_in_revision), e.entry.entry_id),
@@ -122,10 +131,12 @@ class EntriesScreen(StoreScreen):
         created = self.manifest.created
         entries = sorted(self.manifest.page.entries, key=lambda e: SORTS[self.sort](e, created))
         shown = [e for e in entries if matches(needle, e.entry.text, e.entry.entry_id, e.entry.kind)]
-        width = flex_width(COLUMNS, table.size.width)
+        columns = columns_for(table.size.width)
+        width = flex_width(columns, table.size.width)
         drawn = (width, [(e.entry.entry_id, e.entry.entry_version_id, e.state) for e in shown])
         if not _patch(table, self._drawn, drawn, shown, width):
-            fill_table(table, COLUMNS, [(e.entry.entry_id, _row(e, width)) for e in shown], table.size.width)
+            rows = [(e.entry.entry_id, _row(e, width, columns)) for e in shown]
+            fill_table(table, columns, rows, table.size.width)
         self._drawn = drawn
         if self.follow is not None and self.follow in (e.entry.entry_id for e in shown):
             table.move_cursor(row=[e.entry.entry_id for e in shown].index(self.follow), animate=False)
@@ -292,18 +303,24 @@ def _patch(table: DataTable, before: tuple[int, list[tuple[str, str, str]]] | No
         return False
     for index, (was, now) in enumerate(zip(old, new, strict=False)):
         if was != now:
-            for (label, _), cell in zip(COLUMNS, _row(entries[index], width), strict=True):
+            columns = columns_for(table.size.width)
+            for (label, _), cell in zip(columns, _row(entries[index], width, columns), strict=True):
                 table.update_cell(now[0], label, cell)
     for entry in entries[len(old):]:
-        table.add_row(*_row(entry, width), key=entry.entry.entry_id)
+        table.add_row(*_row(entry, width, columns_for(table.size.width)), key=entry.entry.entry_id)
     return True
 
 
-def _row(entry: MemoryEntry, width: int) -> tuple[object, ...]:
+def _row(entry: MemoryEntry, width: int, columns: tuple[tuple[str, int | None], ...] = COLUMNS) -> tuple[object, ...]:
+    """The cells of one entry, each fitted to its column (a narrow state column shows the state's mark)."""
     version = entry.entry
     dim = "dim" if entry.state == "retired" else ""
-    return (preview(version.text, width, dim), preview(version.kind, 8, dim), f"v{version.version}",
-            state_text(entry.state), plain(short_id(version.entry_id), "dim" if dim else "cyan"))
+    widths = dict(columns)
+    state = state_text(entry.state)
+    if (widths["state"] or 0) < len(entry.state):
+        state.plain = STATE_MARKS.get(entry.state, entry.state[:1])
+    return (preview(version.text, width, dim), preview(version.kind, 8, dim), f"v{version.version}", state,
+            plain(short_id(version.entry_id, widths["id"] or 12), "dim" if dim else "cyan"))
 
 
 def _title(scope: str, manifest: Manifest, include_retired: bool, sort: str) -> Text:
