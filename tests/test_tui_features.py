@@ -8,6 +8,8 @@ Real stores (the seeded template of ``test_tui``), Textual's pilot; no timings.
 
 from __future__ import annotations
 
+import contextlib
+import sys
 import threading
 
 import pytest
@@ -36,7 +38,7 @@ import pcmem
 from pcmem import NewEntry
 from pcmem.testing import HashEmbedder
 from pcmem_tui.app import make_app
-from pcmem_tui.screens.dialogs import RememberScreen
+from pcmem_tui.screens.dialogs import RememberScreen, ReviseScreen
 from pcmem_tui.screens.entries import EntriesScreen
 from pcmem_tui.screens.entry import EntryScreen
 from pcmem_tui.screens.forget import ForgetEntryScreen, ForgetScopeScreen
@@ -386,3 +388,80 @@ async def test_at_80_columns_the_entry_text_gets_most_of_the_row(app, width, tex
         shown = rows(table)[row_keys(table).index("sync-later")]
         assert shown[3] == retired_state and shown[0].startswith("Cloud sync is postponed")
         assert rows(table)[row_keys(table).index("release-day")][3] in ("●", "active")
+
+
+# --- 7. $EDITOR --------------------------------------------------------------------------------------------------------
+
+EDITOR_SCRIPT = """
+import os, sys
+path = sys.argv[-1]
+writable = bool(os.stat(path).st_mode & 0o200)  # the mode, not os.access: root may write anything
+with open(os.environ["EDITOR_LOG"], "a") as log:
+    log.write(("writable" if writable else "read-only") + "\\n")
+if writable:
+    text = open(path, encoding="utf-8").read()
+    open(path, "w", encoding="utf-8").write(text.replace("oolong", "sencha"))
+sys.exit(int(os.environ.get("EDITOR_STATUS", "0")))
+"""
+
+
+@pytest.fixture
+def editor(tmp_path, monkeypatch):
+    """$EDITOR is a small script: it swaps a word when the file is writable and logs whether it was. The pilot's
+    headless terminal cannot be handed over (App.suspend), which is not what these tests are about."""
+    script = tmp_path / "editor.py"
+    script.write_text(EDITOR_SCRIPT)
+    log = tmp_path / "editor.log"
+    monkeypatch.delenv("VISUAL", raising=False)
+    monkeypatch.setenv("EDITOR", f"{sys.executable} -I {script}")
+    monkeypatch.setenv("EDITOR_LOG", str(log))
+    monkeypatch.setattr("textual.app.App.suspend", lambda self: contextlib.nullcontext())
+    return log
+
+
+async def test_o_opens_the_text_in_the_editor_and_a_change_becomes_a_revise_with_compare_and_swap(app, runtime, editor):
+    notes = runtime.memory.for_scope("notes")
+    async with app.run_test(size=SIZE) as pilot:
+        await open_scope(pilot, "notes")
+        await open_entry(pilot, "n1")
+        await pilot.press("o")
+        assert isinstance(app.screen, ReviseScreen) and editor.read_text() == "writable\n"
+        assert app.screen.query_one(TextArea).text == "Buy sencha tea for Marco."
+        notes.revise(pcmem.ReviseRequest(entry_id="n1", text="Buy green tea for Marco.", expected_version=1))
+        await pilot.press("ctrl+s")  # somebody revised it meanwhile: the dialog shows how, the edit stays
+        await settle(pilot)
+        assert isinstance(app.screen, ReviseScreen) and "changed since you opened it" in text_of(app, "#dialog-error")
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert isinstance(app.screen, EntryScreen) and notes.get_entry("n1").entry.text == "Buy sencha tea for Marco."
+
+
+async def test_a_past_version_opens_read_only_in_the_editor(app, editor):
+    async with app.run_test(size=SIZE) as pilot:
+        await open_scope(pilot)
+        await open_entry(pilot, "release-day")
+        await pilot.press("k", "enter")
+        await settle(pilot)
+        await pilot.press("o")
+        assert editor.read_text() == "read-only\n"
+        assert isinstance(app.screen, EntryScreen) and status(app) == "closed the editor: the text is unchanged"
+
+
+@pytest.mark.parametrize(("environment", "message"), [
+    ({"EDITOR": ""}, "✗ set $EDITOR (or $VISUAL)"),
+    ({"EDITOR_STATUS": "3"}, "✗ "),  # the command line, then: exited with status 3
+    ({"VISUAL": "/no/such/editor"}, "✗ cannot start the editor '/no/such/editor': no such program"),
+    ({"EDITOR": "vim 'unclosed"}, "✗ $EDITOR is not a command line"),
+])
+async def test_editor_problems_are_said_in_one_line_and_change_nothing(app, runtime, editor, monkeypatch,
+                                                                       environment, message):
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_scope(pilot, "notes")
+        await open_entry(pilot, "n1")
+        await pilot.press("o")
+        assert isinstance(app.screen, EntryScreen) and status(app).startswith(message)
+        if "EDITOR_STATUS" in environment:
+            assert status(app).endswith("exited with status 3: nothing was taken from it")
+        assert runtime.memory.for_scope("notes").head().revision == 1

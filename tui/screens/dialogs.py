@@ -345,9 +345,10 @@ class ReviseScreen(DraftDialog):
     """A new version of the entry being viewed, checked against that entry only (its version when opened, or the
     version a kept draft was written against)."""
 
-    def __init__(self, session: Session, scope: str, read: MemoryEntry) -> None:
+    def __init__(self, session: Session, scope: str, read: MemoryEntry, edited: str | None = None) -> None:
         super().__init__(session, scope, read)
         self.draft_key = revise_key(scope, read.entry.entry_id)
+        self.edited = edited  # the text as the user's $EDITOR left it: ctrl+s saves it
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog-box"):
@@ -371,6 +372,10 @@ class ReviseScreen(DraftDialog):
                 note += (f"; it was written against v{self.restored.version}, the entry is v{self.read.entry.version} "
                          "now: saving shows what changed first")
             self.show_error(Text(note, style="dim"))
+        if self.edited is not None:  # written against the version on screen, whatever a kept draft said
+            area.text, self.expected_version = self.edited, self.read.entry.version
+            self.show_error(Text("as your editor left it: ctrl+s saves it as a new version, esc keeps or discards it",
+                                 style="dim"))
         self._show_title()
         area.move_cursor(area.document.end)  # typing continues the text, it does not land before it
         area.focus()

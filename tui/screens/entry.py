@@ -12,6 +12,7 @@ from textual.widgets import DataTable, Header, Input, Static
 
 from pcmem import HistoryEvent, MemoryEntry
 from pcmem_tui.diff import compare_events, describe_event
+from pcmem_tui.editor import EditorError, edit_text
 from pcmem_tui.format import citation_text, preview, state_text, when
 from pcmem_tui.messages import EntryLoaded
 from pcmem_tui.pager import Pager
@@ -34,6 +35,7 @@ class EntryScreen(StoreScreen):
         Binding("x", "forget", "Forget…", show=False),
         Binding("t", "focus_text", "Scroll text", show=False),
         Binding("m", "mark", "Mark to compare", show=False),
+        Binding("o", "open_in_editor", "Open in $EDITOR", show=False),
     ]
 
     def __init__(self, scope: str, entry_id: str, revision: int | None = None) -> None:
@@ -219,6 +221,26 @@ class EntryScreen(StoreScreen):
         self.app.pop_screen()
         if below:
             below[-1].status.info(f"{outcome.verb} → revision {outcome.result.memory.revision}")
+
+    def action_open_in_editor(self) -> None:
+        """``o``: the text in ``$EDITOR``. At the head of an active entry a changed text opens Revise with it (saved
+        with compare-and-swap on the version read, like ``e``); elsewhere the file is read-only and nothing is saved."""
+        if self.detail is None:
+            return
+        entry = self.detail.entry
+        editable = self.is_head and entry.state == "active"
+        try:
+            edited = edit_text(self.app, entry.entry.text, f"{self.scope}-{self.entry_id}", read_only=not editable)
+        except EditorError as error:
+            self.status.error(str(error))
+            return
+        if edited.strip() == entry.entry.text:
+            self.status.info("closed the editor: the text is unchanged")
+        elif not editable:
+            why = "retired" if self.is_head else f"a past version (revision {entry.citation.revision})"
+            self.status.error(f"this text is {why} and read-only: the editor's changes were not saved")
+        else:
+            self.app.push_screen(ReviseScreen(self.session, self.scope, entry, edited), self._written)
 
     def _written(self, outcome: Outcome | None) -> None:
         if outcome is not None:
