@@ -465,3 +465,24 @@ async def test_editor_problems_are_said_in_one_line_and_change_nothing(app, runt
         if "EDITOR_STATUS" in environment:
             assert status(app).endswith("exited with status 3: nothing was taken from it")
         assert runtime.memory.for_scope("notes").head().revision == 1
+
+
+# --- 9. the embedding rerank's trace shows the cosines ----------------------------------------------------------------
+
+
+async def test_the_embedding_rerank_trace_shows_each_candidates_cosine(tmp_path):
+    with pcmem.open_sync(tmp_path / "m.duckdb", embedder=HashEmbedder(), clock=FrozenClock()) as runtime:
+        runtime.memory.for_scope("notes").remember(pcmem.RememberRequest(entries=tuple(pcmem.NewEntry(text=text) for text in (
+            "Marco drinks oolong tea.", "Marco books the Porto venue.", "Priya drinks coffee with Marco."))))
+        app = make_app(runtime)
+        async with app.run_test(size=SIZE) as pilot:
+            await open_scope(pilot, "notes")
+            await pilot.press("slash")
+            await search(pilot, "Marco tea", mode="hybrid", limit="2", policy="embedding")
+            trace = app.screen.page.rerank
+            assert trace is not None and len(trace.cosines) == len(trace.candidates) == 3
+            await pilot.press("t")
+            shown = {row_keys_row: row for row_keys_row, row in zip(row_keys(app.screen.query_one(DataTable)),
+                                                                    rows(app.screen.query_one(DataTable)))}
+            assert {rank: row[3] for rank, row in shown.items()} == {
+                str(rank): f"cos {cosine:.3f}" for rank, cosine in enumerate(trace.cosines, 1)}

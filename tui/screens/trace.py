@@ -101,10 +101,15 @@ def trace_rows(page: SearchPage, width: int) -> list[tuple[str, tuple[object, ..
     trace = page.rerank
     assert trace is not None
     decisions = {decision.rank: decision for decision in trace.decisions}
+    cosines = dict(enumerate(trace.cosines, 1))  # the embedding policy: what it sorted by
     kept = "fallback" if trace.used_fallback else "kept"
-    picks = [(str(rank), _row(str(order), rank, trace.candidates[rank - 1], kept, decisions.get(rank), width))
+
+    def judged(rank: int) -> Text:
+        return cosine_cell(cosines[rank]) if rank in cosines else decision_cell(decisions.get(rank))
+
+    picks = [(str(rank), _row(str(order), rank, trace.candidates[rank - 1], kept, judged(rank), width))
              for order, rank in enumerate(trace.selected_ranks, 1)]
-    drops = [(str(rank), _row("", rank, trace.candidates[rank - 1], "dropped", decisions.get(rank), width))
+    drops = [(str(rank), _row("", rank, trace.candidates[rank - 1], "dropped", judged(rank), width))
              for rank in trace.dropped_ranks]
     return picks + drops
 
@@ -121,9 +126,13 @@ def decision_cell(decision: CandidateDecision | None) -> Text:
     return Text(shown, style=OUTCOME_STYLES.get(decision.outcome, ""))
 
 
-def _row(pick: str, rank: int, hit: MemoryHit, verdict: str, decision: CandidateDecision | None,
-         width: int) -> tuple[object, ...]:
+def cosine_cell(cosine: float) -> Text:
+    """The embedding policy's measure of a candidate: its cosine to the query (the pool is sorted by it)."""
+    return Text(f"cos {cosine:.3f}", style="cyan")
+
+
+def _row(pick: str, rank: int, hit: MemoryHit, verdict: str, judged: Text, width: int) -> tuple[object, ...]:
     style = DROPPED if verdict == "dropped" else KEPT
     label, label_style = VERDICTS[verdict]
-    return (plain(pick, "bold"), plain(rank, style), Text(label, style=label_style), decision_cell(decision),
+    return (plain(pick, "bold"), plain(rank, style), Text(label, style=label_style), judged,
             plain(f"{hit.score:.4f}", style), preview(hit.text, width, style))
