@@ -122,9 +122,13 @@ async def test_forget_an_entry_shows_its_text_asks_and_erases_it(app, runtime):
 
 
 async def test_forget_from_the_entry_screen_counts_every_version_and_goes_back_to_the_list(app, runtime):
+    """A past version's screen can forget too (forget erases every version): back past both entry screens."""
     async with app.run_test(size=SIZE) as pilot:
         await open_scope(pilot)
         await open_entry(pilot, "release-day")
+        await pilot.press("k", "enter")  # from its first version: the screens of both versions close
+        await settle(pilot)
+        assert isinstance(app.screen, EntryScreen) and app.screen.revision == 1
         await pilot.press("x")
         assert "all 2 versions it ever had" in text_of(app, ".dialog-question")
         await pilot.press("y")
@@ -133,6 +137,18 @@ async def test_forget_from_the_entry_screen_counts_every_version_and_goes_back_t
         assert status(app).startswith("forgot 'release-day' → revision 4")
         with pytest.raises(pcmem.EntryErasedError):
             runtime.memory.for_scope("pcmem-demo").get_entry("release-day")
+
+
+async def test_forget_from_a_past_revisions_list_does_not_guess_the_version_count(app):
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_scope(pilot)
+        await pilot.press("left_square_bracket", "left_square_bracket")
+        await settle(pilot)
+        table = screen.query_one(DataTable)
+        table.move_cursor(row=row_keys(table).index("release-day"))
+        await pilot.press("x")  # release-day is v1 in r1, v2 at the head: both go
+        assert "every version it ever had" in text_of(app, ".dialog-question")
+        await pilot.press("n")
 
 
 async def test_forget_a_scope_shows_its_counts_and_needs_its_name_typed(app, runtime):

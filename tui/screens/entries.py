@@ -276,8 +276,9 @@ class EntriesScreen(StoreScreen):
 
     def action_forget(self) -> None:
         """Forget erases every version in every revision, so a past revision's row can be forgotten too."""
-        if (entry := self._selected()) is not None:
-            self.app.push_screen(ForgetEntryScreen(self.session, self.scope, entry), self._written)
+        if (entry := self._selected()) is not None and self.manifest is not None:
+            versions = entry.entry.version if self.manifest.is_head else None  # a past row: its version then
+            self.app.push_screen(ForgetEntryScreen(self.session, self.scope, entry, versions), self._written)
 
     def _written(self, outcome: Outcome | None) -> None:
         if outcome is None:

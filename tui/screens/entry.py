@@ -211,16 +211,21 @@ class EntryScreen(StoreScreen):
     def action_forget(self) -> None:
         """Forget erases every version, so it works from any revision shown (the dialog says what goes)."""
         if self.detail is not None:
-            self.app.push_screen(ForgetEntryScreen(self.session, self.scope, self.detail.entry), self._forgotten)
+            versions = max(event.entry.version for event in self.detail.history.events)
+            self.app.push_screen(ForgetEntryScreen(self.session, self.scope, self.detail.entry, versions),
+                                 self._forgotten)
 
     def _forgotten(self, outcome: Outcome | None) -> None:
-        """The entry cannot be read any more: back to the list (which reloads), saying what happened there."""
+        """The entry cannot be read any more, in any version: back past its screens to the list (which reloads),
+        saying what happened there."""
         if outcome is None:
             return
-        below = [screen for screen in self.app.screen_stack if isinstance(screen, StoreScreen) and screen is not self]
-        self.app.pop_screen()
-        if below:
-            below[-1].status.info(f"{outcome.verb} → revision {outcome.result.memory.revision}")
+        stack = self.app.screen_stack
+        while isinstance(stack[-1], EntryScreen) and (stack[-1].scope, stack[-1].entry_id) == (self.scope, self.entry_id):
+            self.app.pop_screen()  # this entry's other versions went too
+            stack = self.app.screen_stack
+        if isinstance(stack[-1], StoreScreen):
+            stack[-1].status.info(f"{outcome.verb} → revision {outcome.result.memory.revision}")
 
     def action_open_in_editor(self) -> None:
         """``o``: the text in ``$EDITOR``. At the head of an active entry a changed text opens Revise with it (saved

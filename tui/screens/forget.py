@@ -28,17 +28,18 @@ FOR_GOOD = ("in every revision, for good: the history keeps only a tombstone (th
             "retire (d) hides an entry and keeps it.")
 
 
-def forget_entry_question(entry: MemoryEntry, scope: str) -> str:
-    versions = entry.entry.version
-    what = "its only version" if versions == 1 else f"all {versions} versions it ever had"
+def forget_entry_question(entry: MemoryEntry, scope: str, versions: int | None) -> str:
+    """``versions``: how many the entry has had (its head version), ``None`` when the screen does not know it (a
+    past revision's list)."""
+    what = {None: "every version it ever had", 1: "its only version"}.get(versions, f"all {versions} versions it ever had")
     return confirm_question("forget", entry, scope, f"Erases the text and metadata of {what} {FOR_GOOD}")
 
 
 class ForgetEntryScreen(ConfirmScreen):
     """``y`` forgets the entry (no compare-and-swap: whatever version it has now goes); ``n`` or esc cancels."""
 
-    def __init__(self, session: Session, scope: str, entry: MemoryEntry) -> None:
-        super().__init__(session, scope, entry, "forget", forget_entry_question(entry, scope))
+    def __init__(self, session: Session, scope: str, entry: MemoryEntry, versions: int | None) -> None:
+        super().__init__(session, scope, entry, "forget", forget_entry_question(entry, scope, versions))
 
     def write(self) -> Outcome:
         assert self.read is not None
