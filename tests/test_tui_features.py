@@ -423,25 +423,25 @@ sys.exit(int(os.environ.get("EDITOR_STATUS", "0")))
 
 @pytest.fixture
 def editor(tmp_path, monkeypatch):
-    """$EDITOR is a small script: it swaps a word when the file is writable and logs whether it was. The pilot's
+    """The editor is a small script: it swaps a word when the file is writable and logs whether it was. The pilot's
     headless terminal cannot be handed over (App.suspend), which is not what these tests are about."""
     script = tmp_path / "editor.py"
     script.write_text(EDITOR_SCRIPT)
     log = tmp_path / "editor.log"
-    monkeypatch.delenv("VISUAL", raising=False)
-    monkeypatch.setenv("EDITOR", f"{sys.executable} -I {script}")
     monkeypatch.setenv("EDITOR_LOG", str(log))
     monkeypatch.setattr("textual.app.App.suspend", lambda self: contextlib.nullcontext())
-    return log
+    return f"{sys.executable} -I {script}", log
 
 
-async def test_o_opens_the_text_in_the_editor_and_a_change_becomes_a_revise_with_compare_and_swap(app, runtime, editor):
+async def test_o_opens_the_text_in_the_editor_and_a_change_becomes_a_revise_with_compare_and_swap(runtime, editor):
+    command, log = editor
     notes = runtime.memory.for_scope("notes")
+    app = make_app(runtime, editor=command)
     async with app.run_test(size=SIZE) as pilot:
         await open_scope(pilot, "notes")
         await open_entry(pilot, "n1")
         await pilot.press("o")
-        assert isinstance(app.screen, ReviseScreen) and editor.read_text() == "writable\n"
+        assert isinstance(app.screen, ReviseScreen) and log.read_text() == "writable\n"
         assert app.screen.query_one(TextArea).text == "Buy sencha tea for Marco."
         notes.revise(pcmem.ReviseRequest(entry_id="n1", text="Buy green tea for Marco.", expected_version=1))
         await pilot.press("ctrl+s")  # somebody revised it meanwhile: the dialog shows how, the edit stays
@@ -452,27 +452,30 @@ async def test_o_opens_the_text_in_the_editor_and_a_change_becomes_a_revise_with
         assert isinstance(app.screen, EntryScreen) and notes.get_entry("n1").entry.text == "Buy sencha tea for Marco."
 
 
-async def test_a_past_version_opens_read_only_in_the_editor(app, editor):
+async def test_a_past_version_opens_read_only_in_the_editor(runtime, editor):
+    command, log = editor
+    app = make_app(runtime, editor=command)
     async with app.run_test(size=SIZE) as pilot:
         await open_scope(pilot)
         await open_entry(pilot, "release-day")
         await pilot.press("k", "enter")
         await settle(pilot)
         await pilot.press("o")
-        assert editor.read_text() == "read-only\n"
+        assert log.read_text() == "read-only\n"
         assert isinstance(app.screen, EntryScreen) and status(app) == "closed the editor: the text is unchanged"
 
 
-@pytest.mark.parametrize(("environment", "message"), [
-    ({"EDITOR": ""}, "✗ set $EDITOR (or $VISUAL)"),
-    ({"EDITOR_STATUS": "3"}, "✗ "),  # the command line, then: exited with status 3
-    ({"VISUAL": "/no/such/editor"}, "✗ cannot start the editor '/no/such/editor': no such program"),
-    ({"EDITOR": "vim 'unclosed"}, "✗ $EDITOR is not a command line"),
+@pytest.mark.parametrize(("command", "environment", "message"), [
+    (None, {}, "✗ set $EDITOR (or $VISUAL)"),
+    ("script", {"EDITOR_STATUS": "3"}, "✗ "),  # the command line, then: exited with status 3
+    ("/no/such/editor", {}, "✗ cannot start the editor '/no/such/editor': no such program"),
+    ("vim 'unclosed", {}, "✗ the editor is not a command line"),
 ])
-async def test_editor_problems_are_said_in_one_line_and_change_nothing(app, runtime, editor, monkeypatch,
+async def test_editor_problems_are_said_in_one_line_and_change_nothing(runtime, editor, monkeypatch, command,
                                                                        environment, message):
     for name, value in environment.items():
         monkeypatch.setenv(name, value)
+    app = make_app(runtime, editor=editor[0] if command == "script" else command)
     async with app.run_test(size=SIZE) as pilot:
         await open_scope(pilot, "notes")
         await open_entry(pilot, "n1")
@@ -481,6 +484,21 @@ async def test_editor_problems_are_said_in_one_line_and_change_nothing(app, runt
         if "EDITOR_STATUS" in environment:
             assert status(app).endswith("exited with status 3: nothing was taken from it")
         assert runtime.memory.for_scope("notes").head().revision == 1
+
+
+@pytest.mark.parametrize(("environment", "expected"), [
+    ({"VISUAL": "code --wait", "EDITOR": "vim"}, "code --wait"),  # as git: VISUAL first
+    ({"EDITOR": "vim"}, "vim"),
+    ({"VISUAL": " ", "EDITOR": ""}, None),
+])
+def test_pcmem_tui_gives_the_app_visual_else_editor(monkeypatch, environment, expected):
+    from pcmem import settings
+
+    for name in ("VISUAL", "EDITOR"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    assert settings.editor() == expected
 
 
 # --- 9. the embedding rerank's trace shows the cosines ----------------------------------------------------------------

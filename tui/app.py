@@ -56,9 +56,11 @@ class PcmemApp(App[None]):
     OPEN_RETRY = 1.0
 
     def __init__(self, source: SyncRuntime | str | Path, inference: InferenceConfig,
-                 open_options: dict[str, Any] | None = None) -> None:
+                 open_options: dict[str, Any] | None = None, editor: str | None = None) -> None:
         super().__init__()
         self._source = source
+        #: The command line ``o`` opens a text with (``$VISUAL``/``$EDITOR``, read by ``pcmem tui``).
+        self.editor = editor
         self._open_options = open_options or {}
         self.inference = inference
         self.session: Session | None = None
@@ -209,12 +211,14 @@ def make_app(
     *,
     model: str | None = None,
     inference: InferenceConfig | None = None,
+    editor: str | None = None,
     **open_options: Any,
 ) -> PcmemApp:
     """The app on an open runtime (the caller closes it) or on a store path (opened and closed by the app).
 
     ``model`` (``provider:name``) enables the model rerank policies; without it the environment's
-    ``POWERCONTEXT_SERVER_INFERENCE_GENERATION_MODEL`` applies. ``open_options`` go to :func:`pcmem.open_sync`.
+    ``POWERCONTEXT_SERVER_INFERENCE_GENERATION_MODEL`` applies. ``editor``: the command line ``o`` opens an entry's
+    text with (``pcmem tui`` passes ``$VISUAL``/``$EDITOR``). ``open_options`` go to :func:`pcmem.open_sync`.
     """
     inference = inference or InferenceConfig.from_env(generation_model=model)
-    return PcmemApp(source, inference, open_options)
+    return PcmemApp(source, inference, open_options, editor)

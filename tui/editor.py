@@ -1,4 +1,5 @@
-"""Open an entry's text in the user's own editor (``$VISUAL``, else ``$EDITOR``), as ``git commit`` does.
+"""Open an entry's text in the user's own editor (``$VISUAL``, else ``$EDITOR``: ``pcmem tui`` reads them through
+pcmem's settings and gives the app the command line), as ``git commit`` does.
 
 The text goes to a file in a private temporary folder (removed afterwards); the TUI hands the terminal to the
 editor (Textual's ``App.suspend``) and reads the file back when the editor exits. A text that cannot be changed (a past
@@ -7,7 +8,6 @@ version, a retired entry) is written read-only, so the editor says so before any
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
 import stat
@@ -24,22 +24,20 @@ class EditorError(InputError):
     """No editor is configured, it cannot be started, or it exited with an error: said in one line."""
 
 
-def editor_command() -> list[str]:
-    """The editor to run, as ``git`` finds it: ``$VISUAL``, then ``$EDITOR`` (either may carry arguments)."""
-    for name in ("VISUAL", "EDITOR"):
-        value = os.environ.get(name, "").strip()
-        if value:
-            try:
-                return shlex.split(value)
-            except ValueError as error:
-                raise EditorError(f"${name} is not a command line ({error}): {value!r}") from None
-    raise EditorError("set $EDITOR (or $VISUAL) to open texts in your editor, e.g. export EDITOR=vim")
+def editor_command(line: str | None) -> list[str]:
+    """The editor's command line as arguments (it may carry its own, e.g. ``code --wait``)."""
+    if not line:
+        raise EditorError("set $EDITOR (or $VISUAL) to open texts in your editor, e.g. export EDITOR=vim")
+    try:
+        return shlex.split(line)
+    except ValueError as error:
+        raise EditorError(f"the editor is not a command line ({error}): {line!r}") from None
 
 
-def edit_text(app: App[object], text: str, name: str, *, read_only: bool) -> str:
-    """Run the editor on ``text`` (in a file called after ``name``) and return the file's text when it exits, with
+def edit_text(app: App[object], editor: str | None, text: str, name: str, *, read_only: bool) -> str:
+    """Run ``editor`` on ``text`` (in a file called after ``name``) and return the file's text when it exits, with
     the one final newline editors add removed. Raises EditorError."""
-    command = editor_command()
+    command = editor_command(editor)
     with tempfile.TemporaryDirectory(prefix="pcmem-") as folder:
         path = Path(folder) / f"{re.sub(r'[^A-Za-z0-9._-]+', '_', name)[:80] or 'entry'}.txt"
         path.write_text(text + "\n", encoding="utf-8")
