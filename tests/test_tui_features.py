@@ -61,6 +61,19 @@ class GatedEmbedder(HashEmbedder):
         return super().embed_query(text)
 
 
+async def until(pilot, condition) -> None:  # noqa: ANN001 - a pilot and a predicate
+    """Wait for ``condition`` while a background thread works (bounded: a missing behaviour fails, never hangs)."""
+    for _ in range(600):
+        if condition():
+            return
+        await pilot.pause(0.05)
+    assert condition()
+
+
+def scopes_shown(app) -> bool:  # noqa: ANN001
+    return isinstance(app.screen, ScopesScreen) and app.screen.query_one("#scopes", DataTable).row_count > 0
+
+
 def bar(app) -> str:  # noqa: ANN001
     return str(app.screen.query_one(StoreBar).render())
 
@@ -75,8 +88,7 @@ async def test_the_embedder_loads_in_the_background_at_start_up_and_the_status_b
         app = make_app(runtime)
         async with app.run_test(size=SIZE) as pilot:
             try:
-                while not isinstance(app.screen, ScopesScreen) or not app.screen.query_one("#scopes").row_count:
-                    await pilot.pause(0.05)
+                await until(pilot, lambda: scopes_shown(app))
                 assert f"loading {embedder.profile.describe()}…" in bar(app)  # browsing works meanwhile
             finally:
                 embedder.gate.set()
@@ -84,6 +96,27 @@ async def test_the_embedder_loads_in_the_background_at_start_up_and_the_status_b
             assert embedder.queries == ["warm up"]  # loaded before any search asked for it
             assert "loading" not in bar(app)
 
+
+
+async def test_a_search_started_while_the_embedder_loads_says_it_waits_for_it(tmp_path):
+    embedder = GatedEmbedder()
+    with pcmem.open_sync(tmp_path / "m.duckdb", embedder=embedder, clock=FrozenClock()) as runtime:
+        runtime.memory.for_scope("notes").remember("Buy oolong tea for Marco.")
+        app = make_app(runtime)
+        async with app.run_test(size=SIZE) as pilot:
+            try:
+                await until(pilot, lambda: scopes_shown(app))
+                await pilot.press("slash")
+                app.screen.query_one("#query", Input).value = "oolong tea"
+                app.screen.query_one("#query", Input).focus()
+                await pilot.press("enter")
+                stage = app.screen.query_one("#progress-stage")
+                await until(pilot, lambda: str(stage.render()).startswith("waiting for the embedding model…"))
+            finally:
+                embedder.gate.set()
+            await settle(pilot)
+            assert [hit.citation.entry_id for hit in app.screen.page.hits] == [
+                runtime.memory.for_scope("notes").list().entries[0].entry.entry_id]
 
 class BrokenEmbedder(HashEmbedder):
     def embed_query(self, text: str):  # noqa: ANN201
