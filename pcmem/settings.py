@@ -322,3 +322,16 @@ def runtime_dir() -> Path | None:
     when unset (see :mod:`pcmem.owner.address` for the fallback and the checks)."""
     raw = os.environ.get(RUNTIME_DIR_ENV, "").strip()
     return Path(raw) if raw else None
+
+
+#: pydantic's switch for its plugin discovery (see :func:`skip_pydantic_plugin_discovery`).
+PYDANTIC_PLUGINS_ENV = "PYDANTIC_DISABLE_PLUGINS"
+
+
+def skip_pydantic_plugin_discovery() -> None:
+    """For the CLI only. The first pydantic validator a process builds makes pydantic import ``importlib.metadata``
+    and read the entry points of every installed distribution, looking for plugins (observability hooks, e.g.
+    logfire): ~30–40 ms of a cold ``pcmem search`` here (119 distributions), for hooks a CLI call never reports to.
+    The CLI turns it off unless the user set the variable; ``PYDANTIC_DISABLE_PLUGINS=`` (empty) loads every plugin
+    again. The library itself never changes the environment: an application's plugins work as it configured them."""
+    os.environ.setdefault(PYDANTIC_PLUGINS_ENV, "__all__")
