@@ -18,6 +18,7 @@ constructor arguments; the composition root (:mod:`pcmem.compose`), the CLI and 
 
 - How a hybrid search fuses its two channels when the request does not say (:class:`RuntimeConfig`):
   ``PCMEM_SEARCH_FUSION`` (``rrf``, the contract's and the default; ``convex``, non-contract).
+- The editor ``pcmem tui`` opens an entry's text in: ``VISUAL`` > ``EDITOR``, as git finds it (:func:`editor`).
 """
 
 from __future__ import annotations
@@ -93,6 +94,15 @@ def rerank_embedder() -> str | None:
     """``PCMEM_RERANK_EMBEDDER``: the embedding reranker's second embedder (a preset or model directory), ``"none"``
     for none; ``None`` when unset (then the store's secondary profile decides, see :mod:`pcmem.compose.embedders`)."""
     return os.environ.get(RERANK_EMBEDDER_ENV, "").strip() or None
+
+
+EDITOR_ENVS = ("VISUAL", "EDITOR")
+
+
+def editor() -> str | None:
+    """The user's editor command line (it may carry arguments): ``$VISUAL``, else ``$EDITOR``; ``None`` when neither
+    is set."""
+    return next((value for name in EDITOR_ENVS if (value := os.environ.get(name, "").strip())), None)
 
 
 ENV_RERANK_ENABLED = "POWERCONTEXT_SERVER_RUNTIME_MEMORY_RERANK_ENABLED"
@@ -312,3 +322,16 @@ def runtime_dir() -> Path | None:
     when unset (see :mod:`pcmem.owner.address` for the fallback and the checks)."""
     raw = os.environ.get(RUNTIME_DIR_ENV, "").strip()
     return Path(raw) if raw else None
+
+
+#: pydantic's switch for its plugin discovery (see :func:`skip_pydantic_plugin_discovery`).
+PYDANTIC_PLUGINS_ENV = "PYDANTIC_DISABLE_PLUGINS"
+
+
+def skip_pydantic_plugin_discovery() -> None:
+    """For the CLI only. The first pydantic validator a process builds makes pydantic import ``importlib.metadata``
+    and read the entry points of every installed distribution, looking for plugins (observability hooks, e.g.
+    logfire): ~30–40 ms of a cold ``pcmem search`` here (119 distributions), for hooks a CLI call never reports to.
+    The CLI turns it off unless the user set the variable; ``PYDANTIC_DISABLE_PLUGINS=`` (empty) loads every plugin
+    again. The library itself never changes the environment: an application's plugins work as it configured them."""
+    os.environ.setdefault(PYDANTIC_PLUGINS_ENV, "__all__")

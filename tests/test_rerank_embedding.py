@@ -72,6 +72,24 @@ def test_orders_the_pool_by_cosine_with_stored_vectors(tmp_path):
         assert [h.citation for h in page.hits] == [pool[i].citation for i in expected]  # the pool's own hits
 
 
+
+def test_the_trace_records_each_candidates_cosine_in_coarse_order(tmp_path):
+    """#32: the trace shows what the pool was sorted by; the selection is still only positions (the seam)."""
+    embedder = HashEmbedder()
+    runtime, memory = _seed(tmp_path / "s.duckdb", embedder)
+    with runtime:
+        query = "desktop app release thursday"
+        trace = memory.search(SearchMemoryRequest(query=query, limit=2, mode="hybrid"),
+                              reranker=EmbeddingReranker()).rerank
+        assert trace is not None and len(trace.cosines) == len(trace.candidates) > 2
+        q = embedder.embed_query(query)
+        expected = [float(embedder.embed_documents([hit.text])[0] @ q) for hit in trace.candidates]
+        assert trace.cosines == pytest.approx(expected, abs=1e-6)
+        assert trace.selected_ranks == tuple(sorted(range(1, len(expected) + 1),
+                                                    key=lambda rank: (-expected[rank - 1], rank))[:2])
+        assert all(-1.0 <= cosine <= 1.0 for cosine in trace.cosines)
+
+
 def test_never_pads_and_keeps_identity(tmp_path):
     runtime, memory = _seed(tmp_path / "s.duckdb", HashEmbedder())
     with runtime:

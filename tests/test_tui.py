@@ -505,11 +505,13 @@ def test_cli_tui_opens_the_app_on_the_resolved_store(monkeypatch, tmp_path):
 
     monkeypatch.setattr("pcmem_tui.app.make_app", fake_make_app)
     monkeypatch.setattr("pcmem.cli.tui_command._has_terminal", lambda: True)  # CliRunner's streams are not TTYs
+    monkeypatch.delenv("VISUAL", raising=False)
+    monkeypatch.setenv("EDITOR", "vim -n")  # the app gets the editor from pcmem's settings
     args = ["--db", str(tmp_path / "x.duckdb"), "tui", "--model", "llama-cpp:tiny"]
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
     assert opened.pop("inference").generation_model == "llama-cpp:tiny"
-    assert opened == {"source": tmp_path / "x.duckdb", "ran": True}
+    assert opened == {"source": tmp_path / "x.duckdb", "editor": "vim -n", "ran": True}
     described = CliRunner().invoke(main, [*args, "--json"])
     assert json.loads(described.stdout) == {"db": str(tmp_path / "x.duckdb"), "model": "llama-cpp:tiny",
                                             "embedder": "auto"}

@@ -22,7 +22,8 @@ from textual.worker import get_current_worker
 
 from pcmem import InferenceConfig, PcmemError, StoreError, StoreLockedError, SyncRuntime
 from pcmem_tui.drafts import Drafts
-from pcmem_tui.messages import StoreOpened, StoreStateChanged, WorkFailed
+from pcmem_tui.history import SearchHistory
+from pcmem_tui.messages import EmbedderWarmed, StoreOpened, StoreStateChanged, WorkFailed
 from pcmem_tui.screens.base import StoreScreen
 from pcmem_tui.screens.help import HelpScreen
 from pcmem_tui.screens.scopes import ScopesScreen
@@ -56,9 +57,11 @@ class PcmemApp(App[None]):
     OPEN_RETRY = 1.0
 
     def __init__(self, source: SyncRuntime | str | Path, inference: InferenceConfig,
-                 open_options: dict[str, Any] | None = None) -> None:
+                 open_options: dict[str, Any] | None = None, editor: str | None = None) -> None:
         super().__init__()
         self._source = source
+        #: The command line ``o`` opens a text with (``$VISUAL``/``$EDITOR``, read by ``pcmem tui``).
+        self.editor = editor
         self._open_options = open_options or {}
         self.inference = inference
         self.session: Session | None = None
@@ -66,6 +69,7 @@ class PcmemApp(App[None]):
         self.drafts = Drafts()
         #: The search screen's mode, limit and rerank policy as last used: a new visit starts from them.
         self.search_defaults: dict[str, str] = {}
+        self.search_history = SearchHistory()
 
     def compose(self) -> ComposeResult:
         """The waiting room shown while the store opens (and the place an open failure is explained)."""
@@ -96,9 +100,26 @@ class PcmemApp(App[None]):
             self.post_message(message)
 
     def on_store_opened(self, message: StoreOpened) -> None:
-        self.session = message.value
+        self.session = session = message.value
+        session.embedder_loading = session.embedder_to_load()  # said before the first screen paints
         self.push_screen(ScopesScreen())
         self.set_interval(self.WATCH_INTERVAL, self.watch_store, name="watch-store")
+        if session.embedder_loading:
+            self.warm_embedder(session)
+
+    @work(thread=True, group="warm-up")
+    def warm_embedder(self, session: Session) -> None:
+        """The embedding model loads while the user browses (a real model takes seconds): the first search then
+        starts at once instead of stalling on it. The status bar says it is loading, and why it failed if it did."""
+        try:
+            session.warm_embedder()
+        except PcmemError as error:
+            session.embedder_failure = f"embedder not loaded ({error}): full-text search only"
+        session.embedder_loading = None
+        self.post_message(EmbedderWarmed())
+
+    def on_embedder_warmed(self, message: EmbedderWarmed) -> None:
+        self._show_store_state()
 
     def watch_store(self) -> None:
         """Outside writes appear without ``r``: when the file changed, compare the scopes' head revisions. While the
@@ -189,12 +210,14 @@ def make_app(
     *,
     model: str | None = None,
     inference: InferenceConfig | None = None,
+    editor: str | None = None,
     **open_options: Any,
 ) -> PcmemApp:
     """The app on an open runtime (the caller closes it) or on a store path (opened and closed by the app).
 
     ``model`` (``provider:name``) enables the model rerank policies; without it the environment's
-    ``POWERCONTEXT_SERVER_INFERENCE_GENERATION_MODEL`` applies. ``open_options`` go to :func:`pcmem.open_sync`.
+    ``POWERCONTEXT_SERVER_INFERENCE_GENERATION_MODEL`` applies. ``editor``: the command line ``o`` opens an entry's
+    text with (``pcmem tui`` passes ``$VISUAL``/``$EDITOR``). ``open_options`` go to :func:`pcmem.open_sync`.
     """
     inference = inference or InferenceConfig.from_env(generation_model=model)
-    return PcmemApp(source, inference, open_options)
+    return PcmemApp(source, inference, open_options, editor)

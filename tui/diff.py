@@ -92,3 +92,14 @@ def describe_event(events: tuple[HistoryEvent, ...], index: int) -> Text:
         return header + Text(f"state {previous.state} → {event.state}; text unchanged (v{event.entry.version})")
     header.append(f"v{previous.entry.version} → v{event.entry.version}\n")
     return header + _field_changes(previous.entry, event.entry) + text_diff(previous.entry.text, event.entry.text)
+
+
+def compare_events(older: HistoryEvent, newer: HistoryEvent) -> Text:
+    """Any two points of an entry's history (``m`` marks one, the cursor picks the other), older first: what the
+    fields and the text became between them, or that the version is the same and only the state moved."""
+    header = Text(f"r{older.revision} v{older.entry.version} {older.state} → r{newer.revision} v{newer.entry.version} "
+                  f"{newer.state}: ", style="bold")
+    if older.entry.entry_version_id == newer.entry.entry_version_id:
+        return header + Text(f"the same version (v{newer.entry.version}); text unchanged")
+    header.append("\n")
+    return header + _field_changes(older.entry, newer.entry) + text_diff(older.entry.text, newer.entry.text)

@@ -16,6 +16,10 @@ class Draft:
     scope: str = ""
     #: Revise: the entry version the text was written against (a save checks the entry against it).
     version: int | None = None
+    #: Remember: the id, the metadata (JSON as typed) and whether to upsert.
+    entry_id: str = ""
+    metadata: str = ""
+    upsert: bool = False
 
 
 def remember_key(scope: str | None) -> tuple[str, ...]:

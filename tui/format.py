@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 from rich.text import Text
 
-from pcmem import Citation, MemoryHit
+from pcmem import Citation, MemoryHit, SearchPage
 
 
 def preview(text: str, width: int, style: str = "") -> Text:
@@ -80,3 +80,16 @@ def count_cell(number: int) -> Text:
 
 def count(number: int, noun: str, plural: str | None = None) -> str:
     return f"{number} {noun if number == 1 else plural or noun + 's'}"
+
+
+def scope_of(page: SearchPage, citation: Citation) -> str:
+    """The scope a hit was read from: a search over several scopes fuses their hits, and each citation names its
+    scope's memory artifact."""
+    return next(memory.scope for memory in page.memories if memory.artifact_id == citation.artifact_id)
+
+
+def searched(page: SearchPage) -> str:
+    """Where a search looked: ``revision 3`` for one scope, ``'a' r3 + 'b' r1`` for several."""
+    if len(page.memories) == 1:
+        return f"revision {page.memories[0].revision}"
+    return " + ".join(f"{memory.scope!r} r{memory.revision}" for memory in page.memories)

@@ -62,3 +62,7 @@ class Progress(Message):
 
 class StoreStateChanged(Message):
     """The store was read (or failed to be): the status bar shows how current the data is."""
+
+
+class EmbedderWarmed(Message):
+    """The embedding model finished loading in the background (or failed to: see the session)."""

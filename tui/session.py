@@ -35,6 +35,7 @@ from pcmem import (
     SyncRuntime,
     WriteResult,
 )
+from pcmem_tui import filters
 from pcmem_tui.freshness import Freshness
 from pcmem_tui.manifests import Manifest, Manifests
 
@@ -75,6 +76,12 @@ class SearchForm:
     mode: str = "auto"
     limit: str | int = 10
     policy: str = "none"
+    #: Filters, as typed (see :mod:`pcmem_tui.filters`): blank scopes search ``scope`` alone, ``*`` every scope.
+    scopes: str = ""
+    kinds: str = ""
+    where: str = ""
+    created_from: str = ""
+    created_before: str = ""
 
 
 class Session:
@@ -92,6 +99,9 @@ class Session:
         self.path = path
         self.freshness = Freshness()
         self._manifests = Manifests()
+        #: The embedding model loading at start-up (described), and why it could not load: for the status bar.
+        self.embedder_loading: str | None = None
+        self.embedder_failure: str | None = None
 
     @classmethod
     def open(cls, path: str | Path, inference: InferenceConfig, **options: Any) -> Session:
@@ -151,6 +161,23 @@ class Session:
             return False
         target = self.path if self.path.exists() else next((p for p in self.path.parents if p.exists()), self.path)
         return not os.access(target, os.W_OK)
+
+    # --- the embedding model, loaded at start-up -------------------------------------------------------------
+
+    def embedder_to_load(self) -> str | None:
+        """The embedder a search will need, described, when this process runs searches itself (no file access):
+        ``None`` without a store yet, without an embedder, or as a client (the owner process runs them)."""
+        runtime = self._runtime
+        embedder = runtime.embedder if runtime is not None else None
+        return None if embedder is None else embedder.profile.describe()
+
+    def warm_embedder(self) -> None:
+        """Load the embedding model now (seconds for a real model), so the first search does not pay for it. Raises
+        PcmemError (ConfigurationError, EmbeddingError) when the model cannot load: searches then run full-text
+        only in auto mode, and an explicit vector search says why."""
+        runtime = self._runtime
+        if runtime is not None and runtime.embedder is not None:
+            runtime.embedder.embed_query("warm up")
 
     # --- watching for outside writes ---------------------------------------------------------------------------
 
@@ -230,11 +257,17 @@ class Session:
                 progress(stage, done, total)
             return report
 
-        request = SearchMemoryRequest(query=form.query, limit=_number(form.limit), mode=form.mode)
+        request = SearchMemoryRequest(
+            query=form.query, limit=_number(form.limit), mode=form.mode, kinds=filters.kinds(form.kinds),
+            metadata=filters.where(form.where), created_from=form.created_from.strip() or None,
+            created_before=form.created_before.strip() or None)
+        scopes = filters.scope_names(form.scopes, form.scope, lambda: [s.scope for s in self.scopes()])
         reranker = self._reranker(form.policy, checked)
-        checked("searching…")(0, 0)
-        return self.runtime.memory.for_scope(form.scope).search(request, reranker=reranker,
-                                                                progress=checked("reranking"))
+        checked("waiting for the embedding model…" if self.embedder_loading else "searching…")(0, 0)
+        if len(scopes) == 1:
+            return self.runtime.memory.for_scope(scopes[0]).search(request, reranker=reranker,
+                                                                   progress=checked("reranking"))
+        return self.runtime.memory.search(request, scopes=scopes, reranker=reranker, progress=checked("reranking"))
 
     def _reranker(self, policy: str, checked: Callable[[str], Callable[[int, int], None]]) -> Any:
         """``"default"`` means the runtime's own (none or configured); a model policy loads the model once."""
@@ -252,11 +285,12 @@ class Session:
     # not make the user's typing fail. A change to an existing entry checks that entry only (per-entry CAS,
     # ``expected_version`` = the version the user was looking at), never the whole scope's head.
 
-    def remember(self, scope: str, entry: NewEntry) -> WriteResult:
-        """The first write to a store that does not exist yet creates it (and its folder)."""
+    def remember(self, scope: str, entry: NewEntry, *, upsert: bool = False) -> WriteResult:
+        """The first write to a store that does not exist yet creates it (and its folder). ``upsert``: an entry with
+        this id gets a new version (or is left as it is when nothing differs) instead of an InputError."""
         runtime = self._open(create=True)
         assert runtime is not None
-        return runtime.memory.for_scope(scope).remember(RememberRequest(entries=(entry,)))
+        return runtime.memory.for_scope(scope).remember(RememberRequest(entries=(entry,), upsert=upsert))
 
     def revise(self, scope: str, entry_id: str, text: str, expected_version: int) -> WriteResult:
         request = ReviseRequest(entry_id=entry_id, text=text, expected_version=expected_version)
@@ -269,6 +303,13 @@ class Session:
     def reactivate(self, scope: str, entry_id: str, expected_version: int) -> WriteResult:
         request = ReactivateRequest(entry_id=entry_id, expected_version=expected_version)
         return self.runtime.memory.for_scope(scope).reactivate(request)
+
+    def forget(self, scope: str, entry_id: str) -> WriteResult:
+        """Erase the entry's every version for good (no compare-and-swap: whatever it holds now goes)."""
+        return self.runtime.memory.for_scope(scope).forget(entry_id)
+
+    def forget_scope(self, scope: str) -> WriteResult:
+        return self.runtime.memory.forget_scope(scope)
 
     def current(self, scope: str, entry_id: str) -> MemoryEntry:
         """The entry at the head now (after a conflict: what somebody else made of it)."""

@@ -53,6 +53,10 @@ class StoreBar(Static):
             parts.append("read-only")
         line = Text(" · ".join(parts) + " · ", style="dim")
         line.append(fresh.describe(), style="bold yellow" if fresh.stale else "dim")
+        if session.embedder_loading:
+            line.append(f" · ◷ loading {session.embedder_loading}…", style="yellow")
+        elif session.embedder_failure:
+            line.append(f" · ⚠ {session.embedder_failure}", style="bold yellow")
         self.set_class(fresh.stale, "stale")
         if line != self.content:
             self.update(line, layout=False)  # one line high (app.tcss): a new read time needs no layout of the screen

@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import importlib
 import io
-import os
 import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
@@ -18,7 +17,7 @@ import click
 
 from pcmem import __version__
 from pcmem.errors import PcmemError
-from pcmem.settings import DB_ENV, lock_timeout, resolve_db_path
+from pcmem.settings import DB_ENV, lock_timeout, resolve_db_path, skip_pydantic_plugin_discovery
 
 if TYPE_CHECKING:
     from pcmem.compose.runtime import SyncRuntime
@@ -56,19 +55,6 @@ def _degrade_unencodable_output() -> None:
             stream.reconfigure(errors="backslashreplace")
 
 
-#: pydantic's switch for its plugin discovery (see :func:`_skip_pydantic_plugin_discovery`).
-PYDANTIC_PLUGINS_ENV = "PYDANTIC_DISABLE_PLUGINS"
-
-
-def _skip_pydantic_plugin_discovery() -> None:
-    """The first pydantic validator a process builds makes pydantic import ``importlib.metadata`` and read the entry
-    points of every installed distribution, looking for plugins (observability hooks, e.g. logfire): ~30–40 ms of a
-    cold ``pcmem search`` here (119 distributions), for hooks a CLI call never reports to. The CLI turns it off unless
-    the user set the variable; ``PYDANTIC_DISABLE_PLUGINS=`` (empty) loads every plugin again. The library itself
-    never changes the environment: an application's plugins work as it configured them."""
-    os.environ.setdefault(PYDANTIC_PLUGINS_ENV, "__all__")
-
-
 @contextlib.contextmanager
 def _one_line_usage_errors() -> Iterator[None]:
     """A click usage error (unknown option, missing argument, bad value) as the one line every pcmem failure is,
@@ -92,7 +78,7 @@ class _Group(click.Group):
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
         _degrade_unencodable_output()
-        _skip_pydantic_plugin_discovery()
+        skip_pydantic_plugin_discovery()  # before the first validator is built
         return super().main(*args, **kwargs)
 
     def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,

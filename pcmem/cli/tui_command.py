@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from pcmem import settings
 from pcmem.cli import render
 from pcmem.errors import ConfigurationError
 from pcmem.settings import InferenceConfig
@@ -53,7 +54,7 @@ def tui(model: str | None, as_json: bool) -> None:
         raise ConfigurationError("pcmem tui needs an interactive terminal (stdin and stdout are not a TTY); "
                                  "use the other commands, or --json, in scripts")
     options = {"embedder": store.embedder} if store.embedder else {}
-    _make_app()(store.path, inference=inference, **options).run()
+    _make_app()(store.path, inference=inference, editor=settings.editor(), **options).run()
 
 
 def register(group: click.Group) -> None:

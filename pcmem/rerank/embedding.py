@@ -81,7 +81,8 @@ class EmbeddingReranker:
             scores = scores / np.maximum(norms, 1e-12)
         order = sorted(range(len(candidates)), key=lambda i: (-float(scores[i]), i))  # ties: coarse order
         return MemoryRerankDecision(selected_ranks=tuple(i + 1 for i in order[:limit]),
-                                    embedder=embedder.profile.describe())
+                                    embedder=embedder.profile.describe(),
+                                    cosines=tuple(float(score) for score in scores))
 
     def _candidate_vectors(self, embedder: Embedder, candidates: Sequence[MemoryHit],
                            progress: Progress | None) -> np.ndarray:

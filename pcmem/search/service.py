@@ -153,6 +153,7 @@ class SearchService:
             decision_calls=decision.decision_calls,
             decisions=decision.decisions,
             embedder=decision.embedder,
+            cosines=decision.cosines,
         )
         hits = tuple(candidates[rank - 1] for rank in decision.selected_ranks)  # the original hit objects
         return page.model_copy(update={"hits": hits, "rerank": trace})

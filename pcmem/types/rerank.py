@@ -42,5 +42,8 @@ class MemoryRerankDecision(BaseModel):
     decision_calls: int | None = None
     #: Per-candidate policies: every decision made, in coarse order (candidates after the stop have none).
     decisions: tuple[CandidateDecision, ...] = ()
+    #: The embedding policy: each candidate's cosine to the query, in coarse order (what it sorted by; the
+    #: selection itself is still ``selected_ranks``).
+    cosines: tuple[float, ...] = ()
     #: The embedding policy: the embedder whose cosine ordered the pool (its profile, described).
     embedder: str | None = None

@@ -146,6 +146,8 @@ class RerankTrace(Frozen):
     decisions: tuple[CandidateDecision, ...] = ()
     #: The embedding policy: the embedder whose cosine ordered the pool (its profile, described).
     embedder: str | None = None
+    #: The embedding policy: each candidate's cosine to the query under that embedder, in coarse order.
+    cosines: tuple[float, ...] = ()
 
     @property
     def dropped_ranks(self) -> tuple[int, ...]:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+import json
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from rich.text import Text
 from textual import work
@@ -11,7 +12,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, Label, Static, TextArea
+from textual.widgets import Button, Checkbox, Input, Label, Static, TextArea
 
 from pcmem import InputError, MemoryEntry, NewEntry, PcmemError, RevisionConflictError, WriteResult
 from pcmem_tui.diff import text_diff
@@ -243,22 +244,29 @@ class KeepDraftScreen(ModalScreen[str | None]):
 
 
 class RememberScreen(DraftDialog):
-    """Write a new entry. pcmem validates it here (kind, text limits) so mistakes show before anything is written;
-    the write needs no compare-and-swap (a new entry conflicts with nothing)."""
+    """Write a new entry. pcmem validates it here (kind, text limits, id, metadata) so mistakes show before anything is
+    written; the write needs no compare-and-swap (a new entry conflicts with nothing). An id of your own makes the
+    entry a key: with upsert, writing the same id again gives it a new version instead of failing."""
 
     def __init__(self, session: Session, scope: str | None) -> None:
         super().__init__(session, scope or "")
         self.fixed_scope = scope
         self.draft: NewEntry | None = None
+        self.upsert = False
         self.draft_key = remember_key(scope)
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog-box"):
             title = f"Remember in {self.fixed_scope!r}" if self.fixed_scope else "Remember"
             yield Label(Text(title), classes="dialog-question")
-            if self.fixed_scope is None:
-                yield Input(placeholder="scope", id="scope")
-            yield Input(value="fact", placeholder="kind", id="kind")
+            with Horizontal(classes="dialog-fields"):
+                if self.fixed_scope is None:
+                    yield Input(placeholder="scope", id="scope")
+                yield Input(value="fact", placeholder="kind", id="kind")
+                yield Input(placeholder="generated", id="id", tooltip="your own id makes the entry a key")
+            with Horizontal(classes="dialog-fields"):
+                yield Input(placeholder='{"source": "chat"}', id="metadata", tooltip="a JSON object")
+                yield Checkbox("upsert", id="upsert", tooltip="the id exists: write a new version of it")
             yield TextArea(id="text", soft_wrap=True)
             yield Static(id="dialog-error")
             with Horizontal(classes="dialog-buttons"):
@@ -266,13 +274,16 @@ class RememberScreen(DraftDialog):
                 yield Button("Cancel (esc)", id="cancel")
 
     def on_mount(self) -> None:
-        for widget in self.query("#scope, #kind, #text"):
+        for widget in self.query("#scope, #kind, #id, #metadata, #text"):
             widget.border_title = widget.id
         self.restored = self.drafts.get(self.draft_key)
         if self.restored is not None:
             if self.fixed_scope is None:
                 self.query_one("#scope", Input).value = self.restored.scope
             self.query_one("#kind", Input).value = self.restored.kind
+            self.query_one("#id", Input).value = self.restored.entry_id
+            self.query_one("#metadata", Input).value = self.restored.metadata
+            self.query_one(Checkbox).value = self.restored.upsert
             area = self.query_one(TextArea)
             area.text = self.restored.text
             area.move_cursor(area.document.end)
@@ -281,35 +292,61 @@ class RememberScreen(DraftDialog):
 
     def typed(self) -> Draft:
         scope = self.fixed_scope if self.fixed_scope is not None else self.query_one("#scope", Input).value
-        return Draft(text=self.query_one(TextArea).text, kind=self.query_one("#kind", Input).value, scope=scope)
+        return Draft(text=self.query_one(TextArea).text, kind=self.query_one("#kind", Input).value, scope=scope,
+                     entry_id=self.query_one("#id", Input).value, metadata=self.query_one("#metadata", Input).value,
+                     upsert=self.query_one(Checkbox).value)
 
     def untouched(self) -> Draft:
         return Draft(text="", kind="fact", scope=self.fixed_scope or "")
 
     def action_save(self) -> None:
-        scope = self.fixed_scope if self.fixed_scope is not None else self.query_one("#scope", Input).value.strip()
+        typed = self.typed()
+        scope = typed.scope.strip()
         try:
             if not scope:
                 raise InputError("scope must not be empty")
-            self.draft = NewEntry(text=self.query_one(TextArea).text, kind=self.query_one("#kind", Input).value)
+            if typed.upsert and not typed.entry_id.strip():
+                raise InputError("upsert needs an id: it writes a new version of the entry with that id")
+            self.draft = NewEntry(text=typed.text, kind=typed.kind, metadata=metadata_object(typed.metadata),
+                                  entry_id=typed.entry_id.strip() or None)
         except InputError as error:
             self.show_error(Text(f"✗ {error}", style="red"))
             return
-        self.scope = scope
+        self.scope, self.upsert = scope, typed.upsert
         self.submit()
 
     def write(self) -> Outcome:
         assert self.draft is not None
-        return Outcome("remembered 1 entry", self.session.remember(self.scope, self.draft))
+        result = self.session.remember(self.scope, self.draft, upsert=self.upsert)
+        if not self.upsert:
+            return Outcome("remembered 1 entry", result)
+        entry_id = result.citations[0].entry_id
+        if entry_id in result.unchanged_entry_ids:
+            return Outcome(f"{entry_id!r} unchanged (it already holds exactly this)", result)
+        return Outcome(f"upserted {entry_id!r}", result)
+
+
+def metadata_object(typed: str) -> dict[str, Any]:
+    """The metadata field: blank for none, else a JSON object (pcmem then checks its size and values)."""
+    if not typed.strip():
+        return {}
+    try:
+        value = json.loads(typed)
+    except ValueError as error:
+        raise InputError(f'metadata must be a JSON object, e.g. {{"source": "chat"}} ({error})') from None
+    if not isinstance(value, dict):
+        raise InputError(f'metadata must be a JSON object, e.g. {{"source": "chat"}}, not {type(value).__name__}')
+    return value
 
 
 class ReviseScreen(DraftDialog):
     """A new version of the entry being viewed, checked against that entry only (its version when opened, or the
     version a kept draft was written against)."""
 
-    def __init__(self, session: Session, scope: str, read: MemoryEntry) -> None:
+    def __init__(self, session: Session, scope: str, read: MemoryEntry, edited: str | None = None) -> None:
         super().__init__(session, scope, read)
         self.draft_key = revise_key(scope, read.entry.entry_id)
+        self.edited = edited  # the text as the user's $EDITOR left it: ctrl+s saves it
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog-box"):
@@ -333,6 +370,10 @@ class ReviseScreen(DraftDialog):
                 note += (f"; it was written against v{self.restored.version}, the entry is v{self.read.entry.version} "
                          "now: saving shows what changed first")
             self.show_error(Text(note, style="dim"))
+        if self.edited is not None:  # written against the version on screen, whatever a kept draft said
+            area.text, self.expected_version = self.edited, self.read.entry.version
+            self.show_error(Text("as your editor left it: ctrl+s saves it as a new version, esc keeps or discards it",
+                                 style="dim"))
         self._show_title()
         area.move_cursor(area.document.end)  # typing continues the text, it does not land before it
         area.focus()

@@ -14,14 +14,27 @@ from pcmem_tui.messages import ManifestLoaded, RevisionsLoaded, WorkFailed
 from pcmem_tui.screens.base import StoreScreen
 from pcmem_tui.screens.dialogs import ConfirmScreen, Outcome, RememberScreen, confirm_question
 from pcmem_tui.screens.entry import EntryScreen
+from pcmem_tui.screens.forget import ForgetEntryScreen
 from pcmem_tui.screens.revisions import RevisionScreen
 from pcmem_tui.screens.search import SearchScreen
 from pcmem_tui.session import Manifest
-from pcmem_tui.table import ListTable
+from pcmem_tui.table import ColumnSpec, ListTable
 from pcmem_tui.widgets import StatusLine, StoreBar, WorkProgress, key_footer, short_id
 
+Columns = tuple[ColumnSpec, ...]
 #: Text first (it is what tells entries apart), then the short id that shows an id's distinguishing part.
-COLUMNS = (("text", None), ("kind", 8), ("ver", 3), ("state", 7), ("id", 12))
+COLUMNS: Columns = (("text", None), ("kind", 8), ("ver", 3), ("state", 7), ("id", 12))
+#: Below 100 columns the state is a mark (● active, ○ retired: retired rows are dim as well) and the id shorter, so
+#: at 80 columns the text gets 48 cells instead of 40, more than half the row.
+NARROW_COLUMNS: Columns = (("text", None), ("kind", 8), ("ver", 3), ("st", 2), ("id", 9))
+NARROW_BELOW = 100
+STATE_MARKS = {"active": "●", "retired": "○"}
+
+
+def columns_for(room: int) -> Columns:
+    return NARROW_COLUMNS if room < NARROW_BELOW else COLUMNS
+
+
 #: ``s`` cycles through these; creation order first (the order the entries were remembered in).
 SORTS = {
     "created": lambda e, created: (created.get(e.entry.entry_id, e.entry.created_in_revision), e.entry.entry_id),
@@ -50,6 +63,7 @@ class EntriesScreen(StoreScreen):
         Binding("n", "remember", "New"),
         Binding("d", "retire", "Retire"),
         Binding("u", "reactivate", "Reactivate", show=False),
+        Binding("x", "forget", "Forget…", show=False),
         Binding("f,slash", "filter", "Filter", show=False),
         Binding("s", "sort", "Sort", show=False),
         Binding("r", "refresh", "Refresh", show=False),
@@ -63,11 +77,12 @@ class EntriesScreen(StoreScreen):
         self.manifest: Manifest | None = None
         self.sort = "created"
         self.follow: str | None = None  # an entry id the cursor should land on after the next load (a new entry)
+        self.columns = COLUMNS  # the table's columns: NARROW_COLUMNS below 100 cells (see _fit_columns)
 
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static(id="title", classes="title")
-        yield ListTable(COLUMNS, _row, _words, zebra_stripes=True, id="entries")
+        yield ListTable(COLUMNS, lambda entry: _row(entry, self.columns), _words, zebra_stripes=True, id="entries")
         yield WorkProgress()
         yield StatusLine()
         yield StoreBar()
@@ -128,6 +143,18 @@ class EntriesScreen(StoreScreen):
         entries = sorted(shown, key=lambda e: SORTS[self.sort](e, created))
         self.query_one(ListTable).set_rows([(e.entry.entry_id, e) for e in entries], keep=self.follow)
         self.follow = None
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._fit_columns)  # after layout: the table's new width is known then
+
+    def _fit_columns(self) -> None:
+        """The narrow columns below 100 cells, the wide ones from there: only the column specs change (the rows'
+        cells are made when they are drawn, from :attr:`columns`)."""
+        table = self.query_one(ListTable)
+        columns = columns_for(table.size.width)
+        if columns != self.columns:
+            self.columns = columns
+            table.set_columns(columns)
 
     def _show_title(self) -> None:
         """The title changes with every outside write (revision, counts); the screen is laid out again only when
@@ -256,6 +283,12 @@ class EntriesScreen(StoreScreen):
         question = confirm_question(operation, entry, self.scope, note)
         self.app.push_screen(ConfirmScreen(self.session, self.scope, entry, operation, question), self._written)
 
+    def action_forget(self) -> None:
+        """Forget erases every version in every revision, so a past revision's row can be forgotten too."""
+        if (entry := self._selected()) is not None and self.manifest is not None:
+            versions = entry.entry.version if self.manifest.is_head else None  # a past row: its version then
+            self.app.push_screen(ForgetEntryScreen(self.session, self.scope, entry, versions), self._written)
+
     def _written(self, outcome: Outcome | None) -> None:
         if outcome is None:
             return
@@ -269,12 +302,17 @@ class EntriesScreen(StoreScreen):
         self.load()
 
 
-def _row(entry: MemoryEntry) -> tuple[Text, ...]:
-    """The cells of one entry's row (made only while the row is on screen; the table cuts them to width)."""
+def _row(entry: MemoryEntry, columns: Columns = COLUMNS) -> tuple[Text, ...]:
+    """The cells of one entry's row (made only while the row is on screen; the table cuts them to width). A narrow
+    state column shows the state's mark, a narrow id column a shorter id."""
     version = entry.entry
     dim = "dim" if entry.state == "retired" else ""
-    return (one_line(version.text, dim), plain(version.kind, dim), plain(f"v{version.version}"),
-            state_text(entry.state), plain(short_id(version.entry_id), "dim" if dim else "cyan"))
+    (_, state_width), (_, id_width) = columns[3], columns[4]
+    state = state_text(entry.state)
+    if (state_width or 0) < len(entry.state):
+        state.plain = STATE_MARKS.get(entry.state, entry.state[:1])
+    return (one_line(version.text, dim), plain(version.kind, dim), plain(f"v{version.version}"), state,
+            plain(short_id(version.entry_id, id_width or 12), "dim" if dim else "cyan"))
 
 
 def _words(entry: MemoryEntry) -> str:

@@ -8,15 +8,17 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Header, Input, Static
 
 from pcmem import HistoryEvent, MemoryEntry
-from pcmem_tui.diff import describe_event
+from pcmem_tui.diff import compare_events, describe_event
+from pcmem_tui.editor import EditorError, edit_text
 from pcmem_tui.format import citation_text, preview, state_text, when
 from pcmem_tui.messages import EntryLoaded
+from pcmem_tui.pager import Pager
 from pcmem_tui.screens.base import StoreScreen
 from pcmem_tui.screens.dialogs import ConfirmScreen, Outcome, ReviseScreen, confirm_question
+from pcmem_tui.screens.forget import ForgetEntryScreen
 from pcmem_tui.session import EntryDetail
 from pcmem_tui.widgets import StatusLine, StoreBar, Table, WorkProgress, fill_table, flex_width, key_footer
 
@@ -30,23 +32,28 @@ class EntryScreen(StoreScreen):
         Binding("e", "revise", "Revise"),
         Binding("d", "retire", "Retire", show=False),
         Binding("u", "reactivate", "Reactivate", show=False),
+        Binding("x", "forget", "Forget…", show=False),
         Binding("t", "focus_text", "Scroll text", show=False),
+        Binding("m", "mark", "Mark to compare", show=False),
+        Binding("o", "open_in_editor", "Open in $EDITOR", show=False),
     ]
 
     def __init__(self, scope: str, entry_id: str, revision: int | None = None) -> None:
         super().__init__()
         self.scope, self.entry_id, self.revision = scope, entry_id, revision
         self.detail: EntryDetail | None = None
+        #: The history row marked with ``m``: the change panel compares it with the row under the cursor.
+        self.marked: int | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static(id="entry-head", classes="title")
-        with VerticalScroll(id="entry-text-box", can_focus=True):
+        with Pager(id="entry-text-box"):
             yield Static(id="entry-text")
         yield Static(id="entry-meta")
         yield Input(id="citation-field", select_on_focus=True)
         yield Table(id="history")
-        with VerticalScroll(id="diff-box"):
+        with Pager(id="diff-box"):
             yield Static(id="diff")
         yield WorkProgress()
         yield StatusLine()
@@ -57,7 +64,6 @@ class EntryScreen(StoreScreen):
         self.sub_title = f"{self.scope} › {self.entry_id}"
         self.query_one("#entry-text-box").border_title = "text (t: scroll)"
         self.query_one("#history").border_title = "history (enter: open that version)"
-        self.query_one("#diff-box").border_title = "change"
         self.query_one("#citation-field").display = False
         self.load()
 
@@ -85,7 +91,7 @@ class EntryScreen(StoreScreen):
     def _fill_history(self, events: tuple[HistoryEvent, ...]) -> None:
         table = self.query_one(DataTable)
         width = flex_width(HISTORY_COLUMNS, table.size.width)
-        rows = [(str(index), _history_row(event, width)) for index, event in enumerate(events)]
+        rows = [(str(index), _history_row(event, width, index == self.marked)) for index, event in enumerate(events)]
         fill_table(table, HISTORY_COLUMNS, rows, table.size.width)
         shown = self.detail.entry.citation.revision if self.detail else None
         current = max((i for i, e in enumerate(events) if shown is None or e.revision <= shown), default=len(events) - 1)
@@ -109,8 +115,31 @@ class EntryScreen(StoreScreen):
         self.action_open_version()
 
     def _show_change(self, index: int) -> None:
-        if self.detail is not None and index >= 0:
-            self.query_one("#diff", Static).update(describe_event(self.detail.history.events, index))
+        if self.detail is None or index < 0:
+            return
+        events = self.detail.history.events
+        box = self.query_one("#diff-box")
+        if self.marked is None or self.marked == index or self.marked >= len(events):
+            box.border_title = "change"
+            self.query_one("#diff", Static).update(describe_event(events, index))
+            return
+        older, newer = sorted((self.marked, index))
+        box.border_title = f"compare ● r{events[self.marked].revision} with r{events[index].revision} (m: unmark)"
+        self.query_one("#diff", Static).update(compare_events(events[older], events[newer]))
+
+    def action_mark(self) -> None:
+        """``m`` marks the history row under the cursor (again: unmarks it); moving the cursor then compares any
+        two versions, not only adjacent ones."""
+        table = self.query_one("#history", DataTable)
+        if self.detail is None or table.row_count == 0:
+            return
+        events = self.detail.history.events
+        previous, row = self.marked, table.cursor_row
+        self.marked = None if previous == row else row
+        for index in {previous, row} - {None}:
+            assert index is not None
+            table.update_cell(str(index), "rev", _revision_cell(events[index], index == self.marked))
+        self._show_change(row)
 
     def action_open_version(self) -> None:
         table = self.query_one(DataTable)
@@ -179,6 +208,46 @@ class EntryScreen(StoreScreen):
         question = confirm_question(operation, entry, self.scope, note)
         self.app.push_screen(ConfirmScreen(self.session, self.scope, entry, operation, question), self._written)
 
+    def action_forget(self) -> None:
+        """Forget erases every version, so it works from any revision shown (the dialog says what goes)."""
+        if self.detail is not None:
+            versions = max(event.entry.version for event in self.detail.history.events)
+            self.app.push_screen(ForgetEntryScreen(self.session, self.scope, self.detail.entry, versions),
+                                 self._forgotten)
+
+    def _forgotten(self, outcome: Outcome | None) -> None:
+        """The entry cannot be read any more, in any version: back past its screens to the list (which reloads),
+        saying what happened there."""
+        if outcome is None:
+            return
+        stack = self.app.screen_stack
+        while isinstance(stack[-1], EntryScreen) and (stack[-1].scope, stack[-1].entry_id) == (self.scope, self.entry_id):
+            self.app.pop_screen()  # this entry's other versions went too
+            stack = self.app.screen_stack
+        if isinstance(stack[-1], StoreScreen):
+            stack[-1].status.info(f"{outcome.verb} → revision {outcome.result.memory.revision}")
+
+    def action_open_in_editor(self) -> None:
+        """``o``: the text in ``$EDITOR``. At the head of an active entry a changed text opens Revise with it (saved
+        with compare-and-swap on the version read, like ``e``); elsewhere the file is read-only and nothing is saved."""
+        if self.detail is None:
+            return
+        entry = self.detail.entry
+        editable = self.is_head and entry.state == "active"
+        try:
+            edited = edit_text(self.app, self.app.editor, entry.entry.text,
+                               f"{self.scope}-{self.entry_id}", read_only=not editable)
+        except EditorError as error:
+            self.status.error(str(error))
+            return
+        if edited.strip() == entry.entry.text:
+            self.status.info("closed the editor: the text is unchanged")
+        elif not editable:
+            why = "retired" if self.is_head else f"a past version (revision {entry.citation.revision})"
+            self.status.error(f"this text is {why} and read-only: the editor's changes were not saved")
+        else:
+            self.app.push_screen(ReviseScreen(self.session, self.scope, entry, edited), self._written)
+
     def _written(self, outcome: Outcome | None) -> None:
         if outcome is not None:
             self.status.info(f"{outcome.verb} → revision {outcome.result.memory.revision}")
@@ -186,8 +255,12 @@ class EntryScreen(StoreScreen):
             self.load()
 
 
-def _history_row(event: HistoryEvent, width: int) -> tuple[object, ...]:
-    return (f"r{event.revision}", event.operation, state_text(event.state), f"v{event.entry.version}",
+def _revision_cell(event: HistoryEvent, marked: bool) -> Text:
+    return Text(f"●r{event.revision}", style="bold yellow") if marked else Text(f"r{event.revision}")
+
+
+def _history_row(event: HistoryEvent, width: int, marked: bool = False) -> tuple[object, ...]:
+    return (_revision_cell(event, marked), event.operation, state_text(event.state), f"v{event.entry.version}",
             when(event.created_at), preview(event.entry.text, width))
 
 

@@ -14,6 +14,7 @@ from pcmem_tui.messages import ScopesLoaded
 from pcmem_tui.screens.base import StoreScreen
 from pcmem_tui.screens.dialogs import Outcome, RememberScreen
 from pcmem_tui.screens.entries import EntriesScreen
+from pcmem_tui.screens.forget import ForgetScopeScreen
 from pcmem_tui.screens.search import SearchScreen
 from pcmem_tui.table import ListTable
 from pcmem_tui.widgets import StatusLine, StoreBar, WorkProgress, key_footer
@@ -28,6 +29,7 @@ class ScopesScreen(StoreScreen):
         Binding("S", "search", "Search"),  # / filters the list, as on every list
         Binding("n", "remember", "Remember"),
         Binding("r", "refresh", "Refresh"),
+        Binding("x", "forget", "Forget…", show=False),
         Binding("q", "app.quit", "Quit"),
     ]
 
@@ -88,6 +90,12 @@ class ScopesScreen(StoreScreen):
 
     def action_remember(self) -> None:
         self.app.push_screen(RememberScreen(self.session, scope=None), self._written)
+
+    def action_forget(self) -> None:
+        scope = self._scope()
+        summary = next((s for s in self.scopes if s.scope == scope), None)
+        if summary is not None:
+            self.app.push_screen(ForgetScopeScreen(self.session, summary), self._written)
 
     def _written(self, outcome: Outcome | None) -> None:
         if outcome is not None:

@@ -1,4 +1,5 @@
-"""Search one scope: query, mode, limit and rerank policy; hits with rank, score, channels, text and citation."""
+"""Search one scope or several: query, mode, limit and rerank policy, and filters (kinds, metadata, dates); hits with
+rank, score, channels, text and citation."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from textual.containers import Horizontal
 from textual.widgets import Header, Input, Select, Static
 
 from pcmem import SEARCH_MODES, MemoryHit, SearchPage
-from pcmem_tui.format import count, hit_detail, one_line, plain
+from pcmem_tui.format import count, hit_detail, one_line, plain, scope_of, searched
+from pcmem_tui.history import HistoryInput
 from pcmem_tui.messages import SearchDone
 from pcmem_tui.screens.base import StoreScreen
 from pcmem_tui.screens.entry import EntryScreen
@@ -22,6 +24,18 @@ from pcmem_tui.widgets import StatusLine, StoreBar, WorkProgress, key_footer
 
 COLUMNS = (("#", 2), ("score", 6), ("via", 10), ("kind", 10), ("text", None))
 RERANKED_COLUMNS = (("#", 2), ("coarse", 6), ("score", 6), ("via", 10), ("kind", 10), ("text", None))
+#: A search over several scopes shows each hit's scope before its text.
+SCOPE_COLUMN = ("scope", 12)
+#: The filter fields: (input id, the SearchForm field it fills, placeholder). Filters other than the scopes are kept
+#: for the next search (like mode, limit and rerank); the scopes start blank: the scope the search was opened on.
+FILTERS = (
+    ("scopes", "scopes", "this scope · * all · a, b"),
+    ("kinds", "kinds", "fact, todo"),
+    ("where", "where", "key=value …"),
+    ("created-from", "created_from", "YYYY-MM-DD"),
+    ("created-before", "created_before", "YYYY-MM-DD"),
+)
+KEPT_FILTERS = ("kinds", "where", "created_from", "created_before")
 
 
 class SearchScreen(StoreScreen):
@@ -30,6 +44,7 @@ class SearchScreen(StoreScreen):
         Binding("ctrl+r", "search", "Search"),
         Binding("enter", "open", "Open", show=False),
         Binding("t", "trace", "Trace"),
+        Binding("ctrl+f", "filters", "Filters, scopes", show=False),  # (said on the status line: 80 columns)
         Binding("y,c", "copy_citation", "Copy citation", show=False),
     ]
 
@@ -44,12 +59,16 @@ class SearchScreen(StoreScreen):
         policy = last.get("policy") if last.get("policy") in policies else policies[0]
         yield Header()
         with Horizontal(id="search-form"):
-            yield Input(self.initial_query, placeholder=f"search {self.scope}…", id="query")
+            yield HistoryInput(self.app.search_history, self.initial_query, placeholder=f"search {self.scope}…",
+                               id="query")
             yield Select([(mode, mode) for mode in SEARCH_MODES], value=last.get("mode", "auto"), allow_blank=False,
                          id="mode")
             yield Input(last.get("limit", "10"), type="integer", max_length=2, id="limit", tooltip="results (1..50)")
             yield Select([(p, p) for p in policies], value=policy, allow_blank=False, id="rerank",
                          disabled=len(policies) == 1, tooltip="rerank policy (pcmem tui --model to enable)")
+        with Horizontal(id="search-filters"):
+            for input_id, field, placeholder in FILTERS:
+                yield Input(last.get(field, "") if field in KEPT_FILTERS else "", placeholder=placeholder, id=input_id)
         yield ListTable(COLUMNS, _cells, _words, zebra_stripes=True, id="hits")
         yield Static(id="hit-detail")
         yield WorkProgress()
@@ -62,8 +81,12 @@ class SearchScreen(StoreScreen):
         self.query_one(WorkProgress).finish()
         self.query_one("#hit-detail").display = False
         self.query_one("#hit-detail").border_title = "hit"
+        for input_id, field, _ in FILTERS:
+            self.query_one(f"#{input_id}").border_title = field.replace("created_", "")
+        filters = self.query_one("#search-filters")
+        filters.display = any(self.app.search_defaults.get(field) for field in KEPT_FILTERS)  # never a hidden filter
         self.query_one("#query", Input).focus()
-        self.status.info(self.note or "type a query and press enter")
+        self.status.info(self.note or "type a query and press enter · ctrl+f: filters and other scopes · ↑↓: history")
 
     def form(self) -> SearchForm:
         return SearchForm(
@@ -72,6 +95,7 @@ class SearchScreen(StoreScreen):
             mode=str(self.query_one("#mode", Select).value),
             limit=self.query_one("#limit", Input).value,
             policy=str(self.query_one("#rerank", Select).value),
+            **{field: self.query_one(f"#{input_id}", Input).value for input_id, field, _ in FILTERS},
         )
 
     @on(Input.Submitted)
@@ -82,9 +106,13 @@ class SearchScreen(StoreScreen):
         """A new search replaces the last one's results at once: if it fails, no earlier hits (or their trace)
         stay on screen as if they answered this query."""
         form = self.form()
-        self.app.search_defaults.update(mode=form.mode, limit=str(form.limit), policy=form.policy)
+        self.app.search_defaults.update(mode=form.mode, limit=str(form.limit), policy=form.policy,
+                                        **{field: getattr(form, field) for field in KEPT_FILTERS})
+        self.app.search_history.add(form.query)
+        self.query_one(HistoryInput).rearm()
         self._show_page(None)
-        self.status.info(f"searching {form.scope!r} for {form.query!r}… (esc cancels)")
+        where = form.scopes.strip() or repr(form.scope)
+        self.status.info(f"searching {where} for {form.query!r}… (esc cancels)")
         self.run_search(form)
 
     @work(thread=True, exclusive=True)
@@ -112,8 +140,11 @@ class SearchScreen(StoreScreen):
     def _fill(self, page: SearchPage) -> None:
         table = self.query_one(ListTable)
         coarse = {hit.citation: rank for rank, hit in enumerate(page.rerank.candidates, 1)} if page.rerank else {}
-        table.set_columns(RERANKED_COLUMNS if coarse else COLUMNS)
-        table.set_rows([(str(rank), Ranked(rank, hit, coarse.get(hit.citation, "?") if coarse else None))
+        several = len(page.memories) > 1  # a search over several scopes: each hit's scope before its text
+        columns = (RERANKED_COLUMNS if coarse else COLUMNS)[:-1] + ((SCOPE_COLUMN,) if several else ()) + COLUMNS[-1:]
+        table.set_columns(columns)
+        table.set_rows([(str(rank), Ranked(rank, hit, coarse.get(hit.citation, "?") if coarse else None,
+                                           scope_of(page, hit.citation) if several else None))
                         for rank, hit in enumerate(page.hits, 1)])
         table.move_cursor(row=0)
         self._show_hit(0)
@@ -148,12 +179,24 @@ class SearchScreen(StoreScreen):
     def action_focus_query(self) -> None:
         self.query_one("#query", Input).focus()
 
+    def action_filters(self) -> None:
+        """Show the filter fields (and go to the first), or hide them when none is set."""
+        filters = self.query_one("#search-filters")
+        if not filters.display:
+            filters.display = True
+            self.query_one("#scopes", Input).focus()
+        elif not any(getattr(self.form(), field) for _, field, _ in FILTERS):
+            filters.display = False
+            self.query_one("#query", Input).focus()
+        else:
+            self.status.info("clear the filters to hide them: a hidden filter would narrow searches unseen")
+
     def action_open(self) -> None:
         key = self.query_one(ListTable).cursor_key
         if self.page is None or key is None:
             return
         citation = self.page.hits[int(key) - 1].citation
-        self.app.push_screen(EntryScreen(self.scope, citation.entry_id, citation.revision))
+        self.app.push_screen(EntryScreen(scope_of(self.page, citation), citation.entry_id, citation.revision))
 
     def action_copy_citation(self) -> None:
         key = self.query_one(ListTable).cursor_key
@@ -171,22 +214,28 @@ class Ranked(NamedTuple):
     rank: int
     hit: MemoryHit
     coarse: int | str | None
+    #: The hit's scope when the search read several (its own column), else ``None``.
+    scope: str | None = None
 
 
 def _cells(row: Ranked) -> tuple[object, ...]:
     hit = row.hit
-    cells = (row.rank, f"{hit.score:.4f}", "+".join(hit.matched_by), plain(hit.kind), one_line(hit.text))
-    return cells if row.coarse is None else (cells[0], row.coarse, *cells[1:])
+    cells: tuple[object, ...] = (row.rank, f"{hit.score:.4f}", "+".join(hit.matched_by), plain(hit.kind))
+    if row.coarse is not None:
+        cells = (cells[0], row.coarse, *cells[1:])
+    if row.scope is not None:
+        cells = (*cells, plain(row.scope))
+    return (*cells, one_line(hit.text))
 
 
 def _words(row: Ranked) -> str:
-    return f"{row.hit.text} {row.hit.kind} {row.hit.citation.entry_id} {'+'.join(row.hit.matched_by)}"
+    return f"{row.hit.text} {row.hit.kind} {row.hit.citation.entry_id} {'+'.join(row.hit.matched_by)} {row.scope or ''}"
 
 
 def _summary(page: SearchPage) -> str:
-    if page.memory is None:
-        return "this scope has no memory yet: nothing to search"
-    summary = f"{count(len(page.hits), 'hit')} · mode {page.mode} · revision {page.memory.revision}"
+    if not page.memories:
+        return "no memory in the scopes searched yet: nothing to search"
+    summary = f"{count(len(page.hits), 'hit')} · mode {page.mode} · {searched(page)}"
     if page.rerank is not None:
         trace = page.rerank
         if trace.used_fallback:

@@ -8,7 +8,7 @@ from textual.binding import Binding
 from textual.widgets import Header, Static
 
 from pcmem import CandidateDecision, MemoryHit, SearchPage
-from pcmem_tui.format import duration, hit_detail, one_line, plain
+from pcmem_tui.format import duration, hit_detail, one_line, plain, scope_of
 from pcmem_tui.screens.base import StoreScreen
 from pcmem_tui.screens.entry import EntryScreen
 from pcmem_tui.table import ListTable
@@ -24,7 +24,7 @@ class TraceScreen(StoreScreen):
 
     def __init__(self, page: SearchPage) -> None:
         super().__init__()
-        assert page.rerank is not None and page.memory is not None, "the trace screen needs a reranked page"
+        assert page.rerank is not None and page.memories, "the trace screen needs a reranked page"
         self.page = page
 
     def compose(self) -> ComposeResult:
@@ -37,7 +37,7 @@ class TraceScreen(StoreScreen):
         yield key_footer()
 
     def on_mount(self) -> None:
-        self.sub_title = f"rerank trace · {self.page.memory.scope if self.page.memory else ''}"
+        self.sub_title = f"rerank trace · {', '.join(memory.scope for memory in self.page.memories)}"
         self.query_one("#trace-summary", Static).update(summary(self.page))
         self.query_one("#candidate-detail").border_title = "candidate"
         self._fill()
@@ -66,8 +66,7 @@ class TraceScreen(StoreScreen):
     def action_open(self) -> None:
         if key := self.query_one(ListTable).cursor_key:
             citation = self._candidate(key).citation
-            scope = self.page.memory.scope  # type: ignore[union-attr]
-            self.app.push_screen(EntryScreen(scope, citation.entry_id, citation.revision))
+            self.app.push_screen(EntryScreen(scope_of(self.page, citation), citation.entry_id, citation.revision))
 
 
 def summary(page: SearchPage) -> Text:
@@ -98,10 +97,15 @@ def trace_rows(page: SearchPage) -> list[tuple[str, tuple[object, ...]]]:
     trace = page.rerank
     assert trace is not None
     decisions = {decision.rank: decision for decision in trace.decisions}
+    cosines = dict(enumerate(trace.cosines, 1))  # the embedding policy: what it sorted by
     kept = "fallback" if trace.used_fallback else "kept"
-    picks = [(str(rank), _row(str(order), rank, trace.candidates[rank - 1], kept, decisions.get(rank)))
+
+    def judged(rank: int) -> Text:
+        return cosine_cell(cosines[rank]) if rank in cosines else decision_cell(decisions.get(rank))
+
+    picks = [(str(rank), _row(str(order), rank, trace.candidates[rank - 1], kept, judged(rank)))
              for order, rank in enumerate(trace.selected_ranks, 1)]
-    drops = [(str(rank), _row("", rank, trace.candidates[rank - 1], "dropped", decisions.get(rank)))
+    drops = [(str(rank), _row("", rank, trace.candidates[rank - 1], "dropped", judged(rank)))
              for rank in trace.dropped_ranks]
     return picks + drops
 
@@ -118,8 +122,13 @@ def decision_cell(decision: CandidateDecision | None) -> Text:
     return Text(shown, style=OUTCOME_STYLES.get(decision.outcome, ""))
 
 
-def _row(pick: str, rank: int, hit: MemoryHit, verdict: str, decision: CandidateDecision | None) -> tuple[object, ...]:
+def cosine_cell(cosine: float) -> Text:
+    """The embedding policy's measure of a candidate: its cosine to the query (the pool is sorted by it)."""
+    return Text(f"cos {cosine:.3f}", style="cyan")
+
+
+def _row(pick: str, rank: int, hit: MemoryHit, verdict: str, judged: Text) -> tuple[object, ...]:
     style = DROPPED if verdict == "dropped" else KEPT
     label, label_style = VERDICTS[verdict]
-    return (plain(pick, "bold"), plain(rank, style), Text(label, style=label_style), decision_cell(decision),
+    return (plain(pick, "bold"), plain(rank, style), Text(label, style=label_style), judged,
             plain(f"{hit.score:.4f}", style), one_line(hit.text, style))
