@@ -21,7 +21,7 @@ from typing import Any
 
 from pcmem.compose.runtime import open_sync
 from pcmem.embedding import gemma_preset as gemma
-from pcmem.settings import cache_dir
+from pcmem.settings import cache_dir, openmp_wait_policy
 from pcmem.types.search import SearchMemoryRequest
 
 _MEDIUM = ("[1:56 pm on 8 May, 2023] Caroline: I went to the LGBTQ support group yesterday and it was so powerful, "
@@ -84,7 +84,7 @@ def run(rounds: int = 7, busy: int = 1, threads: int | None = None) -> dict[str,
     embedder = gemma.GemmaEmbedder(lambda: gemma.verified_path(root), threads)
     result: dict[str, Any] = {"cpu_count": os.cpu_count(), "threads": embedder.thread_count,
                               "load_before": os.getloadavg()[0], "alone": embedding_rounds(embedder, rounds)}
-    result["omp_wait_policy"] = os.environ.get("OMP_WAIT_POLICY")  # as llama.cpp loaded with it
+    result["omp_wait_policy"] = openmp_wait_policy()  # as llama.cpp loaded with it
     if busy:
         spinners = [multiprocessing.Process(target=_spin, daemon=True) for _ in range(busy)]
         for process in spinners:

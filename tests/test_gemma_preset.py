@@ -58,9 +58,9 @@ def test_llama_cpp_gets_one_thread_per_core_this_process_may_use(monkeypatch) ->
 
     loaded: dict = {}
     fake = types.SimpleNamespace(Llama=lambda **kwargs: loaded.update(kwargs) or object())
-    monkeypatch.setattr(gemma, "require_llama_cpp", lambda needed_for: fake)
+    monkeypatch.setattr(gemma_preset, "require_llama_cpp", lambda needed_for: fake)
     monkeypatch.setattr(os, "cpu_count", lambda: 8)
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0}, raising=False)
-    gemma.GemmaEmbedder(lambda: Path("model.gguf")).llama()
+    gemma_preset.GemmaEmbedder(lambda: Path("model.gguf")).llama()
     assert loaded["n_threads"] == 1
-    assert gemma.GemmaEmbedder(lambda: Path("model.gguf"), 3).thread_count == 3  # an explicit count wins
+    assert gemma_preset.GemmaEmbedder(lambda: Path("model.gguf"), 3).thread_count == 3  # an explicit count wins

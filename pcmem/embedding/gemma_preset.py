@@ -15,7 +15,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pcmem.embedding.vector_lru import query_memo
 from pcmem.errors import ConfigurationError, EmbeddingError
 from pcmem.inference.llama_cpp import require_llama_cpp
 from pcmem.model_files import is_intact
@@ -67,6 +66,8 @@ class GemmaEmbedder:
                  query_prompt: str = QUERY_PROMPT) -> None:
         self._locate = locate
         self._n_threads = n_threads
+        from pcmem.embedding.vector_lru import query_memo  # lazy: it loads numpy; the search's fusion reads PROFILE
+
         self.query_prompt = query_prompt  # the model card's other query tasks are a benchmark's choice (#31)
         self._queries = query_memo()
         self._llm: Any = None

@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from pcmem import settings
 from pcmem.errors import (
     ConfigurationError,
     InferenceTimeoutError,
@@ -31,16 +32,12 @@ from pcmem.types.usage import Usage
 DEFAULT_CONTEXT = 8192
 
 
-#: How llama.cpp's OpenMP threads wait between the steps of one forward pass. The default (spinning) makes each idle
-#: thread burn a core, so on a machine where anything else runs the threads preempt the one doing the work: one
-#: EmbeddingGemma passage took p50 7.5 s spinning vs 0.57 s passive at load 10-15 on 2 cores (issue #30). Passive
-#: threads sleep instead. libgomp reads it once, when llama.cpp's library loads: a value the user set wins.
-OMP_WAIT_POLICY = "PASSIVE"
 
 
 def require_llama_cpp(needed_for: str = "reranking with a local model") -> Any:
-    """Import llama_cpp (its threads waiting passively, :data:`OMP_WAIT_POLICY`) or explain which extra installs it."""
-    os.environ.setdefault("OMP_WAIT_POLICY", OMP_WAIT_POLICY)
+    """Import llama_cpp (its threads waiting passively: :func:`pcmem.settings.wait_passively_in_openmp`) or explain
+    which extra installs it."""
+    settings.wait_passively_in_openmp()
     try:
         import llama_cpp
     except ImportError as error:

@@ -16,7 +16,7 @@ class GenerationRequest(BaseModel):
     fails validation counts as invalid and is retried).
     """
 
-    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True, defer_build=True)
 
     system: str
     prompt: str
@@ -26,7 +26,7 @@ class GenerationRequest(BaseModel):
 
 
 class GenerationResult(BaseModel):
-    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True, defer_build=True)
 
     value: BaseModel
     usage: Usage
