@@ -14,7 +14,6 @@ candidate that appears in any of them. Everything else is offline.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -28,7 +27,7 @@ from pcmem.compose.runtime import SyncRuntime
 from pcmem.search.fusion import rrf_fuse
 from pcmem.types.progress import Progress
 from pcmem.types.search import SearchMemoryRequest
-from pcmem_bench import fusion_tune, metrics
+from pcmem_bench import fusion_tune, jsonl, metrics
 from pcmem_bench.fusion_tune import DEPTHS, HALVES, FetchedQuestion
 from pcmem_bench.locomo_data import Conversation, Question
 from pcmem_bench.locomo_ingest import ingest
@@ -104,12 +103,11 @@ def fetch(runtime: SyncRuntime, conversations: Sequence[Conversation], questions
 
 
 def save(pooled: Sequence[PooledQuestion], path: str | Path) -> None:
-    Path(path).write_text("\n".join(json.dumps(p.to_json()) for p in pooled) + "\n", encoding="utf-8")
+    jsonl.write((item.to_json() for item in pooled), path)
 
 
 def load(path: str | Path) -> list[PooledQuestion]:
-    return [PooledQuestion.from_json(json.loads(line))
-            for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [PooledQuestion.from_json(row) for row in jsonl.read(path)]
 
 
 def reranked(item: PooledQuestion, pool: int, depth: int) -> list[str]:

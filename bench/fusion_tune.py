@@ -16,7 +16,6 @@ pcmem ships is chosen from these over every measured preset (see :mod:`pcmem.sea
 
 from __future__ import annotations
 
-import json
 import time
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
@@ -29,7 +28,7 @@ from pcmem.compose.runtime import SyncRuntime
 from pcmem.search.fusion import NORMALISATIONS, Fused, convex_fuse, rrf_fuse, weighted_rrf_fuse
 from pcmem.types.progress import Progress
 from pcmem.types.search import Candidate, SearchMemoryRequest
-from pcmem_bench import metrics
+from pcmem_bench import jsonl, metrics
 from pcmem_bench.locomo_data import CATEGORY_NAMES, Conversation, Question
 from pcmem_bench.locomo_ingest import ingest
 
@@ -90,12 +89,11 @@ def fetch(runtime: SyncRuntime, conversations: Sequence[Conversation], questions
 
 
 def save(fetched: Sequence[FetchedQuestion], path: str | Path) -> None:
-    Path(path).write_text("\n".join(json.dumps(f.to_json()) for f in fetched) + "\n", encoding="utf-8")
+    jsonl.write((item.to_json() for item in fetched), path)
 
 
 def load_fetched(path: str | Path) -> list[FetchedQuestion]:
-    return [FetchedQuestion.from_json(json.loads(line))
-            for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [FetchedQuestion.from_json(row) for row in jsonl.read(path)]
 
 
 def candidates() -> dict[str, FusionFn]:

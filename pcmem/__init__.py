@@ -89,6 +89,7 @@ if TYPE_CHECKING:
     )
     from pcmem.types.search import SEARCH_MODES, MemoryHit, RerankTrace, SearchMemoryRequest, SearchMode, SearchPage
     from pcmem.types.usage import Usage
+    from pcmem.validation import metadata_filter
 
 __version__ = "0.1.0"
 
@@ -121,6 +122,7 @@ _LAZY: dict[str, str] = {
             "SEARCH_MODES", "MemoryHit", "RerankTrace", "SearchMemoryRequest", "SearchMode", "SearchPage",
         ),
         "pcmem.types.usage": ("Usage",),
+        "pcmem.validation": ("metadata_filter",),
     }.items()
     for name in names
 }
@@ -218,6 +220,7 @@ __all__ = [
     "WriteResult",
     "__version__",
     "build_reranker",
+    "metadata_filter",
     "open",
     "open_async",
     "open_runtime",

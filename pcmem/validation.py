@@ -10,6 +10,7 @@ import json
 import math
 import re
 import unicodedata
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -260,6 +261,21 @@ def parse_json(raw: object, what: str = "input") -> Any:
 def parse_metadata_json(raw: str) -> dict[str, Any]:
     """Parse a metadata argument given as JSON text (CLI, import files)."""
     return validate_metadata(parse_json(raw, "metadata"))
+
+
+def metadata_filter(pairs: Sequence[str]) -> dict[str, Any] | None:
+    """``KEY=JSON`` pairs as a search's metadata filter (``pcmem search --where``, the TUI's filter field): a value
+    that is not JSON is taken as a string (``user=ana``); ``None`` for no pairs."""
+    wanted: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key:
+            raise InputError(f"metadata filter takes KEY=JSON pairs (e.g. user=ana turn=3), got {pair!r}")
+        try:
+            wanted[key] = parse_metadata_json(f'{{"v": {raw}}}')["v"]
+        except InputError:
+            wanted[key] = raw
+    return wanted or None
 
 
 def canonical_json(value: Any) -> str:

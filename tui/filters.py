@@ -6,12 +6,11 @@ Pure functions of the fields' text, so the rules are in one place and testable a
 
 from __future__ import annotations
 
-import json
 import shlex
 from collections.abc import Callable
 from typing import Any
 
-from pcmem import InputError
+from pcmem import InputError, metadata_filter
 
 #: Typed in the scopes field: search every scope of the store.
 EVERY_SCOPE = "*"
@@ -45,13 +44,4 @@ def where(text: str) -> dict[str, Any] | None:
         pairs = shlex.split(text)
     except ValueError as error:
         raise InputError(f"metadata filter: {error} (KEY=JSON pairs, e.g. user=ana turn=3)") from None
-    wanted: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, raw = pair.partition("=")
-        if not sep or not key:
-            raise InputError(f"metadata filter takes KEY=JSON pairs (e.g. user=ana turn=3), got {pair!r}")
-        try:
-            wanted[key] = json.loads(raw)
-        except ValueError:
-            wanted[key] = raw
-    return wanted or None
+    return metadata_filter(pairs)

@@ -13,7 +13,7 @@ from pcmem.errors import InputError, StoreError
 from pcmem.settings import SEARCH_FUSIONS, InferenceConfig
 from pcmem.types.rerank import MODEL_RERANK_POLICIES, RERANK_POLICIES, RerankPolicy
 from pcmem.types.search import MAX_SEARCH_LIMIT, SEARCH_MODES, SearchMemoryRequest, SearchPage
-from pcmem.validation import parse_metadata_json
+from pcmem.validation import metadata_filter
 
 if TYPE_CHECKING:
     from pcmem.rerank.choice import RerankerChoice
@@ -54,19 +54,8 @@ def _print_page(page: SearchPage, query: str) -> None:
 
 
 def _where(pairs: tuple[str, ...]) -> dict[str, Any] | None:
-    """``KEY=JSON`` pairs as a metadata filter (a value that is not JSON is taken as a string)."""
-    if not pairs:
-        return None
-    wanted: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, raw = pair.partition("=")
-        if not sep or not key:
-            raise InputError(f"--where takes KEY=JSON, got {pair!r}")
-        try:
-            wanted[key] = parse_metadata_json(f'{{"v": {raw}}}')["v"]
-        except InputError:
-            wanted[key] = raw
-    return wanted
+    """``--where KEY=JSON`` pairs as a metadata filter (see :func:`pcmem.validation.metadata_filter`)."""
+    return metadata_filter(pairs)
 
 
 @click.command()
