@@ -6,14 +6,16 @@ gets the same two keys without each screen composing and wiring its own filter f
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual.binding import Binding
 from textual.widgets import Input
 
-from pcmem_tui.table import ListTable
 from pcmem_tui.widgets import StatusLine
+
+if TYPE_CHECKING:  # the table opens its prompt (pcmem_tui.table imports this module); the prompt only names it
+    from pcmem_tui.table import ListTable
 
 PLACEHOLDERS = {
     "filter": "filter: rows holding every word (text, id, kind…); enter keeps it, esc clears it",

@@ -24,6 +24,8 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from pcmem_tui.prompt import ListPrompt
+
 #: What a cell may hold: plain text (never markup: entry texts are user data) or styled Text.
 Cell = str | int | Text
 #: A column: (label, width in cells); one column may have width ``None``: it takes the room the others leave.
@@ -284,8 +286,6 @@ class ListTable(ScrollView, can_focus=True):
             self.post_message(self.RowSelected(self, self.cursor_row, self.cursor_key))
 
     def action_prompt(self, mode: str) -> None:
-        from pcmem_tui.prompt import ListPrompt  # the prompt drives this table: imported where it is opened
-
         ListPrompt.open(self, mode)
 
     def jump(self, target: str) -> bool:
