@@ -14,7 +14,6 @@ candidate that appears in any of them. Everything else is offline.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -28,7 +27,7 @@ from pcmem.search.fusion import rrf_fuse
 from pcmem.types.progress import Progress
 from pcmem.types.search import SearchMemoryRequest
 from pcmem_bench import fusion_tune, jsonl, metrics
-from pcmem_bench.fusion_tune import DEPTHS, HALVES, FetchedQuestion
+from pcmem_bench.fusion_tune import HALVES, FetchedQuestion
 from pcmem_bench.locomo_data import Conversation, Question
 from pcmem_bench.locomo_ingest import ingest
 
@@ -74,12 +73,8 @@ def fetch(runtime: SyncRuntime, conversations: Sequence[Conversation], questions
     out = []
     try:
         for done, question in enumerate(questions, start=1):
-            scope = (f"locomo-{question.conversation}",)
-            started = time.perf_counter()
-            channels = {depth: service.channel_lists(scope, SearchMemoryRequest(query=question.question, limit=depth,
-                                                                                mode="hybrid")).channels
-                        for depth in DEPTHS}
-            fetch_ms = (time.perf_counter() - started) * 1000 / len(DEPTHS)
+            fetched = fusion_tune.fetch_question(service, position[question.conversation], question)
+            scope, channels = (f"locomo-{question.conversation}",), fetched.channels
             coarse: dict[int, list[tuple[str, str]]] = {}
             for pool in pools:
                 service.candidate_limit = pool
@@ -93,8 +88,7 @@ def fetch(runtime: SyncRuntime, conversations: Sequence[Conversation], questions
             stored = backend.stored_vectors(embedder.profile, seen)
             query = np.asarray(embedder.embed_query(question.question), dtype=np.float32)
             cosine = {version: float(np.dot(vector, query)) for version, vector in stored.items()}
-            out.append(PooledQuestion(FetchedQuestion(position[question.conversation], question, channels, fetch_ms),
-                                      coarse, cosine))
+            out.append(PooledQuestion(fetched, coarse, cosine))
             if progress:
                 progress(done, len(questions))
     finally:

@@ -26,6 +26,7 @@ from typing import Any
 
 from pcmem.compose.runtime import SyncRuntime
 from pcmem.search.fusion import NORMALISATIONS, Fused, convex_fuse, rrf_fuse, weighted_rrf_fuse
+from pcmem.search.service import SearchService
 from pcmem.types.progress import Progress
 from pcmem.types.search import Candidate, SearchMemoryRequest
 from pcmem_bench import jsonl, metrics
@@ -76,16 +77,20 @@ def fetch(runtime: SyncRuntime, conversations: Sequence[Conversation], questions
     service = runtime.memory.parts.search
     out = []
     for done, question in enumerate(questions, start=1):
-        scope = (f"locomo-{question.conversation}",)
-        started = time.perf_counter()
-        channels = {depth: service.channel_lists(scope, SearchMemoryRequest(query=question.question, limit=depth,
-                                                                            mode="hybrid")).channels
-                    for depth in DEPTHS}
-        fetch_ms = (time.perf_counter() - started) * 1000 / len(DEPTHS)
-        out.append(FetchedQuestion(position[question.conversation], question, channels, fetch_ms))
+        out.append(fetch_question(service, position[question.conversation], question))
         if progress:
             progress(done, len(questions))
     return out
+
+
+def fetch_question(service: SearchService, conversation: int, question: Question) -> FetchedQuestion:
+    """One question's admitted hybrid channels at every page size, and what fetching them cost per page size."""
+    scope = (f"locomo-{question.conversation}",)
+    started = time.perf_counter()
+    channels = {depth: service.channel_lists(scope, SearchMemoryRequest(query=question.question, limit=depth,
+                                                                        mode="hybrid")).channels
+                for depth in DEPTHS}
+    return FetchedQuestion(conversation, question, channels, (time.perf_counter() - started) * 1000 / len(DEPTHS))
 
 
 def save(fetched: Sequence[FetchedQuestion], path: str | Path) -> None:
