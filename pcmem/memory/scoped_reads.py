@@ -13,7 +13,7 @@ from pcmem.errors import EntryErasedError, EntryNotFoundError, RevisionNotFoundE
 from pcmem.memory import arguments, keys, paging
 from pcmem.memory import write_rules as rules
 from pcmem.memory.parts import MemoryParts
-from pcmem.rerank.choice import RerankerChoice, chosen_reranker, override
+from pcmem.rerank.choice import RerankerChoice, chosen_reranker
 from pcmem.settings import SearchFusion
 from pcmem.types.memory import (
     ChangesPage,
@@ -219,7 +219,4 @@ class ScopedReads:
         request = arguments.search_request(request, {
             "limit": limit, "mode": mode, "kinds": kinds, "metadata": metadata, "created_from": created_from,
             "created_before": created_before, "fusion": fusion})
-        choice = chosen_reranker(reranker, rerank)
-        if choice == "none":
-            return self._parts.search.coarse((self.scope,), request)
-        return self._parts.search.search((self.scope,), request, override(choice), progress)
+        return self._parts.search.chosen((self.scope,), request, chosen_reranker(reranker, rerank), progress)

@@ -14,7 +14,7 @@ from typing import Any, Literal, TypeVar
 from pcmem.errors import InputError
 from pcmem.memory import arguments
 from pcmem.memory.scoped import MemoryParts, SyncScopedMemory
-from pcmem.rerank.choice import RerankerChoice, chosen_reranker, override
+from pcmem.rerank.choice import RerankerChoice, chosen_reranker
 from pcmem.settings import SearchFusion
 from pcmem.types.memory import (
     ChangesPage,
@@ -98,10 +98,7 @@ class SyncMemoryService:
             "limit": limit, "mode": mode, "kinds": kinds, "metadata": metadata, "created_from": created_from,
             "created_before": created_before, "fusion": fusion})
         names = _scopes(scopes)
-        choice = chosen_reranker(reranker, rerank)
-        if choice == "none":
-            return self.parts.search.coarse(names, request)
-        return self.parts.search.search(names, request, override(choice), progress)
+        return self.parts.search.chosen(names, request, chosen_reranker(reranker, rerank), progress)
 
 
 def _scopes(scopes: Sequence[str]) -> tuple[str, ...]:

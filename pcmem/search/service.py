@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from pcmem.embedding.port import Embedder
 from pcmem.errors import CapabilityNotSupportedError, EmbeddingError, RerankError
+from pcmem.rerank.choice import RerankerChoice, override
 from pcmem.rerank.port import StoreBoundReranker
 from pcmem.search.fusion import Fused, admit_fts, admit_vector, channel_candidate_count, fuse, fusion_parameters
 from pcmem.settings import SearchFusion
@@ -123,6 +124,14 @@ class SearchService:
         if reranker is None or not page.hits:
             return page.model_copy(update={"hits": page.hits[: request.limit]})
         return self._rerank(page, request, reranker, progress)
+
+    def chosen(self, scopes: tuple[str, ...], request: SearchMemoryRequest, choice: RerankerChoice,
+               progress: Progress | None = None) -> SearchPage:
+        """A search with the reranker its caller chose (:mod:`pcmem.rerank.choice`): ``"none"`` is the coarse page,
+        ``"default"`` the runtime's reranker, a reranker that one."""
+        if choice == "none":
+            return self.coarse(scopes, request)
+        return self.search(scopes, request, override(choice), progress)
 
     def coarse(self, scopes: tuple[str, ...], request: SearchMemoryRequest) -> SearchPage:
         """Fused coarse hits only, never reranked (for advisory consumers such as the write gate)."""
