@@ -281,7 +281,7 @@ async def test_entry_screen_shows_text_citation_history_and_a_word_diff(app, run
         head = runtime.memory.for_scope("pcmem-demo").get_entry("release-day")
         assert "moved from Thursdays" in text_of(app, "#entry-text")
         assert str(head.citation) in text_of(app, "#entry-meta")
-        history = screen.query_one("#history", DataTable)
+        history = screen.query_one("#history", ListTable)
         assert [row[:4] for row in rows(history)] == [["r1", "remember", "active", "v1"], ["r2", "revise", "active", "v2"]]
         assert "on [-Thursdays-]{+Tuesdays+} after" in text_of(app, "#diff")
         await pilot.press("up")  # the first version has nothing before it

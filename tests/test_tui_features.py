@@ -32,7 +32,7 @@ from test_tui import (  # noqa: F401 - fixtures used by name
     store_path,
     text_of,
 )
-from textual.widgets import Checkbox, DataTable, Input, TextArea
+from textual.widgets import Checkbox, Input, TextArea
 
 import pcmem
 from pcmem import NewEntry
@@ -323,7 +323,7 @@ async def test_m_marks_a_version_and_the_cursor_compares_it_with_any_other(runti
         screen = await open_entry(pilot, "n1")
         diff = screen.query_one("#diff-box")
         await pilot.press("g", "m")  # mark the first version, then walk to the last event
-        assert rows(screen.query_one("#history", DataTable))[0][0] == "●r1"
+        assert rows(screen.query_one("#history", ListTable))[0][0] == "●r1"
         await pilot.press("G")
         shown = text_of(app, "#diff")
         assert shown.startswith("r1 v1 active → r4 v3 retired:")
@@ -335,7 +335,7 @@ async def test_m_marks_a_version_and_the_cursor_compares_it_with_any_other(runti
         await pilot.press("j")
         assert text_of(app, "#diff") == "r3 v3 active → r4 v3 retired: the same version (v3); text unchanged"
         await pilot.press("k", "m")  # on the marked row: unmark, back to what each event changed
-        assert diff.border_title == "change" and rows(screen.query_one("#history", DataTable))[2][0] == "r3"
+        assert diff.border_title == "change" and rows(screen.query_one("#history", ListTable))[2][0] == "r3"
         assert text_of(app, "#diff").startswith("r3 revise: v2 → v3")
 
 
@@ -426,7 +426,7 @@ async def test_j_and_k_scroll_the_focused_entry_text_like_less(runtime):
         await pilot.press("g")
         assert box.scroll_target_y == 0
         await pilot.press("tab", "k")  # the history table keeps its own j/k
-        assert screen.query_one("#history", DataTable).has_focus and box.scroll_target_y == 0
+        assert screen.query_one("#history", ListTable).has_focus and box.scroll_target_y == 0
 
 
 @pytest.mark.parametrize(("width", "text", "retired_state"), [(80, 48, "○"), (100, 60, "retired")])

@@ -1,6 +1,6 @@
 # ruff: noqa: F811 - the fixtures of test_tui are imported, and tests take them by name
-"""``/`` filters and ``:`` jumps on every list of the TUI (issue #32): scopes, entries, search hits, the rerank trace
-and the revision picker, all one widget. Real stores (the seeded template of ``test_tui``), Textual's pilot.
+"""``/`` filters and ``:`` jumps on every list of the TUI (issue #32): scopes, entries, search hits, the rerank trace,
+the revision picker and an entry's history, all one widget. Real stores (the seeded template of ``test_tui``), Textual's pilot.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from test_tui import (  # noqa: F401 - fixtures used by name
     _no_model_from_the_environment,
     _status_bar_clock,
     app,
+    open_entry,
     open_scope,
     open_store,
     row_keys,
@@ -24,9 +25,11 @@ from test_tui import (  # noqa: F401 - fixtures used by name
     text_of,
 )
 
+import pcmem
 from pcmem_tui.app import make_app
 from pcmem_tui.prompt import ListPrompt
 from pcmem_tui.screens.entries import EntriesScreen
+from pcmem_tui.screens.entry import EntryScreen
 from pcmem_tui.screens.revisions import RevisionScreen
 from pcmem_tui.screens.scopes import ScopesScreen
 from pcmem_tui.screens.search import SearchScreen
@@ -124,3 +127,31 @@ async def test_the_revision_picker_filters_and_picks_the_row_left(app):
         await pilot.press("slash", *"revise", "enter", "enter")
         await settle(pilot)
         assert app.screen is screen and screen.manifest.revision == 2
+
+
+async def test_an_entrys_history_filters_jumps_and_keeps_enter_and_m_on_the_row_left(runtime):
+    """The entry's history was Textual's DataTable, the one list without ``/`` and ``:``; its rows are found by the
+    history event they show, so enter, ``m`` and the change panel act on the row left by a filter, not on the
+    row at the same position in the unfiltered history."""
+    notes = runtime.memory.for_scope("notes")
+    for version, text in enumerate(("Buy sencha tea for Marco.", "Buy sencha tea for Priya."), 1):
+        notes.revise(pcmem.ReviseRequest(entry_id="n1", text=text, expected_version=version))
+    app = make_app(runtime)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_scope(pilot, "notes")
+        screen = await open_entry(pilot, "n1")
+        history = screen.query_one("#history", ListTable)
+        assert history.has_focus and [row[0] for row in rows(history)] == ["r1", "r2", "r3"]
+        assert history.cursor_key == "2"  # the version shown: the head
+        await pilot.press("colon", "1", "enter")
+        assert history.cursor_row == 0 and text_of(app, "#diff").startswith("r1 remember")
+        await pilot.press("slash", *"sencha marco", "enter")  # the revise to v2 is the only row left
+        assert [row[:4] for row in rows(history)] == [["r2", "revise", "active", "v2"]]
+        assert text_of(app, "#diff").startswith("r2 revise: v1 → v2")
+        await pilot.press("m")
+        assert screen.marked == 1 and rows(history)[0][0] == "●r2"
+        await pilot.press("enter")  # opens r2's version, not the first row of the history (r1)
+        await settle(pilot)
+        assert isinstance(app.screen, EntryScreen) and app.screen.detail is not None
+        assert app.screen.detail.entry.citation.revision == 2
+        assert app.screen.detail.entry.entry.text == "Buy sencha tea for Marco."

@@ -11,10 +11,17 @@ search, a write, stepping to a past revision. Every pass runs in a fresh process
 user's first search pays (loading the embedder). The app runs headless at 120×36, as in the snapshot tests.
 
 ``--big 3000 10000`` adds one scope of each size: open, sort, one filter keystroke, ``j`` while another process
-writes to the scope every 0.75 s (median and worst of 20 presses), stepping to the previous revision and back, and
-the process's CPU while the scope sits idle on screen (5 s)::
+writes to the scope every 0.75 s (median and worst of 20 presses, from the first row down: each from the key's
+arrival until the cursor is on the next row and the screen is painted), stepping to the previous revision and back,
+and the process's CPU while the scope sits idle on screen (5 s)::
 
     python -m pcmem_tui.bench --embedder none --big 3000 10000
+
+By default the TUI opens the store first and owns it: the writer is its client, so the TUI's process runs the
+writer's writes too. ``--owner mcp`` starts a real ``pcmem mcp`` on the store first (an agent started before the
+TUI), so the TUI is a client for every interaction and the writer's writes run in the MCP server's process::
+
+    python -m pcmem_tui.bench --embedder none --big 3000 --owner mcp
 
 The big-scope pass reads the list through ``row_count``, ``cursor_row`` and ``move_cursor``, which Textual's
 DataTable and pcmem's ListTable both have, so the same bench measures a checkout from before the list widget::
@@ -100,8 +107,15 @@ def _move_to(table: Any, key: str) -> None:
     table.move_cursor(row=keys.index(key))
 
 
-async def measure(path: Path, **options: Any) -> dict[str, float]:
-    """One pass over the interactions; milliseconds by name."""
+def _check_role(app: Any, role: str | None) -> None:
+    """The pass measures what it says: the TUI as the store's owner, or as a client of another process."""
+    shown = app.session.store_role() if getattr(app, "session", None) is not None else None
+    if role is not None and shown is not None and not shown.startswith(role):
+        raise RuntimeError(f"the TUI was to be the store's {role} but is {shown}")
+
+
+async def measure(path: Path, role: str | None = None, **options: Any) -> dict[str, float]:
+    """One pass over the interactions; milliseconds by name. ``role``: "owner" or "client", checked."""
     from textual.widgets import Input, TextArea
 
     from pcmem_tui.app import make_app
@@ -116,6 +130,7 @@ async def measure(path: Path, **options: Any) -> dict[str, float]:
     async with app.run_test(size=SIZE) as pilot:
         await _until(pilot, lambda: type(app.screen).__name__ == "ScopesScreen" and _rows(app) > 0)
         mark("start to first screen", started)
+        _check_role(app, role)
 
         started = time.perf_counter()
         await pilot.press("enter")
@@ -164,6 +179,37 @@ async def measure(path: Path, **options: Any) -> dict[str, float]:
     return timings
 
 
+def _key_at(table: Any, row: int) -> str:
+    return table.row_keys[row] if hasattr(table, "row_keys") else table.ordered_rows[row].key.value
+
+
+async def press_down(pilot: Any) -> float:
+    """Milliseconds from ``j``'s arrival until the cursor is on the row below and the screen is painted.
+
+    The key is posted as a terminal's key arrives (``pilot.press`` also waits until the whole process's CPU is idle,
+    and with the TUI as the store's owner its process also runs the writer's writes on the owner's threads: that
+    wait was measured, not the screen). The row below is named by its key, so a write that adds a row above while
+    the key is in flight moves neither the target nor the figure. On the last row ``j`` cannot move: refused, where
+    a bench that pressed it there measured the writer's interval (a new row above shifts the cursor's row)."""
+    from textual import events
+
+    app = pilot.app
+    table = _table(app)
+    row = table.cursor_row
+    if row + 1 >= table.row_count:
+        raise ValueError(f"the cursor is on the last row ({row + 1} of {table.row_count}): j cannot move it")
+    below = _key_at(table, row + 1)
+    started = time.perf_counter()
+    app.post_message(events.Key("j", "j"))
+    deadline = started + 30.0
+    while _key_at(table, table.cursor_row) != below:
+        if time.perf_counter() > deadline:
+            raise TimeoutError("j did not move the cursor")
+        await asyncio.sleep(0.001)
+    await pilot.pause(0)  # paint what changed now
+    return (time.perf_counter() - started) * 1000
+
+
 BIG_SCOPE = "big-{}"
 WRITER = """
 import sys, time, pcmem
@@ -184,7 +230,7 @@ def seed_big(path: Path, size: int) -> None:
             memory.remember(RememberRequest(entries=tuple(NewEntry(text=t) for t in texts[start:start + 500])))
 
 
-async def measure_big(path: Path, size: int, **options: Any) -> dict[str, float]:
+async def measure_big(path: Path, size: int, role: str | None = None, **options: Any) -> dict[str, float]:
     """Open the big scope, sort it, type one filter character, press ``j`` while a writer process writes, step to
     the previous revision and back, and sit idle."""
     from pcmem_tui.app import make_app
@@ -194,6 +240,7 @@ async def measure_big(path: Path, size: int, **options: Any) -> dict[str, float]
     app = make_app(path, **options)
     async with app.run_test(size=SIZE) as pilot:
         await _until(pilot, lambda: type(app.screen).__name__ == "ScopesScreen" and _rows(app) > 0)
+        _check_role(app, role)
         _move_to(_table(app), scope)
         started = time.perf_counter()
         await pilot.press("enter")
@@ -212,17 +259,13 @@ async def measure_big(path: Path, size: int, **options: Any) -> dict[str, float]
         await pilot.press("escape")
         await _until(pilot, lambda: _rows(app) >= size)
         _table(app).focus()
+        await pilot.press("g")  # from the first row down: 20 rows below for 20 presses
         writer = subprocess.Popen([sys.executable, "-c", WRITER, str(path), scope], stdout=subprocess.PIPE, text=True)
         try:
             assert writer.stdout is not None and writer.stdout.readline().strip() == "writing"
             presses = []
             for _ in range(20):
-                table = _table(app)
-                row = table.cursor_row
-                started = time.perf_counter()
-                await pilot.press("j")
-                await _until(pilot, lambda: table.cursor_row != row)
-                presses.append((time.perf_counter() - started) * 1000)
+                presses.append(await press_down(pilot))
                 await asyncio.sleep(0.2)
         finally:
             writer.kill()
@@ -246,11 +289,46 @@ async def measure_big(path: Path, size: int, **options: Any) -> dict[str, float]
     return timings
 
 
+#: The first line an MCP host sends: ``pcmem mcp`` answers it once the store is open (and served to other processes).
+MCP_HELLO = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+             "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}}
+
+
+def start_mcp_owner(path: Path) -> subprocess.Popen[str]:
+    """A real ``pcmem mcp`` holding the store, as an agent started before the TUI holds it; returns once it has
+    answered the host's first request (the store is open then). Closing its stdin stops it, as a host does."""
+    server = subprocess.Popen([sys.executable, "-m", "pcmem", "--db", str(path), "mcp"], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert server.stdin is not None and server.stdout is not None
+    server.stdin.write(json.dumps(MCP_HELLO) + "\n")
+    server.stdin.flush()
+    if not server.stdout.readline():
+        server.kill()
+        raise RuntimeError(f"pcmem mcp did not start: {server.communicate()[1][-2000:]}")
+    return server
+
+
+def stop_mcp_owner(server: subprocess.Popen[str]) -> None:
+    assert server.stdin is not None
+    server.stdin.close()
+    try:
+        server.wait(30)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        server.wait()
+
+
 def _one_pass(args: argparse.Namespace, path: Path, app_options: dict[str, Any]) -> dict[str, float]:
     """One pass in a fresh process: nothing loaded or cached by an earlier pass (the embedder, the model)."""
     command = [sys.executable, "-m", "pcmem_tui.bench", "--pass-on", str(path), "--embedder", args.embedder,
-               *(["--exclusive"] if args.exclusive else []), *(["--big", *map(str, args.big)] if args.big else [])]
-    result = subprocess.run(command, capture_output=True, text=True, check=False)
+               "--owner", args.owner, *(["--exclusive"] if args.exclusive else []),
+               *(["--big", *map(str, args.big)] if args.big else [])]
+    owner = start_mcp_owner(path) if args.owner == "mcp" else None
+    try:
+        result = subprocess.run(command, capture_output=True, text=True, check=False)
+    finally:
+        if owner is not None:
+            stop_mcp_owner(owner)
     if result.returncode != 0:
         raise RuntimeError(f"a bench pass failed:\n{result.stderr[-2000:]}")
     return dict(json.loads(result.stdout.strip().splitlines()[-1]))
@@ -268,14 +346,20 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--big", type=int, nargs="*", default=[], metavar="N",
                         help="also measure one scope of N entries each (e.g. --big 3000 10000)")
+    parser.add_argument("--owner", choices=("tui", "mcp"), default="tui",
+                        help="who opens the store first and owns it: the TUI (the writer is its client), or a "
+                             "`pcmem mcp` started before it (the TUI is a client for every interaction)")
     parser.add_argument("--pass-on", type=Path, help=argparse.SUPPRESS)  # one pass on this store, JSON out
     args = parser.parse_args(argv)
     options: dict[str, Any] = {"embedder": None} if args.embedder == "none" else {}
     app_options = {**options, "shared": False} if args.exclusive else options
+    if args.exclusive and args.owner == "mcp":
+        parser.error("--exclusive holds the file in the TUI: it cannot be a client of `pcmem mcp`")
     if args.pass_on is not None:
-        timings = asyncio.run(measure(args.pass_on, **app_options))
+        role = "client" if args.owner == "mcp" else "owner"
+        timings = asyncio.run(measure(args.pass_on, role=role, **app_options))
         for size in args.big:
-            timings.update(asyncio.run(measure_big(args.pass_on, size, **app_options)))
+            timings.update(asyncio.run(measure_big(args.pass_on, size, role=role, **app_options)))
         print(json.dumps(timings))
         return
     template = args.dir / f"template-{args.entries}-{args.embedder}{''.join(f'-{n}' for n in args.big)}.duckdb"
@@ -287,7 +371,8 @@ def main(argv: list[str] | None = None) -> None:
     runs = []
     for run in range(args.runs):
         path = args.dir / f"run-{run}.duckdb"
-        path.unlink(missing_ok=True)
+        for stale in (path, path.with_name(path.name + ".wal")):  # a log left by an earlier pass is not this store's
+            stale.unlink(missing_ok=True)
         path.write_bytes(template.read_bytes())  # every pass starts from the same store (the write adds to it)
         runs.append(_one_pass(args, path, app_options))
     medians = {name: statistics.median(run[name] for run in runs) for name in runs[0]}
@@ -299,6 +384,7 @@ def main(argv: list[str] | None = None) -> None:
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"{args.entries} entries in {len(SCOPES)} scopes, embedder {args.embedder}, {SIZE[0]}x{SIZE[1]}, "
           f"{'exclusive' if args.exclusive else 'shared'} mode, "
+          f"{'the TUI owns the store' if args.owner == 'tui' else 'the TUI is a client of pcmem mcp'}, "
           f"median of {args.runs} runs, load average {load:.1f} on {os.cpu_count()} CPUs")
     for name, ms in medians.items():
         unit = "  " if name.endswith("%") else "ms"

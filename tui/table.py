@@ -157,6 +157,10 @@ class ListTable(ScrollView, can_focus=True):
         self.columns = tuple(columns)
         self._redraw()
 
+    def redraw_rows(self) -> None:
+        """The screen changed what its items' cells show (a mark, say): draw the rows on screen again."""
+        self._redraw()
+
     @property
     def row_count(self) -> int:
         """Rows shown (after the filter)."""

@@ -1,19 +1,17 @@
-"""Widgets shared by the screens: the status line, the progress strip and table helpers."""
+"""Widgets shared by the screens: the status line, the progress strip, the store bar and short ids."""
 
 from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.timer import Timer
-from textual.widgets import DataTable, Footer, Label, ProgressBar, Static
+from textual.widgets import Footer, Label, ProgressBar, Static
 
 if TYPE_CHECKING:
     from pcmem_tui.session import Session
@@ -119,26 +117,6 @@ class WorkProgress(Horizontal):
             self._ticker = None
 
 
-class Table(DataTable):
-    """A row-cursor table with the keys of lazygit and less: j/k, g/G and Home/End move the cursor."""
-
-    BINDINGS = [
-        Binding("j", "cursor_down", "Down", show=False),
-        Binding("k", "cursor_up", "Up", show=False),
-        Binding("g,home", "first", "First row", show=False),
-        Binding("G,end", "last", "Last row", show=False),
-    ]
-
-    def __init__(self, **options: object) -> None:
-        super().__init__(cursor_type="row", **options)  # type: ignore[arg-type]
-
-    def action_first(self) -> None:
-        self.move_cursor(row=0)
-
-    def action_last(self) -> None:
-        self.move_cursor(row=max(self.row_count - 1, 0))
-
-
 GENERATED_ID = re.compile(r"^[a-z]+_[0-9a-z]{26}$")
 
 
@@ -152,36 +130,3 @@ def short_id(entry_id: str, width: int = 12) -> str:
     return entry_id[: width - 1] + "…"
 
 
-Row = tuple[str, Sequence[object]]
-#: (label, width); one column may have width ``None``: it takes the room the others leave.
-ColumnSpec = tuple[str, int | None]
-
-
-def fill_table(table: DataTable, columns: Sequence[ColumnSpec], rows: Iterable[Row], room: int) -> None:
-    """Replace columns and rows, keeping the cursor on the same row key when it is still there.
-
-    Every column gets an explicit width (``room`` is the table's width in cells): auto-sized columns are measured
-    lazily by DataTable and can render once at their label's width, which made screenshots flaky.
-    """
-    previous = selected_key(table)
-    table.clear(columns=True)
-    for label, width in columns:
-        table.add_column(label, key=label, width=width if width is not None else flex_width(columns, room))
-    for key, cells in rows:
-        table.add_row(*cells, key=key)
-    keys = [row.key.value for row in table.ordered_rows]
-    if previous in keys:
-        table.move_cursor(row=keys.index(previous), animate=False)
-
-
-def flex_width(columns: Sequence[ColumnSpec], room: int) -> int:
-    """What is left for the flexible column: each column pads one cell each side; 2 cells for a scrollbar."""
-    fixed = sum(width for _, width in columns if width is not None)
-    return max(room - fixed - 2 * len(columns) - 2, 12)
-
-
-def selected_key(table: DataTable) -> str | None:
-    """The row key under the cursor, or ``None`` for an empty table."""
-    if table.row_count == 0:
-        return None
-    return table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value

@@ -8,19 +8,20 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import DataTable, Header, Input, Static
+from textual.widgets import Header, Input, Static
 
 from pcmem import HistoryEvent, MemoryEntry
 from pcmem_tui.diff import compare_events, describe_event
 from pcmem_tui.editor import EditorError, edit_text
-from pcmem_tui.format import citation_text, preview, state_text, when
+from pcmem_tui.format import citation_text, one_line, state_text, when
 from pcmem_tui.messages import EntryLoaded
 from pcmem_tui.pager import Pager
 from pcmem_tui.screens.base import StoreScreen
 from pcmem_tui.screens.dialogs import ConfirmScreen, Outcome, ReviseScreen, confirm_question
 from pcmem_tui.screens.forget import ForgetEntryScreen
 from pcmem_tui.session import EntryDetail
-from pcmem_tui.widgets import StatusLine, StoreBar, Table, WorkProgress, fill_table, flex_width, key_footer
+from pcmem_tui.table import ListTable
+from pcmem_tui.widgets import StatusLine, StoreBar, WorkProgress, key_footer
 
 HISTORY_COLUMNS = (("rev", 4), ("operation", 10), ("state", 7), ("ver", 4), ("at (UTC)", 19), ("text", None))
 
@@ -52,7 +53,8 @@ class EntryScreen(StoreScreen):
             yield Static(id="entry-text")
         yield Static(id="entry-meta")
         yield Input(id="citation-field", select_on_focus=True)
-        yield Table(id="history")
+        # a list like every other: / filters the versions, : jumps to a row number or the next match
+        yield ListTable(HISTORY_COLUMNS, self._history_cells, _history_words, id="history")
         with Pager(id="diff-box"):
             yield Static(id="diff")
         yield WorkProgress()
@@ -63,7 +65,7 @@ class EntryScreen(StoreScreen):
     def on_mount(self) -> None:
         self.sub_title = f"{self.scope} › {self.entry_id}"
         self.query_one("#entry-text-box").border_title = "text (t: scroll)"
-        self.query_one("#history").border_title = "history (enter: open that version)"
+        self.query_one("#history").border_title = "history (enter: open that version · / filter · : jump)"
         self.query_one("#citation-field").display = False
         self.load()
 
@@ -89,28 +91,29 @@ class EntryScreen(StoreScreen):
         return self.detail.entry.citation.revision >= self.detail.history.memory.revision
 
     def _fill_history(self, events: tuple[HistoryEvent, ...]) -> None:
-        table = self.query_one(DataTable)
-        width = flex_width(HISTORY_COLUMNS, table.size.width)
-        rows = [(str(index), _history_row(event, width, index == self.marked)) for index, event in enumerate(events)]
-        fill_table(table, HISTORY_COLUMNS, rows, table.size.width)
+        """The versions, the one shown under the cursor. Rows are keyed by the event's index in the history, which
+        stays the key of ``m``, enter and the change panel whatever the filter hides."""
+        table = self.query_one("#history", ListTable)
         shown = self.detail.entry.citation.revision if self.detail else None
         current = max((i for i, e in enumerate(events) if shown is None or e.revision <= shown), default=len(events) - 1)
-        table.move_cursor(row=current)
+        table.set_rows([(str(index), (index, event)) for index, event in enumerate(events)], keep=str(current))
         table.focus()
         self._show_change(current)
 
-    def on_resize(self) -> None:
-        self.call_after_refresh(self._reflow)
+    def _history_cells(self, item: tuple[int, HistoryEvent]) -> tuple[object, ...]:
+        index, event = item
+        return _history_row(event, index == self.marked)
 
-    def _reflow(self) -> None:
-        if self.detail is not None:
-            self._fill_history(self.detail.history.events)
+    def _history_index(self) -> int | None:
+        """The history event under the cursor (``None`` with no row shown)."""
+        key = self.query_one("#history", ListTable).cursor_key
+        return int(key) if key is not None else None
 
-    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        if self.detail is not None and event.row_key.value is not None:
-            self._show_change(int(event.row_key.value))
+    def on_list_table_row_highlighted(self, event: ListTable.RowHighlighted) -> None:
+        if self.detail is not None and event.key is not None:
+            self._show_change(int(event.key))
 
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+    def on_list_table_row_selected(self, event: ListTable.RowSelected) -> None:
         event.stop()
         self.action_open_version()
 
@@ -130,22 +133,18 @@ class EntryScreen(StoreScreen):
     def action_mark(self) -> None:
         """``m`` marks the history row under the cursor (again: unmarks it); moving the cursor then compares any
         two versions, not only adjacent ones."""
-        table = self.query_one("#history", DataTable)
-        if self.detail is None or table.row_count == 0:
+        index = self._history_index()
+        if self.detail is None or index is None:
             return
-        events = self.detail.history.events
-        previous, row = self.marked, table.cursor_row
-        self.marked = None if previous == row else row
-        for index in {previous, row} - {None}:
-            assert index is not None
-            table.update_cell(str(index), "rev", _revision_cell(events[index], index == self.marked))
-        self._show_change(row)
+        self.marked = None if self.marked == index else index
+        self.query_one("#history", ListTable).redraw_rows()  # the mark shows in the rev cell
+        self._show_change(index)
 
     def action_open_version(self) -> None:
-        table = self.query_one(DataTable)
-        if self.detail is None or table.row_count == 0:
+        index = self._history_index()
+        if self.detail is None or index is None:
             return
-        event = self.detail.history.events[table.cursor_row]
+        event = self.detail.history.events[index]
         if event.revision != self.detail.entry.citation.revision:
             self.app.push_screen(EntryScreen(self.scope, self.entry_id, event.revision))
 
@@ -259,9 +258,17 @@ def _revision_cell(event: HistoryEvent, marked: bool) -> Text:
     return Text(f"●r{event.revision}", style="bold yellow") if marked else Text(f"r{event.revision}")
 
 
-def _history_row(event: HistoryEvent, width: int, marked: bool = False) -> tuple[object, ...]:
+def _history_row(event: HistoryEvent, marked: bool = False) -> tuple[object, ...]:
+    """One version's cells (made only while its row is drawn; the table cuts the text to its column)."""
     return (_revision_cell(event, marked), event.operation, state_text(event.state), f"v{event.entry.version}",
-            when(event.created_at), preview(event.entry.text, width))
+            when(event.created_at), one_line(event.entry.text))
+
+
+def _history_words(item: tuple[int, HistoryEvent]) -> str:
+    """What ``/`` and ``:`` look in: the revision as shown (r3), the operation, state, version, time and text."""
+    _, event = item
+    return f"r{event.revision} {event.operation} {event.state} v{event.entry.version} {when(event.created_at)} " \
+           f"{event.entry.text}"
 
 
 def _head(entry: MemoryEntry, is_head: bool) -> Text:
