@@ -1,0 +1,56 @@
+# ruff: noqa: F811 - the fixtures of test_tui are imported, and tests take them by name
+"""The TUI bench measures what it names (issue #32): ``j`` from a row it can leave, and the TUI as a client when a
+real ``pcmem mcp`` holds the store first."""
+
+from __future__ import annotations
+
+import pytest
+from test_tui import (  # noqa: F401 - fixtures used by name
+    SIZE,
+    _no_model_from_the_environment,
+    _status_bar_clock,
+    app,
+    open_scope,
+    open_store,
+    row_keys,
+    runtime,
+    seeded_template,
+    settle,
+    store_path,
+)
+
+from pcmem_tui import bench
+from pcmem_tui.app import make_app
+from pcmem_tui.table import ListTable
+
+
+async def test_j_is_timed_to_the_next_row_and_refused_on_the_last_row(app):
+    """The bench pressed ``j`` with the cursor on a 3,000-entry scope's last row, where it cannot move, and timed
+    until the cursor's row changed: a writer's new row above moved it, so it measured the writer's 0.75 s interval
+    (801 ms) instead of the key."""
+    async with app.run_test(size=SIZE) as pilot:
+        await open_scope(pilot)
+        table = app.screen.query_one(ListTable)
+        keys = row_keys(table)
+        table.move_cursor(row=0)
+        assert await bench.press_down(pilot) >= 0 and table.cursor_key == keys[1]
+        table.move_cursor(row=len(keys) - 1)
+        with pytest.raises(ValueError, match="last row"):
+            await bench.press_down(pilot)
+
+
+async def test_beside_a_real_mcp_server_the_tui_is_its_client(store_path):
+    """``--owner mcp``: the TUI's every interaction goes to the process that opened the store first."""
+    server = bench.start_mcp_owner(store_path)
+    try:
+        app = make_app(store_path, embedder=None)
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            role = app.session.store_role()
+            assert role == f"client of process {server.pid}"
+            bench._check_role(app, "client")
+            with pytest.raises(RuntimeError, match="to be the store's owner"):
+                bench._check_role(app, "owner")
+    finally:
+        bench.stop_mcp_owner(server)
+    assert server.returncode == 0
