@@ -24,6 +24,14 @@ class RootSnapshotExtension(AmberSnapshotExtension):
         return str(ROOT / "snapshots" / Path(test_location.filepath).stem)
 
 
+@pytest.fixture(autouse=True)
+def _state_folder(tmp_path_factory, monkeypatch) -> Path:
+    """The user's state folder (the TUI's search history) is a fresh one per test, never the developer's own."""
+    folder = tmp_path_factory.mktemp("state")
+    monkeypatch.setenv("XDG_STATE_HOME", str(folder))
+    return folder
+
+
 @pytest.fixture
 def snapshot(snapshot):
     return snapshot.use_extension(RootSnapshotExtension)

@@ -9,6 +9,7 @@ Real stores (the seeded template of ``test_tui``), Textual's pilot; no timings.
 from __future__ import annotations
 
 import contextlib
+import json
 import sys
 import threading
 
@@ -38,6 +39,7 @@ import pcmem
 from pcmem import NewEntry
 from pcmem.testing import HashEmbedder
 from pcmem_tui.app import make_app
+from pcmem_tui.history import MAX_QUERIES, SearchHistory, history_file
 from pcmem_tui.screens.dialogs import RememberScreen, ReviseScreen
 from pcmem_tui.screens.entries import EntriesScreen
 from pcmem_tui.screens.entry import EntryScreen
@@ -307,6 +309,75 @@ async def test_up_and_down_in_the_query_recall_earlier_searches_and_keep_what_wa
         assert recalled == ["release thursdays", "Marco Priya", "Marco Priya", "release thursdays", "half typ",
                             "half typ"]
         assert query.cursor_position == len("half typ")
+
+
+async def recall(pilot, presses: int) -> list[str]:  # noqa: ANN001
+    """What ``↑`` pressed ``presses`` times shows in a new search screen's query field, press by press."""
+    await open_scope(pilot)
+    await pilot.press("S")
+    query = pilot.app.screen.query_one("#query", Input)
+    shown = []
+    for _ in range(presses):
+        await pilot.press("up")
+        shown.append(query.value)
+    return shown
+
+
+async def test_search_history_lasts_across_sessions_in_the_users_state_folder(store_path, _state_folder, tmp_path):
+    """The history lasted one session. It is kept per store file in the user's state folder, not in the store."""
+    app = make_app(store_path, embedder=None)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_scope(pilot)
+        await pilot.press("S")
+        await search(pilot, "release thursdays")
+        await search(pilot, "Marco Priya")
+    kept = list((_state_folder / "pcmem" / "search-history").iterdir())
+    assert [file.name.startswith("memory-") and file.suffix == ".json" for file in kept] == [True]
+
+    again = make_app(store_path, embedder=None)  # a new session on the same store
+    async with again.run_test(size=SIZE) as pilot:
+        assert await recall(pilot, 3) == ["Marco Priya", "release thursdays", "release thursdays"]
+
+    other = tmp_path / "other" / "memory.duckdb"  # the same name in another folder: another store, its own history
+    other.parent.mkdir()
+    other.write_bytes(store_path.read_bytes())
+    elsewhere = make_app(other, embedder=None)
+    async with elsewhere.run_test(size=SIZE) as pilot:
+        assert await recall(pilot, 1) == [""]
+
+
+async def test_a_damaged_history_file_counts_as_empty_and_the_next_search_replaces_it(store_path):
+    file = history_file(store_path)
+    file.parent.mkdir(parents=True)
+    file.write_bytes(b"\xff{ not json")
+    app = make_app(store_path, embedder=None)
+    async with app.run_test(size=SIZE) as pilot:
+        assert await recall(pilot, 1) == [""]
+        await search(pilot, "Porto venue")
+    assert json.loads(file.read_text(encoding="utf-8")) == {"queries": ["Porto venue"]}
+
+
+def test_the_history_file_is_bounded_and_merges_what_other_sessions_searched(tmp_path):
+    file = tmp_path / "history.json"
+    first, second = SearchHistory(file), SearchHistory(file)  # two TUIs on one store
+    for number in range(MAX_QUERIES + 5):
+        first.add(f"query {number}")
+    assert SearchHistory(file).queries == [f"query {n}" for n in range(5, MAX_QUERIES + 5)]
+    second.add("from the other session")
+    assert second.queries[-2:] == [f"query {MAX_QUERIES + 4}", "from the other session"]
+    assert SearchHistory(file).queries == second.queries and len(second.queries) == MAX_QUERIES
+    file.write_text('{"queries": ["kept", 7, null, "  "]}', encoding="utf-8")  # wrong types are left out
+    assert SearchHistory(file).queries == ["kept"]
+
+
+def test_a_history_that_cannot_be_written_lasts_the_session_and_says_so_once(tmp_path):
+    (tmp_path / "in-the-way").write_text("a file where the folder would be", encoding="utf-8")
+    history = SearchHistory(tmp_path / "in-the-way" / "history.json")
+    history.add("first")
+    problem = history.unsaid_problem()
+    assert problem is not None and problem.startswith("search history kept for this session only: cannot write")
+    history.add("second")
+    assert history.unsaid_problem() is None and history.queries == ["first", "second"]
 
 
 # --- 4. compare any two versions --------------------------------------------------------------------------------------

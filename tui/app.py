@@ -22,7 +22,7 @@ from textual.worker import get_current_worker
 
 from pcmem import InferenceConfig, PcmemError, StoreError, StoreLockedError, SyncRuntime
 from pcmem_tui.drafts import Drafts
-from pcmem_tui.history import SearchHistory
+from pcmem_tui.history import SearchHistory, history_file
 from pcmem_tui.messages import EmbedderWarmed, StoreOpened, StoreStateChanged, WorkFailed
 from pcmem_tui.screens.base import StoreScreen
 from pcmem_tui.screens.help import HelpScreen
@@ -69,7 +69,8 @@ class PcmemApp(App[None]):
         self.drafts = Drafts()
         #: The search screen's mode, limit and rerank policy as last used: a new visit starts from them.
         self.search_defaults: dict[str, str] = {}
-        self.search_history = SearchHistory()
+        #: ↑/↓ in the search field: kept across sessions per store file (this session only for an open runtime).
+        self.search_history = SearchHistory(None if isinstance(source, SyncRuntime) else history_file(source))
 
     def compose(self) -> ComposeResult:
         """The waiting room shown while the store opens (and the place an open failure is explained)."""

@@ -325,7 +325,9 @@ def _one_pass(args: argparse.Namespace, path: Path, app_options: dict[str, Any])
                *(["--big", *map(str, args.big)] if args.big else [])]
     owner = start_mcp_owner(path) if args.owner == "mcp" else None
     try:
-        result = subprocess.run(command, capture_output=True, text=True, check=False)
+        # the searches' history goes to the bench's folder, not the user's state folder
+        environment = {**os.environ, "XDG_STATE_HOME": str(args.dir / "state")}
+        result = subprocess.run(command, capture_output=True, text=True, check=False, env=environment)
     finally:
         if owner is not None:
             stop_mcp_owner(owner)

@@ -108,8 +108,11 @@ class SearchScreen(StoreScreen):
         form = self.form()
         self.app.search_defaults.update(mode=form.mode, limit=str(form.limit), policy=form.policy,
                                         **{field: getattr(form, field) for field in KEPT_FILTERS})
-        self.app.search_history.add(form.query)
+        history = self.app.search_history
+        history.add(form.query)
         self.query_one(HistoryInput).rearm()
+        if (problem := history.unsaid_problem()) is not None:
+            self.notify(problem, title="pcmem", severity="warning", markup=False)
         self._show_page(None)
         where = form.scopes.strip() or repr(form.scope)
         self.status.info(f"searching {where} for {form.query!r}… (esc cancels)")
