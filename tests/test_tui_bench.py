@@ -54,3 +54,17 @@ async def test_beside_a_real_mcp_server_the_tui_is_its_client(store_path):
     finally:
         bench.stop_mcp_owner(server)
     assert server.returncode == 0
+
+
+async def test_the_small_pass_opens_its_own_scope_when_big_scopes_sort_first(tmp_path):
+    """With ``--big`` the store's first scope row is "big-10000": the 500-entry pass opened (and stepped, searched
+    and wrote in) that 10,000-entry scope, so its "open scope" and the rest were not the small store's figures."""
+    path = tmp_path / "bench.duckdb"
+    bench.seed(path, 8, embedder=None)
+    bench.seed_big(path, 30)
+    app = make_app(path, embedder=None)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert row_keys(app.screen.query_one(ListTable))[0] == "big-30"
+        assert await bench.open_scope(pilot, bench.SMALL_SCOPE) >= 0
+        assert app.screen.scope == bench.SMALL_SCOPE == "ops"
