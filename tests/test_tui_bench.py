@@ -4,6 +4,9 @@ real ``pcmem mcp`` holds the store first."""
 
 from __future__ import annotations
 
+import asyncio
+import time
+
 import pytest
 from test_tui import (  # noqa: F401 - fixtures used by name
     SIZE,
@@ -68,3 +71,13 @@ async def test_the_small_pass_opens_its_own_scope_when_big_scopes_sort_first(tmp
         assert row_keys(app.screen.query_one(ListTable))[0] == "big-30"
         assert await bench.open_scope(pilot, bench.SMALL_SCOPE) >= 0
         assert app.screen.scope == bench.SMALL_SCOPE == "ops"
+
+
+async def test_the_loop_stall_probe_sees_a_handler_that_blocks_the_loop():
+    """``longest loop stall while writing``: what a key waits behind. A 50 ms block of the loop cannot look shorter
+    than 50 ms less the probe's 5 ms tick (a lower bound: the machine's load only adds to it)."""
+    with bench.LoopStalls() as stalls:
+        await asyncio.sleep(0.02)  # the probe is waiting on its timer
+        time.sleep(0.05)  # a handler that holds the loop
+        await asyncio.sleep(0.02)
+    assert stalls.worst >= 45

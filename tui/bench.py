@@ -221,6 +221,29 @@ async def press_down(pilot: Any) -> float:
     return (time.perf_counter() - started) * 1000
 
 
+class LoopStalls:
+    """The longest the event loop went without waking a ``tick`` timer (ms), while the block runs: what any key
+    waits behind at worst (a live refresh applying a write, a redraw), apart from its own handling."""
+
+    def __init__(self, tick: float = 0.005) -> None:
+        self.tick, self.worst = tick, 0.0
+        self._task: asyncio.Task[None] | None = None
+
+    def __enter__(self) -> LoopStalls:
+        self._task = asyncio.get_running_loop().create_task(self._watch())
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._task is not None:
+            self._task.cancel()
+
+    async def _watch(self) -> None:
+        while True:
+            started = time.perf_counter()
+            await asyncio.sleep(self.tick)
+            self.worst = max(self.worst, (time.perf_counter() - started - self.tick) * 1000)
+
+
 BIG_SCOPE = "big-{}"
 WRITER = """
 import sys, time, pcmem
@@ -275,14 +298,16 @@ async def measure_big(path: Path, size: int, role: str | None = None, **options:
         try:
             assert writer.stdout is not None and writer.stdout.readline().strip() == "writing"
             presses = []
-            for _ in range(20):
-                presses.append(await press_down(pilot))
-                await asyncio.sleep(0.2)
+            with LoopStalls() as stalls:
+                for _ in range(20):
+                    presses.append(await press_down(pilot))
+                    await asyncio.sleep(0.2)
         finally:
             writer.kill()
             writer.wait()
         timings[f"{size}: j while writing (median)"] = statistics.median(presses)
         timings[f"{size}: j while writing (worst)"] = max(presses)
+        timings[f"{size}: longest loop stall while writing"] = stalls.worst
         await asyncio.sleep(1.5)  # the writer's last write is seen and loaded
         entries: Any = app.screen
         head = entries.manifest.revision
