@@ -155,3 +155,43 @@ async def test_an_entrys_history_filters_jumps_and_keeps_enter_and_m_on_the_row_
         assert isinstance(app.screen, EntryScreen) and app.screen.detail is not None
         assert app.screen.detail.entry.citation.revision == 2
         assert app.screen.detail.entry.entry.text == "Buy sencha tea for Marco."
+
+
+async def test_an_outside_write_moves_the_rows_it_changed_instead_of_sorting_and_filtering_the_whole_scope(
+        runtime, monkeypatch):
+    """``j`` while an agent writes: each write's reload sorted the whole scope again (a Python sort key per entry,
+    a casefold per text) and made every row's filter words again; at 10,000 entries that held the event loop over
+    100 ms per write under load, and a key pressed meanwhile waited. Now only the rows a write changed move."""
+    import pcmem_tui.screens.entries as entries_module
+
+    bulk = runtime.memory.for_scope("bulk")
+    bulk.remember(pcmem.RememberRequest(entries=tuple(
+        pcmem.NewEntry(entry_id=f"b{i:03}", text=f"Bulk note {i} about the staging cluster.") for i in range(300))))
+    keys_made, words_made = [], []
+
+    def counted(made: list[int], make):  # noqa: ANN001, ANN202
+        return lambda *args: (made.append(1), make(*args))[1]
+
+    monkeypatch.setattr(entries_module, "SORTS", {name: counted(keys_made, key)
+                                                  for name, key in entries_module.SORTS.items()})
+    monkeypatch.setattr(entries_module, "_words", counted(words_made, entries_module._words))
+    app = make_app(runtime)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_scope(pilot, "bulk")
+        table = screen.query_one(ListTable)
+        await pilot.press("s", "s", "a")  # by text (the costliest key), retired entries hidden
+        await pilot.press("slash", *"note", "enter")  # and a filter kept on
+        await settle(pilot)
+        assert screen.sort == "text" and not screen.include_retired and table.row_count == 300
+        table.move_to_key("b200")
+        keys_made.clear()
+        words_made.clear()
+        bulk.revise(pcmem.ReviseRequest(entry_id="b150", text="Another note, first by text.", expected_version=1))
+        bulk.remember("A new note from the agent.")
+        bulk.retire(pcmem.RetireRequest(entry_id="b010", expected_version=1))
+        screen.refresh_from_store()  # what the watch does after an outside write
+        await settle(pilot)
+        assert len(keys_made) <= 2 and len(words_made) <= 2, (len(keys_made), len(words_made))
+        active = [e.entry for e in bulk.list(pcmem.ListRequest(state="active")).entries]
+        assert row_keys(table) == [e.entry_id for e in sorted(active, key=lambda e: (e.text.casefold(), e.entry_id))]
+        assert row_keys(table)[:2][1] == "b150" and "b010" not in row_keys(table) and table.cursor_key == "b200"

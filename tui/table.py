@@ -137,6 +137,7 @@ class ListTable(ScrollView, can_focus=True):
         self._keys: list[str] = []  # every row, in the screen's order
         self._items: list[Any] = []
         self._haystacks: list[str] | None = None  # case-folded words per row, made on the first filter
+        self._words_made: dict[str, tuple[Any, str]] = {}  # key → (item, words) kept across set_rows for the filter
         self._shown: list[int] = []  # indices into _keys of the rows the filter lets through
         self._needle = ""
         self.cursor_row = 0
@@ -148,10 +149,13 @@ class ListTable(ScrollView, can_focus=True):
         """Show ``rows`` (key, item) in this order. The cursor stays on its row's key (or ``keep``) when that row is
         still shown, else at the same position."""
         previous = keep if keep is not None else self.cursor_key
+        if self._haystacks is not None:  # a filter's words stay made for the items that are the same objects
+            self._words_made = dict(zip(self._keys, zip(self._items, self._haystacks, strict=True), strict=True))
         self._keys = [key for key, _ in rows]
         self._items = [item for _, item in rows]
         self._haystacks = None
         self._apply_filter(previous)
+        self._words_made = {}
 
     def set_columns(self, columns: Sequence[ColumnSpec]) -> None:
         self.columns = tuple(columns)
@@ -206,7 +210,13 @@ class ListTable(ScrollView, can_focus=True):
 
     def _haystack(self) -> list[str]:
         if self._haystacks is None:
-            self._haystacks = [self._words(item).casefold() for item in self._items]
+            made = self._words_made  # from the rows before set_rows: an agent's write changes a row or two
+
+            def words(key: str, item: Any) -> str:
+                then = made.get(key)
+                return then[1] if then is not None and then[0] is item else self._words(item).casefold()
+
+            self._haystacks = [words(key, item) for key, item in zip(self._keys, self._items, strict=True)]
         return self._haystacks
 
     def _apply_filter(self, keep: str | None) -> None:
