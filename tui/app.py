@@ -21,6 +21,7 @@ from textual.widgets import Header, Static
 from textual.worker import get_current_worker
 
 from pcmem import InferenceConfig, PcmemError, StoreError, StoreLockedError, SyncRuntime
+from pcmem_tui import garbage
 from pcmem_tui.drafts import Drafts
 from pcmem_tui.history import SearchHistory, history_file
 from pcmem_tui.messages import EmbedderWarmed, StoreOpened, StoreStateChanged, WorkFailed
@@ -182,6 +183,7 @@ class PcmemApp(App[None]):
             self.action_help_quit()
 
     def on_unmount(self) -> None:
+        garbage.release()
         if self.session is not None:
             self.session.close()
         self._restore_signal_handlers()

@@ -9,6 +9,7 @@ from textual.binding import Binding
 from textual.widgets import Header, Static
 
 from pcmem import MemoryEntry, RevisionInfo
+from pcmem_tui import garbage
 from pcmem_tui.format import one_line, plain, state_text
 from pcmem_tui.messages import ManifestLoaded, RevisionsLoaded, WorkFailed
 from pcmem_tui.ordering import OrderedEntries
@@ -102,6 +103,8 @@ class EntriesScreen(StoreScreen):
         self.manifest = manifest = message.value
         if not unchanged:  # a return from an entry, or a look that found nothing new: the rows stand
             self.fill()
+            if self._ordered is not None and self._ordered.sorted_all:  # read whole: after the rows are painted
+                self.call_after_refresh(garbage.settle_after_whole_read, len(manifest.entries))
         self._show_title()
         self.set_class(not manifest.is_head, "past")
         # the header names a past revision only: at the head the title line counts revisions, and a header that
