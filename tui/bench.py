@@ -5,7 +5,9 @@ One command reproduces them (the store is built once and reused from ``--dir``):
     python -m pcmem_tui.bench                     # 500 entries in 4 scopes (one of them CJK), real embedder
     python -m pcmem_tui.bench --embedder none     # without vectors (FTS only)
 
-Each figure is wall time from the key press (or app start) until the screen shows the result (the worker finished,
+The searches are the app's own, so they keep a search history, as a user's do: one small file for the run's store
+path in the user's state folder (see :mod:`pcmem_tui.history`), the same file every run. Each figure is wall time
+from the key press (or app start) until the screen shows the result (the worker finished,
 its message was handled and the screen repainted): start to first screen, open scope, open entry, first and later
 search, a write, stepping to a past revision. Every pass runs in a fresh process, so the first search pays what a
 user's first search pays (loading the embedder). The app runs headless at 120×36, as in the snapshot tests.
@@ -361,9 +363,7 @@ def _one_pass(args: argparse.Namespace, path: Path, app_options: dict[str, Any])
                *(["--big", *map(str, args.big)] if args.big else [])]
     owner = start_mcp_owner(path) if args.owner == "mcp" else None
     try:
-        # the searches' history goes to the bench's folder, not the user's state folder
-        environment = {**os.environ, "XDG_STATE_HOME": str(args.dir / "state")}
-        result = subprocess.run(command, capture_output=True, text=True, check=False, env=environment)
+        result = subprocess.run(command, capture_output=True, text=True, check=False)
     finally:
         if owner is not None:
             stop_mcp_owner(owner)
