@@ -151,6 +151,10 @@ def test_bench_startup_reports_the_client_path_against_the_floor(tmp_path):
     assert isinstance(report["fts_within_target"], bool)
     assert set(report["cpu_p50_ms"]) == {"floor", "fts", "client_fts"} and report["cpu_ratio_client_fts_vs_floor"] > 0
     assert "CPU time (user + system) p50: fts ÷ floor" in result.output
+    imports = report["fts_import_ms_by_package"]  # where the owner-less call's imports go: DuckDB and pydantic...
+    assert {"duckdb", "pydantic", "click", "pcmem.types"} <= set(imports), imports
+    assert "numpy" not in imports  # ...and no numpy (a search made once scores in Python)
+    assert "fts call's imports, ms by package" in result.output
 
 
 _FAKE_PLUGIN = """
