@@ -27,7 +27,8 @@ try:
     main(sys.argv[1:], standalone_mode=False)
 finally:
     watched = ('duckdb', 'numpy', 'rich', 'fastembed', 'onnxruntime', 'pyarrow', 'textual', 'llama_cpp',
-               'pcmem.embedding.presets', 'pcmem.store.duckdb.backend')
+               'pcmem.embedding.presets', 'pcmem.inference.llama_cpp', 'pcmem.decision.port',
+               'pcmem.store.duckdb.backend')
     print('loaded:', ','.join(m for m in watched if m in sys.modules))
 """
 
