@@ -4,12 +4,16 @@ search uses, on one store through revisions, retires, other scopes and ties at t
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+
 import pytest
 from oracles import reading, sql_bm25_search
 from test_fts_cache import EXTRA, QUERIES
 
 import pcmem
-from pcmem import NewEntry, RememberRequest, RetireRequest, ReviseRequest
+from pcmem import NewEntry, RememberRequest, RetireRequest, ReviseRequest, SearchMemoryRequest
 from pcmem.store.port import is_searching_once, searching_once
 from pcmem_bench.perf import sentences
 
@@ -63,3 +67,29 @@ def test_a_search_made_once_builds_no_view_and_the_flag_ends_with_the_block(db_p
         assert len(views) == 0 and not is_searching_once()
         runtime.memory.for_scope("s").search("deploys")  # a process that searches again keeps a view
         assert len(views) == 1
+
+
+def test_the_cli_search_ranks_as_a_process_that_keeps_its_view(tmp_path):
+    """End to end: ``pcmem search --json`` in its own process (scored once, from the tables) and the library's warm
+    search (through its view) return the same hits, scores and channels, for one scope and for two."""
+    path = tmp_path / "both.duckdb"
+    with pcmem.open_sync(path, embedder=None) as runtime:
+        runtime.memory.for_scope("s").remember(RememberRequest(entries=tuple(
+            NewEntry(entry_id=f"e{i}", text=t) for i, t in enumerate(sentences(150) + EXTRA))))
+        runtime.memory.for_scope("t").remember(RememberRequest(entries=tuple(
+            NewEntry(entry_id=f"t{i}", text=t) for i, t in enumerate(sentences(80, seed=3)))))
+    searches = [(("s",), "release team notes"), (("s", "t"), "Priya moved the Windows installer on Monday")]
+    cli = []
+    for scopes, query in searches:
+        done = subprocess.run([sys.executable, "-m", "pcmem", "--db", str(path), "search", *[f"--scope={s}" for s in scopes],
+                               "--mode", "fts", "--limit", "20", "--json", query],
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        cli.append([(h["citation"]["entry_id"], h["score"], h["matched_by"]) for h in json.loads(done.stdout)["hits"]])
+    with pcmem.open_sync(path, embedder=None) as runtime:
+        for (scopes, query), expected in zip(searches, cli, strict=True):
+            request = SearchMemoryRequest(query=query, mode="fts", limit=20)
+            for _ in range(2):  # the first search loads the view, the second reads it
+                page = runtime.memory.search(request, scopes=scopes)
+                assert [(h.citation.entry_id, h.score, list(h.matched_by)) for h in page.hits] == expected
+            assert len(expected) >= 5
