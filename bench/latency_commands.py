@@ -183,6 +183,10 @@ def startup(entries: int, repeats: int, out: str | None, as_json: bool) -> None:
                    f"{result['hybrid_budget_ms']:.0f}", f"{p50['import']:.0f}")])
     click.echo(f"CPU time (user + system) p50: fts ÷ floor {result['cpu_ratio_fts_vs_floor']:.2f}x, client ÷ floor "
                f"{result['cpu_ratio_client_fts_vs_floor']:.2f}x (steadier than wall time on a loaded machine)")
+    imports = result["fts_import_ms_by_package"]
+    click.echo(f"fts call's imports, ms by package (least of {repeats} runs): "
+               + ", ".join(f"{package} {ms:g}" for package, ms in list(imports.items())[:12])
+               + f"; all {sum(imports.values()):.0f}")
     heavy = result["import_pcmem_heavy_modules"]
     click.echo(f"import pcmem pulled in: {', '.join(heavy) if heavy else 'none of ' + ', '.join(bench_startup.HEAVY)}")
     click.echo(f"load average {result['load_average']} on {result['cpu_count']} CPUs")

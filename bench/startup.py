@@ -11,6 +11,9 @@ and opening things, not the search. Each figure is the p50 of ``repeats`` fresh 
 - ``client_fts``: the same search beside a running owner (an app holding a copy of the store), so the CLI is its
   client over the Unix socket and loads neither DuckDB nor numpy (issue #28's target: 250 ms).
 - ``import``: ``python -c "import pcmem"`` and which heavy modules it pulled in (none should be).
+- ``fts_import_ms_by_package``: where the owner-less ``fts`` call's import time goes, by package (pcmem's by
+  subpackage): each module's own time under ``-X importtime``, the least of ``repeats`` runs (the steadiest figure on
+  a loaded machine), summed. What the call costs over the floor is mostly these imports.
 
 Each of ``floor``, ``fts`` and ``client_fts`` is also run once more per round for its CPU time (user + system, every
 thread): the ``cpu_`` ratios hold up on a loaded machine, where wall times mostly measure waiting for a core.
@@ -26,6 +29,7 @@ import compileall
 import contextlib
 import json
 import os
+import re
 import resource
 import shutil
 import statistics
@@ -33,6 +37,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -41,6 +46,9 @@ from pcmem_bench import programs
 HEAVY = ("fastembed", "onnxruntime", "pyarrow", "textual", "llama_cpp")
 
 QUERY = "Priya moved the Windows installer"
+
+#: One module's line of ``python -X importtime``: its own time and the module (the header line has no numbers).
+_IMPORT_LINE = re.compile(r"import time:\s+(?P<own>\d+) \|\s+\d+ \|\s*(?P<module>\S+)$")
 
 
 def _cpu_ms(command: list[str]) -> float:
@@ -59,6 +67,23 @@ def _wall(command: list[str]) -> tuple[float, str]:
     if done.returncode != 0:
         raise RuntimeError(f"{command[:4]} failed: {done.stderr.strip()[-500:]}")
     return wall * 1000, done.stdout
+
+
+def import_ms_by_package(command: list[str], runs: int) -> dict[str, float]:
+    """Each module's own import time in ``command`` (a Python command line), the least of ``runs`` runs, summed by
+    package (pcmem's by subpackage): ms, largest first."""
+    least: dict[str, int] = {}
+    for _ in range(runs):
+        done = subprocess.run([command[0], "-X", "importtime", *command[1:]], capture_output=True, text=True,
+                              check=False)
+        for line in done.stderr.splitlines():
+            if (match := _IMPORT_LINE.match(line)) is not None:
+                least[match["module"]] = min(least.get(match["module"], sys.maxsize), int(match["own"]))
+    by_package: Counter[str] = Counter()
+    for module, micros in least.items():
+        parts = module.split(".")
+        by_package[".".join(parts[:2]) if parts[0] == "pcmem" else parts[0]] += micros
+    return {package: round(micros / 1000, 1) for package, micros in by_package.most_common()}
 
 
 def _p50(values: list[float]) -> float:
@@ -122,6 +147,7 @@ def run(entries: int = 300, repeats: int = 7) -> dict:
                       QUERY]
             _measure(samples, cpu, repeats, python, store, model_dir, cli, client)
             heavy = _wall(programs.command("import_probe", *HEAVY))[1]
+            imports = import_ms_by_package([*cli, "--mode", "fts", QUERY], repeats)
     p50 = {name: _p50(values) for name, values in samples.items()}
     return {
         "entries": entries,
@@ -138,6 +164,7 @@ def run(entries: int = 300, repeats: int = 7) -> dict:
         "ratio_hybrid_vs_floor_plus_model": round(p50["hybrid"] / (p50["floor"] + p50["model"]), 2),
         "hybrid_within_target": p50["hybrid"] <= p50["floor"] + 1.5 * p50["model"],
         "import_pcmem_heavy_modules": heavy.split(),
+        "fts_import_ms_by_package": imports,
         "cpu_count": os.cpu_count(),
         "load_average": [round(x, 2) for x in os.getloadavg()],
     }

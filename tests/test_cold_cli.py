@@ -27,7 +27,8 @@ try:
     main(sys.argv[1:], standalone_mode=False)
 finally:
     watched = ('duckdb', 'numpy', 'rich', 'fastembed', 'onnxruntime', 'pyarrow', 'textual', 'llama_cpp',
-               'pcmem.embedding.presets', 'pcmem.store.duckdb.backend')
+               'pcmem.embedding.presets', 'pcmem.inference.llama_cpp', 'pcmem.decision.port',
+               'pcmem.store.duckdb.backend')
     print('loaded:', ','.join(m for m in watched if m in sys.modules))
 """
 
@@ -80,11 +81,12 @@ def test_a_client_of_an_owner_loads_no_duckdb_numpy_rich_or_model(tmp_path):
 
 def test_a_one_shot_owner_builds_no_service_for_clients_that_never_call(tmp_path):
     """A cold full-text search owns the store while it runs; the clients' Memory service (the store's embedder, the
-    preset registry) is built only when a client calls, not on every command."""
+    preset registry) is built only when a client calls, not on every command. It searches once, so it scores
+    straight from the index tables in Python (pcmem.store.duckdb.fts_direct): no numpy, no in-process view."""
     path = _seeded(tmp_path)
     output, loaded = _probe("--db", str(path), "search", "-s", "s", "--mode", "fts", "--json", "deploys")
     assert [hit["text"] for hit in json.loads(output)["hits"]] == ["The team deploys on Fridays."]
-    assert loaded == ["duckdb", "numpy", "pcmem.store.duckdb.backend"]
+    assert loaded == ["duckdb", "pcmem.store.duckdb.backend"]
 
 
 def test_reading_commands_that_own_the_store_load_no_embedder_or_numpy(tmp_path):
@@ -150,6 +152,10 @@ def test_bench_startup_reports_the_client_path_against_the_floor(tmp_path):
     assert isinstance(report["fts_within_target"], bool)
     assert set(report["cpu_p50_ms"]) == {"floor", "fts", "client_fts"} and report["cpu_ratio_client_fts_vs_floor"] > 0
     assert "CPU time (user + system) p50: fts ÷ floor" in result.output
+    imports = report["fts_import_ms_by_package"]  # where the owner-less call's imports go: DuckDB and pydantic...
+    assert {"duckdb", "pydantic", "click", "pcmem.types"} <= set(imports), imports
+    assert "numpy" not in imports  # ...and no numpy (a search made once scores in Python)
+    assert "fts call's imports, ms by package" in result.output
 
 
 _FAKE_PLUGIN = """

@@ -11,6 +11,7 @@ from pcmem.cli import render
 from pcmem.cli.progress import progress_bar
 from pcmem.errors import InputError, StoreError
 from pcmem.settings import SEARCH_FUSIONS, InferenceConfig
+from pcmem.store.port import searching_once
 from pcmem.types.rerank import MODEL_RERANK_POLICIES, RERANK_POLICIES, RerankPolicy
 from pcmem.types.search import MAX_SEARCH_LIMIT, SEARCH_MODES, SearchMemoryRequest, SearchPage
 from pcmem.validation import metadata_filter
@@ -109,7 +110,9 @@ def search(scopes: tuple[str, ...], kinds: tuple[str, ...], where: tuple[str, ..
                           bytes_=True) as advance:
             reranker = runtime.build_reranker(cast(RerankPolicy, rerank), inference, advance,
                                               rerank_embedder=rerank_embedder)
-    with progress_bar("reranking", enabled=not as_json and rerank in MODEL_RERANK_POLICIES) as advance:
+    # one search and the process exits: no in-process search view is built for it (see searching_once)
+    with progress_bar("reranking", enabled=not as_json and rerank in MODEL_RERANK_POLICIES) as advance, \
+            searching_once():
         if len(scopes) == 1:
             page = runtime.memory.for_scope(scopes[0]).search(request, reranker=reranker, progress=advance)
         else:

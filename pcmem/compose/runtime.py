@@ -15,19 +15,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pcmem.compose import options
 from pcmem.compose.backends import check_target, is_local_file, open_backend
 from pcmem.compose.embedders import EmbedderChoice, profile_embedder, resolve_embedder, resolve_rerank_embedder
 from pcmem.compose.owned import Rerankers, open_owned, owner_or_file, serve
-from pcmem.decision.port import DecisionModel
 from pcmem.embedding.port import Embedder, EmbeddingProfile
 from pcmem.errors import ConfigurationError, StoreLockedError
 from pcmem.memory.parts import Clock, MemoryParts, utc_now
 from pcmem.memory.service import SyncMemoryService
 from pcmem.memory.vectors import SearchFactory
-from pcmem.memory.write_gate import WriteGate
 from pcmem.owner.client import Caller, ClientMemoryService, Link, LocalLink, RerankChoice, SocketLink
 from pcmem.owner.operations import Dispatcher
 from pcmem.owner.protocol import RerankSpec
@@ -38,6 +36,10 @@ from pcmem.settings import InferenceConfig, RuntimeConfig, SearchFusion
 from pcmem.store.port import StorageBackend
 from pcmem.types.progress import Progress
 from pcmem.types.rerank import RerankPolicy
+
+if TYPE_CHECKING:
+    from pcmem.decision.port import DecisionModel
+    from pcmem.memory.write_gate import WriteGate
 
 
 class SyncRuntime:
@@ -76,7 +78,7 @@ class SyncRuntime:
         search_for = _search_factory(backend, lambda: self.reranker, self.config.memory_rerank_candidate_limit,
                                      self.config.memory_search_fusion)
         parts = MemoryParts(backend, search_for, embedder=embedder, clock=clock,
-                            write_gate=WriteGate(write_gate) if write_gate is not None else None,
+                            write_gate=_gate(write_gate),
                             embedder_for=embedder_for, rerank_embedder=rerank_embedder,
                             rerank_embedder_for=rerank_embedder_for)
         self.memory = SyncMemoryService(parts)
@@ -209,7 +211,7 @@ class SyncRuntime:
     def use_write_gate(self, decision_model: DecisionModel | None) -> None:
         """Check every later ``remember`` of this runtime with ``decision_model`` (fail-open), or stop (``None``).
         Returns nothing and raises nothing (model failures later become an abstain: the write proceeds)."""
-        self.memory.parts.write_gate = WriteGate(decision_model) if decision_model is not None else None
+        self.memory.parts.write_gate = _gate(decision_model)
 
     def build_reranker(self, policy: RerankPolicy, inference: InferenceConfig | None = None,
                        progress: Progress | None = None, *, rerank_embedder: str | None = None) -> MemoryReranker:
@@ -260,6 +262,16 @@ class SyncRuntime:
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         self.close()
 
+
+
+def _gate(decision_model: DecisionModel | None) -> WriteGate | None:
+    """The write gate around ``decision_model``: the decision code loads only when a gate is asked for (a search
+    never needs it)."""
+    if decision_model is None:
+        return None
+    from pcmem.memory.write_gate import WriteGate
+
+    return WriteGate(decision_model)
 
 
 def _search_factory(backend: SearchedStore, reranker: Callable[[], MemoryReranker | None],

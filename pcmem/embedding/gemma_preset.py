@@ -16,8 +16,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pcmem.errors import ConfigurationError, EmbeddingError
-from pcmem.inference.llama_cpp import require_llama_cpp
-from pcmem.model_files import is_intact
 from pcmem.types.embedding import EmbeddingProfile
 from pcmem.types.progress import Progress
 
@@ -39,11 +37,21 @@ N_CTX = 2048
 REFERENCE_VECTORS = "embeddinggemma-300m-reference.json"
 
 
+def require_llama_cpp(needed_for: str) -> Any:
+    """:func:`pcmem.inference.llama_cpp.require_llama_cpp`, imported when a model loads: every search imports this
+    module for :data:`PROFILE` (the fusion's weights are keyed by it), and a full-text search loads no inference code."""
+    from pcmem.inference import llama_cpp
+
+    return llama_cpp.require_llama_cpp(needed_for)
+
+
 def model_dir(cache_root: Path) -> Path:
     return cache_root / "models" / "embeddinggemma-300m-q8_0"
 
 
 def is_prepared(cache_root: Path) -> bool:
+    from pcmem.model_files import is_intact
+
     return is_intact(model_dir(cache_root) / GGUF, GGUF_SHA256)
 
 

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Protocol
 
 from pcmem.embedding.port import Embedder
 from pcmem.memory.vectors import EmbedderFinder, Embedders, SearchFactory
-from pcmem.memory.write_gate import WriteGate
 from pcmem.store.port import Maintenance, RevisionLog, VectorReads
 
 if TYPE_CHECKING:
+    from pcmem.memory.write_gate import WriteGate
     from pcmem.search.service import SearchService
 
 Clock = Callable[[], datetime]

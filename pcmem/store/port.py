@@ -16,8 +16,9 @@ holds both engines to every role.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from contextvars import ContextVar
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
@@ -239,6 +240,28 @@ class SearchIndex(Snapshots, Protocol):
 
     def vector_status(self, scope: str) -> VectorStatus:
         """The scope's head, the store's profile and vector completeness, in one snapshot."""
+
+
+#: True while the caller searches once and exits (see :func:`searching_once`); per context, so a CLI command's flag
+#: never reaches the threads its process serves other processes on, nor the next test of a test run.
+_SEARCHING_ONCE: ContextVar[bool] = ContextVar("pcmem_searching_once", default=False)
+
+
+@contextmanager
+def searching_once() -> Iterator[None]:
+    """Inside the block, the caller's searches are the only ones its process makes (a ``pcmem search`` call): a
+    backend answers them straight from its store instead of building in-process views that only a later search
+    would repay (DuckDB: :mod:`pcmem.store.duckdb.fts_direct`, no numpy). Results are the same either way."""
+    token = _SEARCHING_ONCE.set(True)
+    try:
+        yield
+    finally:
+        _SEARCHING_ONCE.reset(token)
+
+
+def is_searching_once() -> bool:
+    """Whether the caller is inside :func:`searching_once`."""
+    return _SEARCHING_ONCE.get()
 
 
 @runtime_checkable

@@ -29,14 +29,14 @@ from pcmem.store.common import (
     new_paging_secret,
 )
 from pcmem.store.duckdb import check as check_module
-from pcmem.store.duckdb import erasure, files, fts_index, indexes, migrations, reads, vectors, wal
+from pcmem.store.duckdb import erasure, files, fts_direct, fts_index, indexes, migrations, reads, vectors, wal
 from pcmem.store.duckdb.files import remove_store_files
 from pcmem.store.duckdb.fts_cache import FtsCache, IndexStats, read_index_terms
 from pcmem.store.duckdb.search_memo import LazySnapshot, SearchMemo
 from pcmem.store.duckdb.transactions import CursorPool, Transactions, first_line, translate
 from pcmem.store.duckdb.vector_cache import VectorCache
 from pcmem.store.duckdb.write import DuckDBWrite, opening_read
-from pcmem.store.port import SnapshotMoved
+from pcmem.store.port import SnapshotMoved, is_searching_once
 from pcmem.types.embedding import EmbeddingProfile
 from pcmem.types.memory import (
     Change,
@@ -433,7 +433,9 @@ class DuckDBBackend:
             fts = []
             if fts_terms:
                 stats = self._index_stats(cursor, fts_terms)
-                fts = self._fts_cache.search(cursor, memory, stats, limit) if stats is not None else []
+                fts = [] if stats is None else (
+                    fts_direct.search(cursor, memory, stats, limit) if is_searching_once()
+                    else self._fts_cache.search(cursor, memory, stats, limit))
             vector = (
                 self._vector_cache.search(cursor, memory, profile, query_vector, limit)
                 if profile is not None and query_vector is not None else []
