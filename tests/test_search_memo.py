@@ -165,3 +165,36 @@ def test_a_closed_store_answers_no_search_from_the_memo(db_path):
     runtime.backend.close()
     with pytest.raises(StoreError, match="closed"):
         _search(memory, "alpha", "fts")
+
+
+def test_a_search_beside_an_uncommitted_write_is_answered_from_the_memo(db_path, monkeypatch):
+    # Readers never see an uncommitted write (MVCC), so the memo of the last commit stays true until the next COMMIT
+    # begins: a search on another thread while a write transaction is open runs no statement (issue #30: four
+    # threads, one of them writing, must not all fall back to plain snapshots), and the commit is seen right after.
+    import threading
+
+    with pcmem.open_sync(db_path, embedder=None) as runtime:
+        memory = runtime.memory.for_scope("s")
+        memory.remember(RememberRequest(entries=tuple(NewEntry(text=t) for t in sentences(50))))
+        before = _search(memory, "Priya moved the Windows installer", "fts")
+        opened, release, done = threading.Event(), threading.Event(), threading.Event()
+
+        def write() -> None:
+            with runtime.backend.write("s"):
+                opened.set()
+                release.wait(10)
+            done.set()
+
+        writer = threading.Thread(target=write)
+        writer.start()
+        try:
+            assert opened.wait(10)
+            statements = _count_statements(runtime.backend, monkeypatch)
+            assert _search(memory, "Priya moved the Windows installer", "fts") == before
+            assert statements == []
+        finally:
+            release.set()
+            writer.join(10)
+        assert done.is_set()
+        _search(memory, "Priya moved the Windows installer", "fts")
+        assert statements  # the COMMIT moved the clock: the next search reads the file again

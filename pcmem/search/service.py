@@ -205,7 +205,7 @@ class SearchService:
 
     def _in_snapshot(self, read: Callable[[], T]) -> T:
         """``read()`` in one read snapshot; once more when the backend's memo went stale under it (SnapshotMoved:
-        a write began meanwhile), in a plain snapshot, which cannot move."""
+        a write committed meanwhile), in a plain snapshot, which cannot move."""
         try:
             with self._backend.reading():
                 return read()

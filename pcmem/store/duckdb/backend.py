@@ -340,15 +340,18 @@ class DuckDBBackend:
 
         Held file: the block reads what it can from the memo of the store's last write (:mod:`.search_memo`; a
         warm search runs no statement) and opens a snapshot only for what the memo lacks; that may raise
-        SnapshotMoved, and the thread's next block is a plain snapshot. Shared file (other processes write between
-        our transactions), a write under way, or that retry: one transaction, heads and profile read once."""
+        SnapshotMoved, and the thread's next block is a plain snapshot. A write of another thread under way does not
+        stop it (only its COMMIT moves the memo's clock). Shared file (other processes write between our
+        transactions), a write committing, a transaction open on this thread (its own writes must be seen), or that
+        retry: one transaction, heads and profile read once."""
         local = self._snapshot
         if getattr(local, "active", False):
             yield
             return
         if self._transactions.closed:  # the memo would still answer: a closed store answers nothing
             raise StoreError("the store is closed")
-        generation = None if self.shared or getattr(local, "plain", False) else self._memo.open()
+        plain = self.shared or getattr(local, "plain", False) or self._transactions.in_transaction()
+        generation = None if plain else self._memo.open()
         local.plain = False
         local.active = True
         try:

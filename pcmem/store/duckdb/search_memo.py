@@ -3,14 +3,15 @@ index's totals and the query terms' ids and document frequencies, as of the last
 
 Why this is safe: a backend that holds its file (not ``shared``) is the only process that can change it: DuckDB lets
 one process at a time open a file for writing, and a read-only opener shares its lock with readers only. Every write
-of this process is a write transaction (:mod:`.transactions`), which moves the file's :class:`WriteClock` when it
-begins and when it ends. So whatever was read while the clock stood still at ``g`` stays true until it moves, and a
+of this process is a write transaction (:mod:`.transactions`), which moves the file's :class:`WriteClock` just before
+and just after its COMMIT; until it commits, no other transaction sees it. So whatever was read while the clock stood
+still at ``g`` stays true until it moves — also while a write of another thread is under way — and a
 search that finds everything it needs in the memo of ``g`` reads no statement at all (a warm search cost four:
 BEGIN, head and profile, the index statistics, COMMIT — ~3 ms of ~3.4 at 1,000 entries, for 0.4 ms of index work).
 
 What the memo lacks is read then and checked against the clock: a head or terms' statistics as one statement of its
 own, a scope's view to bring up to its head or a version not cached in a snapshot opened then
-(:class:`LazySnapshot`), first pinned and checked. If a write began since ``g``, the search raises
+(:class:`LazySnapshot`), first pinned and checked. If a write began to commit since ``g``, the search raises
 :class:`~pcmem.store.port.SnapshotMoved` before it uses what it read, and the caller runs it again in a plain
 snapshot. Hits never mix what the memo said with a newer state of the file.
 """
@@ -52,7 +53,7 @@ class SearchMemo:
         self._terms: dict[str, tuple[int, int] | None] = {}
 
     def open(self) -> int | None:
-        """The generation a search may use the memo at, or None while a write is under way."""
+        """The generation a search may use the memo at, or None while a write is committing."""
         generation = self._clock.standing()
         if generation is None:
             return None
@@ -90,7 +91,7 @@ class SearchMemo:
 class LazySnapshot:
     """A search's read snapshot, opened at its first statement; stands in for the cursor (``execute``).
 
-    On opening it pins DuckDB's snapshot with a first read and checks that no write began since the memo's
+    On opening it pins DuckDB's snapshot with a first read and checks that no write began to commit since the memo's
     generation; else it raises SnapshotMoved, before the caller read or changed anything. What only fills the memo
     (a head, terms' statistics) needs no transaction: :meth:`read` runs it as one statement of its own."""
 
@@ -113,13 +114,13 @@ class LazySnapshot:
             self._cursor = cursor
             cursor.execute("SELECT count(*) FROM pcmem_meta").fetchall()  # DuckDB takes the snapshot at a first read
             if not self._clock.still(self.generation):
-                raise SnapshotMoved("a write began after this search read the memo")
+                raise SnapshotMoved("a write committed after this search read the memo")
         return self._cursor
 
     def read(self, statement: Callable[[duckdb.DuckDBPyConnection], T]) -> T:
         """``statement(cursor)`` as of the memo's generation: in the snapshot when one is open, else alone (DuckDB
         runs a statement outside a transaction in a snapshot of its own), then checked against the clock — no
-        write began since, so it saw the state the memo describes (SnapshotMoved otherwise). 1 statement, not 4."""
+        write began to commit since, so it saw the state the memo describes (SnapshotMoved otherwise). 1 statement, not 4."""
         if self._cursor is not None:
             return statement(self._cursor)
         with self._lend() as cursor:
@@ -128,7 +129,7 @@ class LazySnapshot:
             except duckdb.Error as error:
                 raise translate(error, "store operation failed") from error
         if not self._clock.still(self.generation):
-            raise SnapshotMoved("a write began while this search read the file")
+            raise SnapshotMoved("a write committed while this search read the file")
         return value
 
     def execute(self, *args: Any, **kwargs: Any) -> duckdb.DuckDBPyConnection:
