@@ -198,3 +198,19 @@ def test_a_search_beside_an_uncommitted_write_is_answered_from_the_memo(db_path,
         assert done.is_set()
         _search(memory, "Priya moved the Windows installer", "fts")
         assert statements  # the COMMIT moved the clock: the next search reads the file again
+
+
+def test_a_search_after_a_write_brings_its_views_up_without_a_transaction(db_path, monkeypatch):
+    # What a search reads after a write (the new head, the terms' statistics, the entry events since its views'
+    # revision, the new documents' postings, the page's versions) are single statements, each checked against the
+    # write clock: no BEGIN / pin / COMMIT round trips around them (issue #30: the search after every write).
+    with pcmem.open_sync(db_path, embedder=TextHashEmbedder()) as runtime:
+        memory = runtime.memory.for_scope("s")
+        memory.remember(RememberRequest(entries=tuple(NewEntry(text=t) for t in sentences(200))))
+        _search(memory, "Priya moved the Windows installer")  # both views loaded
+        memory.remember("Priya moved the zanzibar installer")
+        statements = _count_statements(runtime.backend, monkeypatch)
+        page = _search(memory, "Priya moved the zanzibar installer")
+        assert page.hits[0].text == "Priya moved the zanzibar installer"
+        assert "BEGIN" not in statements and "COMMIT" not in statements
+        assert statements and set(statements) == {"SELECT"}

@@ -360,7 +360,7 @@ class DuckDBBackend:
                     local.heads = {}
                     yield
                 return
-            local.lazy = lazy = LazySnapshot(self._transaction, self._connections.cursor, self._transactions.clock,
+            local.lazy = lazy = LazySnapshot(self._connections.cursor, self._transactions.clock,
                                              generation)
             try:
                 yield
