@@ -214,3 +214,32 @@ def test_a_search_after_a_write_brings_its_views_up_without_a_transaction(db_pat
         assert page.hits[0].text == "Priya moved the zanzibar installer"
         assert "BEGIN" not in statements and "COMMIT" not in statements
         assert statements and set(statements) == {"SELECT"}
+
+
+@pytest.mark.parametrize("mode", ["fts", "hybrid"])
+def test_an_unfiltered_search_reads_only_its_pages_versions(db_path, monkeypatch, mode):
+    # An unfiltered page needs the versions of its hits, not of every candidate of both channels (~40 each): reading
+    # 40 versions cost ~3x reading 10 at 1,000 entries (issue #30, a search with terms new to the memo). A filter
+    # still reads every candidate's version: it must see them before the cut.
+    from pcmem.store.duckdb import reads
+
+    requested: list[str] = []
+    read = reads.entry_versions
+
+    def recording(cursor, ids):
+        requested.extend(ids)
+        return read(cursor, ids)
+
+    with pcmem.open_sync(db_path, embedder=TextHashEmbedder()) as runtime:
+        memory = runtime.memory.for_scope("s")
+        memory.remember(RememberRequest(entries=tuple(NewEntry(text=t, metadata={"n": i % 2})
+                                                      for i, t in enumerate(sentences(200)))))
+        monkeypatch.setattr(reads, "entry_versions", recording)
+        page = memory.search(SearchMemoryRequest(query="Priya moved the Windows installer", mode=mode, limit=3))
+        assert len(page.hits) == 3
+        assert sorted(requested) == sorted(hit.citation.entry_version_id for hit in page.hits)
+        requested.clear()
+        filtered = memory.search(SearchMemoryRequest(query="the quarterly roadmap was measured", mode=mode, limit=3,
+                                                     metadata={"n": 1}))
+        assert filtered.hits and all(hit.metadata == {"n": 1} for hit in filtered.hits)
+        assert len(requested) > len(filtered.hits)

@@ -426,7 +426,8 @@ class DuckDBBackend:
         return VectorStatus(memory=memory, profile=profile, complete=complete)
 
     def candidates(
-        self, scope: str, *, fts_terms: Sequence[str] | None, query_vector: np.ndarray | None, limit: int
+        self, scope: str, *, fts_terms: Sequence[str] | None, query_vector: np.ndarray | None, limit: int,
+        with_versions: bool = True,
     ) -> ChannelCandidates:
         check_candidate_limit(limit)
         with self._reader() as cursor:
@@ -441,6 +442,8 @@ class DuckDBBackend:
                 self._vector_cache.search(cursor, memory, profile, query_vector, limit)
                 if profile is not None and query_vector is not None else []
             )
+            if not with_versions:
+                return ChannelCandidates(memory=memory, fts=fts, vector=vector)
             return assemble_candidates(memory, fts, vector, lambda ids: self._page_versions(cursor, ids))
 
     def _page_versions(self, cursor: duckdb.DuckDBPyConnection, entry_version_ids: Sequence[str]
@@ -459,5 +462,8 @@ class DuckDBBackend:
     def entry_versions(self, entry_version_ids: Sequence[str]) -> dict[str, EntryVersion]:
         if not entry_version_ids:
             return {}
+        if getattr(self._snapshot, "active", False):  # a search's page, in its reading() block: the search's reads
+            with self._reader() as cursor:
+                return self._page_versions(cursor, entry_version_ids)
         with self._transaction() as cursor:
             return reads.entry_versions(cursor, entry_version_ids)
