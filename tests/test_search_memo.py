@@ -243,3 +243,31 @@ def test_an_unfiltered_search_reads_only_its_pages_versions(db_path, monkeypatch
                                                      metadata={"n": 1}))
         assert filtered.hits and all(hit.metadata == {"n": 1} for hit in filtered.hits)
         assert len(requested) > len(filtered.hits)
+
+
+def test_terms_new_to_the_memo_are_read_without_the_totals_it_knows(db_path, monkeypatch):
+    # Within one write generation the index totals (documents, average length, index generation) stand still: a
+    # search with new terms reads only those terms' ids and frequencies, one statement over the dictionary, not the
+    # totals again (issue #30: the full-text search with terms new to the memo).
+    with pcmem.open_sync(db_path, embedder=None) as runtime:
+        memory = runtime.memory.for_scope("s")
+        memory.remember(RememberRequest(entries=tuple(NewEntry(text=t) for t in sentences(200))))
+        first = _search(memory, "Priya moved the Windows installer", "fts")
+        assert first.hits
+        sql: list[str] = []
+        pool = runtime.backend._connections
+        lend = pool.cursor
+
+        @contextmanager
+        def recording():
+            with lend() as cursor:
+                yield _CountingCursor(cursor, sql)
+
+        monkeypatch.setattr(pool, "cursor", recording)
+        monkeypatch.setattr(_CountingCursor, "execute", lambda self, text, *a, **k: (
+            sql.append(" ".join(text.split())), self._cursor.execute(text, *a, **k), self)[2])
+        page = _search(memory, "the quarterly roadmap was measured", "fts")
+        terms_read = [text for text in sql if ".dict" in text]
+        assert len(terms_read) == 1 and ".stats" not in terms_read[0] and "pcmem_meta" not in terms_read[0]
+        with pcmem.SyncRuntime(DuckDBBackend(db_path)) as fresh:  # the same page from a backend with no memo yet
+            assert page == _search(fresh.memory.for_scope("s"), "the quarterly roadmap was measured", "fts")

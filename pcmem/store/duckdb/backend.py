@@ -31,7 +31,7 @@ from pcmem.store.common import (
 from pcmem.store.duckdb import check as check_module
 from pcmem.store.duckdb import erasure, files, fts_index, indexes, migrations, reads, vectors, wal
 from pcmem.store.duckdb.files import remove_store_files
-from pcmem.store.duckdb.fts_cache import FtsCache, IndexStats, read_index_terms
+from pcmem.store.duckdb.fts_cache import FtsCache, IndexStats, read_index_terms, read_terms
 from pcmem.store.duckdb.search_memo import LazySnapshot, SearchMemo
 from pcmem.store.duckdb.transactions import CursorPool, Transactions, first_line, translate
 from pcmem.store.duckdb.vector_cache import VectorCache
@@ -403,13 +403,15 @@ class DuckDBBackend:
         if lazy is None:
             totals, found = read_index_terms(cursor, distinct)
             return IndexStats.of(totals, found.values())
-        known_totals, found, missing = self._memo.index_terms(lazy.generation, distinct)
-        if missing or known_totals is None:
+        known, found, missing = self._memo.index_terms(lazy.generation, distinct)
+        if known is None:
             totals, read = lazy.read(lambda fresh: read_index_terms(fresh, missing))
-            self._memo.remember_index_terms(lazy.generation, totals, read)
-            found.update(read)
+        elif missing:  # the totals stand still within a generation: only the new terms
+            totals, read = known, lazy.read(lambda fresh: read_terms(fresh, missing))
         else:
-            totals = known_totals
+            return IndexStats.of(known, found.values())
+        self._memo.remember_index_terms(lazy.generation, totals, read)
+        found.update(read)
         return IndexStats.of(totals, found.values())
 
     def vector_status(self, scope: str) -> VectorStatus:

@@ -61,6 +61,18 @@ class IndexStats:
         return cls(num_docs, float(avgdl), generation, query)
 
 
+def read_terms(db: duckdb.DuckDBPyConnection, terms: Sequence[str]) -> dict[str, tuple[int, int] | None]:
+    """One statement: for each of ``terms``, (termid, df), or None when no document has it — what a search reads
+    when the index totals are known already (its terms are new to the memo): ~half the cost of the three parts."""
+    rows = db.execute(
+        f"SELECT term, termid, df FROM {SCHEMA}.dict WHERE term IN {connection.in_list(terms)} AND df > 0"
+    ).fetchall()
+    found: dict[str, tuple[int, int] | None] = dict.fromkeys(terms)
+    for term, termid, count in rows:
+        found[term] = (int(termid), int(count))
+    return found
+
+
 def read_index_terms(db: duckdb.DuckDBPyConnection, terms: Sequence[str]
                      ) -> tuple[IndexTotals, dict[str, tuple[int, int] | None]]:
     """One statement: the index totals and, for each of ``terms``, (termid, df), or None when no document has it
