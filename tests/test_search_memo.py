@@ -271,3 +271,43 @@ def test_terms_new_to_the_memo_are_read_without_the_totals_it_knows(db_path, mon
         assert len(terms_read) == 1 and ".stats" not in terms_read[0] and "pcmem_meta" not in terms_read[0]
         with pcmem.SyncRuntime(DuckDBBackend(db_path)) as fresh:  # the same page from a backend with no memo yet
             assert page == _search(fresh.memory.for_scope("s"), "the quarterly roadmap was measured", "fts")
+
+
+def test_threads_behind_one_write_read_the_new_head_and_totals_once(db_path, monkeypatch):
+    # After a write the memo is empty: every searching thread's next search misses the scope's head and the index
+    # totals. One thread reads each; the others wait for it (issue #30). Deterministic: the first reader holds on
+    # until a second thread reads the same, or 1 s passed.
+    import threading
+
+    from pcmem.store.duckdb import backend as backend_module
+    from pcmem.store.duckdb import reads
+
+    with pcmem.open_sync(db_path, embedder=None) as runtime:
+        memory = runtime.memory.for_scope("s")
+        memory.remember(RememberRequest(entries=tuple(NewEntry(text=t) for t in sentences(50))))
+        _search(memory, "Priya moved the Windows installer", "fts")
+        memory.remember("Priya moved the zanzibar installer")
+        calls: dict[str, list[int]] = {}
+        for module, name in ((reads, "head_and_profile"), (backend_module, "read_index_terms")):
+            calls[name] = []
+            second = threading.Event()
+
+            def reading(*args, made=calls[name], second=second, read=getattr(module, name)):
+                made.append(1)
+                if len(made) == 1:
+                    second.wait(1.0)  # the other thread's read would come now, if it made one
+                else:
+                    second.set()
+                return read(*args)
+
+            monkeypatch.setattr(module, name, reading)
+        pages = []
+        threads = [threading.Thread(target=lambda: pages.append(_search(memory, "Priya installer", "fts")))
+                   for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(10)
+        assert len(pages) == 2 and pages[0] == pages[1]
+        assert pages[0].hits[0].citation.revision == memory.head().revision
+        assert calls == {"head_and_profile": [1], "read_index_terms": [1]}

@@ -384,9 +384,12 @@ class DuckDBBackend:
         lazy: LazySnapshot | None = getattr(self._snapshot, "lazy", None)
         if lazy is not None:
             found = self._memo.head(lazy.generation, scope)
-            if found is None:
-                found = lazy.read(lambda fresh: reads.head_and_profile(fresh, scope))
-                self._memo.remember_head(lazy.generation, scope, found)
+            if found is None:  # after a write each searching thread misses it: one reads it, the others wait
+                with self._memo.fills.lead_or_wait(f"head {scope}") as leading:
+                    found = None if leading else self._memo.head(lazy.generation, scope)
+                    if found is None:
+                        found = lazy.read(lambda fresh: reads.head_and_profile(fresh, scope))
+                        self._memo.remember_head(lazy.generation, scope, found)
             return found
         heads: dict | None = getattr(self._snapshot, "heads", None)
         if heads is not None and scope in heads:
@@ -404,15 +407,20 @@ class DuckDBBackend:
             totals, found = read_index_terms(cursor, distinct)
             return IndexStats.of(totals, found.values())
         known, found, missing = self._memo.index_terms(lazy.generation, distinct)
-        if known is None:
-            totals, read = lazy.read(lambda fresh: read_index_terms(fresh, missing))
-        elif missing:  # the totals stand still within a generation: only the new terms
-            totals, read = known, lazy.read(lambda fresh: read_terms(fresh, missing))
-        else:
-            return IndexStats.of(known, found.values())
-        self._memo.remember_index_terms(lazy.generation, totals, read)
-        found.update(read)
-        return IndexStats.of(totals, found.values())
+        if known is None:  # the first search of a generation reads the totals; the others wait for them
+            with self._memo.fills.lead_or_wait("totals") as leading:
+                if not leading:
+                    known, found, missing = self._memo.index_terms(lazy.generation, distinct)
+                if known is None:
+                    known, read = lazy.read(lambda fresh: read_index_terms(fresh, missing))
+                    self._memo.remember_index_terms(lazy.generation, known, read)
+                    found.update(read)
+                    missing = []
+        if missing:  # the totals stand still within a generation: only the new terms
+            read = lazy.read(lambda fresh: read_terms(fresh, missing))
+            self._memo.remember_index_terms(lazy.generation, known, read)
+            found.update(read)
+        return IndexStats.of(known, found.values())
 
     def vector_status(self, scope: str) -> VectorStatus:
         with self._reader() as cursor:

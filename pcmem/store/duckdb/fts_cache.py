@@ -27,7 +27,7 @@ import duckdb
 
 from pcmem.store.duckdb import connection
 from pcmem.store.duckdb.fts_index import SCHEMA
-from pcmem.store.duckdb.scope_views import ScopeLRU, head_moves
+from pcmem.store.duckdb.scope_views import CatchUps, ScopeLRU, head_moves
 from pcmem.types.memory import MemoryRef
 from pcmem.types.search import Candidate
 
@@ -272,6 +272,7 @@ class FtsCache:
     def __init__(self) -> None:
         self._scopes: ScopeLRU[_ScopePostings] = ScopeLRU()
         self._lock = threading.Lock()
+        self._catch_ups = CatchUps()
 
     def invalidate(self) -> None:
         with self._lock:
@@ -324,13 +325,16 @@ class FtsCache:
                 if cached is None or cached.generation != generation or cached.revision < fresh.revision:
                     self._scopes.put(memory.artifact_id, fresh, fresh.live)
             return fresh  # an older snapshot than the cached view is served from its own copy, not cached
-        moves = _read_moves(db, memory, since)
-        with self._lock:
-            if state.revision == since and self._scopes.get(memory.artifact_id) is state:
-                _apply_moves(state, moves, memory.revision)
-                if state.needs_compaction():
-                    state.compact()
-                self._scopes.put(memory.artifact_id, state, state.live)
+        with self._catch_ups.lead_or_wait(memory.artifact_id) as leading:
+            if not leading:
+                return state  # another thread brought it up meanwhile (the caller looks again)
+            moves = _read_moves(db, memory, since)
+            with self._lock:
+                if state.revision == since and self._scopes.get(memory.artifact_id) is state:
+                    _apply_moves(state, moves, memory.revision)
+                    if state.needs_compaction():
+                        state.compact()
+                    self._scopes.put(memory.artifact_id, state, state.live)
         return state
 
 

@@ -27,6 +27,7 @@ from typing import Any, TypeVar
 import duckdb
 
 from pcmem.store.duckdb.fts_cache import IndexTotals
+from pcmem.store.duckdb.scope_views import CatchUps
 from pcmem.store.duckdb.transactions import translate
 from pcmem.store.duckdb.write_clock import WriteClock
 from pcmem.store.port import SnapshotMoved
@@ -51,6 +52,8 @@ class SearchMemo:
         self._heads: dict[str, HeadAndProfile] = {}
         self._totals: IndexTotals | None = None
         self._terms: dict[str, tuple[int, int] | None] = {}
+        #: One thread at a time reads what every thread's next search misses after a write (a head, the totals).
+        self.fills = CatchUps()
 
     def open(self) -> int | None:
         """The generation a search may use the memo at, or None while a write is committing."""
