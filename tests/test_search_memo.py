@@ -291,8 +291,9 @@ def test_threads_behind_one_write_read_the_new_head_and_totals_once(db_path, mon
         for module, name in ((reads, "head_and_profile"), (backend_module, "read_index_terms")):
             calls[name] = []
             second = threading.Event()
+            read = getattr(module, name)
 
-            def reading(*args, made=calls[name], second=second, read=getattr(module, name)):
+            def reading(*args, made=calls[name], second=second, read=read):
                 made.append(1)
                 if len(made) == 1:
                     second.wait(1.0)  # the other thread's read would come now, if it made one
