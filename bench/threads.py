@@ -49,8 +49,9 @@ def _operation(memory: Any, kind: str, mode: str) -> Operation:
     return run
 
 
-def _throughput(operation: Operation, workers: int, seconds: float) -> float:
-    """Operations per second of ``workers`` threads each running ``operation`` for ``seconds``."""
+def _throughput(operation: Operation, workers: int, seconds: float) -> tuple[float, float]:
+    """(operations per second, process CPU ms per operation) of ``workers`` threads each running ``operation`` for
+    ``seconds``. CPU per operation holds up when other jobs load the machine: work that threads repeat shows there."""
     done = [0] * workers
     stop = time.perf_counter() + seconds
 
@@ -62,26 +63,31 @@ def _throughput(operation: Operation, workers: int, seconds: float) -> float:
             i += 1
 
     pool = [threading.Thread(target=loop, args=(worker,)) for worker in range(workers)]
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     for thread in pool:
         thread.start()
     for thread in pool:
         thread.join()
-    return sum(done) / (time.perf_counter() - started)
+    operations = max(sum(done), 1)
+    return operations / (time.perf_counter() - started), (time.process_time() - cpu) * 1000 / operations
 
 
 def _ratios(operation: Operation, threads: int, seconds: float, rounds: int) -> dict[str, Any]:
     """``rounds`` pairs of runs, the order alternating (1 then N, N then 1, ...); the median pair's ratio."""
-    ones, manys, ratios = [], [], []
+    ones, manys, ratios, cpu_ones, cpu_manys = [], [], [], [], []
     for round_ in range(rounds):
         order = (1, threads) if round_ % 2 == 0 else (threads, 1)
         measured = {workers: _throughput(operation, workers, seconds) for workers in order}
-        ones.append(measured[1])
-        manys.append(measured[threads])
-        ratios.append(measured[threads] / measured[1])
+        ones.append(measured[1][0])
+        manys.append(measured[threads][0])
+        ratios.append(measured[threads][0] / measured[1][0])
+        cpu_ones.append(measured[1][1])
+        cpu_manys.append(measured[threads][1])
     return {"ops_per_second_1": round(statistics.median(ones), 1),
             f"ops_per_second_{threads}": round(statistics.median(manys), 1),
-            "ratio": round(statistics.median(ratios), 2), "ratios": [round(r, 2) for r in ratios]}
+            "ratio": round(statistics.median(ratios), 2), "ratios": [round(r, 2) for r in ratios],
+            "cpu_ms_per_op_1": round(statistics.median(cpu_ones), 2),
+            f"cpu_ms_per_op_{threads}": round(statistics.median(cpu_manys), 2)}
 
 
 def scaling(path: Path, *, seconds: float = 3.0, threads: int = 4, rounds: int = 3, embedder: str = "none",

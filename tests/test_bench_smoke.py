@@ -176,6 +176,7 @@ def test_bench_threads_alternates_rounds_on_one_store(tmp_path, capsys):
     assert len(result["mixed"]["ratios"]) == 2 and len(result["search"]["ratios"]) == 2
     assert result["ratio"] == result["mixed"]["ratio"] and result["ops_per_second_4"] > 0
     assert result["mode"] == "fts" and len(result["load_average"]) == 2
+    assert result["cpu_ms_per_op_1"] > 0 and result["cpu_ms_per_op_4"] > 0
     with pcmem.open_sync(path, embedder=None) as runtime:
         head = runtime.memory.for_scope("scaling").head()
     assert head is not None and head.revision > 1  # the seed, then the threads' remembers
