@@ -15,7 +15,6 @@ import random
 import signal
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -28,6 +27,7 @@ from pcmem.errors import PcmemError, StoreWALError
 from pcmem.types.memory import Citation, NewEntry, ReactivateRequest, RetireRequest, ReviseRequest
 from pcmem.types.search import SearchMemoryRequest
 from pcmem_bench import crash, file_chaos, programs
+from pcmem_bench import threads as thread_bench
 from pcmem_bench.tally import Tally, attempt, verify
 
 
@@ -285,41 +285,10 @@ def hostile_scenario(workdir: Path, cases: int, cli_main: Any, seed: int = 0) ->
 # --- throughput -----------------------------------------------------------------------------------------------------
 
 
-def scaling(path: Path, *, seconds: float = 6.0, threads: int = 4) -> dict[str, Any]:
+def scaling(path: Path, *, seconds: float = 2.0, rounds: int = 3, threads: int = 4) -> dict[str, Any]:
     """Throughput of mixed search/remember (3 searches : 1 remember) on one runtime with 1 and with ``threads``
-    threads, measured in the same run; returns ops/s for both and the ratio."""
-    with pcmem.open_sync(path, embedder=None) as runtime:
-        memory = runtime.memory.for_scope("scaling")
-        memory.remember(pcmem.RememberRequest(entries=tuple(NewEntry(text=f"seed note {i} about kiwis and tea")
-                                                            for i in range(500))))
-
-        def run(workers: int) -> float:
-            done = [0] * workers
-            stop = time.perf_counter() + seconds
-
-            def loop(worker: int) -> None:
-                i = 0
-                while time.perf_counter() < stop:
-                    if i % 4 == 3:
-                        memory.remember(NewEntry(text=f"thread {worker} note {i} about kiwis"))
-                    else:
-                        memory.search(SearchMemoryRequest(query=f"kiwis note {i % 50}", mode="fts", limit=10))
-                    done[worker] += 1
-                    i += 1
-
-            pool = [threading.Thread(target=loop, args=(w,)) for w in range(workers)]
-            started = time.perf_counter()
-            for thread in pool:
-                thread.start()
-            for thread in pool:
-                thread.join()
-            return sum(done) / (time.perf_counter() - started)
-
-        run(1)  # warm caches and the FTS extension before measuring
-        one = run(1)
-        many = run(threads)
-    return {"threads": threads, "ops_per_second_1": round(one, 1), f"ops_per_second_{threads}": round(many, 1),
-            "ratio": round(many / one, 2), "seconds_each": seconds}
+    threads, in alternating rounds measured in the same run (:mod:`pcmem_bench.threads`)."""
+    return thread_bench.scaling(path, seconds=seconds, rounds=rounds, threads=threads)
 
 
 # --- the campaign ---------------------------------------------------------------------------------------------------
@@ -336,11 +305,12 @@ class Plan:
     kill_rounds: int = 5  # x6 kills each = 30 SIGKILL trials
     file_rounds: int = 3  # three names, foreign and cut logs, forged cursors
     hostile_cases: int = 10_000
-    scaling_seconds: float = 6.0
+    scaling_seconds: float = 2.0  # per run; rounds of (1 thread, 4 threads), the median pair's ratio
+    scaling_rounds: int = 3
 
 
 QUICK = Plan(threads=8, ops=15, shared_ops=7, async_tasks=40, async_ops=2, process_ops=15, kill_rounds=1, file_rounds=1,
-             hostile_cases=300, scaling_seconds=2.0)
+             hostile_cases=300, scaling_seconds=2.0, scaling_rounds=1)
 
 
 def campaign(workdir: Path, plan: Plan, cli_main: Any, progress: Callable[[str], None] = lambda _: None
@@ -364,7 +334,7 @@ def campaign(workdir: Path, plan: Plan, cli_main: Any, progress: Callable[[str],
     step(lambda: kill_scenario(workdir, plan.kill_rounds))
     step(lambda: file_chaos.run(workdir, plan.file_rounds))
     step(lambda: hostile_scenario(workdir, plan.hostile_cases, cli_main))
-    figure = scaling(workdir / "scaling.duckdb", seconds=plan.scaling_seconds)
+    figure = scaling(workdir / "scaling.duckdb", seconds=plan.scaling_seconds, rounds=plan.scaling_rounds)
     progress(f"4 threads vs 1: {figure['ratio']}x")
     return {"scenarios": [tally.as_dict() for tally in scenarios], "scaling": figure,
             "ok": all(tally.ok for tally in scenarios)}

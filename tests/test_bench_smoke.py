@@ -163,3 +163,22 @@ def test_the_fusion_tuning_rule_by_hand():
     assert choose({"rrf": row(0.6, 0.7), "convex:min-max:alpha=0.1": row(0.9, 0.6)}, "convex:min-max") == "rrf"
     other_half = {**table, "convex:min-max:alpha=0.6": row(0.64, 0.60)}  # the @30 floor holds on each half
     assert refit([table, other_half], "convex:min-max") == "convex:min-max:alpha=0.3"
+
+
+def test_bench_threads_alternates_rounds_on_one_store(tmp_path, capsys):
+    # The thread-scaling figure is the median of paired runs (1 thread, 4 threads), their order alternating, all on
+    # one store that the remembers grow (python -m pcmem_bench.threads).
+    import pcmem
+    from pcmem_bench import threads
+
+    path = tmp_path / "threads.duckdb"
+    result = threads.scaling(path, seconds=0.2, rounds=2, kinds=("mixed", "search"))
+    assert len(result["mixed"]["ratios"]) == 2 and len(result["search"]["ratios"]) == 2
+    assert result["ratio"] == result["mixed"]["ratio"] and result["ops_per_second_4"] > 0
+    assert result["mode"] == "fts" and len(result["load_average"]) == 2
+    assert result["cpu_ms_per_op_1"] > 0 and result["cpu_ms_per_op_4"] > 0
+    with pcmem.open_sync(path, embedder=None) as runtime:
+        head = runtime.memory.for_scope("scaling").head()
+    assert head is not None and head.revision > 1  # the seed, then the threads' remembers
+    threads.main(["--seconds", "0.1", "--rounds", "1"])
+    assert json.loads(capsys.readouterr().out)["threads"] == 4

@@ -165,3 +165,150 @@ def test_a_closed_store_answers_no_search_from_the_memo(db_path):
     runtime.backend.close()
     with pytest.raises(StoreError, match="closed"):
         _search(memory, "alpha", "fts")
+
+
+def test_a_search_beside_an_uncommitted_write_is_answered_from_the_memo(db_path, monkeypatch):
+    # Readers never see an uncommitted write (MVCC), so the memo of the last commit stays true until the next COMMIT
+    # begins: a search on another thread while a write transaction is open runs no statement (issue #30: four
+    # threads, one of them writing, must not all fall back to plain snapshots), and the commit is seen right after.
+    import threading
+
+    with pcmem.open_sync(db_path, embedder=None) as runtime:
+        memory = runtime.memory.for_scope("s")
+        memory.remember(RememberRequest(entries=tuple(NewEntry(text=t) for t in sentences(50))))
+        before = _search(memory, "Priya moved the Windows installer", "fts")
+        opened, release, done = threading.Event(), threading.Event(), threading.Event()
+
+        def write() -> None:
+            with runtime.backend.write("s"):
+                opened.set()
+                release.wait(10)
+            done.set()
+
+        writer = threading.Thread(target=write)
+        writer.start()
+        try:
+            assert opened.wait(10)
+            statements = _count_statements(runtime.backend, monkeypatch)
+            assert _search(memory, "Priya moved the Windows installer", "fts") == before
+            assert statements == []
+        finally:
+            release.set()
+            writer.join(10)
+        assert done.is_set()
+        _search(memory, "Priya moved the Windows installer", "fts")
+        assert statements  # the COMMIT moved the clock: the next search reads the file again
+
+
+def test_a_search_after_a_write_brings_its_views_up_without_a_transaction(db_path, monkeypatch):
+    # What a search reads after a write (the new head, the terms' statistics, the entry events since its views'
+    # revision, the new documents' postings, the page's versions) are single statements, each checked against the
+    # write clock: no BEGIN / pin / COMMIT round trips around them (issue #30: the search after every write).
+    with pcmem.open_sync(db_path, embedder=TextHashEmbedder()) as runtime:
+        memory = runtime.memory.for_scope("s")
+        memory.remember(RememberRequest(entries=tuple(NewEntry(text=t) for t in sentences(200))))
+        _search(memory, "Priya moved the Windows installer")  # both views loaded
+        memory.remember("Priya moved the zanzibar installer")
+        statements = _count_statements(runtime.backend, monkeypatch)
+        page = _search(memory, "Priya moved the zanzibar installer")
+        assert page.hits[0].text == "Priya moved the zanzibar installer"
+        assert "BEGIN" not in statements and "COMMIT" not in statements
+        assert statements and set(statements) == {"SELECT"}
+
+
+@pytest.mark.parametrize("mode", ["fts", "hybrid"])
+def test_an_unfiltered_search_reads_only_its_pages_versions(db_path, monkeypatch, mode):
+    # An unfiltered page needs the versions of its hits, not of every candidate of both channels (~40 each): reading
+    # 40 versions cost ~3x reading 10 at 1,000 entries (issue #30, a search with terms new to the memo). A filter
+    # still reads every candidate's version: it must see them before the cut.
+    from pcmem.store.duckdb import reads
+
+    requested: list[str] = []
+    read = reads.entry_versions
+
+    def recording(cursor, ids):
+        requested.extend(ids)
+        return read(cursor, ids)
+
+    with pcmem.open_sync(db_path, embedder=TextHashEmbedder()) as runtime:
+        memory = runtime.memory.for_scope("s")
+        memory.remember(RememberRequest(entries=tuple(NewEntry(text=t, metadata={"n": i % 2})
+                                                      for i, t in enumerate(sentences(200)))))
+        monkeypatch.setattr(reads, "entry_versions", recording)
+        page = memory.search(SearchMemoryRequest(query="Priya moved the Windows installer", mode=mode, limit=3))
+        assert len(page.hits) == 3
+        assert sorted(requested) == sorted(hit.citation.entry_version_id for hit in page.hits)
+        requested.clear()
+        filtered = memory.search(SearchMemoryRequest(query="the quarterly roadmap was measured", mode=mode, limit=3,
+                                                     metadata={"n": 1}))
+        assert filtered.hits and all(hit.metadata == {"n": 1} for hit in filtered.hits)
+        assert len(requested) > len(filtered.hits)
+
+
+def test_terms_new_to_the_memo_are_read_without_the_totals_it_knows(db_path, monkeypatch):
+    # Within one write generation the index totals (documents, average length, index generation) stand still: a
+    # search with new terms reads only those terms' ids and frequencies, one statement over the dictionary, not the
+    # totals again (issue #30: the full-text search with terms new to the memo).
+    with pcmem.open_sync(db_path, embedder=None) as runtime:
+        memory = runtime.memory.for_scope("s")
+        memory.remember(RememberRequest(entries=tuple(NewEntry(text=t) for t in sentences(200))))
+        first = _search(memory, "Priya moved the Windows installer", "fts")
+        assert first.hits
+        sql: list[str] = []
+        pool = runtime.backend._connections
+        lend = pool.cursor
+
+        @contextmanager
+        def recording():
+            with lend() as cursor:
+                yield _CountingCursor(cursor, sql)
+
+        monkeypatch.setattr(pool, "cursor", recording)
+        monkeypatch.setattr(_CountingCursor, "execute", lambda self, text, *a, **k: (
+            sql.append(" ".join(text.split())), self._cursor.execute(text, *a, **k), self)[2])
+        page = _search(memory, "the quarterly roadmap was measured", "fts")
+        terms_read = [text for text in sql if ".dict" in text]
+        assert len(terms_read) == 1 and ".stats" not in terms_read[0] and "pcmem_meta" not in terms_read[0]
+        with pcmem.SyncRuntime(DuckDBBackend(db_path)) as fresh:  # the same page from a backend with no memo yet
+            assert page == _search(fresh.memory.for_scope("s"), "the quarterly roadmap was measured", "fts")
+
+
+def test_threads_behind_one_write_read_the_new_head_and_totals_once(db_path, monkeypatch):
+    # After a write the memo is empty: every searching thread's next search misses the scope's head and the index
+    # totals. One thread reads each; the others wait for it (issue #30). Deterministic: the first reader holds on
+    # until a second thread reads the same, or 1 s passed.
+    import threading
+
+    from pcmem.store.duckdb import backend as backend_module
+    from pcmem.store.duckdb import reads
+
+    with pcmem.open_sync(db_path, embedder=None) as runtime:
+        memory = runtime.memory.for_scope("s")
+        memory.remember(RememberRequest(entries=tuple(NewEntry(text=t) for t in sentences(50))))
+        _search(memory, "Priya moved the Windows installer", "fts")
+        memory.remember("Priya moved the zanzibar installer")
+        calls: dict[str, list[int]] = {}
+        for module, name in ((reads, "head_and_profile"), (backend_module, "read_index_terms")):
+            calls[name] = []
+            second = threading.Event()
+            read = getattr(module, name)
+
+            def reading(*args, made=calls[name], second=second, read=read):
+                made.append(1)
+                if len(made) == 1:
+                    second.wait(1.0)  # the other thread's read would come now, if it made one
+                else:
+                    second.set()
+                return read(*args)
+
+            monkeypatch.setattr(module, name, reading)
+        pages = []
+        threads = [threading.Thread(target=lambda: pages.append(_search(memory, "Priya installer", "fts")))
+                   for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(10)
+        assert len(pages) == 2 and pages[0] == pages[1]
+        assert pages[0].hits[0].citation.revision == memory.head().revision
+        assert calls == {"head_and_profile": [1], "read_index_terms": [1]}

@@ -77,3 +77,48 @@ def test_a_vector_search_reads_the_store_without_holding_the_views_lock(db_path)
         warm = search()  # the events since the matrix's revision, and their vectors
         assert len(cold) == 2 and warm == sorted([*cold, written.citations[0].entry_version_id])
     assert len(held) >= 3 and not any(held), held
+
+
+def test_threads_behind_one_write_bring_a_scope_view_up_once(db_path, monkeypatch):
+    # After a write, every searching thread finds the scope's views behind the new head. One of them reads the events
+    # since (and the new documents' postings, the new vectors); the others wait for it and use the view it brought up,
+    # instead of each reading the same rows again (issue #30: with 4 threads a write's catch-up was paid 4 times).
+    # Deterministic: the first reader holds on until a second thread reads too, or 1 s passed.
+    from conftest import TextHashEmbedder
+
+    from pcmem import SearchMemoryRequest
+    from pcmem.store.duckdb import fts_cache, vector_cache
+
+    with pcmem.open_sync(db_path, embedder=TextHashEmbedder()) as runtime:
+        memory = runtime.memory.for_scope("s")
+        memory.remember(RememberRequest(entries=tuple(NewEntry(text=f"kiwi note {i}") for i in range(30))))
+        memory.search(SearchMemoryRequest(query="kiwi note", mode="hybrid"))  # both views loaded
+        written = memory.remember("a kiwi note written last").citations[0].entry_version_id
+        calls: dict[str, list[int]] = {}
+        for module, name in ((fts_cache, "_read_moves"), (vector_cache, "head_moves")):
+            calls[name] = []
+            second = threading.Event()
+            read = getattr(module, name)
+
+            def reading(*args, made=calls[name], second=second, read=read):
+                made.append(1)
+                if len(made) == 1:
+                    second.wait(1.0)  # the other thread's read would come now, if it made one
+                else:
+                    second.set()
+                return read(*args)
+
+            monkeypatch.setattr(module, name, reading)
+        pages: list[list[str]] = []
+
+        def search() -> None:
+            page = memory.search(SearchMemoryRequest(query="kiwi note written last", mode="hybrid", limit=50))
+            pages.append([hit.citation.entry_version_id for hit in page.hits])
+
+        threads = [threading.Thread(target=search) for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(10)
+        assert len(pages) == 2 and pages[0] == pages[1] and written in pages[0]
+        assert calls == {"_read_moves": [1], "head_moves": [1]}  # each view's events read once, by one thread

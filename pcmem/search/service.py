@@ -36,7 +36,7 @@ from pcmem.rerank.choice import RerankerChoice, override
 from pcmem.rerank.port import StoreBoundReranker
 from pcmem.search.fusion import Fused, admit_fts, admit_vector, channel_candidate_count, fuse, fusion_parameters
 from pcmem.settings import SearchFusion
-from pcmem.store.port import SearchIndex, SnapshotMoved, VectorReads
+from pcmem.store.port import RevisionLog, SearchIndex, SnapshotMoved, VectorReads
 from pcmem.types.base import trusted
 from pcmem.types.memory import Citation, EntryVersion, MemoryRef
 from pcmem.types.search import Candidate, MemoryHit, RerankTrace, ResolvedMode, SearchMemoryRequest, SearchPage
@@ -56,8 +56,9 @@ DEFAULT_CANDIDATE_LIMIT = 30  # RFC 0080: the reranker sees up to 30 coarse cand
 EVERY_CANDIDATE = 10_000_000  # the most a filtered search asks one channel for (in effect: all of them)
 
 
-class SearchedStore(SearchIndex, VectorReads, Protocol):
-    """What a search reads of a store: its index, and the vectors its reranker may compare."""
+class SearchedStore(SearchIndex, VectorReads, RevisionLog, Protocol):
+    """What a search reads of a store: its index, the versions of a page's hits, and the vectors its reranker may
+    compare."""
 
 
 class SearchService:
@@ -168,19 +169,22 @@ class SearchService:
         return page.model_copy(update={"hits": hits, "rerank": trace})
 
     def _scope_candidates(self, scope: str, request: SearchMemoryRequest, terms: list[str] | None,
-                          query_vector: np.ndarray | None, channel_limit: int) -> ChannelCandidates:
+                          query_vector: np.ndarray | None, channel_limit: int, every_version: bool
+                          ) -> ChannelCandidates:
         """One scope's channel candidates, filtered before any cut: exact, without reading the whole scope.
 
         Unfiltered: the channel count itself. Filtered: ask for 4x the channel count and filter; when a channel has
         fewer than ``channel_limit`` survivors and the store had more candidates, ask again for 4x as many. The
         survivors returned are then exactly the first ``channel_limit`` a filter-first scan would give, all read
-        from one snapshot (the last request's).
+        from one snapshot (the last request's). Versions come with the candidates when a filter needs them or
+        ``every_version`` asks for them; else the page reads its hits' afterwards (:meth:`_coarse_in_snapshot`).
         """
         limit = channel_limit
         while True:
             if request.filtered:
                 limit = min(4 * limit, EVERY_CANDIDATE)
-            found = self._backend.candidates(scope, fts_terms=terms, query_vector=query_vector, limit=limit)
+            found = self._backend.candidates(scope, fts_terms=terms, query_vector=query_vector, limit=limit,
+                                             with_versions=request.filtered or every_version)
             if found.memory is None or not request.filtered:
                 return found
             fts = [c for c in found.fts if request.admits(found.versions[c.entry_version_id])]
@@ -201,11 +205,12 @@ class SearchService:
         """Each channel's admitted candidates (with their BM25 / cosine scores), exactly what the fusion gets: lets a
         benchmark fetch them once per question and compare fusions offline."""
         embedded: dict[str, np.ndarray] = {}
-        return self._in_snapshot(lambda: self._channels_in_snapshot(scopes, request, reranking, embedded))
+        return self._in_snapshot(lambda: self._channels_in_snapshot(scopes, request, reranking, embedded,
+                                                                    every_version=True))
 
     def _in_snapshot(self, read: Callable[[], T]) -> T:
         """``read()`` in one read snapshot; once more when the backend's memo went stale under it (SnapshotMoved:
-        a write began meanwhile), in a plain snapshot, which cannot move."""
+        a write committed meanwhile), in a plain snapshot, which cannot move."""
         try:
             with self._backend.reading():
                 return read()
@@ -214,8 +219,9 @@ class SearchService:
                 return read()
 
     def _channels_in_snapshot(self, scopes: tuple[str, ...], request: SearchMemoryRequest, reranking: bool,
-                              embedded: dict[str, np.ndarray]) -> AdmittedChannels:
-        """``embedded`` keeps the query's vector for a second attempt (see :meth:`_in_snapshot`)."""
+                              embedded: dict[str, np.ndarray], every_version: bool) -> AdmittedChannels:
+        """``embedded`` keeps the query's vector for a second attempt (see :meth:`_in_snapshot`); the candidates'
+        versions are read only with ``every_version`` or a filter (see :meth:`_scope_candidates`)."""
         mode = self.resolve_mode(request.mode, scopes)
         query_vector: np.ndarray | None = None
         if mode != "fts":
@@ -239,7 +245,8 @@ class SearchService:
         vector: list[Candidate] = []
         for scope in scopes:
             found = self._scope_candidates(scope, request, terms if mode in ("fts", "hybrid") else None,
-                                           query_vector if mode in ("vector", "hybrid") else None, channel_limit)
+                                           query_vector if mode in ("vector", "hybrid") else None, channel_limit,
+                                           every_version)
             if found.memory is None:
                 continue
             memories[found.memory.artifact_id] = found.memory
@@ -255,14 +262,21 @@ class SearchService:
 
     def _coarse_in_snapshot(self, scopes: tuple[str, ...], request: SearchMemoryRequest, reranking: bool,
                             embedded: dict[str, np.ndarray]) -> SearchPage:
-        found = self._channels_in_snapshot(scopes, request, reranking, embedded)
+        found = self._channels_in_snapshot(scopes, request, reranking, embedded, every_version=False)
         fusion = request.fusion or self.fusion
         model_id = self._embedder.profile.model_id if self._embedder is not None else None  # convex's weight
         if not found.memories:
             return SearchPage(memory=None, mode=found.mode, hits=(), fusion=fusion,
                               fusion_parameters=fusion_parameters(fusion, model_id))
-        hits = [_hit(found.memories[item.candidate.artifact_id], found.versions[item.candidate.entry_version_id],
-                     item) for item in fuse(fusion, found.channels, found.coarse_limit, model_id)]
+        fused = fuse(fusion, found.channels, found.coarse_limit, model_id)
+        # Only the page's versions, read in this search's snapshot (an unfiltered search read none with its candidates)
+        versions = found.versions
+        missing = [item.candidate.entry_version_id for item in fused
+                   if item.candidate.entry_version_id not in versions]
+        if missing:
+            versions = {**versions, **self._backend.entry_versions(missing)}
+        hits = [_hit(found.memories[item.candidate.artifact_id], versions[item.candidate.entry_version_id], item)
+                for item in fused]
         single = next(iter(found.memories.values())) if len(scopes) == 1 else None
         return SearchPage(memory=single, mode=found.mode, hits=tuple(hits), memories=tuple(found.memories.values()),
                           fusion=fusion, fusion_parameters=fusion_parameters(fusion, model_id))

@@ -230,12 +230,15 @@ class SearchIndex(Snapshots, Protocol):
     analyzer: Analyzer
 
     def candidates(
-        self, scope: str, *, fts_terms: Sequence[str] | None, query_vector: np.ndarray | None, limit: int
+        self, scope: str, *, fts_terms: Sequence[str] | None, query_vector: np.ndarray | None, limit: int,
+        with_versions: bool = True,
     ) -> ChannelCandidates:
         """Up to ``limit`` candidates per requested channel (None = channel not run) from one head snapshot.
 
         FTS: BM25 over active head versions, with distinct matched query terms. Vector: cosine similarity.
         Each list is ordered best first, ties bytewise by (artifact_id, entry_id, entry_version_id).
+        ``with_versions=False`` leaves ``versions`` empty: the caller reads the few it needs (a page's hits) with
+        :meth:`~RevisionLog.entry_versions` inside the same :meth:`reading` block, from the same snapshot.
         """
 
     def vector_status(self, scope: str) -> VectorStatus:

@@ -31,7 +31,7 @@ from pcmem.store.common import (
 from pcmem.store.duckdb import check as check_module
 from pcmem.store.duckdb import erasure, files, fts_direct, fts_index, indexes, migrations, reads, vectors, wal
 from pcmem.store.duckdb.files import remove_store_files
-from pcmem.store.duckdb.fts_cache import FtsCache, IndexStats, read_index_terms
+from pcmem.store.duckdb.fts_cache import FtsCache, IndexStats, read_index_terms, read_terms
 from pcmem.store.duckdb.search_memo import LazySnapshot, SearchMemo
 from pcmem.store.duckdb.transactions import CursorPool, Transactions, first_line, translate
 from pcmem.store.duckdb.vector_cache import VectorCache
@@ -340,15 +340,18 @@ class DuckDBBackend:
 
         Held file: the block reads what it can from the memo of the store's last write (:mod:`.search_memo`; a
         warm search runs no statement) and opens a snapshot only for what the memo lacks; that may raise
-        SnapshotMoved, and the thread's next block is a plain snapshot. Shared file (other processes write between
-        our transactions), a write under way, or that retry: one transaction, heads and profile read once."""
+        SnapshotMoved, and the thread's next block is a plain snapshot. A write of another thread under way does not
+        stop it (only its COMMIT moves the memo's clock). Shared file (other processes write between our
+        transactions), a write committing, a transaction open on this thread (its own writes must be seen), or that
+        retry: one transaction, heads and profile read once."""
         local = self._snapshot
         if getattr(local, "active", False):
             yield
             return
         if self._transactions.closed:  # the memo would still answer: a closed store answers nothing
             raise StoreError("the store is closed")
-        generation = None if self.shared or getattr(local, "plain", False) else self._memo.open()
+        plain = self.shared or getattr(local, "plain", False) or self._transactions.in_transaction()
+        generation = None if plain else self._memo.open()
         local.plain = False
         local.active = True
         try:
@@ -357,7 +360,7 @@ class DuckDBBackend:
                     local.heads = {}
                     yield
                 return
-            local.lazy = lazy = LazySnapshot(self._transaction, self._connections.cursor, self._transactions.clock,
+            local.lazy = lazy = LazySnapshot(self._connections.cursor, self._transactions.clock,
                                              generation)
             try:
                 yield
@@ -381,9 +384,12 @@ class DuckDBBackend:
         lazy: LazySnapshot | None = getattr(self._snapshot, "lazy", None)
         if lazy is not None:
             found = self._memo.head(lazy.generation, scope)
-            if found is None:
-                found = lazy.read(lambda fresh: reads.head_and_profile(fresh, scope))
-                self._memo.remember_head(lazy.generation, scope, found)
+            if found is None:  # after a write each searching thread misses it: one reads it, the others wait
+                with self._memo.fills.lead_or_wait(f"head {scope}") as leading:
+                    found = None if leading else self._memo.head(lazy.generation, scope)
+                    if found is None:
+                        found = lazy.read(lambda fresh: reads.head_and_profile(fresh, scope))
+                        self._memo.remember_head(lazy.generation, scope, found)
             return found
         heads: dict | None = getattr(self._snapshot, "heads", None)
         if heads is not None and scope in heads:
@@ -400,14 +406,21 @@ class DuckDBBackend:
         if lazy is None:
             totals, found = read_index_terms(cursor, distinct)
             return IndexStats.of(totals, found.values())
-        known_totals, found, missing = self._memo.index_terms(lazy.generation, distinct)
-        if missing or known_totals is None:
-            totals, read = lazy.read(lambda fresh: read_index_terms(fresh, missing))
-            self._memo.remember_index_terms(lazy.generation, totals, read)
+        known, found, missing = self._memo.index_terms(lazy.generation, distinct)
+        if known is None:  # the first search of a generation reads the totals; the others wait for them
+            with self._memo.fills.lead_or_wait("totals") as leading:
+                if not leading:
+                    known, found, missing = self._memo.index_terms(lazy.generation, distinct)
+                if known is None:
+                    known, read = lazy.read(lambda fresh: read_index_terms(fresh, missing))
+                    self._memo.remember_index_terms(lazy.generation, known, read)
+                    found.update(read)
+                    missing = []
+        if missing:  # the totals stand still within a generation: only the new terms
+            read = lazy.read(lambda fresh: read_terms(fresh, missing))
+            self._memo.remember_index_terms(lazy.generation, known, read)
             found.update(read)
-        else:
-            totals = known_totals
-        return IndexStats.of(totals, found.values())
+        return IndexStats.of(known, found.values())
 
     def vector_status(self, scope: str) -> VectorStatus:
         with self._reader() as cursor:
@@ -423,7 +436,8 @@ class DuckDBBackend:
         return VectorStatus(memory=memory, profile=profile, complete=complete)
 
     def candidates(
-        self, scope: str, *, fts_terms: Sequence[str] | None, query_vector: np.ndarray | None, limit: int
+        self, scope: str, *, fts_terms: Sequence[str] | None, query_vector: np.ndarray | None, limit: int,
+        with_versions: bool = True,
     ) -> ChannelCandidates:
         check_candidate_limit(limit)
         with self._reader() as cursor:
@@ -440,6 +454,8 @@ class DuckDBBackend:
                 self._vector_cache.search(cursor, memory, profile, query_vector, limit)
                 if profile is not None and query_vector is not None else []
             )
+            if not with_versions:
+                return ChannelCandidates(memory=memory, fts=fts, vector=vector)
             return assemble_candidates(memory, fts, vector, lambda ids: self._page_versions(cursor, ids))
 
     def _page_versions(self, cursor: duckdb.DuckDBPyConnection, entry_version_ids: Sequence[str]
@@ -458,5 +474,8 @@ class DuckDBBackend:
     def entry_versions(self, entry_version_ids: Sequence[str]) -> dict[str, EntryVersion]:
         if not entry_version_ids:
             return {}
+        if getattr(self._snapshot, "active", False):  # a search's page, in its reading() block: the search's reads
+            with self._reader() as cursor:
+                return self._page_versions(cursor, entry_version_ids)
         with self._transaction() as cursor:
             return reads.entry_versions(cursor, entry_version_ids)

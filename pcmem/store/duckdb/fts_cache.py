@@ -27,7 +27,7 @@ import duckdb
 
 from pcmem.store.duckdb import connection
 from pcmem.store.duckdb.fts_index import SCHEMA
-from pcmem.store.duckdb.scope_views import ScopeLRU, head_moves
+from pcmem.store.duckdb.scope_views import CatchUps, ScopeLRU, head_moves
 from pcmem.types.memory import MemoryRef
 from pcmem.types.search import Candidate
 
@@ -59,6 +59,18 @@ class IndexStats:
         if not query or not num_docs or avgdl is None:
             return None
         return cls(num_docs, float(avgdl), generation, query)
+
+
+def read_terms(db: duckdb.DuckDBPyConnection, terms: Sequence[str]) -> dict[str, tuple[int, int] | None]:
+    """One statement: for each of ``terms``, (termid, df), or None when no document has it — what a search reads
+    when the index totals are known already (its terms are new to the memo): ~half the cost of the three parts."""
+    rows = db.execute(
+        f"SELECT term, termid, df FROM {SCHEMA}.dict WHERE term IN {connection.in_list(terms)} AND df > 0"
+    ).fetchall()
+    found: dict[str, tuple[int, int] | None] = dict.fromkeys(terms)
+    for term, termid, count in rows:
+        found[term] = (int(termid), int(count))
+    return found
 
 
 def read_index_terms(db: duckdb.DuckDBPyConnection, terms: Sequence[str]
@@ -260,6 +272,7 @@ class FtsCache:
     def __init__(self) -> None:
         self._scopes: ScopeLRU[_ScopePostings] = ScopeLRU()
         self._lock = threading.Lock()
+        self._catch_ups = CatchUps()
 
     def invalidate(self) -> None:
         with self._lock:
@@ -312,13 +325,16 @@ class FtsCache:
                 if cached is None or cached.generation != generation or cached.revision < fresh.revision:
                     self._scopes.put(memory.artifact_id, fresh, fresh.live)
             return fresh  # an older snapshot than the cached view is served from its own copy, not cached
-        moves = _read_moves(db, memory, since)
-        with self._lock:
-            if state.revision == since and self._scopes.get(memory.artifact_id) is state:
-                _apply_moves(state, moves, memory.revision)
-                if state.needs_compaction():
-                    state.compact()
-                self._scopes.put(memory.artifact_id, state, state.live)
+        with self._catch_ups.lead_or_wait(memory.artifact_id) as leading:
+            if not leading:
+                return state  # another thread brought it up meanwhile (the caller looks again)
+            moves = _read_moves(db, memory, since)
+            with self._lock:
+                if state.revision == since and self._scopes.get(memory.artifact_id) is state:
+                    _apply_moves(state, moves, memory.revision)
+                    if state.needs_compaction():
+                        state.compact()
+                    self._scopes.put(memory.artifact_id, state, state.live)
         return state
 
 

@@ -9,6 +9,9 @@ without bound, so each cache holds at most ``budget`` entries in all; the least 
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TypeVar
 
 import duckdb
@@ -17,6 +20,10 @@ from pcmem.lru import LRU
 from pcmem.types.memory import MemoryRef
 
 V = TypeVar("V")
+
+#: Seconds a search waits for another thread bringing the same scope's view up before it reads the events itself (a
+#: safety net: the other thread's reads take milliseconds).
+CATCH_UP_WAIT = 5.0
 
 #: Entries an in-process view may hold per store and channel. ~1 KB per entry for the full-text postings and
 #: ~1.5 KB for 384-d vectors: ~250 MB per channel at the bound.
@@ -47,3 +54,34 @@ class ScopeLRU(LRU[str, V]):
     @budget.setter
     def budget(self, value: int) -> None:
         self.capacity = value
+
+
+class CatchUps:
+    """One thread at a time reads what several threads miss at once; the others wait for it instead of reading the
+    same rows again. After each write every searching thread's next search finds a scope's view behind its head
+    (and the search memo without the head and the index totals): with four threads each read the events, the
+    documents and their postings since (~5 ms of DuckDB work each at 500 entries), so a write cost its catch-up
+    four times over (issue #30)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._running: dict[str, threading.Event] = {}
+
+    @contextmanager
+    def lead_or_wait(self, key: str) -> Iterator[bool]:
+        """True: this thread reads ``key`` (a scope's view, a memo entry) and keeps it. False: another thread was
+        doing it and has finished (or the wait timed out); the caller looks again."""
+        with self._lock:
+            running = self._running.get(key)
+            if running is None:
+                done = self._running[key] = threading.Event()
+        if running is not None:
+            running.wait(CATCH_UP_WAIT)
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            with self._lock:
+                del self._running[key]
+            done.set()

@@ -3,14 +3,15 @@ index's totals and the query terms' ids and document frequencies, as of the last
 
 Why this is safe: a backend that holds its file (not ``shared``) is the only process that can change it: DuckDB lets
 one process at a time open a file for writing, and a read-only opener shares its lock with readers only. Every write
-of this process is a write transaction (:mod:`.transactions`), which moves the file's :class:`WriteClock` when it
-begins and when it ends. So whatever was read while the clock stood still at ``g`` stays true until it moves, and a
+of this process is a write transaction (:mod:`.transactions`), which moves the file's :class:`WriteClock` just before
+and just after its COMMIT; until it commits, no other transaction sees it. So whatever was read while the clock stood
+still at ``g`` stays true until it moves — also while a write of another thread is under way — and a
 search that finds everything it needs in the memo of ``g`` reads no statement at all (a warm search cost four:
 BEGIN, head and profile, the index statistics, COMMIT — ~3 ms of ~3.4 at 1,000 entries, for 0.4 ms of index work).
 
-What the memo lacks is read then and checked against the clock: a head or terms' statistics as one statement of its
-own, a scope's view to bring up to its head or a version not cached in a snapshot opened then
-(:class:`LazySnapshot`), first pinned and checked. If a write began since ``g``, the search raises
+What the memo lacks is read then, each statement alone and checked against the clock once it ran
+(:class:`LazySnapshot`): a head or terms' statistics, what brings a scope's view up to its head, a version not
+cached. If a write began to commit since ``g``, the search raises
 :class:`~pcmem.store.port.SnapshotMoved` before it uses what it read, and the caller runs it again in a plain
 snapshot. Hits never mix what the memo said with a newer state of the file.
 """
@@ -26,6 +27,7 @@ from typing import Any, TypeVar
 import duckdb
 
 from pcmem.store.duckdb.fts_cache import IndexTotals
+from pcmem.store.duckdb.scope_views import CatchUps
 from pcmem.store.duckdb.transactions import translate
 from pcmem.store.duckdb.write_clock import WriteClock
 from pcmem.store.port import SnapshotMoved
@@ -50,9 +52,11 @@ class SearchMemo:
         self._heads: dict[str, HeadAndProfile] = {}
         self._totals: IndexTotals | None = None
         self._terms: dict[str, tuple[int, int] | None] = {}
+        #: One thread at a time reads what every thread's next search misses after a write (a head, the totals).
+        self.fills = CatchUps()
 
     def open(self) -> int | None:
-        """The generation a search may use the memo at, or None while a write is under way."""
+        """The generation a search may use the memo at, or None while a write is committing."""
         generation = self._clock.standing()
         if generation is None:
             return None
@@ -88,56 +92,45 @@ class SearchMemo:
 
 
 class LazySnapshot:
-    """A search's read snapshot, opened at its first statement; stands in for the cursor (``execute``).
+    """A search's reads of the file as of the memo's generation; stands in for the cursor (``execute``).
 
-    On opening it pins DuckDB's snapshot with a first read and checks that no write began since the memo's
-    generation; else it raises SnapshotMoved, before the caller read or changed anything. What only fills the memo
-    (a head, terms' statistics) needs no transaction: :meth:`read` runs it as one statement of its own."""
+    No transaction: each statement runs alone on one cursor lent for the search (DuckDB runs a statement outside a
+    transaction in a snapshot of its own, taken when it starts), and is checked against the clock once it has run —
+    no write began to commit since the memo's generation, so it saw exactly the state the memo describes, and so
+    did every statement before it: together they read one state, as in one snapshot, without the BEGIN, the pinning
+    read and the COMMIT a transaction costs (3 round trips of the ~6 statements after a write). If a write began to
+    commit, it raises SnapshotMoved before the caller used what it read."""
 
-    def __init__(self, open_transaction: Callable[[], AbstractContextManager[duckdb.DuckDBPyConnection]],
-                 lend: Callable[[], AbstractContextManager[duckdb.DuckDBPyConnection]],
-                 clock: WriteClock, generation: int) -> None:
+    def __init__(self, lend: Callable[[], AbstractContextManager[duckdb.DuckDBPyConnection]], clock: WriteClock,
+                 generation: int) -> None:
         self.generation = generation
-        self._open_transaction = open_transaction
         self._lend = lend
         self._clock = clock
-        self._transaction: AbstractContextManager[duckdb.DuckDBPyConnection] | None = None
+        self._lent: AbstractContextManager[duckdb.DuckDBPyConnection] | None = None
         self._cursor: duckdb.DuckDBPyConnection | None = None
 
-    @property
-    def cursor(self) -> duckdb.DuckDBPyConnection:
-        if self._cursor is None:
-            transaction = self._open_transaction()
-            cursor = transaction.__enter__()
-            self._transaction = transaction
-            self._cursor = cursor
-            cursor.execute("SELECT count(*) FROM pcmem_meta").fetchall()  # DuckDB takes the snapshot at a first read
-            if not self._clock.still(self.generation):
-                raise SnapshotMoved("a write began after this search read the memo")
-        return self._cursor
-
     def read(self, statement: Callable[[duckdb.DuckDBPyConnection], T]) -> T:
-        """``statement(cursor)`` as of the memo's generation: in the snapshot when one is open, else alone (DuckDB
-        runs a statement outside a transaction in a snapshot of its own), then checked against the clock — no
-        write began since, so it saw the state the memo describes (SnapshotMoved otherwise). 1 statement, not 4."""
-        if self._cursor is not None:
-            return statement(self._cursor)
-        with self._lend() as cursor:
-            try:
-                value = statement(cursor)
-            except duckdb.Error as error:
-                raise translate(error, "store operation failed") from error
+        """``statement(cursor)`` as of the memo's generation (SnapshotMoved otherwise)."""
+        if self._cursor is None:
+            self._lent = self._lend()
+            self._cursor = self._lent.__enter__()
+        try:
+            value = statement(self._cursor)
+        except duckdb.Error as error:
+            raise translate(error, "store operation failed") from error
         if not self._clock.still(self.generation):
-            raise SnapshotMoved("a write began while this search read the file")
+            raise SnapshotMoved("a write committed while this search read the file")
         return value
 
     def execute(self, *args: Any, **kwargs: Any) -> duckdb.DuckDBPyConnection:
-        return self.cursor.execute(*args, **kwargs)
+        """One statement as of the memo's generation; its result is fetched afterwards from the statement's own
+        snapshot."""
+        return self.read(lambda cursor: cursor.execute(*args, **kwargs))
 
     def close(self, error: BaseException | None) -> None:
-        """End the snapshot's transaction, if one was opened (rolled back when the search failed)."""
-        transaction, self._transaction, self._cursor = self._transaction, None, None
-        if transaction is not None:
+        """Give the cursor back (closed rather than reused when the search failed)."""
+        lent, self._lent, self._cursor = self._lent, None, None
+        if lent is not None:
             kind: type[BaseException] | None = type(error) if error is not None else None
             traceback: TracebackType | None = error.__traceback__ if error is not None else None
-            transaction.__exit__(kind, error, traceback)
+            lent.__exit__(kind, error, traceback)

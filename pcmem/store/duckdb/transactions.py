@@ -130,7 +130,7 @@ class Transactions:
         self.path = path
         self.pool = pool
         self.read_only = read_only
-        #: Moves when a write transaction begins and ends: what a search remembers is stale once it moved.
+        #: Moves around each write transaction's COMMIT: what a search remembers is stale once it moved.
         self.clock: WriteClock = clock_for(path)
         #: Set by the backend when its last user closed it: every later transaction raises StoreError.
         self.closed = False
@@ -154,27 +154,25 @@ class Transactions:
             raise StoreError("the store is closed")
         if write:
             self.refuse_if_read_only()
-            self.clock.begin()
-            try:
-                with self._open(write=True) as cursor:
-                    yield cursor
-            finally:
-                self.clock.end()
-        else:
-            with self._open(write=False) as cursor:
-                yield cursor
+        with self._open(write=write) as cursor:
+            yield cursor
+
+    def in_transaction(self) -> bool:
+        """A transaction is open on this thread (a read on it joins that transaction and sees its own writes)."""
+        return getattr(self._local, "cursor", None) is not None
 
     @contextmanager
     def _open(self, *, write: bool) -> Iterator[duckdb.DuckDBPyConnection]:
         open_cursor = getattr(self._local, "cursor", None)
         if open_cursor is not None:
+            self._local.writes = self._local.writes or write
             yield open_cursor
             return
         with self.pool.cursor() as cursor:
             if write:
                 self.private_wal()
             cursor.execute("BEGIN TRANSACTION")
-            self._local.cursor = cursor
+            self._local.cursor, self._local.writes = cursor, write
             try:
                 yield cursor
             except duckdb.Error as error:
@@ -184,12 +182,23 @@ class Transactions:
                 _rollback(cursor)
                 raise
             else:
-                try:
-                    cursor.execute("COMMIT")
-                except duckdb.Error as error:
-                    raise translate(error, "store commit failed") from error
+                self._commit(cursor, moves_clock=self._local.writes)
             finally:
                 self._local.cursor = None
+
+    def _commit(self, cursor: duckdb.DuckDBPyConnection, *, moves_clock: bool) -> None:
+        """COMMIT; a write's COMMIT between two moves of the clock. Only the COMMIT moves it: until then no other
+        transaction sees the write (MVCC), so what a search remembered of the last commit stays true while a write
+        is under way, and searches beside a writer stay warm (issue #30)."""
+        if moves_clock:
+            self.clock.begin()
+        try:
+            cursor.execute("COMMIT")
+        except duckdb.Error as error:
+            raise translate(error, "store commit failed") from error
+        finally:
+            if moves_clock:
+                self.clock.end()
 
 
 def _checkpoint_before_close(db: duckdb.DuckDBPyConnection) -> None:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import duckdb
 
 from pcmem.store.duckdb import connection
-from pcmem.store.duckdb.scope_views import ScopeLRU, head_moves
+from pcmem.store.duckdb.scope_views import CatchUps, ScopeLRU, head_moves
 from pcmem.types.embedding import EmbeddingProfile
 from pcmem.types.memory import MemoryRef
 from pcmem.types.search import Candidate
@@ -105,6 +105,7 @@ class VectorCache:
     def __init__(self) -> None:
         self._scopes: ScopeLRU[_ScopeMatrix] = ScopeLRU()
         self._lock = threading.Lock()
+        self._catch_ups = CatchUps()
 
     def invalidate(self) -> None:
         with self._lock:
@@ -152,6 +153,15 @@ class VectorCache:
                 if cached is None or cached.profile != profile or cached.revision <= fresh.revision:
                     self._scopes.put(memory.artifact_id, fresh, fresh.size)
             return fresh  # an older snapshot than the cached matrix is served from its own copy, not cached
+        with self._catch_ups.lead_or_wait(memory.artifact_id) as leading:
+            if not leading:
+                return state  # another thread brought it up meanwhile (the caller looks again)
+            self._catch_up(db, memory, state, since, missing)
+        return state
+
+    def _catch_up(self, db: duckdb.DuckDBPyConnection, memory: MemoryRef, state: _ScopeMatrix, since: int,
+                  missing: dict[str, str]) -> None:
+        """Apply the entry events since ``since`` and the vectors stored since to ``state`` (see :meth:`_view_at`)."""
         moves = head_moves(db, memory, since) if since < memory.revision else []
         active = {entry_id: version_id for entry_id, version_id, entry_state in moves if entry_state == "active"}
         for entry_id, _version_id, _state in moves:
@@ -169,7 +179,6 @@ class VectorCache:
                         state.missing.pop(entry_id)
                         state.put(entry_id, version_id, vector)
                 self._scopes.put(memory.artifact_id, state, state.size)
-        return state
 
 
 def _load(db: duckdb.DuckDBPyConnection, memory: MemoryRef, profile: EmbeddingProfile) -> _ScopeMatrix:

@@ -1,7 +1,9 @@
 """The write clock of a store file in this process: what a search may remember lasts until it moves.
 
-Every write transaction of the file moves it when it begins and when it ends (:mod:`.transactions`); a change made
-outside one (a reclaim, an index rebuild) ticks it. :mod:`.search_memo` says why that is enough.
+Every write transaction of the file moves it just before its COMMIT and just after it (:mod:`.transactions`): until
+it commits, no other transaction sees what it wrote (DuckDB's MVCC), so a write under way leaves what searches read
+unchanged. A change made outside a transaction (a reclaim, an index rebuild) ticks it. :mod:`.search_memo` says why
+that is enough.
 """
 
 from __future__ import annotations
@@ -11,8 +13,8 @@ from pathlib import Path
 
 
 class WriteClock:
-    """Counts the write transactions of one store file in this process: begun and ended. It stands still at ``g``
-    while ``begun == ended == g``."""
+    """Counts the commits of write transactions of one store file in this process: begun and ended. It stands still
+    at ``g`` while ``begun == ended == g``."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -34,12 +36,12 @@ class WriteClock:
             self._ended += 1
 
     def standing(self) -> int | None:
-        """The generation when no write is under way, else None."""
+        """The generation when no write is committing, else None."""
         with self._lock:
             return self._begun if self._begun == self._ended else None
 
     def still(self, generation: int) -> bool:
-        """No write began since the clock stood at ``generation``."""
+        """No write began to commit since the clock stood at ``generation``."""
         with self._lock:
             return self._begun == generation
 

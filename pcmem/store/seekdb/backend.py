@@ -417,7 +417,8 @@ class SeekdbBackend:
     # --- search -----------------------------------------------------------------------------------------------
 
     def candidates(
-        self, scope: str, *, fts_terms: Sequence[str] | None, query_vector: np.ndarray | None, limit: int
+        self, scope: str, *, fts_terms: Sequence[str] | None, query_vector: np.ndarray | None, limit: int,
+        with_versions: bool = True,
     ) -> ChannelCandidates:
         check_candidate_limit(limit)
         with self._transaction() as db:
@@ -430,6 +431,8 @@ class SeekdbBackend:
                 active = vectors.profiles(db).get("active")
                 if active is not None:
                     vector = vectors.search(db, active[1], memory.artifact_id, query_vector, limit, active_count)
+            if not with_versions:
+                return ChannelCandidates(memory=memory, fts=fts, vector=vector)
             return assemble_candidates(memory, fts, vector, self.entry_versions)  # joins this transaction
 
     # --- write support ----------------------------------------------------------------------------------------
