@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Literal, get_args
 
 from pcmem.embedding.gemma_preset import PROFILE as GEMMA_PROFILE
-from pcmem.settings import SearchFusion
+from pcmem.settings import FusionSource, SearchFusion
 from pcmem.types.search import Candidate, Channel
 
 RRF_K = 60  # Cormack, Clarke & Büttcher 2009; the upstream contract's constant.
@@ -117,6 +117,20 @@ def weighted_rrf_fuse(channels: Mapping[str, Sequence[Candidate]], limit: int, *
     weights = {"fts": 1.0 - vector_weight, "vector": vector_weight}
     return _fuse(channels, limit, lambda channel, found: [
         weights[channel] / (RRF_K + rank) for rank in range(1, len(found) + 1)])
+
+
+def choose_fusion(requested: SearchFusion | None, runtime: SearchFusion | None,
+                  store_default: Callable[[], SearchFusion | None]) -> tuple[SearchFusion, FusionSource]:
+    """The one place a search's fusion is decided, and why: the request's > the runtime's (``PCMEM_SEARCH_FUSION``)
+    > the store's default (read only when it decides) > the contract's rrf."""
+    if requested is not None:
+        return requested, "request"
+    if runtime is not None:
+        return runtime, "runtime"
+    stored = store_default()
+    if stored is not None:
+        return stored, "store"
+    return "rrf", "contract"
 
 
 def fusion_parameters(name: SearchFusion, model_id: str | None = None) -> dict[str, int | float | str]:
