@@ -104,7 +104,7 @@ def test_the_default_comes_from_the_environment(monkeypatch):
     monkeypatch.setenv("PCMEM_SEARCH_FUSION", " Convex ")
     assert RuntimeConfig.from_env().memory_search_fusion == "convex"
     monkeypatch.delenv("PCMEM_SEARCH_FUSION")
-    assert RuntimeConfig.from_env().memory_search_fusion == "rrf"
+    assert RuntimeConfig.from_env().memory_search_fusion is None  # unset: the store's default, else rrf
     monkeypatch.setenv("PCMEM_SEARCH_FUSION", "bm25")
     with pytest.raises(ConfigurationError, match="memory_search_fusion"):
         RuntimeConfig.from_env()
@@ -133,7 +133,7 @@ def test_the_cli_takes_fusion_and_says_which_ran(tmp_path):
     page = json.loads(run("search", "--scope", "s", "--mode", "fts", "--fusion", "convex", "deploys", "--json"))
     assert (page["fusion"], page["fusion_parameters"]) == ("convex", fusion_parameters("convex"))
     shown = " ".join(run("search", "--scope", "s", "--mode", "fts", "--fusion", "convex", "deploys").split())
-    assert f"fusion convex(alpha={CONVEX_ALPHA}, normalisation=min-max): a non-contract option" in shown
+    assert f"fusion convex(alpha={CONVEX_ALPHA}, normalisation=min-max), chosen by the search: a non-contract" in shown
     assert "fusion" not in run("search", "--scope", "s", "--mode", "fts", "deploys")
     bad = CliRunner().invoke(main, ["--db", db, "search", "--scope", "s", "--fusion", "borda", "x"], env=env)
     assert bad.exit_code == 2 and "Traceback" not in bad.output
