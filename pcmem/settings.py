@@ -18,7 +18,7 @@ constructor arguments; the composition root (:mod:`pcmem.compose`), the CLI and 
 
 - How a hybrid search fuses its two channels: the request's ``fusion`` > ``PCMEM_SEARCH_FUSION``
   (:class:`RuntimeConfig`) > the store's own default (``pcmem fusion set``, kept in the store file) > ``rrf``, the
-  contract's (``convex`` is non-contract). :func:`pcmem.search.fusion.choose_fusion` applies it.
+  contract's (``convex`` and ``weighted-rrf`` are non-contract). :func:`pcmem.search.fusion.choose_fusion` applies it.
 - The editor ``pcmem tui`` opens an entry's text in: ``VISUAL`` > ``EDITOR``, as git finds it (:func:`editor`).
 """
 
@@ -114,9 +114,9 @@ ENV_GENERATION_MAX_REQUESTS = "POWERCONTEXT_SERVER_INFERENCE_GENERATION_MAX_REQU
 ENV_INFERENCE_THREADS = "PCMEM_INFERENCE_THREADS"
 ENV_SEARCH_FUSION = "PCMEM_SEARCH_FUSION"
 
-#: How a search fuses its channels: ``rrf`` is the contract's equal-weight RRF (SPEC §2 step 6); ``convex`` is a
-#: non-contract option for more recall (see :mod:`pcmem.search.fusion`).
-SearchFusion = Literal["rrf", "convex"]
+#: How a search fuses its channels: ``rrf`` is the contract's equal-weight RRF (SPEC §2 step 6); ``convex`` and
+#: ``weighted-rrf`` are non-contract options for more recall (see :mod:`pcmem.search.fusion`).
+SearchFusion = Literal["rrf", "convex", "weighted-rrf"]
 SEARCH_FUSIONS: tuple[SearchFusion, ...] = get_args(SearchFusion)
 #: Where a search's fusion came from, in precedence order: the request, the runtime (``PCMEM_SEARCH_FUSION``), the
 #: store's default (kept in the store file), else the contract's ``rrf``.

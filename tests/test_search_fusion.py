@@ -157,3 +157,19 @@ def test_convex_weighs_an_embeddinggemma_stores_vectors_with_its_own_alpha(db_pa
             channels = runtime.memory.parts.search.channel_lists(("s",), request).channels
             expected = [(f.candidate.entry_id, f.score) for f in convex_fuse(channels, 10, alpha=alpha)]
             assert page.fusion_parameters["alpha"] == alpha and _ranked(page) == expected
+
+
+def test_weighted_rrf_runs_through_a_search_with_its_embedders_parameters(store):
+    """Issue 31: weighted RRF with a tuned k, offered as a fusion (per request, runtime or store default)."""
+    from pcmem.search.fusion import weighted_rrf_fuse, weighted_rrf_parameters
+
+    chosen = weighted_rrf_parameters(HashEmbedder().profile.model_id)
+    with open_store(store) as runtime:
+        memory = runtime.memory.for_scope("s")
+        for query in QUERIES:
+            request = SearchMemoryRequest(query=query, mode="hybrid", fusion="weighted-rrf")
+            page = memory.search(request)
+            channels = runtime.memory.parts.search.channel_lists(("s",), request).channels
+            expected = weighted_rrf_fuse(channels, 10, vector_weight=chosen.vector_weight, k=chosen.k)
+            assert page.fusion_parameters == {"k": chosen.k, "vector_weight": chosen.vector_weight}
+            assert _ranked(page) == [(f.candidate.entry_id, f.score) for f in expected]

@@ -72,9 +72,9 @@ def _where(pairs: tuple[str, ...]) -> dict[str, Any] | None:
               help="auto = hybrid when vectors are available, else full-text.")
 @click.option("--limit", "-n", type=click.IntRange(1, MAX_SEARCH_LIMIT), default=10, show_default=True)
 @click.option("--fusion", type=click.Choice(SEARCH_FUSIONS), default=None,
-              help="How hybrid fuses its channels: rrf (the contract's) or convex (non-contract: weighted min-max "
-                   "normalised scores, more recall on LoCoMo) (default: $PCMEM_SEARCH_FUSION, else the store's default, see "
-                   "`pcmem fusion`, else rrf).")
+              help="How hybrid fuses its channels: rrf (the contract's), or non-contract for more recall: "
+                   "weighted-rrf (a weight per channel, small k) or convex (weighted min-max normalised scores) "
+                   "(default: $PCMEM_SEARCH_FUSION, else the store's default, see `pcmem fusion`, else rrf).")
 @click.option("--rerank", type=click.Choice(["none", *RERANK_POLICIES]), default=None,
               help="Rerank the coarse pool: with a local model (listwise, decision, decision-fill) or by embedding "
                    "cosine (embedding); none turns a configured rerank off (default: as configured by the environment).")

@@ -46,7 +46,7 @@ class EntryHistoryRequest(ScopedRequest):
 class TracedSearchRequest(wire.SearchMemoryRequest):
     rerank: bool = Field(default=True, description="Run the configured reranker (when there is one).")
     fusion: SearchFusion | None = Field(
-        default=None, description="rrf (the contract's) or convex (non-contract); default: the server's "
+        default=None, description="rrf (the contract's), convex or weighted-rrf (non-contract); default: the server's "
                                   "PCMEM_SEARCH_FUSION, else the store's default (GET /x/pcmem/fusion), else rrf.")
 
 

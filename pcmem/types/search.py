@@ -51,9 +51,10 @@ class SearchMemoryRequest(Request):
     ``1`` does not match ``true`` or ``1.0``), ``created_from`` (inclusive) / ``created_before`` (exclusive) on the
     entry version's ``created_at`` (naive datetimes are UTC).
 
-    ``fusion`` (non-contract): how the channels are fused — ``rrf`` (the contract's equal-weight RRF) or ``convex``
-    (normalised cosine and BM25, weighted); ``None`` (default): the runtime's default
-    (``RuntimeConfig.memory_search_fusion``), else the store's (``pcmem fusion set``), else ``rrf``.
+    ``fusion`` (non-contract): how the channels are fused — ``rrf`` (the contract's equal-weight RRF), ``convex``
+    (normalised cosine and BM25, weighted) or ``weighted-rrf`` (RRF with a weight per channel and a small k);
+    ``None`` (default): the runtime's default (``RuntimeConfig.memory_search_fusion``), else the store's (``pcmem
+    fusion set``), else ``rrf``.
     """
 
     query: str
