@@ -60,8 +60,9 @@ def rrf_fuse(channels: Mapping[str, Sequence[Candidate]], limit: int) -> list[Fu
 # - ``convex``: the convex combination of normalised channel scores studied by Bruch, Gai & Ingber, "An Analysis of
 #   Fusion Functions for Hybrid Retrieval" (ACM TOIS 42(1), 2023), which finds it beats RRF once its one weight is
 #   tuned, with few queries. Min-max normalisation, alpha = 0.45 (MiniLM and mpnet), 0.70 (EmbeddingGemma). The
-#   paper's other normalisations were measured and not kept: theoretical min-max (TM2C2) never kept RRF's @30 with
-#   MiniLM or mpnet; z-score lost to min-max with MiniLM on both held-out halves.
+#   paper's other normalisations were measured and not kept: theoretical min-max (TM2C2) lost RRF's @30 held out
+#   with MiniLM (and with mpnet before) and drifts to vector alone with EmbeddingGemma; z-score lost to min-max with
+#   MiniLM on both held-out halves.
 # - ``weighted-rrf``: RRF with a weight per channel and its constant k tuned (the issue's "weighted RRF"; k = 60 is
 #   Cormack et al.'s and the contract's). A small k lets the better channel's first ranks lead; the weight says which
 #   channel is better. It is the one candidate measured that beat the better single channel on every held-out half
