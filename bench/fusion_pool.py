@@ -140,7 +140,7 @@ def evaluate(pooled: Sequence[PooledQuestion]) -> dict[str, Any]:
     candidates = rankers(pools)
     halves = [[p for p in pooled if p.fetched.conversation in half] for half in HALVES]
     tables = [{label: table(half, ranker) for label, ranker in candidates.items()} for half in halves]
-    families = ("weighted_rrf", "convex:min-max", "convex:theoretical-min", "rerank")
+    families = (*fusion_tune.FAMILIES, "rerank")
     folds = []
     for tune, held in ((0, 1), (1, 0)):
         fold: dict[str, Any] = {"tuned_on": list(HALVES[tune]), "reported_on": list(HALVES[held]), "rows": {}}

@@ -35,7 +35,11 @@ from pcmem_bench.locomo_ingest import ingest
 
 DEPTHS = (10, 30)  # the page sizes measured: frac@10 on a 10-hit search, frac@30 on a 30-hit search
 GRID = tuple(round(step * 0.05, 2) for step in range(21))  # 0.00, 0.05, ..., 1.00
+RRF_K_GRID = (1, 5, 10, 20, 40, 60)  # weighted RRF's constant: 60 is the contract's (Cormack et al. 2009)
 HALVES = ((0, 1, 2, 3, 4), (5, 6, 7, 8, 9))
+
+#: Each tuned family (a label prefix): weighted RRF over its weight and k, convex over alpha per normalisation.
+FAMILIES = ("weighted_rrf", *(f"convex:{norm}" for norm in NORMALISATIONS))
 
 Channels = dict[str, list[Candidate]]
 FusionFn = Callable[[Mapping[str, Sequence[Candidate]], int], list[Fused]]
@@ -109,7 +113,8 @@ def candidates() -> dict[str, FusionFn]:
         "rrf": rrf_fuse,
     }
     for value in GRID:
-        out[f"weighted_rrf:vector_weight={value}"] = partial(weighted_rrf_fuse, vector_weight=value)
+        for k in RRF_K_GRID:
+            out[f"weighted_rrf:k={k}:vector_weight={value}"] = partial(weighted_rrf_fuse, vector_weight=value, k=k)
         for norm in NORMALISATIONS:
             out[f"convex:{norm}:alpha={value}"] = partial(convex_fuse, alpha=value, normalisation=norm)
     return out
@@ -183,7 +188,7 @@ def evaluate(fetched: Sequence[FetchedQuestion]) -> dict[str, Any]:
     fusions = candidates()
     halves = [[f for f in fetched if f.conversation in half] for half in HALVES]
     tables = [{label: summary(scores(half, fn)) for label, fn in fusions.items()} for half in halves]
-    families = ("weighted_rrf", "convex:min-max", "convex:theoretical-min")
+    families = FAMILIES
     folds = []
     for tune, held in ((0, 1), (1, 0)):
         fold: dict[str, Any] = {"tuned_on": list(HALVES[tune]), "reported_on": list(HALVES[held]), "rows": {}}

@@ -33,7 +33,7 @@ from pcmem_bench.output import write_result
 @click.option("--candidates", type=click.IntRange(1, 100), default=30, show_default=True,
               help="Rerank candidate limit c (coarse pool = max(limit, c)).")
 @click.option("--fusion", type=click.Choice(SEARCH_FUSIONS), default="rrf", show_default=True,
-              help="How every search fuses its channels: rrf (the contract's) or convex (non-contract).")
+              help="How every search fuses its channels: rrf (the contract's), convex or weighted-rrf (non-contract).")
 @click.option("--categories", default="1,2,3,4", show_default=True)
 @click.option("--conversations", default=None, help="Sample ids or 0-based indexes, comma separated (default all).")
 @click.option("--questions", type=int, default=None, help="A category-stratified subset of this many questions.")

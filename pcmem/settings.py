@@ -16,8 +16,9 @@ constructor arguments; the composition root (:mod:`pcmem.compose`), the CLI and 
     export POWERCONTEXT_SERVER_RUNTIME_MEMORY_RERANK_ENABLED=true
     export POWERCONTEXT_SERVER_RUNTIME_MEMORY_RERANK_CANDIDATE_LIMIT=30
 
-- How a hybrid search fuses its two channels when the request does not say (:class:`RuntimeConfig`):
-  ``PCMEM_SEARCH_FUSION`` (``rrf``, the contract's and the default; ``convex``, non-contract).
+- How a hybrid search fuses its two channels: the request's ``fusion`` > ``PCMEM_SEARCH_FUSION``
+  (:class:`RuntimeConfig`) > the store's own default (``pcmem fusion set``, kept in the store file) > ``rrf``, the
+  contract's (``convex`` and ``weighted-rrf`` are non-contract). :func:`pcmem.search.fusion.choose_fusion` applies it.
 - The editor ``pcmem tui`` opens an entry's text in: ``VISUAL`` > ``EDITOR``, as git finds it (:func:`editor`).
 """
 
@@ -113,10 +114,13 @@ ENV_GENERATION_MAX_REQUESTS = "POWERCONTEXT_SERVER_INFERENCE_GENERATION_MAX_REQU
 ENV_INFERENCE_THREADS = "PCMEM_INFERENCE_THREADS"
 ENV_SEARCH_FUSION = "PCMEM_SEARCH_FUSION"
 
-#: How a search fuses its channels: ``rrf`` is the contract's equal-weight RRF (SPEC §2 step 6); ``convex`` is a
-#: non-contract option for more recall (see :mod:`pcmem.search.fusion`).
-SearchFusion = Literal["rrf", "convex"]
+#: How a search fuses its channels: ``rrf`` is the contract's equal-weight RRF (SPEC §2 step 6); ``convex`` and
+#: ``weighted-rrf`` are non-contract options for more recall (see :mod:`pcmem.search.fusion`).
+SearchFusion = Literal["rrf", "convex", "weighted-rrf"]
 SEARCH_FUSIONS: tuple[SearchFusion, ...] = get_args(SearchFusion)
+#: Where a search's fusion came from, in precedence order: the request, the runtime (``PCMEM_SEARCH_FUSION``), the
+#: store's default (kept in the store file), else the contract's ``rrf``.
+FusionSource = Literal["request", "runtime", "store", "contract"]
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
@@ -152,8 +156,9 @@ class RuntimeConfig(_Settings):
     memory_rerank_enabled: bool = False
     #: How many coarse candidates a reranker sees (c in SPEC §2: coarse_limit = max(k, c)).
     memory_rerank_candidate_limit: int = Field(default=30, ge=1, le=100)
-    #: How a search that does not choose fuses its channels (``PCMEM_SEARCH_FUSION``); ``rrf`` is the contract's.
-    memory_search_fusion: SearchFusion = "rrf"
+    #: How a search that does not choose fuses its channels (``PCMEM_SEARCH_FUSION``); ``None``: the store's default,
+    #: else the contract's ``rrf``.
+    memory_search_fusion: SearchFusion | None = None
 
     @field_validator("memory_rerank_enabled", mode="before")
     @classmethod

@@ -882,6 +882,7 @@ def _invocations(tmp_path: Path) -> dict[str, list[str]]:
         "search": ["search", "--scope", DEMO_SCOPE, "when do releases go out?"],
         "reindex": ["reindex"],
         "models": ["models"],
+        "fusion": ["fusion"],
         "bench": ["bench"],
         "check": ["check"],
         "tui": ["tui"],
@@ -891,7 +892,8 @@ def _invocations(tmp_path: Path) -> dict[str, list[str]]:
     }
 
 
-_READ_ONLY = ("list", "show", "history", "changes", "scopes", "where", "search", "models", "bench", "check")
+_READ_ONLY = ("list", "show", "history", "changes", "scopes", "where", "search", "models", "bench", "check",
+              "fusion")
 
 
 def test_every_command_runs_with_json_and_reads_run_without(tmp_path: Path, demo: dict[str, Any]) -> None:

@@ -117,6 +117,7 @@ from pcmem.search.fusion import (  # noqa: E402 - grouped with the tests that us
     fusion_parameters,
     normalise,
     weighted_rrf_fuse,
+    weighted_rrf_parameters,
 )
 
 # fts: a 4.0, b 2.0, c 1.0 (BM25); vector: c 0.9, d 0.6, a 0.3 (cosine)
@@ -182,6 +183,42 @@ def test_fuse_dispatches_by_name_and_rrf_is_the_contract():
     params = fusion_parameters("convex")
     assert fuse("convex", channels, 10) == convex_fuse(channels, 10, alpha=float(params["alpha"]),
                                                        normalisation=params["normalisation"])  # type: ignore[arg-type]
+
+
+def test_normalise_z_score_by_hand():
+    # mean 7/3, population standard deviation sqrt(14/9)
+    spread = (14 / 9) ** 0.5
+    assert normalise([4.0, 2.0, 1.0], "z-score") == pytest.approx([(5 / 3) / spread, (-1 / 3) / spread,
+                                                                    (-4 / 3) / spread])
+    assert normalise([0.7], "z-score") == [1.0] and normalise([], "z-score") == []
+
+
+def test_weighted_rrf_with_its_own_k_by_hand():
+    # k = 1, vector weight 0.4, fts 0.6: a .6/2 + .4/4, b .6/3, c .6/4 + .4/2, d .4/3 -> a, c, b, d
+    fused = weighted_rrf_fuse({"fts": FTS, "vector": VECTOR}, limit=10, vector_weight=0.4, k=1)
+    expected = {"a": 0.6 / 2 + 0.4 / 4, "b": 0.6 / 3, "c": 0.6 / 4 + 0.4 / 2, "d": 0.4 / 3}
+    assert [f.candidate.entry_version_id for f in fused] == ["a", "c", "b", "d"]
+    assert {f.candidate.entry_version_id: f.score for f in fused} == pytest.approx(expected)
+    # k decides whether one channel's first rank beats an entry both rank low: a .6/(k+1) against b (fourth and
+    # fifth) .6/(k+4) + .4/(k+5): at k = 1, a .3 > b .187; at the contract's k = 60, a .0098 < b .0155
+    channels = {"fts": [cand(v, 4.0 - i) for i, v in enumerate("ayzb")],
+                "vector": [cand(v, 0.9 - i / 10) for i, v in enumerate("cwvub")]}
+    assert [f.candidate.entry_version_id for f in weighted_rrf_fuse(channels, 2, vector_weight=0.4, k=1)] == ["a", "c"]
+    assert [f.candidate.entry_version_id for f in weighted_rrf_fuse(channels, 2, vector_weight=0.4)] == ["b", "a"]
+
+
+def test_weighted_rrf_is_offered_with_parameters_per_embedder():
+    from pcmem.embedding.gemma_preset import PROFILE as GEMMA
+    from pcmem.embedding.minilm import PROFILE as MINILM
+
+    channels = {"fts": FTS, "vector": VECTOR}
+    for model_id in (None, MINILM.model_id, GEMMA.model_id):
+        chosen = weighted_rrf_parameters(model_id)
+        assert fusion_parameters("weighted-rrf", model_id) == {"k": chosen.k, "vector_weight": chosen.vector_weight}
+        assert fuse("weighted-rrf", channels, 10, model_id) == weighted_rrf_fuse(
+            channels, 10, vector_weight=chosen.vector_weight, k=chosen.k)
+    assert weighted_rrf_parameters(GEMMA.model_id).vector_weight > 0.5 > weighted_rrf_parameters(MINILM.model_id
+                                                                                                 ).vector_weight
 
 
 @pytest.mark.parametrize("bad", [-0.1, 1.5])

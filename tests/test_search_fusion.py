@@ -104,7 +104,7 @@ def test_the_default_comes_from_the_environment(monkeypatch):
     monkeypatch.setenv("PCMEM_SEARCH_FUSION", " Convex ")
     assert RuntimeConfig.from_env().memory_search_fusion == "convex"
     monkeypatch.delenv("PCMEM_SEARCH_FUSION")
-    assert RuntimeConfig.from_env().memory_search_fusion == "rrf"
+    assert RuntimeConfig.from_env().memory_search_fusion is None  # unset: the store's default, else rrf
     monkeypatch.setenv("PCMEM_SEARCH_FUSION", "bm25")
     with pytest.raises(ConfigurationError, match="memory_search_fusion"):
         RuntimeConfig.from_env()
@@ -133,7 +133,7 @@ def test_the_cli_takes_fusion_and_says_which_ran(tmp_path):
     page = json.loads(run("search", "--scope", "s", "--mode", "fts", "--fusion", "convex", "deploys", "--json"))
     assert (page["fusion"], page["fusion_parameters"]) == ("convex", fusion_parameters("convex"))
     shown = " ".join(run("search", "--scope", "s", "--mode", "fts", "--fusion", "convex", "deploys").split())
-    assert f"fusion convex(alpha={CONVEX_ALPHA}, normalisation=min-max): a non-contract option" in shown
+    assert f"fusion convex(alpha={CONVEX_ALPHA}, normalisation=min-max), chosen by the search: a non-contract" in shown
     assert "fusion" not in run("search", "--scope", "s", "--mode", "fts", "deploys")
     bad = CliRunner().invoke(main, ["--db", db, "search", "--scope", "s", "--fusion", "borda", "x"], env=env)
     assert bad.exit_code == 2 and "Traceback" not in bad.output
@@ -157,3 +157,19 @@ def test_convex_weighs_an_embeddinggemma_stores_vectors_with_its_own_alpha(db_pa
             channels = runtime.memory.parts.search.channel_lists(("s",), request).channels
             expected = [(f.candidate.entry_id, f.score) for f in convex_fuse(channels, 10, alpha=alpha)]
             assert page.fusion_parameters["alpha"] == alpha and _ranked(page) == expected
+
+
+def test_weighted_rrf_runs_through_a_search_with_its_embedders_parameters(store):
+    """Issue 31: weighted RRF with a tuned k, offered as a fusion (per request, runtime or store default)."""
+    from pcmem.search.fusion import weighted_rrf_fuse, weighted_rrf_parameters
+
+    chosen = weighted_rrf_parameters(HashEmbedder().profile.model_id)
+    with open_store(store) as runtime:
+        memory = runtime.memory.for_scope("s")
+        for query in QUERIES:
+            request = SearchMemoryRequest(query=query, mode="hybrid", fusion="weighted-rrf")
+            page = memory.search(request)
+            channels = runtime.memory.parts.search.channel_lists(("s",), request).channels
+            expected = weighted_rrf_fuse(channels, 10, vector_weight=chosen.vector_weight, k=chosen.k)
+            assert page.fusion_parameters == {"k": chosen.k, "vector_weight": chosen.vector_weight}
+            assert _ranked(page) == [(f.candidate.entry_id, f.score) for f in expected]

@@ -422,6 +422,25 @@ def test_pcmem_extensions_scopes_history_traced_search_and_health(client, server
     assert client.get("/health/live").json() == {"status": "ok"}
 
 
+def test_the_store_default_fusion_is_served_and_a_traced_search_may_choose_its_own(client, server, monkeypatch):
+    """Issue 31: GET /x/pcmem/fusion says how searches that do not choose fuse, and why; the traced page names it."""
+    monkeypatch.delenv("PCMEM_SEARCH_FUSION", raising=False)
+    remember(client, "fused", "The release train leaves at noon.")
+    assert client.get("/x/pcmem/fusion").json() == {"fusion": "rrf", "source": "contract", "store_default": None}
+    server.runtime.memory.set_search_fusion("convex")  # as `pcmem fusion set convex` does from another process
+    try:
+        assert client.get("/x/pcmem/fusion").json() == {"fusion": "convex", "source": "store",
+                                                        "store_default": "convex"}
+        stored = post(client, "/x/pcmem/search", {"scope_id": "fused", "query": "release train", "rerank": False})
+        assert (stored["fusion"], stored["fusion_source"]) == ("convex", "store")
+        asked = post(client, "/x/pcmem/search", {"scope_id": "fused", "query": "release train", "rerank": False,
+                                                 "fusion": "rrf"})
+        assert (asked["fusion"], asked["fusion_source"]) == ("rrf", "request")
+        post(client, "/x/pcmem/search", {"scope_id": "fused", "query": "x", "fusion": "borda"}, status=422)
+    finally:
+        server.runtime.memory.set_search_fusion(None)
+
+
 # --- OpenAPI ----------------------------------------------------------------------------------------------------
 
 #: PowerContext's openapi/powercontext.yaml (oceanbase/powercontext): path → (operationId, request, 200 response).

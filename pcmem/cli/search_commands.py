@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, cast
 import click
 
 from pcmem.cli import render
+from pcmem.cli.fusion_command import SOURCES
 from pcmem.cli.progress import progress_bar
 from pcmem.errors import InputError, StoreError
 from pcmem.settings import SEARCH_FUSIONS, InferenceConfig
@@ -42,7 +43,8 @@ def _print_page(page: SearchPage, query: str) -> None:
     )
     if page.fusion != "rrf":
         parameters = ", ".join(f"{name}={value}" for name, value in page.fusion_parameters.items())
-        render.console.print(f"fusion {page.fusion}({parameters}): a non-contract option (the contract's is rrf)")
+        render.console.print(f"fusion {page.fusion}({parameters}), {SOURCES[page.fusion_source]}: a non-contract "
+                             "option (the contract's is rrf)")
     if trace:
         render.console.print(
             f"rerank {trace.policy_id}: kept {len(trace.selected_ranks)} of {len(trace.candidates)} "
@@ -71,8 +73,9 @@ def _where(pairs: tuple[str, ...]) -> dict[str, Any] | None:
               help="auto = hybrid when vectors are available, else full-text.")
 @click.option("--limit", "-n", type=click.IntRange(1, MAX_SEARCH_LIMIT), default=10, show_default=True)
 @click.option("--fusion", type=click.Choice(SEARCH_FUSIONS), default=None,
-              help="How hybrid fuses its channels: rrf (the contract's) or convex (non-contract: weighted min-max "
-                   "normalised scores, more recall on LoCoMo) (default: $PCMEM_SEARCH_FUSION, else rrf).")
+              help="How hybrid fuses its channels: rrf (the contract's), or non-contract for more recall: "
+                   "weighted-rrf (a weight per channel, small k) or convex (weighted min-max normalised scores) "
+                   "(default: $PCMEM_SEARCH_FUSION, else the store's default, see `pcmem fusion`, else rrf).")
 @click.option("--rerank", type=click.Choice(["none", *RERANK_POLICIES]), default=None,
               help="Rerank the coarse pool: with a local model (listwise, decision, decision-fill) or by embedding "
                    "cosine (embedding); none turns a configured rerank off (default: as configured by the environment).")

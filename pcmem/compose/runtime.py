@@ -275,9 +275,9 @@ def _gate(decision_model: DecisionModel | None) -> WriteGate | None:
 
 
 def _search_factory(backend: SearchedStore, reranker: Callable[[], MemoryReranker | None],
-                    candidate_limit: int, fusion: SearchFusion) -> SearchFactory:
+                    candidate_limit: int, fusion: SearchFusion | None) -> SearchFactory:
     """How the runtime's Memory builds its search service for an embedder (again after a vector-space switch), with
-    the runtime's reranker at that moment and its default fusion."""
+    the runtime's reranker at that moment and its fusion (``None``: the store's default, else the contract's)."""
     def search_for(embedder: Embedder | None, rerank_embedder: Callable[[], Embedder | None]) -> SearchService:
         return SearchService(backend, embedder, reranker(), candidate_limit, rerank_embedder=rerank_embedder,
                              fusion=fusion)

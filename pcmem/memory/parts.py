@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from pcmem.embedding.port import Embedder
 from pcmem.memory.vectors import EmbedderFinder, Embedders, SearchFactory
-from pcmem.store.port import Maintenance, RevisionLog, VectorReads
+from pcmem.store.port import Maintenance, RevisionLog, StoreSettings, VectorReads
 
 if TYPE_CHECKING:
     from pcmem.memory.write_gate import WriteGate
@@ -35,9 +35,10 @@ class ScopeLocks:
             return self._locks.setdefault(scope, threading.Lock())
 
 
-class MemoryStore(RevisionLog, VectorReads, Maintenance, Protocol):
-    """What the Memory services use of a store: its revision log, which vector spaces it keeps (the embedders), and
-    the reclaim that follows an erasure. Searching goes through the search service the composition root builds."""
+class MemoryStore(RevisionLog, VectorReads, Maintenance, StoreSettings, Protocol):
+    """What the Memory services use of a store: its revision log, which vector spaces it keeps (the embedders), the
+    reclaim that follows an erasure, and the defaults it keeps (the default fusion). Searching goes through the
+    search service the composition root builds."""
 
 
 class MemoryParts:

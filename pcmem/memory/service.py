@@ -15,7 +15,7 @@ from pcmem.errors import InputError
 from pcmem.memory import arguments
 from pcmem.memory.scoped import MemoryParts, SyncScopedMemory
 from pcmem.rerank.choice import RerankerChoice, chosen_reranker
-from pcmem.settings import SearchFusion
+from pcmem.settings import SEARCH_FUSIONS, SearchFusion
 from pcmem.types.memory import (
     ChangesPage,
     ChangesRequest,
@@ -39,7 +39,7 @@ from pcmem.types.memory import (
     WriteResult,
 )
 from pcmem.types.progress import Progress
-from pcmem.types.search import SearchMemoryRequest, SearchMode, SearchPage
+from pcmem.types.search import FusionDefault, SearchMemoryRequest, SearchMode, SearchPage
 from pcmem.validation import validate_scope
 
 T = TypeVar("T")
@@ -71,6 +71,20 @@ class SyncMemoryService:
         """Erase every entry of ``scope`` for good: ``for_scope(scope).forget_scope()`` (see there; it raises what
         that raises). Cannot be undone."""
         return self.for_scope(scope).forget_scope()
+
+    def search_fusion(self) -> FusionDefault:
+        """The fusion a search that does not choose one runs, why, and the store's own default. Raises StoreError."""
+        fusion, source = self.parts.search.default_fusion()
+        return FusionDefault(fusion=fusion, source=source, store_default=self.parts.backend.search_fusion_default())
+
+    def set_search_fusion(self, fusion: SearchFusion | None) -> FusionDefault:
+        """Keep ``fusion`` in the store as the default of every search that does not choose one and runs where
+        ``PCMEM_SEARCH_FUSION`` is unset, in every process (``None`` removes it: the contract's rrf). Raises
+        InputError for an unknown name, StoreReadOnlyError, StoreError."""
+        if fusion is not None and fusion not in SEARCH_FUSIONS:
+            raise InputError(f"unknown fusion {fusion!r}: one of {', '.join(SEARCH_FUSIONS)}")
+        self.parts.backend.set_search_fusion_default(fusion)
+        return self.search_fusion()
 
     def search(
         self,
@@ -236,6 +250,14 @@ class MemoryService:
     async def scopes(self) -> list[ScopeSummary]:
         """As :meth:`SyncMemoryService.scopes` (runs in a worker thread): same result, same errors."""
         return await to_thread(self.sync.scopes)
+
+    async def search_fusion(self) -> FusionDefault:
+        """As :meth:`SyncMemoryService.search_fusion` (runs in a worker thread)."""
+        return await to_thread(self.sync.search_fusion)
+
+    async def set_search_fusion(self, fusion: SearchFusion | None) -> FusionDefault:
+        """As :meth:`SyncMemoryService.set_search_fusion` (runs in a worker thread)."""
+        return await to_thread(self.sync.set_search_fusion, fusion)
 
     async def search(
         self,

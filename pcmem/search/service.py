@@ -11,9 +11,9 @@ Filters and several scopes keep SPEC §2's rules and only change where candidate
   asked again for 4x as many (up to every candidate). Only then is the channel truncated, admitted (FTS term
   count, cosine ≥ 0.3) and fused. A filter never loses a match because unfiltered candidates filled the channel
   first; a selective filter costs more reads than an unselective one.
-- **Fusion**: RRF (k = 60) is the contract's and the default. A request's ``fusion`` (or the runtime's default)
-  may choose a non-contract fusion of the same admitted channel lists (:mod:`pcmem.search.fusion`); the page
-  names the fusion that ran.
+- **Fusion**: RRF (k = 60) is the contract's and the default. A request's ``fusion`` (else the runtime's, else the
+  store's default) may choose a non-contract fusion of the same admitted channel lists (:mod:`pcmem.search.fusion`);
+  the page names the fusion that ran and where the choice came from.
 - **Several scopes**: mode choice needs the capability in every scope (auto → hybrid only if vectors are
   available in all of them). Each channel's candidates from all scopes are merged into one list by channel
   score (BM25 and cosine are comparable across scopes: one index, one embedding space per store), ties bytewise
@@ -34,9 +34,17 @@ from pcmem.embedding.port import Embedder
 from pcmem.errors import CapabilityNotSupportedError, EmbeddingError, RerankError
 from pcmem.rerank.choice import RerankerChoice, override
 from pcmem.rerank.port import StoreBoundReranker
-from pcmem.search.fusion import Fused, admit_fts, admit_vector, channel_candidate_count, fuse, fusion_parameters
-from pcmem.settings import SearchFusion
-from pcmem.store.port import RevisionLog, SearchIndex, SnapshotMoved, VectorReads
+from pcmem.search.fusion import (
+    Fused,
+    admit_fts,
+    admit_vector,
+    channel_candidate_count,
+    choose_fusion,
+    fuse,
+    fusion_parameters,
+)
+from pcmem.settings import FusionSource, SearchFusion
+from pcmem.store.port import RevisionLog, SearchIndex, SnapshotMoved, StoreSettings, VectorReads
 from pcmem.types.base import trusted
 from pcmem.types.memory import Citation, EntryVersion, MemoryRef
 from pcmem.types.search import Candidate, MemoryHit, RerankTrace, ResolvedMode, SearchMemoryRequest, SearchPage
@@ -56,9 +64,9 @@ DEFAULT_CANDIDATE_LIMIT = 30  # RFC 0080: the reranker sees up to 30 coarse cand
 EVERY_CANDIDATE = 10_000_000  # the most a filtered search asks one channel for (in effect: all of them)
 
 
-class SearchedStore(SearchIndex, VectorReads, RevisionLog, Protocol):
-    """What a search reads of a store: its index, the versions of a page's hits, and the vectors its reranker may
-    compare."""
+class SearchedStore(SearchIndex, VectorReads, RevisionLog, StoreSettings, Protocol):
+    """What a search reads of a store: its index, the versions of a page's hits, the vectors its reranker may
+    compare, and its default fusion."""
 
 
 class SearchService:
@@ -70,14 +78,18 @@ class SearchService:
         candidate_limit: int = DEFAULT_CANDIDATE_LIMIT,
         *,
         rerank_embedder: Callable[[], Embedder | None] | None = None,
-        fusion: SearchFusion = "rrf",
+        fusion: SearchFusion | None = None,
     ) -> None:
         self._backend = backend
         self._embedder = embedder
         self._rerank_embedder = rerank_embedder  # the embedding policy's default: its answer, else the store's own
         self.reranker = reranker
         self.candidate_limit = candidate_limit
-        self.fusion = fusion  # a request's fusion=None means this one (the contract's rrf unless configured)
+        self.fusion = fusion  # the runtime's (PCMEM_SEARCH_FUSION); None: the store's default, else the contract's
+
+    def default_fusion(self) -> tuple[SearchFusion, FusionSource]:
+        """The fusion a search that does not choose one runs, and where that comes from (see :func:`choose_fusion`)."""
+        return choose_fusion(None, self.fusion, self._backend.search_fusion_default)
 
     def vector_available(self, status: VectorStatus) -> bool:
         """SPEC §2: the store's profile equals the configured one and every active entry has a vector."""
@@ -263,10 +275,10 @@ class SearchService:
     def _coarse_in_snapshot(self, scopes: tuple[str, ...], request: SearchMemoryRequest, reranking: bool,
                             embedded: dict[str, np.ndarray]) -> SearchPage:
         found = self._channels_in_snapshot(scopes, request, reranking, embedded, every_version=False)
-        fusion = request.fusion or self.fusion
+        fusion, source = choose_fusion(request.fusion, self.fusion, self._backend.search_fusion_default)
         model_id = self._embedder.profile.model_id if self._embedder is not None else None  # convex's weight
         if not found.memories:
-            return SearchPage(memory=None, mode=found.mode, hits=(), fusion=fusion,
+            return SearchPage(memory=None, mode=found.mode, hits=(), fusion=fusion, fusion_source=source,
                               fusion_parameters=fusion_parameters(fusion, model_id))
         fused = fuse(fusion, found.channels, found.coarse_limit, model_id)
         # Only the page's versions, read in this search's snapshot (an unfiltered search read none with its candidates)
@@ -279,7 +291,7 @@ class SearchService:
                 for item in fused]
         single = next(iter(found.memories.values())) if len(scopes) == 1 else None
         return SearchPage(memory=single, mode=found.mode, hits=tuple(hits), memories=tuple(found.memories.values()),
-                          fusion=fusion, fusion_parameters=fusion_parameters(fusion, model_id))
+                          fusion=fusion, fusion_source=source, fusion_parameters=fusion_parameters(fusion, model_id))
 
 
 @dataclass(frozen=True, slots=True)

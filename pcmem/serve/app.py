@@ -31,6 +31,7 @@ from pcmem.serve.middleware import (
     log_bug,
 )
 from pcmem.serve.operations import EntryHistoryRequest, MemoryApi, Readiness, TracedSearchRequest, etag
+from pcmem.types.search import FusionDefault
 
 _ERRORS = {
     401: "A valid bearer token is required.",
@@ -194,6 +195,13 @@ def _add_pcmem_routes(app: FastAPI, api: MemoryApi) -> None:
              responses=extra)
     async def health() -> Readiness:
         return api.readiness()
+
+    @app.get("/x/pcmem/fusion", operation_id="search_fusion", response_model=FusionDefault, tags=["pcmem"],
+             responses=extra)
+    async def fusion() -> FusionDefault:
+        """How a search that does not choose a fusion fuses its channels, why (the server's PCMEM_SEARCH_FUSION, the
+        store's default set with `pcmem fusion set`, else the contract's rrf), and the store's own default."""
+        return await api.search_fusion()
 
     @app.get("/x/pcmem/scopes", operation_id="list_scopes", response_model=list[pcmem.ScopeSummary],
              tags=["pcmem"], responses=extra)

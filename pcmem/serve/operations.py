@@ -21,7 +21,8 @@ import pcmem
 from pcmem.errors import CapabilityNotSupportedError, RevisionNotFoundError
 from pcmem.serve import convert, wire
 from pcmem.serve.errors import ApiError
-from pcmem.types.search import MAX_SEARCH_LIMIT
+from pcmem.settings import SearchFusion
+from pcmem.types.search import MAX_SEARCH_LIMIT, FusionDefault
 from pcmem.validation import validate_id
 
 T = TypeVar("T")
@@ -44,6 +45,9 @@ class EntryHistoryRequest(ScopedRequest):
 
 class TracedSearchRequest(wire.SearchMemoryRequest):
     rerank: bool = Field(default=True, description="Run the configured reranker (when there is one).")
+    fusion: SearchFusion | None = Field(
+        default=None, description="rrf (the contract's), convex or weighted-rrf (non-contract); default: the server's "
+                                  "PCMEM_SEARCH_FUSION, else the store's default (GET /x/pcmem/fusion), else rrf.")
 
 
 class Readiness(BaseModel):
@@ -107,12 +111,18 @@ class MemoryApi:
 
     async def search_traced(self, request: TracedSearchRequest) -> pcmem.SearchPage:
         scoped = self.scope(request.scope_id)
-        return await self.run(lambda: self._search_page(scoped, request, rerank=request.rerank), may_rerank=True)
+        return await self.run(lambda: self._search_page(scoped, request, rerank=request.rerank,
+                                                        fusion=request.fusion), may_rerank=True)
 
-    def _search_page(self, scoped: Any, request: wire.SearchMemoryRequest, *, rerank: bool) -> pcmem.SearchPage:
+    async def search_fusion(self) -> FusionDefault:
+        """The fusion a search that does not choose runs, why, and the store's own default."""
+        return await self.run(self.runtime.memory.search_fusion)
+
+    def _search_page(self, scoped: Any, request: wire.SearchMemoryRequest, *, rerank: bool,
+                     fusion: SearchFusion | None = None) -> pcmem.SearchPage:
         # A tag filter is applied to the hits, so ask for the most hits a search gives and cut after filtering.
         limit = MAX_SEARCH_LIMIT if request.tag_filter is not None else request.limit
-        query = pcmem.SearchMemoryRequest(query=request.query, limit=limit, mode=request.mode.value)
+        query = pcmem.SearchMemoryRequest(query=request.query, limit=limit, mode=request.mode.value, fusion=fusion)
         try:
             return scoped.search(query, reranker="default" if rerank else "none")
         except CapabilityNotSupportedError as error:

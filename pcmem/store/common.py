@@ -14,9 +14,10 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from pcmem.errors import StoreError
+from pcmem.errors import StoreError, StoreFormatError
 from pcmem.ids import new_id
 from pcmem.lru import LRU
+from pcmem.settings import SEARCH_FUSIONS, SearchFusion
 from pcmem.types.embedding import EmbeddingProfile
 from pcmem.types.memory import Citation, EntryState, EntryVersion, MemoryEntry, MemoryRef
 from pcmem.types.search import Candidate
@@ -183,3 +184,18 @@ class PagingSecret:
                 stored = load()
                 self._secret = stored.encode() if stored else secrets.token_bytes(32)
             return self._secret
+
+
+# --- the store's search defaults ---------------------------------------------------------------------------------
+
+#: The ``pcmem_meta`` key under which a store keeps its default fusion (absent: the contract's rrf).
+SEARCH_FUSION_KEY = "search_fusion"
+
+
+def stored_search_fusion(value: str | None) -> SearchFusion | None:
+    """The store's default fusion as kept (``None``: none). A name this pcmem does not know (a newer pcmem's, or an
+    edited file) is refused rather than searched with something else."""
+    if value is None or value in SEARCH_FUSIONS:
+        return value
+    raise StoreFormatError(f"the store's default fusion is {value!r}, which this pcmem does not know (one of "
+                           f"{', '.join(SEARCH_FUSIONS)}); set another with `pcmem fusion set NAME`")

@@ -10,7 +10,8 @@ shares (row mapping, revision choice, commit checks, the completeness memo) is w
 The port is a composition of roles along the seams its methods already had, so each consumer names only what it
 uses: :class:`RevisionLog` (the Memory services, paging), :class:`VectorReads` (search, the embedder choice),
 :class:`VectorProfiles` (reindex, embedder switches), :class:`SearchIndex` (search), :class:`Maintenance` (forget's
-reclaim); :class:`FileMaintenance` is what only a store file offers (check, repair). ``tests/test_storage_roles.py``
+reclaim), :class:`StoreSettings` (the search defaults a store keeps, read by search and set by the Memory service);
+:class:`FileMaintenance` is what only a store file offers (check, repair). ``tests/test_storage_roles.py``
 holds both engines to every role.
 """
 
@@ -25,6 +26,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from pcmem.analysis import Analyzer
 from pcmem.errors import StoreError
+from pcmem.settings import SearchFusion
 from pcmem.types.embedding import EmbeddingProfile
 from pcmem.types.memory import (
     Change,
@@ -276,9 +278,20 @@ class Maintenance(Protocol):
         space); a no-op where the engine manages its own storage. Raises StoreError."""
 
 
+@runtime_checkable
+class StoreSettings(Protocol):
+    """Defaults the store keeps for every process that opens it (in the store itself: they travel with the file)."""
+
+    def search_fusion_default(self) -> SearchFusion | None:
+        """How a search fuses its channels when neither the request nor the runtime says, or ``None`` (the contract's
+        rrf). Raises StoreFormatError when the store names a fusion this pcmem does not know."""
+
+    def set_search_fusion_default(self, fusion: SearchFusion | None) -> None:
+        """Keep ``fusion`` as the store's default (``None`` removes it). Raises StoreReadOnlyError, StoreError."""
+
 
 @runtime_checkable
-class StorageBackend(RevisionLog, VectorProfiles, SearchIndex, Maintenance, Protocol):
+class StorageBackend(RevisionLog, VectorProfiles, SearchIndex, Maintenance, StoreSettings, Protocol):
     """Durable storage of scoped memories: every role above, as each engine implements them. Reads never block on
     writes; each read sees one consistent revision. Consumers are typed against the narrowest role they use; only
     the composition root, which opens and hands out a store, holds the whole of it, and closes it."""

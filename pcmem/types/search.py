@@ -10,7 +10,7 @@ from pydantic import Field, field_validator, model_validator
 
 from pcmem import validation
 from pcmem.errors import InputError
-from pcmem.settings import SearchFusion
+from pcmem.settings import FusionSource, SearchFusion
 from pcmem.types.base import Count, Frozen, Request, Timestamp
 from pcmem.types.memory import Citation, EntryVersion, MemoryRef
 from pcmem.types.rerank import CandidateDecision
@@ -51,9 +51,10 @@ class SearchMemoryRequest(Request):
     ``1`` does not match ``true`` or ``1.0``), ``created_from`` (inclusive) / ``created_before`` (exclusive) on the
     entry version's ``created_at`` (naive datetimes are UTC).
 
-    ``fusion`` (non-contract): how the channels are fused — ``rrf`` (the contract's equal-weight RRF) or ``convex``
-    (min-max normalised cosine and BM25, weighted); ``None`` (default): the runtime's default
-    (``RuntimeConfig.memory_search_fusion``, itself ``rrf`` unless configured).
+    ``fusion`` (non-contract): how the channels are fused — ``rrf`` (the contract's equal-weight RRF), ``convex``
+    (normalised cosine and BM25, weighted) or ``weighted-rrf`` (RRF with a weight per channel and a small k);
+    ``None`` (default): the runtime's default (``RuntimeConfig.memory_search_fusion``), else the store's (``pcmem
+    fusion set``), else ``rrf``.
     """
 
     query: str
@@ -156,6 +157,16 @@ class RerankTrace(Frozen):
         return tuple(rank for rank in range(1, len(self.candidates) + 1) if rank not in chosen)
 
 
+class FusionDefault(Frozen):
+    """The fusion a search that does not choose one runs (``fusion``) and why (``source``: the runtime's
+    ``PCMEM_SEARCH_FUSION``, the store's default, else the contract's rrf); ``store_default`` is the store's own
+    (``None``: it keeps none), which the runtime's overrides."""
+
+    fusion: SearchFusion
+    source: FusionSource
+    store_default: SearchFusion | None
+
+
 class SearchPage(Frozen):
     """The memory searched (``None`` when the scope is empty, and for a search over several scopes: see
     ``memories``), the mode that actually ran, the hits, and the rerank trace when a reranker ran."""
@@ -166,6 +177,8 @@ class SearchPage(Frozen):
     rerank: RerankTrace | None = None
     #: Every scope searched that has a memory, at the revision read (one entry for a single-scope search).
     memories: tuple[MemoryRef, ...] = ()
-    #: The fusion that ordered the coarse hits (``rrf``: the contract's) and the parameters it ran with.
+    #: The fusion that ordered the coarse hits (``rrf``: the contract's), where that choice came from (the request,
+    #: the runtime's ``PCMEM_SEARCH_FUSION``, the store's default, else the contract) and the parameters it ran with.
     fusion: SearchFusion = "rrf"
+    fusion_source: FusionSource = "contract"
     fusion_parameters: dict[str, int | float | str] = Field(default_factory=dict)

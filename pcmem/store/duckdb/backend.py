@@ -21,12 +21,14 @@ import duckdb
 from pcmem.errors import StoreError, StoreFormatError, StoreLockedError
 from pcmem.store.common import (
     PAGING_SECRET_KEY,
+    SEARCH_FUSION_KEY,
     CompletenessMemo,
     PagingSecret,
     VersionCache,
     assemble_candidates,
     check_candidate_limit,
     new_paging_secret,
+    stored_search_fusion,
 )
 from pcmem.store.duckdb import check as check_module
 from pcmem.store.duckdb import erasure, files, fts_direct, fts_index, indexes, migrations, reads, vectors, wal
@@ -52,6 +54,8 @@ from pcmem.types.storage import ChannelCandidates, VectorStatus
 
 if TYPE_CHECKING:
     import numpy as np
+
+    from pcmem.settings import SearchFusion
 
 __all__ = ["DuckDBBackend", "remove_store_files"]
 
@@ -93,6 +97,7 @@ class DuckDBBackend:
         self._complete = CompletenessMemo()
         self._versions = VersionCache()
         self._paging_secret = PagingSecret()
+        self._search_fusion: list[SearchFusion | None] = []  # the store's default fusion, once read (see below)
         self._id_floor = fts_index.IdFloor()  # next full-text ids, a lower bound kept between writes (under _write_lock)
         pool: CursorPool | None = None
         try:
@@ -223,6 +228,21 @@ class DuckDBBackend:
                            "(SELECT 1 FROM pcmem_meta WHERE key = $key)",
                            {"key": PAGING_SECRET_KEY, "value": new_paging_secret()})
             return reads.meta(cursor, PAGING_SECRET_KEY)
+
+    def search_fusion_default(self) -> SearchFusion | None:
+        """Read once, then kept: every other process reaches the file through this one (pcmem.owner), so only this
+        backend changes it; a ``shared`` backend (one open per transaction) reads it each time."""
+        if self.shared or not self._search_fusion:
+            with self._transaction() as cursor:
+                self._search_fusion[:] = [stored_search_fusion(reads.meta(cursor, SEARCH_FUSION_KEY))]
+        return self._search_fusion[0]
+
+    def set_search_fusion_default(self, fusion: SearchFusion | None) -> None:
+        with self._write_lock, self._transaction(write=True) as cursor:
+            cursor.execute("DELETE FROM pcmem_meta WHERE key = ?", [SEARCH_FUSION_KEY])
+            if fusion is not None:
+                cursor.execute("INSERT INTO pcmem_meta VALUES (?, ?)", [SEARCH_FUSION_KEY, fusion])
+        self._search_fusion[:] = [fusion]
 
     def reclaim(self) -> None:
         """Rewrite the tables that held erased rows, checkpoint, and overwrite the freed blocks (see erasure.py);

@@ -18,8 +18,10 @@ import numpy as np
 
 from pcmem.analysis import ANALYZERS
 from pcmem.errors import CapabilityNotSupportedError, StoreError
+from pcmem.settings import SearchFusion
 from pcmem.store.common import (
     PAGING_SECRET_KEY,
+    SEARCH_FUSION_KEY,
     V_COLUMNS,
     CompletenessMemo,
     PagingSecret,
@@ -28,6 +30,7 @@ from pcmem.store.common import (
     check_dimension,
     entry,
     new_paging_secret,
+    stored_search_fusion,
     utc,
     version_from_row,
 )
@@ -139,6 +142,17 @@ class SeekdbBackend:
         if secret is None:
             raise StoreError("the store's paging secret could not be kept")
         return secret
+
+    def search_fusion_default(self) -> SearchFusion | None:
+        """Read each time: several processes may serve one seekdb database, and any of them may change it."""
+        return stored_search_fusion(schema.meta(self._connection(), SEARCH_FUSION_KEY))
+
+    def set_search_fusion_default(self, fusion: SearchFusion | None) -> None:
+        db = self._connection()
+        if fusion is None:
+            db.run(render("DELETE FROM pcmem_meta WHERE meta_key = %s", SEARCH_FUSION_KEY))
+        else:
+            schema.set_meta(db, SEARCH_FUSION_KEY, fusion)
 
     # --- writes -----------------------------------------------------------------------------------------------
 
