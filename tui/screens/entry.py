@@ -235,7 +235,7 @@ class EntryScreen(StoreScreen):
         entry = self.detail.entry
         editable = self.is_head and entry.state == "active"
         try:
-            edited = edit_text(self.app, self.app.editor, entry.entry.text,
+            edited = edit_text(self.app, self.pcmem_app.editor, entry.entry.text,
                                f"{self.scope}-{self.entry_id}", read_only=not editable)
         except EditorError as error:
             self.status.error(str(error))
