@@ -14,8 +14,8 @@ Run it as ``python -m pcmem_bench.writes`` (``--help``). Both measurements print
   Two peaks: while serving, and with the close. Closing checkpoints the log into the file, and a DuckDB checkpoint
   rewrites in full every column that changed of a table's last row group (up to 122,880 rows): for the vectors,
   ~1.5 KB a row. So the close peak follows how full the tables' last row groups are, not the store's size: 490 MB
-  at 100,000 entries (100,000 of 122,880 rows to rewrite), 223 MB at 130,000 (7,120), while serving both stay near
-  215 MB.
+  at 100,000 entries (100,000 of 122,880 rows to rewrite), 225 MB at 130,000 (7,120), while serving both stay near
+  220 MB.
 """
 
 from __future__ import annotations

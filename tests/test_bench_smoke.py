@@ -169,7 +169,7 @@ def test_the_fusion_tuning_rule_by_hand():
 
 def test_the_writes_probe_reports_the_serving_peak_apart_from_the_close(tmp_path):
     """The owner's close checkpoints, which rewrites each changed table's last row group whatever the change: its
-    peak follows how full that row group is (490 MB at 100,000 entries, 223 MB at 130,000), so it is reported apart
+    peak follows how full that row group is (490 MB at 100,000 entries, 225 MB at 130,000), so it is reported apart
     from the peak while serving."""
     from pcmem_bench.writes import build_spread
 
