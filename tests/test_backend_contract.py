@@ -490,6 +490,8 @@ def test_the_reason_a_write_gives_is_kept_with_its_revision(project):
         (1, "a", "from the kickoff notes"), (1, "b", "from the kickoff notes"), (2, "a", "moved"),
         (3, "b", "obsolete since March"), (4, "b", None)]
     assert [r.reason for r in project.revisions()] == ["from the kickoff notes", "moved", "obsolete since March", None]
+    assert [(e.revision, e.reason) for e in project.history("b").events] == [
+        (1, "from the kickoff notes"), (3, "obsolete since March"), (4, None)]
 
 
 def test_a_seekdb_store_of_schema_version_1_is_upgraded_and_keeps_its_revisions(seekdb_url):

@@ -10,6 +10,7 @@ an older pcmem or another DuckDB client) and `check --repair` rebuilds it. See p
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -120,3 +121,33 @@ def test_a_sound_store_verifies_every_index(tmp_path):
     with duckdb.connect(str(db), read_only=True) as raw:
         problems, notes = indexes.verify(raw.cursor())
     assert problems == [] and notes == []
+
+
+def test_opening_looks_at_a_leftover_log_once(tmp_path, monkeypatch):
+    """connect reads the log to check it and learns from that same read that DuckDB will replay it; it used to stat
+    the log again afterwards (a second look that could see another file than the one checked)."""
+    from pcmem.store.duckdb import connection, files
+
+    db = tmp_path / "looked.duckdb"
+    _crash_after_writing(db, "exclusive")
+    log = str(files.wal_path(db))
+    assert Path(log).stat().st_size > 0
+    looks: list[str] = []
+
+    def spy(call):  # noqa: ANN001, ANN202 - counts the calls on the log, then does them
+        def counted(target, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+            if str(target) == log:
+                looks.append(call.__name__)
+            return call(target, *args, **kwargs)
+        return counted
+
+    for name in ("open", "stat", "lstat"):
+        monkeypatch.setattr(os, name, spy(getattr(os, name)))
+    opened = connection.connect(db)
+    monkeypatch.undo()
+    try:
+        assert looks == ["open"]
+        assert opened.execute("SELECT count(*) FROM entry_events").fetchone() == (len(ENTRIES),)
+    finally:
+        opened.close()
+    assert not Path(log).exists(), "the replayed log was checkpointed into the file"

@@ -78,3 +78,26 @@ def test_the_blas_preselection_keeps_every_row_einsum_would_rank():
                 assert got == expected
                 assert [exact[r] for r in got] == [fast[i] for i in sorted(range(len(rows)),
                                                     key=lambda i: (-fast[i], int(rows[i])))][:limit]
+
+
+
+def test_a_scope_loads_its_own_vectors_not_the_whole_table(tmp_path):
+    """A scope written before and after another (its ids span the other's) loaded through a join that read every
+    stored vector into DuckDB's buffers: ids share their first 8 bytes, all DuckDB's statistics keep of a string, so
+    no block was skipped (a 1,000-entry scope of a 1,000,000-entry store read 1.4 GB). It now reads them by key."""
+    from pcmem.testing import HashEmbedder
+
+    path, embedder, bulk = tmp_path / "spread.duckdb", HashEmbedder(dimension=384, by="text"), 8000
+    with pcmem.open_sync(path, embedder=embedder) as runtime:
+        small = runtime.memory.for_scope("small")
+        small.remember(RememberRequest(entries=tuple(NewEntry(text=f"Early note {i} on the garden.") for i in range(150))))
+        runtime.memory.for_scope("big").remember(RememberRequest(entries=tuple(
+            NewEntry(text=f"Bulk note {i} about the harbour.") for i in range(bulk))))
+        small.remember(RememberRequest(entries=tuple(NewEntry(text=f"Late note {i} on the garden.") for i in range(150))))
+    with pcmem.open_sync(path, embedder=embedder) as runtime:
+        hits = runtime.memory.for_scope("small").search("Late note 7 on the garden.", mode="vector").hits
+        with runtime.backend._transaction() as cursor:
+            (buffered,) = cursor.execute(
+                "SELECT memory_usage_bytes FROM duckdb_memory() WHERE tag = 'BASE_TABLE'").fetchone()
+    assert [hit.text for hit in hits] == ["Late note 7 on the garden."]  # one direction per text: only itself
+    assert buffered < bulk * 384 * 4, f"{buffered / 2**20:.1f} MB of table blocks read: the other scope's vectors too"

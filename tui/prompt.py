@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual.binding import Binding
+from textual.widget import Widget
 from textual.widgets import Input
 
 from pcmem_tui.widgets import StatusLine
@@ -45,7 +46,7 @@ class ListPrompt(Input):
         prompt = next((p for p in table.screen.query(cls) if p.table is table), None)
         if prompt is None:
             prompt = cls(table)
-            assert table.parent is not None
+            assert isinstance(table.parent, Widget)
             table.parent.mount(prompt, after=table)
         prompt.mode = mode
         prompt.placeholder = PLACEHOLDERS[mode]

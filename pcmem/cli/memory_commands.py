@@ -263,6 +263,14 @@ def show(scope: str, revision: int | None, ref: str, as_json: bool) -> None:
     render.console.print(version.text)
 
 
+def _with_reasons(columns: tuple[str, ...], rows: list[tuple[object, ...]],
+                  reasons: list[str | None]) -> tuple[tuple[str, ...], list[tuple[object, ...]]]:
+    """A table of revisions gets a reason column only when some write said why (most give none)."""
+    if not any(reasons):
+        return columns, rows
+    return (*columns, "reason"), [(*row, reason or "") for row, reason in zip(rows, reasons, strict=True)]
+
+
 @click.command()
 @scope_option
 @click.argument("entry_id")
@@ -278,12 +286,14 @@ def history(scope: str, entry_id: str, as_json: bool) -> None:
     if as_json:
         render.emit_json(result)
         return
-    rows = [
+    columns: tuple[str, ...] = ("rev", "operation", "state", "ver", "at (UTC)", "text")
+    rows: list[tuple[object, ...]] = [
         (e.revision, e.operation, e.state, f"v{e.entry.version}", e.created_at.strftime("%Y-%m-%d %H:%M:%S"),
          render.preview(e.entry.text, 50))
         for e in result.events
     ]
-    render.table(f"history of {entry_id} in {scope}", ("rev", "operation", "state", "ver", "at (UTC)", "text"), rows)
+    columns, rows = _with_reasons(columns, rows, [e.reason for e in result.events])
+    render.table(f"history of {entry_id} in {scope}", columns, rows)
 
 
 @click.command()
@@ -306,9 +316,7 @@ def changes(scope: str, since: int, limit: int | None, cursor: str | None, as_js
     columns: tuple[str, ...] = ("rev", "operation", "entry", "version", "state")
     rows: list[tuple[object, ...]] = [(c.revision, c.operation, c.entry_id, c.entry_version_id, c.state)
                                       for c in page.changes]
-    if any(c.reason for c in page.changes):  # the column only when some write said why
-        columns += ("reason",)
-        rows = [(*row, c.reason or "") for row, c in zip(rows, page.changes)]
+    columns, rows = _with_reasons(columns, rows, [c.reason for c in page.changes])
     render.table(f"{scope}: changes after revision {since}", columns, rows)
     if page.next_cursor:
         render.console.print(f"more: --cursor {page.next_cursor}")

@@ -318,6 +318,8 @@ class HistoryEvent(Frozen):
     state: EntryState
     entry: EntryVersion
     created_at: datetime
+    #: The reason the revision's write gave, or ``None``.
+    reason: str | None = None
 
 
 class EntryHistory(Frozen):

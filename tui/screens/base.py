@@ -4,7 +4,7 @@ the busy strip, cancelling work, and the status bar that says how current the da
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from textual import events, on
 from textual.binding import Binding
@@ -17,6 +17,7 @@ from pcmem_tui.session import Cancelled
 from pcmem_tui.widgets import StatusLine, StoreBar, WorkProgress
 
 if TYPE_CHECKING:
+    from pcmem_tui.app import PcmemApp
     from pcmem_tui.session import Session
 
 
@@ -30,7 +31,13 @@ class StoreScreen(Screen):
     @on(events.Mount)
     def _keep_session(self) -> None:
         """Held by the screen: a worker thread still finishing while the app exits must not need the active app."""
-        self._session = self.app.session  # type: ignore[attr-defined]
+        self._session = self.pcmem_app.session
+
+    @property
+    def pcmem_app(self) -> PcmemApp:
+        """The app with its own attributes typed (Textual types ``self.app`` as any App); every store screen runs
+        inside pcmem's."""
+        return cast("PcmemApp", self.app)
 
     @property
     def session(self) -> Session:

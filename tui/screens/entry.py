@@ -20,7 +20,7 @@ from pcmem_tui.screens.base import StoreScreen
 from pcmem_tui.screens.dialogs import ConfirmScreen, Outcome, ReviseScreen, confirm_question
 from pcmem_tui.screens.forget import ForgetEntryScreen
 from pcmem_tui.session import EntryDetail
-from pcmem_tui.table import ListTable
+from pcmem_tui.table import Cell, ListTable
 from pcmem_tui.widgets import StatusLine, StoreBar, WorkProgress, key_footer
 
 HISTORY_COLUMNS = (("rev", 4), ("operation", 10), ("state", 7), ("ver", 4), ("at (UTC)", 19), ("text", None))
@@ -100,7 +100,7 @@ class EntryScreen(StoreScreen):
         table.focus()
         self._show_change(current)
 
-    def _history_cells(self, item: tuple[int, HistoryEvent]) -> tuple[object, ...]:
+    def _history_cells(self, item: tuple[int, HistoryEvent]) -> tuple[Cell, ...]:
         index, event = item
         return _history_row(event, index == self.marked)
 
@@ -234,7 +234,7 @@ class EntryScreen(StoreScreen):
         entry = self.detail.entry
         editable = self.is_head and entry.state == "active"
         try:
-            edited = edit_text(self.app, self.app.editor, entry.entry.text,
+            edited = edit_text(self.app, self.pcmem_app.editor, entry.entry.text,
                                f"{self.scope}-{self.entry_id}", read_only=not editable)
         except EditorError as error:
             self.status.error(str(error))
@@ -258,7 +258,7 @@ def _revision_cell(event: HistoryEvent, marked: bool) -> Text:
     return Text(f"●r{event.revision}", style="bold yellow") if marked else Text(f"r{event.revision}")
 
 
-def _history_row(event: HistoryEvent, marked: bool = False) -> tuple[object, ...]:
+def _history_row(event: HistoryEvent, marked: bool = False) -> tuple[Cell, ...]:
     """One version's cells (made only while its row is drawn; the table cuts the text to its column)."""
     return (_revision_cell(event, marked), event.operation, state_text(event.state), f"v{event.entry.version}",
             when(event.created_at), one_line(event.entry.text))

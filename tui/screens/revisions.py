@@ -13,7 +13,7 @@ from textual.widgets import Label
 
 from pcmem import RevisionInfo
 from pcmem_tui.format import count, count_cell, plain, when
-from pcmem_tui.table import ListTable
+from pcmem_tui.table import Cell, ListTable
 
 COLUMNS = (("rev", 5), ("operation", 10), ("at (UTC)", 19), ("changes", 7), ("reason", None))
 
@@ -46,7 +46,7 @@ class RevisionScreen(ModalScreen[int | None]):
         self.dismiss(None)
 
 
-def _cells(info: RevisionInfo) -> tuple[object, ...]:
+def _cells(info: RevisionInfo) -> tuple[Cell, ...]:
     return (plain(f"r{info.revision}", "bold"), info.operation, when(info.created_at), count_cell(info.change_count),
             plain(info.reason or "", "dim"))
 

@@ -16,7 +16,7 @@ from pcmem_tui.screens.dialogs import Outcome, RememberScreen
 from pcmem_tui.screens.entries import EntriesScreen
 from pcmem_tui.screens.forget import ForgetScopeScreen
 from pcmem_tui.screens.search import SearchScreen
-from pcmem_tui.table import ListTable
+from pcmem_tui.table import Cell, ListTable
 from pcmem_tui.widgets import StatusLine, StoreBar, WorkProgress, key_footer
 
 COLUMNS = (("scope", None), ("active", 7), ("retired", 7), ("head", 5), ("last change (UTC)", 19))
@@ -107,6 +107,6 @@ class ScopesScreen(StoreScreen):
         self.load()
 
 
-def _row(summary: ScopeSummary) -> tuple[object, ...]:
+def _row(summary: ScopeSummary) -> tuple[Cell, ...]:
     return (plain(summary.scope, "bold"), count_cell(summary.active_count), count_cell(summary.retired_count),
             count_cell(summary.head_revision), when(summary.updated_at))

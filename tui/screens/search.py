@@ -19,7 +19,7 @@ from pcmem_tui.screens.base import StoreScreen
 from pcmem_tui.screens.entry import EntryScreen
 from pcmem_tui.screens.trace import TraceScreen
 from pcmem_tui.session import SearchForm
-from pcmem_tui.table import ListTable
+from pcmem_tui.table import Cell, ListTable
 from pcmem_tui.widgets import StatusLine, StoreBar, WorkProgress, key_footer
 
 COLUMNS = (("#", 2), ("score", 6), ("via", 10), ("kind", 10), ("text", None))
@@ -55,11 +55,11 @@ class SearchScreen(StoreScreen):
 
     def compose(self) -> ComposeResult:
         policies = self.session.policies()
-        last = self.app.search_defaults  # the last search's mode, limit and policy
+        last = self.pcmem_app.search_defaults  # the last search's mode, limit and policy
         policy = last.get("policy") if last.get("policy") in policies else policies[0]
         yield Header()
         with Horizontal(id="search-form"):
-            yield HistoryInput(self.app.search_history, self.initial_query, placeholder=f"search {self.scope}…",
+            yield HistoryInput(self.pcmem_app.search_history, self.initial_query, placeholder=f"search {self.scope}…",
                                id="query")
             yield Select([(mode, mode) for mode in SEARCH_MODES], value=last.get("mode", "auto"), allow_blank=False,
                          id="mode")
@@ -84,7 +84,7 @@ class SearchScreen(StoreScreen):
         for input_id, field, _ in FILTERS:
             self.query_one(f"#{input_id}").border_title = field.replace("created_", "")
         filters = self.query_one("#search-filters")
-        filters.display = any(self.app.search_defaults.get(field) for field in KEPT_FILTERS)  # never a hidden filter
+        filters.display = any(self.pcmem_app.search_defaults.get(field) for field in KEPT_FILTERS)  # never a hidden filter
         self.query_one("#query", Input).focus()
         self.status.info(self.note or "type a query and press enter · ctrl+f: filters and other scopes · ↑↓: history")
 
@@ -106,9 +106,9 @@ class SearchScreen(StoreScreen):
         """A new search replaces the last one's results at once: if it fails, no earlier hits (or their trace)
         stay on screen as if they answered this query."""
         form = self.form()
-        self.app.search_defaults.update(mode=form.mode, limit=str(form.limit), policy=form.policy,
+        self.pcmem_app.search_defaults.update(mode=form.mode, limit=str(form.limit), policy=form.policy,
                                         **{field: getattr(form, field) for field in KEPT_FILTERS})
-        history = self.app.search_history
+        history = self.pcmem_app.search_history
         history.add(form.query)
         self.query_one(HistoryInput).rearm()
         if (problem := history.unsaid_problem()) is not None:
@@ -221,9 +221,9 @@ class Ranked(NamedTuple):
     scope: str | None = None
 
 
-def _cells(row: Ranked) -> tuple[object, ...]:
+def _cells(row: Ranked) -> tuple[Cell, ...]:
     hit = row.hit
-    cells: tuple[object, ...] = (row.rank, f"{hit.score:.4f}", "+".join(hit.matched_by), plain(hit.kind))
+    cells: tuple[Cell, ...] = (row.rank, f"{hit.score:.4f}", "+".join(hit.matched_by), plain(hit.kind))
     if row.coarse is not None:
         cells = (cells[0], row.coarse, *cells[1:])
     if row.scope is not None:

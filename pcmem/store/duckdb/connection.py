@@ -108,8 +108,8 @@ def connect(path: Path, *, lock_timeout: float = 0.0, read_only: bool = False) -
     while True:
         holder = lock_probe.lock_holder(path)
         if holder is None:
-            wal.refuse_unreplayable_wal(path)  # only when nobody is writing it
-            replays = not read_only and wal.has_wal(path)
+            leftover_log = wal.refuse_unreplayable_wal(path)  # only when nobody is writing it
+            replays = not read_only and leftover_log
             try:
                 config: dict[str, str | bool | int | float | list[str]] = {"autoinstall_known_extensions": False}
                 if DUCKDB_THREADS is not None:

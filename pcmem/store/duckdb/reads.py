@@ -137,7 +137,7 @@ def changes(cursor: Cursor, memory: MemoryRef, since_revision: int) -> list[Chan
 def history(cursor: Cursor, memory: MemoryRef, entry_id: str) -> list[HistoryEvent]:
     rows = cursor.execute(
         f"""
-        SELECT e.revision, r.operation, e.state, r.created_at,
+        SELECT e.revision, r.operation, e.state, r.created_at, r.reason,
                {V_COLUMNS}
         FROM entry_events e
         JOIN revisions r USING (artifact_id, revision)
@@ -148,8 +148,8 @@ def history(cursor: Cursor, memory: MemoryRef, entry_id: str) -> list[HistoryEve
         [memory.artifact_id, entry_id, memory.revision],
     ).fetchall()
     return [
-        HistoryEvent(revision=row[0], operation=row[1], state=row[2], created_at=utc(row[3]),
-                     entry=version_from_row(row[4:]))
+        HistoryEvent(revision=row[0], operation=row[1], state=row[2], created_at=utc(row[3]), reason=row[4],
+                     entry=version_from_row(row[5:]))
         for row in rows
     ]
 

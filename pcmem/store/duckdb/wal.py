@@ -129,14 +129,6 @@ def scan_wal(data: bytes) -> WALScan:
     return WALScan(len(data), committed, transactions, problem, header=header)
 
 
-def has_wal(path: Path) -> bool:
-    """Whether a non-empty write-ahead log lies next to the store (DuckDB replays it when it opens the file)."""
-    try:
-        return files.wal_path(path).stat().st_size > 0
-    except OSError:
-        return False
-
-
 def _read_wal(path: Path) -> bytes | None:
     """The leftover log's bytes (None: no log). Opened non-blocking and checked to be a regular file before reading:
     reading a FIFO at that name hung every command, a directory raised a traceback."""
@@ -209,13 +201,16 @@ def _foreign_log(path: Path, header: WALHeader) -> str | None:
     return None  # the same checkpoint, or one behind (a checkpoint that ended before the log was removed: DuckDB's)
 
 
-def refuse_unreplayable_wal(path: Path) -> None:
+def refuse_unreplayable_wal(path: Path) -> bool:
     """Raise StoreWALError when a leftover log is not this store's, or would be replayed only in part (DuckDB would
-    drop the rest), or is not a file at all. The message names the log and says how to set it aside."""
+    drop the rest), or is not a file at all. The message names the log and says how to set it aside.
+
+    Returns whether a non-empty log lies next to the store (DuckDB replays it when it opens the file), from the same
+    read: the caller needs to know, and looking at the log again could see another file than the one checked."""
     data = _read_wal(path)
     scan = scan_wal(data) if data else None
     if scan is None:
-        return
+        return False
     wal = files.wal_path(path)
     aside = f"mv '{wal}' '{wal}.aside'"
     foreign = _foreign_log(path, scan.header) if scan.header is not None else None
@@ -226,7 +221,7 @@ def refuse_unreplayable_wal(path: Path) -> None:
             f"stray copy, move it aside and open the store again: {aside}"
         )
     if scan.problem is None:
-        return
+        return True
     if scan.header_ok and scan.transactions:
         keep = (f"It holds {scan.transactions} complete transaction(s) before that point: either a crash interrupted "
                 f"a write that was never acknowledged, or the log was damaged. To keep the complete transactions and "

@@ -242,15 +242,15 @@ class SeekdbBackend:
     def history(self, memory: MemoryRef, entry_id: str) -> list[HistoryEvent]:
         with self._transaction() as db:
             rows = db.run(render(
-                f"""SELECT e.revision, r.operation, e.state, r.created_at, {V_COLUMNS}
+                f"""SELECT e.revision, r.operation, e.state, r.created_at, r.reason, {V_COLUMNS}
                     FROM entry_events e
                     JOIN revisions r ON r.artifact_id = e.artifact_id AND r.revision = e.revision
                     JOIN entry_versions v ON v.entry_version_id = e.entry_version_id
                     WHERE e.artifact_id = %s AND e.entry_id = %s AND e.revision <= %s ORDER BY e.revision""",
                 memory.artifact_id, entry_id, memory.revision,
             ))
-        return [HistoryEvent(revision=int(r[0]), operation=r[1], state=r[2], created_at=utc(r[3]),
-                             entry=version_from_row(r[4:])) for r in rows]
+        return [HistoryEvent(revision=int(r[0]), operation=r[1], state=r[2], created_at=utc(r[3]), reason=r[4],
+                             entry=version_from_row(r[5:])) for r in rows]
 
     def tombstone(self, memory: MemoryRef, entry_id: str) -> Tombstone | None:
         with self._transaction() as db:
