@@ -32,16 +32,19 @@ HeadRow = tuple[int, str, str]  # (rowid, entry_version_id, state) of an entry's
 
 def opening_read(cursor: duckdb.DuckDBPyConnection, scope: str,
                  ) -> tuple[MemoryRef | None, dict[str, EmbeddingProfile]]:
-    """The scope's head and every embedding profile by role, in one statement: what a write transaction reads first."""
+    """The scope's head and every embedding profile by role, in one statement: what a write transaction reads first.
+
+    A ``UNION ALL`` of two index-free reads with the scope as a literal: ~0.4 ms where the same rows as one outer
+    join with a bound parameter cost ~0.55-0.6 ms (DuckDB plans the join; the client binds the parameter)."""
     found = cursor.execute(
-        "SELECT m.artifact_id, m.head_revision, p.role, p.model_id, p.dimension, p.normalized "
-        "FROM (SELECT 1) LEFT JOIN memories m ON m.scope = ? LEFT JOIN embedding_profile p ON true",
-        [scope],
+        "SELECT true, artifact_id, head_revision, NULL, NULL, NULL, NULL FROM memories "
+        f"WHERE scope = {connection.literal(scope)} "
+        "UNION ALL SELECT false, NULL, NULL, role, model_id, dimension, normalized FROM embedding_profile"
     ).fetchall()
-    artifact_id, revision = found[0][0], found[0][1]
-    memory = None if artifact_id is None else MemoryRef(scope=scope, artifact_id=artifact_id, revision=revision)
+    memory = next((MemoryRef(scope=scope, artifact_id=artifact_id, revision=revision)
+                   for is_memory, artifact_id, revision, *_ in found if is_memory), None)
     profiles = {role: EmbeddingProfile(model_id=model_id, dimension=dimension, normalized=normalized)
-                for _, _, role, model_id, dimension, normalized in found if role is not None}
+                for is_memory, _, _, role, model_id, dimension, normalized in found if not is_memory and role is not None}
     return memory, profiles
 
 
@@ -167,7 +170,10 @@ class DuckDBWrite:
             + rows.values([(artifact_id, revision, operation, len(events), stamp, reason)]))
         self._insert_versions(artifact_id, revision, new_versions, stamp)
         texts = {version.entry_version_id: version.text for version in new_versions}
-        self._apply_events(artifact_id, revision, events, vectors_by_version or {}, texts)
+        # A first version starts its entry: the memory layer numbers a version 1 only where the entry has no head row
+        # (a new id, or the next generation of a forgotten key; memory/upsert.py), so there is no row to look up.
+        started = {version.entry_id for version in new_versions if version.version == 1}
+        self._apply_events(artifact_id, revision, events, vectors_by_version or {}, texts, started)
         self._heads.clear()  # moved: a later read in this transaction must look again
         self.memory = MemoryRef(scope=self._scope, artifact_id=artifact_id, revision=revision)
         return self.memory
@@ -219,15 +225,16 @@ class DuckDBWrite:
 
     def _apply_events(
         self, artifact_id: str, revision: int, events: Sequence[EntryEvent], vectors_by_version: Mapping[str, np.ndarray],
-        texts: Mapping[str, str],
+        texts: Mapping[str, str], started: set[str],
     ) -> None:
         """Log the events, move the search projections, then the head rows of the touched entries (O(change)).
-        ``texts``: the texts of the versions this commit writes, by version id (not read back for the index)."""
+        ``texts``: the texts of the versions this commit writes, by version id (not read back for the index);
+        ``started``: the entries this commit starts (no head row yet)."""
         cursor = self._cursor
         if len(events) <= fts_index.POINT_WRITES:
             cursor.execute("INSERT INTO entry_events VALUES " + rows.values(
                 (artifact_id, revision, e.entry_id, e.entry_version_id, e.state) for e in events))
-            self._move_heads_by_lookups(artifact_id, events, vectors_by_version, texts)
+            self._move_heads_by_lookups(artifact_id, events, vectors_by_version, texts, started)
             return
         import pyarrow as pa  # lazy: importing pyarrow costs ~100 ms, a search never needs it
         changed = pa.table(
@@ -259,12 +266,13 @@ class DuckDBWrite:
             )
 
     def _move_heads_by_lookups(self, artifact_id: str, events: Sequence[EntryEvent],
-                               vectors_by_version: Mapping[str, np.ndarray], texts: Mapping[str, str]) -> None:
+                               vectors_by_version: Mapping[str, np.ndarray], texts: Mapping[str, str],
+                               started: set[str]) -> None:
         """What :meth:`_update_search_projections` and the head moves below do, for a few events: every row is found
         through an index (head rows by entry id, versions by primary key) and changed by rowid, so a write costs
         the same in a store of 1,000 or 1,000,000 entries."""
         cursor = self._cursor
-        heads = self._head_rows(artifact_id, [e.entry_id for e in events])
+        heads = self._head_rows(artifact_id, [e.entry_id for e in events if e.entry_id not in started])
         fts_index.remove_documents(cursor, [version_id for _, version_id, state in heads.values() if state == "active"])
         activated = [e.entry_version_id for e in events if e.state == "active"]
         documents = [(version_id, texts[version_id]) for version_id in activated if version_id in texts]
