@@ -93,7 +93,7 @@ class DuckDBBackend:
         self._complete = CompletenessMemo()
         self._versions = VersionCache()
         self._paging_secret = PagingSecret()
-        self._id_floor = fts_index.IdFloor()  # next full-text ids, a lower bound kept between writes (under _write_lock)
+        self._id_floor = fts_index.IdFloor()  # next full-text ids, kept between writes (under _write_lock)
         pool: CursorPool | None = None
         try:
             pool = self._connections = CursorPool(self.path, lock_timeout, shared=shared, read_only=self.read_only,
@@ -172,6 +172,8 @@ class DuckDBBackend:
     @contextmanager
     def write(self, scope: str) -> Iterator[DuckDBWrite]:
         with self._write_lock, self._transaction(write=True) as cursor:
+            # held, the file is this process's alone: no other process takes full-text ids between two writes
+            self._id_floor.begin_write(self._transactions.clock.begun(), sole_writer=not self.shared)
             memory, profiles = opening_read(cursor, scope)
             yield DuckDBWrite(cursor, scope, memory, self.analyzer, self._versions.clear, profiles, self._id_floor)
 

@@ -33,6 +33,11 @@ class WriteClock:
             self._begun += 1
             self._ended += 1
 
+    def begun(self) -> int:
+        """How many write transactions of the file began in this process (each change outside one counts too)."""
+        with self._lock:
+            return self._begun
+
     def standing(self) -> int | None:
         """The generation when no write is under way, else None."""
         with self._lock:
