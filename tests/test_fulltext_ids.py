@@ -17,7 +17,7 @@ import pytest
 
 import pcmem
 from pcmem import NewEntry, RememberRequest
-from pcmem.store.duckdb import DuckDBBackend, connection, fts_index, vectors
+from pcmem.store.duckdb import DuckDBBackend, connection, fts_index
 from pcmem.testing import HashEmbedder
 
 
@@ -93,17 +93,19 @@ def test_a_write_that_rolled_back_costs_a_gap_at_most(db_path, monkeypatch):
     with pcmem.open_sync(db_path, embedder=HashEmbedder(dimension=8)) as runtime:
         memory = runtime.memory.for_scope("s")
         memory.remember("a note about otters")
-        store = vectors.store
+        took = fts_index.IdFloor.took
 
-        def failing(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
-            raise duckdb.IOException("disk gone")  # after the write took its full-text ids
+        def took_then_failed(floor: fts_index.IdFloor, docid: int, termid: int) -> None:
+            took(floor, docid, termid)
+            raise RuntimeError("the write fails after taking its full-text ids")
 
-        monkeypatch.setattr(vectors, "store", failing)
-        with pytest.raises(pcmem.errors.StoreError):
+        monkeypatch.setattr(fts_index.IdFloor, "took", took_then_failed)
+        with pytest.raises(RuntimeError):
             memory.remember("a note about nothing kept")
-        monkeypatch.setattr(vectors, "store", store)
+        monkeypatch.setattr(fts_index.IdFloor, "took", took)
         memory.remember("a note about badgers")
         _healthy(runtime, "s", ["otters", "badgers"])
+        assert not [hit for hit in memory.search(pcmem.SearchMemoryRequest(query="kept", mode="fts")).hits]
 
 
 def test_a_shared_store_reads_its_ids_after_another_process_wrote(db_path):

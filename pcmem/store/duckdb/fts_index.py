@@ -112,20 +112,20 @@ def add_documents(db: duckdb.DuckDBPyConnection, documents: Sequence[tuple[str, 
     this write takes."""
     if not documents:
         return
+    if len(documents) <= POINT_WRITES:
+        rows.run_together(db, point_additions(db, documents, analyzer, floor or IdFloor()))
+        return
+    import pyarrow as pa  # lazy: importing pyarrow costs ~100 ms, a search or a point write never needs it
+    if floor is not None:
+        floor.lost()
     analysed = [(version_id, analyzer.analyze(text)) for version_id, text in documents]
-    if len(analysed) <= POINT_WRITES:
-        _add_by_lookups(db, analysed, floor or IdFloor())
-    else:
-        import pyarrow as pa  # lazy: importing pyarrow costs ~100 ms, a search or a point write never needs it
-        if floor is not None:
-            floor.lost()
-        first = db.execute(f"SELECT coalesce(max(docid), -1) + 1 FROM {SCHEMA}.docs").fetchone()[0]
-        with registered(db, "pcmem_new_docs", pa.table({
-            "docid": pa.array(range(first, first + len(analysed)), pa.int64()),
-            "name": pa.array([version_id for version_id, _ in analysed], pa.string()),
-            "len": pa.array([len(terms) for _, terms in analysed], pa.int64())})):
-            db.execute(f"INSERT INTO {SCHEMA}.docs SELECT docid, name, len FROM pcmem_new_docs")
-        _add_terms_by_joins(db, analysed, first)
+    first = db.execute(f"SELECT coalesce(max(docid), -1) + 1 FROM {SCHEMA}.docs").fetchone()[0]
+    with registered(db, "pcmem_new_docs", pa.table({
+        "docid": pa.array(range(first, first + len(analysed)), pa.int64()),
+        "name": pa.array([version_id for version_id, _ in analysed], pa.string()),
+        "len": pa.array([len(terms) for _, terms in analysed], pa.int64())})):
+        db.execute(f"INSERT INTO {SCHEMA}.docs SELECT docid, name, len FROM pcmem_new_docs")
+    _add_terms_by_joins(db, analysed, first)
     _shift_stats(db, len(analysed), sum(len(terms) for _, terms in analysed))
 
 
@@ -144,9 +144,13 @@ def lookup_sql(terms: Iterable[str], floor: IdFloor) -> str:
             f"WHERE termid >= {termid})")
 
 
-def _add_by_lookups(db: duckdb.DuckDBPyConnection, analysed: list[tuple[str, list[str]]], floor: IdFloor) -> None:
-    """A few documents: known terms found and counted through the ``dict`` term index, new term ids after the
-    largest, every row written as literals (see :mod:`.rows`)."""
+def point_additions(db: duckdb.DuckDBPyConnection, documents: Sequence[tuple[str, str]], analyzer: Analyzer,
+                    floor: IdFloor) -> list[str]:
+    """What indexing a few ``(entry_version_id, text)`` pairs writes, as statements for the caller to run (with the
+    rest of its write, :func:`rows.run_together`): known terms are found through the ``dict`` term index — the one
+    read, run here — new term ids come after the largest, every row is a literal (see :mod:`.rows`). ``floor`` is
+    moved past the ids the statements take."""
+    analysed = [(version_id, analyzer.analyze(text)) for version_id, text in documents]
     doc_frequency: dict[str, int] = {}
     for _, terms in analysed:
         for term in set(terms):
@@ -157,20 +161,24 @@ def _add_by_lookups(db: duckdb.DuckDBPyConnection, analysed: list[tuple[str, lis
     found = db.execute(lookup_sql(doc_frequency, floor)).fetchall()
     termids = {term: int(termid) for kind, term, termid in found if kind == 0}
     first, next_termid = (next(int(value) for kind, _, value in found if kind == wanted) for wanted in (1, 2))
+    statements = []
     if termids:
         cases = " ".join(f"WHEN {connection.literal(t)} THEN {doc_frequency[t]}" for t in termids)
-        db.execute(f"UPDATE {SCHEMA}.dict SET df = df + CASE term {cases} END WHERE term IN {connection.in_list(termids)}")
+        statements.append(f"UPDATE {SCHEMA}.dict SET df = df + CASE term {cases} END "
+                          f"WHERE term IN {connection.in_list(termids)}")
     fresh = sorted(term for term in doc_frequency if term not in termids)
     if fresh:  # new ids in term order after the largest, as a rebuild by the join path would number them
         termids.update({term: next_termid + n for n, term in enumerate(fresh)})
-        db.execute(f"INSERT INTO {SCHEMA}.dict VALUES "
-                   + rows.values((termids[term], term, doc_frequency[term]) for term in fresh))
-    db.execute(f"INSERT INTO {SCHEMA}.docs VALUES "
-               + rows.values((first + i, version_id, len(terms)) for i, (version_id, terms) in enumerate(analysed)))
+        statements.append(f"INSERT INTO {SCHEMA}.dict VALUES "
+                          + rows.values((termids[term], term, doc_frequency[term]) for term in fresh))
+    statements.append(f"INSERT INTO {SCHEMA}.docs VALUES " + rows.values(
+        (first + i, version_id, len(terms)) for i, (version_id, terms) in enumerate(analysed)))
     postings = [(first + i, 0, termids[term]) for i, (_, terms) in enumerate(analysed) for term in terms]
     if postings:
-        db.execute(f"INSERT INTO {SCHEMA}.terms VALUES " + rows.values(postings))
+        statements.append(f"INSERT INTO {SCHEMA}.terms VALUES " + rows.values(postings))
+    statements.append(_stats_sql(len(analysed), sum(len(terms) for _, terms in analysed)))
     floor.took(first + len(analysed), next_termid + len(fresh))
+    return statements
 
 
 def _add_terms_by_joins(db: duckdb.DuckDBPyConnection, analysed: list[tuple[str, list[str]]], first: int) -> None:
@@ -254,12 +262,13 @@ def _shift_stats(db: duckdb.DuckDBPyConnection, documents: int, length: int) -> 
     """Move num_docs and avgdl by a change of ``documents`` documents totalling ``length`` terms: O(1), where a
     recount would scan every document of every scope (``pcmem check`` verifies them against a recount). The counts
     are integer literals: bound parameters cost this statement ~0.1 ms more (see :mod:`.rows`)."""
-    if documents == 0:
-        return
+    if documents != 0:
+        db.execute(_stats_sql(documents, length))
+
+
+def _stats_sql(documents: int, length: int) -> str:
     n, length = int(documents), int(length)
-    db.execute(
-        f"""UPDATE {SCHEMA}.stats SET
-                avgdl = CASE WHEN num_docs + {n} = 0 THEN NULL
-                             ELSE (coalesce(avgdl, 0) * num_docs + {length}) / (num_docs + {n}) END,
-                num_docs = num_docs + {n}"""
-    )
+    return (f"UPDATE {SCHEMA}.stats SET "
+            f"avgdl = CASE WHEN num_docs + {n} = 0 THEN NULL "
+            f"ELSE (coalesce(avgdl, 0) * num_docs + {length}) / (num_docs + {n}) END, "
+            f"num_docs = num_docs + {n}")

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from pcmem.store.duckdb.connection import literal
 
 if TYPE_CHECKING:
+    import duckdb
     import numpy as np
 
 #: A float32 (as a Python float) in the 9 significant digits that name it exactly (see :func:`vector_value`).
@@ -48,6 +49,14 @@ def sql_value(value: Value) -> str:
 def values(rows: Iterable[Sequence[Value]]) -> str:
     """``(a, b), (c, d)``: the rows as the body of a ``VALUES`` list."""
     return ", ".join("(" + ", ".join(sql_value(value) for value in row) + ")" for row in rows)
+
+
+def run_together(db: duckdb.DuckDBPyConnection, statements: Sequence[str]) -> None:
+    """Statements whose results nobody reads, in order, as one call into DuckDB: each call costs its client ~0.1 ms
+    over the statement itself, ~9 % of a remember run one by one. An error stops the rest, and the write transaction
+    they belong to rolls back as with any failed statement."""
+    if statements:
+        db.execute(";\n".join(statements))
 
 
 def vector_value(vector: np.ndarray) -> str:
