@@ -30,8 +30,8 @@ def _lookups(monkeypatch: pytest.MonkeyPatch) -> list[str]:
             self._inner = inner
 
         def execute(self, statement, *args):  # noqa: ANN001, ANN002, ANN201
-            if str(statement).startswith(f"SELECT 0, term, termid FROM {fts_index.SCHEMA}.dict"):
-                log.append(str(statement))
+            log.extend(part for part in str(statement).split(";\n")  # statements may run together
+                       if part.startswith(f"SELECT 0, term, termid FROM {fts_index.SCHEMA}.dict"))
             self._inner.execute(statement, *args)
             return self
 

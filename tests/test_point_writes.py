@@ -25,9 +25,9 @@ from pcmem.testing import HashEmbedder
 #: Statements of a remember of one new entry (with terms new to the index) in an existing scope, BEGIN to COMMIT
 #: (about 25 in two transactions in session 6; 16 in session 7).
 POINT_REMEMBER_STATEMENTS = 15
-#: Calls into DuckDB that run them: BEGIN, the opening read, the revision's rows, the index lookup, the index, vector
-#: and head rows, COMMIT (each call costs DuckDB's client ~0.1 ms: store/duckdb/rows.py run_together).
-POINT_REMEMBER_CALLS = 6
+#: Calls into DuckDB that run them: BEGIN, the opening read, the revision's rows with the index lookup, the index,
+#: vector and head rows, COMMIT (each call costs DuckDB's client ~0.1 ms: store/duckdb/rows.py run_together).
+POINT_REMEMBER_CALLS = 5
 
 
 #: Appended to a logged statement that was run with bound parameters.

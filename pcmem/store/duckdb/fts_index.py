@@ -145,11 +145,11 @@ def lookup_sql(terms: Iterable[str], floor: IdFloor) -> str:
 
 
 def point_additions(db: duckdb.DuckDBPyConnection, documents: Sequence[tuple[str, str]], analyzer: Analyzer,
-                    floor: IdFloor) -> list[str]:
+                    floor: IdFloor, before: Sequence[str] = ()) -> list[str]:
     """What indexing a few ``(entry_version_id, text)`` pairs writes, as statements for the caller to run (with the
     rest of its write, :func:`rows.run_together`): known terms are found through the ``dict`` term index — the one
-    read, run here — new term ids come after the largest, every row is a literal (see :mod:`.rows`). ``floor`` is
-    moved past the ids the statements take."""
+    read, run here, in the same call as the caller's statements ``before`` it — new term ids come after the largest,
+    every row is a literal (see :mod:`.rows`). ``floor`` is moved past the ids the statements take."""
     analysed = [(version_id, analyzer.analyze(text)) for version_id, text in documents]
     doc_frequency: dict[str, int] = {}
     for _, terms in analysed:
@@ -158,7 +158,7 @@ def point_additions(db: duckdb.DuckDBPyConnection, documents: Sequence[tuple[str
     # Looked up, then updated: an ``UPDATE … RETURNING`` here (one statement less) left DuckDB 1.5.5 planning later
     # term lookups of ``dict`` as table scans once the same rows had been updated by term id in that transaction
     # (a revise); tests/test_query_plans.py pins the index scan.
-    found = db.execute(lookup_sql(doc_frequency, floor)).fetchall()
+    found = db.execute(";\n".join([*before, lookup_sql(doc_frequency, floor)])).fetchall()
     termids = {term: int(termid) for kind, term, termid in found if kind == 0}
     first, next_termid = (next(int(value) for kind, _, value in found if kind == wanted) for wanted in (1, 2))
     statements = []

@@ -55,7 +55,7 @@ class DuckDBWrite:
     embedding profiles are read once (:func:`opening_read`, handed in), each head row once (kept in ``_heads``
     until the commit moves them), texts this write carries are never read back, and the rows it adds are literals
     (:mod:`.rows`). The commit's statements whose results nobody reads wait in ``_pending`` and run together
-    (:func:`rows.run_together`) before the next read and at its end, so a remember of one entry makes ~6 calls into
+    (:func:`rows.run_together`) before the next read and at its end, so a remember of one entry makes 5 calls into
     DuckDB for its ~13 statements."""
 
     def __init__(
@@ -299,10 +299,10 @@ class DuckDBWrite:
             self._flush()
             documents += cursor.execute(f"SELECT entry_version_id, text FROM entry_versions WHERE entry_version_id IN "
                                         f"{connection.in_list(stored)}").fetchall()
-        if documents:
-            self._flush()  # point_additions reads the index
+        if documents:  # the index lookup runs after the pending statements, in the same call
+            before, self._pending = self._pending, []
             self._pending += fts_index.point_additions(cursor, documents, self.analyzer,
-                                                       self._id_floor or fts_index.IdFloor())
+                                                       self._id_floor or fts_index.IdFloor(), before)
         if vectors_by_version and self._profile() is not None:  # none stored yet: see _store_vectors
             self._pending.append(vectors.point_insert(vectors_by_version, replace=False))
         moved = [e for e in events if e.entry_id in heads]
