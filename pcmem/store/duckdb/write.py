@@ -30,17 +30,20 @@ def _naive_utc(value: datetime) -> datetime:
 HeadRow = tuple[int, str, str]  # (rowid, entry_version_id, state) of an entry's row in head_entries
 
 
-def opening_read(cursor: duckdb.DuckDBPyConnection, scope: str,
-                 ) -> tuple[MemoryRef | None, dict[str, EmbeddingProfile]]:
-    """The scope's head and every embedding profile by role, in one statement: what a write transaction reads first.
+def opening_sql(scope: str) -> str:
+    """The scope's head and every embedding profile by role, in one statement: what a write transaction reads first
+    (run with its ``BEGIN``, see Transactions.open; :func:`opened` reads the answer).
 
     A ``UNION ALL`` of two index-free reads with the scope as a literal: ~0.4 ms where the same rows as one outer
     join with a bound parameter cost ~0.55-0.6 ms (DuckDB plans the join; the client binds the parameter)."""
-    found = cursor.execute(
-        "SELECT true, artifact_id, head_revision, NULL, NULL, NULL, NULL FROM memories "
-        f"WHERE scope = {connection.literal(scope)} "
-        "UNION ALL SELECT false, NULL, NULL, role, model_id, dimension, normalized FROM embedding_profile"
-    ).fetchall()
+    return ("SELECT true, artifact_id, head_revision, NULL, NULL, NULL, NULL FROM memories "
+            f"WHERE scope = {connection.literal(scope)} "
+            "UNION ALL SELECT false, NULL, NULL, role, model_id, dimension, normalized FROM embedding_profile")
+
+
+def opened(cursor: duckdb.DuckDBPyConnection, scope: str) -> tuple[MemoryRef | None, dict[str, EmbeddingProfile]]:
+    """The answer of :func:`opening_sql`, waiting on ``cursor``: the scope's head and the profiles by role."""
+    found = cursor.fetchall()
     memory = next((MemoryRef(scope=scope, artifact_id=artifact_id, revision=revision)
                    for is_memory, artifact_id, revision, *_ in found if is_memory), None)
     profiles = {role: EmbeddingProfile(model_id=model_id, dimension=dimension, normalized=normalized)
@@ -52,11 +55,11 @@ class DuckDBWrite:
     """A :class:`~pcmem.store.port.WriteTransaction` inside an open DuckDB transaction (see DuckDBBackend.write).
 
     A point write (a remember of a few entries, a revise) runs a few cheap statements: the scope's head and the
-    embedding profiles are read once (:func:`opening_read`, handed in), each head row once (kept in ``_heads``
-    until the commit moves them), texts this write carries are never read back, and the rows it adds are literals
+    embedding profiles are read once (:func:`opening_sql`, with the ``BEGIN``, handed in), each head row once (kept
+    in ``_heads`` until the commit moves them), texts this write carries are never read back, and the rows it adds are literals
     (:mod:`.rows`). The commit's statements whose results nobody reads wait in ``_pending`` and run together
-    (:func:`rows.run_together`) before the next read and at its end, so a remember of one entry makes 5 calls into
-    DuckDB for its ~13 statements."""
+    (:func:`rows.run_together`) before the next read and at its end, so a remember of one entry makes 4 calls into
+    DuckDB for its ~14 statements."""
 
     def __init__(
         self, cursor: duckdb.DuckDBPyConnection, scope: str, memory: MemoryRef | None, analyzer: Analyzer,
