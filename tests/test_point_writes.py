@@ -193,3 +193,32 @@ print("pyarrow" in sys.modules)
     done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "False"
+
+
+def test_a_transaction_that_cannot_begin_is_a_store_error(db_path, monkeypatch):
+    """BEGIN runs in one call with the write's first read, inside the transaction's error handling: a DuckDB that
+    refuses it (a database invalidated by an earlier fatal error) surfaces as a StoreError, not a driver error."""
+    with pcmem.open_sync(db_path, embedder=HashEmbedder(dimension=16)) as runtime:
+        runtime.memory.for_scope("s").remember("a first note")
+
+    invalidated = False
+
+    class Refusing(_Counting):
+        def execute(self, statement, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN201
+            if invalidated and str(statement).startswith("BEGIN"):
+                raise duckdb.FatalException("FATAL Error: database has been invalidated")
+            return super().execute(statement, *args, **kwargs)
+
+        def cursor(self):  # noqa: ANN201
+            return Refusing(self._inner.cursor(), self._log)
+
+    quiet = connection.quiet
+    monkeypatch.setattr(connection, "quiet", lambda opened: quiet(Refusing(opened, []))
+                        if not isinstance(opened, _Counting) else opened)
+    with pcmem.open_sync(db_path, embedder=HashEmbedder(dimension=16)) as runtime:
+        memory = runtime.memory.for_scope("s")
+        assert memory.head() is not None
+        invalidated = True
+        with pytest.raises(pcmem.errors.StoreError, match="invalidated"):
+            memory.remember("a second note")
+        invalidated = False
