@@ -56,10 +56,10 @@ class DuckDBWrite:
 
     A point write (a remember of a few entries, a revise) runs a few cheap statements: the scope's head and the
     embedding profiles are read once (:func:`opening_sql`, with the ``BEGIN``, handed in), each head row once (kept
-    in ``_heads`` until the commit moves them), texts this write carries are never read back, and the rows it adds are literals
-    (:mod:`.rows`). The commit's statements whose results nobody reads wait in ``_pending`` and run together
-    (:func:`rows.run_together`) before the next read and at its end, so a remember of one entry makes 4 calls into
-    DuckDB for its ~14 statements."""
+    in ``_heads`` until the commit moves them), texts this write carries are never read back, and the rows it adds
+    are literals (:mod:`.rows`). The commit's statements whose results nobody reads wait in ``_pending`` and run
+    together (:func:`rows.run_together`) ahead of the next read, in its call, and at the commit's end: a remember of
+    one entry makes 4 calls into DuckDB for its ~14 statements."""
 
     def __init__(
         self, cursor: duckdb.DuckDBPyConnection, scope: str, memory: MemoryRef | None, analyzer: Analyzer,
@@ -82,7 +82,7 @@ class DuckDBWrite:
 
     def _flush(self) -> None:
         """Run the pending write statements, in order: before any read of this transaction (so every read sees
-        every write before it) and at the end of the commit."""
+        every write before it; the index lookup takes them into its own call instead) and at the commit's end."""
         statements, self._pending = self._pending, []
         rows.run_together(self._cursor, statements)
 
