@@ -84,6 +84,9 @@ def test_a_point_remember_runs_few_statements_and_registers_no_arrow_table(db_pa
     assert calls <= POINT_REMEMBER_CALLS, calls
     # a bound parameter costs DuckDB's client more than the same value as a literal (see store/duckdb/rows.py)
     assert not [s for s in statements if s.endswith(_BOUND)], "\n".join(s[:100] for s in statements)
+    # one document adds 1 to each of its terms' document frequencies: a constant, not a CASE over the terms
+    counted = [s for s in statements if "dict SET df" in s]
+    assert counted and not [s for s in counted if "CASE" in s], counted
 
 
 def test_an_id_pcmem_generates_is_never_looked_up(db_path, monkeypatch):

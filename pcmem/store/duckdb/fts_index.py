@@ -163,9 +163,11 @@ def point_additions(db: duckdb.DuckDBPyConnection, documents: Sequence[tuple[str
     first, next_termid = (next(int(value) for kind, _, value in found if kind == wanted) for wanted in (1, 2))
     statements = []
     if termids:
-        cases = " ".join(f"WHEN {connection.literal(t)} THEN {doc_frequency[t]}" for t in termids)
-        statements.append(f"UPDATE {SCHEMA}.dict SET df = df + CASE term {cases} END "
-                          f"WHERE term IN {connection.in_list(termids)}")
+        # one document (a remember of one entry) adds 1 to every term: a constant, ~0.1-0.3 ms cheaper than a CASE
+        increments = {doc_frequency[t] for t in termids}
+        added = (str(next(iter(increments))) if len(increments) == 1 else
+                 "CASE term " + " ".join(f"WHEN {connection.literal(t)} THEN {doc_frequency[t]}" for t in termids) + " END")
+        statements.append(f"UPDATE {SCHEMA}.dict SET df = df + {added} WHERE term IN {connection.in_list(termids)}")
     fresh = sorted(term for term in doc_frequency if term not in termids)
     if fresh:  # new ids in term order after the largest, as a rebuild by the join path would number them
         termids.update({term: next_termid + n for n, term in enumerate(fresh)})
