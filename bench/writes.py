@@ -6,7 +6,9 @@ Run it as ``python -m pcmem_bench.writes`` (``--help``). Both measurements print
 - ``ratio``: stores of each ``--sizes`` entries (hash vectors: the model is not what is measured, see
   ``--embedder`` for a real one) and a file-backed FTS5 table of the same analysed texts (WAL, synchronous=FULL:
   the durable insert ``pcmem bench perf`` compares with), written in interleaved rounds so that a machine whose
-  load changes during the run slows both sides alike; the ratio is of the medians.
+  load changes during the run slows both sides alike; the ratio is of the medians. A third side is DuckDB's own
+  floor on the same file system: a file opened as pcmem opens a store, one ``INSERT`` of one row and its
+  ``COMMIT`` per transaction (one fsync of the log, as a remember has) — what no DuckDB write can go below.
 - ``scale``: builds the store in bulk (one remember of ``entries / scopes`` entries per scope), then a fresh process
   opens it — so it is the store's owner — and works on ``--hot`` scopes (search in every mode, remember), and
   reports its peak RSS and remember p50; the same probe runs on a store of one 1,000-entry scope for the 1k figure.
@@ -65,6 +67,24 @@ def _fts5_table(path: Path, texts: list[str]) -> sqlite3.Connection:
     return db
 
 
+def _duckdb_floor(path: Path) -> tuple[Callable[[], None], Callable[[], None]]:
+    """The floor side of ``ratio``: (one durable write, close). The file is opened with pcmem's own settings (one
+    DuckDB thread, the store format), so the only difference left to a remember is what a remember runs."""
+    from pcmem.store.duckdb import connection
+
+    db = connection.connect(path)
+    db.execute("CREATE TABLE notes (step BIGINT, body VARCHAR)")
+    db.execute("CHECKPOINT")
+    step = iter(range(10**9))
+
+    def write() -> None:
+        db.execute("BEGIN TRANSACTION")
+        db.execute(f"INSERT INTO notes VALUES ({next(step)}, 'a fresh note written at this step')")
+        db.execute("COMMIT")
+
+    return write, db.close
+
+
 def _ms(function: Callable[[], object]) -> float:
     started = time.perf_counter()
     function()
@@ -81,9 +101,11 @@ def _wall_and_cpu_ms(function: Callable[[], object]) -> tuple[float, float]:
 
 def remember_vs_fts5(size: int, workdir: Path, *, rounds: int = 8, per_round: int = 10,
                      embedder_name: str | None = None) -> dict:
-    """``remember`` of one entry vs one durable FTS5 insert, ``rounds`` interleaved rounds of ``per_round`` each."""
+    """``remember`` of one entry vs one durable FTS5 insert and DuckDB's floor, ``rounds`` interleaved rounds of
+    ``per_round`` each."""
     texts = sentences(size)
     store, reference = workdir / f"ratio-{size}.duckdb", workdir / f"ratio-{size}.sqlite"
+    floor_path = workdir / f"floor-{size}.duckdb"
     embedder: Embedder = PrecomputedEmbedder()
     if embedder_name is not None:
         from pcmem.embedding.presets import resolve
@@ -91,9 +113,11 @@ def remember_vs_fts5(size: int, workdir: Path, *, rounds: int = 8, per_round: in
         embedder = resolve(embedder_name)
     _load(store, texts, None if embedder_name else embedder)
     fts5 = _fts5_table(reference, texts)
+    floor_write, floor_close = _duckdb_floor(floor_path)
     analyzer = ANALYZERS["v2"]
     ours: list[tuple[float, float]] = []
     theirs: list[tuple[float, float]] = []
+    floor: list[tuple[float, float]] = []
     step = iter(range(10**9))
 
     def insert() -> None:
@@ -109,15 +133,20 @@ def remember_vs_fts5(size: int, workdir: Path, *, rounds: int = 8, per_round: in
             ours += [_wall_and_cpu_ms(lambda: memory.remember(f"A fresh note written at step {next(step)}."))
                      for _ in range(per_round)]
             theirs += [_wall_and_cpu_ms(insert) for _ in range(per_round)]
+            floor += [_wall_and_cpu_ms(floor_write) for _ in range(per_round)]
     fts5.close()
-    for path in (store, reference):
+    floor_close()
+    for path in (store, reference, floor_path, floor_path.with_name(floor_path.name + ".wal")):
         path.unlink(missing_ok=True)
-    p50, reference_p50 = (statistics.median(wall for wall, _ in side) for side in (ours, theirs))
-    cpu, reference_cpu = (statistics.median(cpu for _, cpu in side) for side in (ours, theirs))
+    p50, reference_p50, floor_p50 = (statistics.median(wall for wall, _ in side) for side in (ours, theirs, floor))
+    cpu, reference_cpu, floor_cpu = (statistics.median(cpu for _, cpu in side) for side in (ours, theirs, floor))
     return {"size": size, "embedder": embedder_name or "hash", "remember_ms_p50": round(p50, 2),
             "fts5_insert_ms_p50": round(reference_p50, 2), "ratio": round(p50 / reference_p50, 2),
             "remember_cpu_ms_p50": round(cpu, 2), "fts5_insert_cpu_ms_p50": round(reference_cpu, 2),
-            "cpu_ratio": round(cpu / reference_cpu, 2), "samples": len(ours),
+            "cpu_ratio": round(cpu / reference_cpu, 2),
+            "duckdb_floor_ms_p50": round(floor_p50, 2), "duckdb_floor_cpu_ms_p50": round(floor_cpu, 2),
+            "ratio_vs_duckdb_floor": round(p50 / floor_p50, 2), "cpu_ratio_vs_duckdb_floor": round(cpu / floor_cpu, 2),
+            "samples": len(ours),
             "load_average": round(os.getloadavg()[0], 1)}
 
 

@@ -19,11 +19,28 @@ import pytest
 import pcmem
 from pcmem import NewEntry, RememberRequest
 from pcmem.analysis import ANALYZERS
-from pcmem.store.duckdb import connection, fts_index
+from pcmem.store.duckdb import connection, fts_index, rows
 from pcmem.testing import HashEmbedder
 
-#: Statements of a remember of one new entry in an existing scope, BEGIN to COMMIT (about 25 before, in two transactions).
-POINT_REMEMBER_STATEMENTS = 16
+#: Statements of a remember of one new entry (with terms new to the index) in an existing scope, BEGIN to COMMIT
+#: (about 25 in two transactions in session 6; 16 in session 7).
+POINT_REMEMBER_STATEMENTS = 15
+#: Calls into DuckDB that run them: BEGIN with the opening read, the revision's rows with the index lookup, the
+#: index, vector and head rows, COMMIT (a call costs DuckDB's client ~0.1 ms: store/duckdb/rows.py run_together).
+POINT_REMEMBER_CALLS = 4
+
+
+#: Appended to a logged statement that was run with bound parameters.
+_BOUND = " -- with parameters"
+
+
+def _logging_statements(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every statement run on a store opened after this call, in order (see :class:`_Counting`)."""
+    log: list[str] = []
+    quiet = connection.quiet
+    monkeypatch.setattr(connection, "quiet", lambda opened: quiet(_Counting(opened, log))
+                        if not isinstance(opened, _Counting) else opened)
+    return log
 
 
 class _Counting:
@@ -33,7 +50,7 @@ class _Counting:
         self._inner, self._log = inner, log
 
     def execute(self, statement, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN201
-        self._log.append(str(statement))
+        self._log.append(str(statement) + (_BOUND if args or kwargs else ""))
         self._inner.execute(statement, *args, **kwargs)
         return self
 
@@ -50,10 +67,7 @@ class _Counting:
 
 def test_a_point_remember_runs_few_statements_and_registers_no_arrow_table(db_path, monkeypatch):
     embedder = HashEmbedder(dimension=16)
-    log: list[str] = []
-    quiet = connection.quiet
-    monkeypatch.setattr(connection, "quiet", lambda opened: quiet(_Counting(opened, log))
-                        if not isinstance(opened, _Counting) else opened)
+    log = _logging_statements(monkeypatch)
     with pcmem.open_sync(db_path, embedder=embedder) as runtime:
         memory = runtime.memory.for_scope("s")
         memory.remember(RememberRequest(entries=tuple(NewEntry(text=f"seed note {i}") for i in range(3))))
@@ -61,9 +75,37 @@ def test_a_point_remember_runs_few_statements_and_registers_no_arrow_table(db_pa
         memory.remember("a fresh note about otters")
         statements = list(log)
         assert memory.search("otters").hits[0].text == "a fresh note about otters"
+    calls = len(statements)
+    statements = [statement for call in statements for statement in call.split(";\n")]
     assert not [s for s in statements if s.startswith("REGISTER")], statements
     assert [s for s in statements if s.startswith("BEGIN")] == ["BEGIN TRANSACTION"], "one transaction, no read first"
+    assert statements[0] == "BEGIN TRANSACTION", "no read before the transaction"
     assert len(statements) <= POINT_REMEMBER_STATEMENTS, "\n".join(s[:100] for s in statements)
+    assert calls <= POINT_REMEMBER_CALLS, calls
+    # a bound parameter costs DuckDB's client more than the same value as a literal (see store/duckdb/rows.py)
+    assert not [s for s in statements if s.endswith(_BOUND)], "\n".join(s[:100] for s in statements)
+    # one document adds 1 to each of its terms' document frequencies: a constant, not a CASE over the terms
+    counted = [s for s in statements if "dict SET df" in s]
+    assert counted and not [s for s in counted if "CASE" in s], counted
+
+
+def test_an_id_pcmem_generates_is_never_looked_up(db_path, monkeypatch):
+    """An entry without a caller's id gets a new one (pcmem.ids.new_id): nothing in the store can hold it yet, so a
+    remember reads no head row for it. An id the caller names is still looked up (it may exist: upsert, revise)."""
+    log = _logging_statements(monkeypatch)
+    with pcmem.open_sync(db_path, embedder=HashEmbedder(dimension=16)) as runtime:
+        memory = runtime.memory.for_scope("s")
+        memory.remember("seed note", entry_id="k")
+        log.clear()
+        memory.remember("a note without an id")
+        generated = list(log)
+        log.clear()
+        memory.remember("the seed note, again", entry_id="k", upsert=True)
+        named = list(log)
+        assert sorted(item.entry.text for item in memory.list().entries) == ["a note without an id", "the seed note, again"]
+    reads_heads = [s for s in generated if "FROM head_entries" in s]
+    assert not reads_heads, reads_heads
+    assert [s for s in named if "FROM head_entries" in s]
 
 
 def _index_with(db: duckdb.DuckDBPyConnection, documents: int) -> None:
@@ -122,6 +164,22 @@ def test_a_vector_written_as_a_literal_reads_back_bit_for_bit(db_path):
     assert np.asarray(stored, np.float32).tobytes() == np.asarray(expected, np.float32).tobytes()
 
 
+def test_a_vector_literal_names_every_float32_exactly():
+    """Random bit patterns (normal, subnormal, both zeros, the extremes) and the non-finite values read back as the
+    same float32 bits from :func:`rows.vector_value`."""
+    patterns = np.random.default_rng(3).integers(0, 2**32, 50_000, dtype=np.uint64).astype(np.uint32)
+    finite = patterns.view(np.float32)[np.isfinite(patterns.view(np.float32))]
+    limits = np.finfo(np.float32)
+    edges = np.array([0.0, -0.0, np.inf, -np.inf, limits.max, -limits.max, limits.tiny, limits.smallest_subnormal,
+                      -limits.smallest_subnormal, np.float32(1) / 3], dtype=np.float32)
+    with duckdb.connect() as db:
+        for vector in (edges, *np.array_split(finite, 25)):
+            read = np.asarray(db.execute(f"SELECT {rows.vector_value(vector)}").fetchone()[0], np.float32)
+            assert read.view(np.uint32).tolist() == vector.view(np.uint32).tolist()
+        nan = np.asarray(db.execute(f"SELECT {rows.vector_value(np.array([np.nan], np.float32))}").fetchone()[0])
+        assert np.isnan(nan).all()
+
+
 def test_a_point_write_does_not_import_pyarrow(db_path):
     """pyarrow costs ~100 ms to import: a CLI remember or revise should not pay it for one row per table."""
     program = f"""
@@ -138,3 +196,32 @@ print("pyarrow" in sys.modules)
     done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "False"
+
+
+def test_a_transaction_that_cannot_begin_is_a_store_error(db_path, monkeypatch):
+    """BEGIN runs in one call with the write's first read, inside the transaction's error handling: a DuckDB that
+    refuses it (a database invalidated by an earlier fatal error) surfaces as a StoreError, not a driver error."""
+    with pcmem.open_sync(db_path, embedder=HashEmbedder(dimension=16)) as runtime:
+        runtime.memory.for_scope("s").remember("a first note")
+
+    invalidated = False
+
+    class Refusing(_Counting):
+        def execute(self, statement, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN201
+            if invalidated and str(statement).startswith("BEGIN"):
+                raise duckdb.FatalException("FATAL Error: database has been invalidated")
+            return super().execute(statement, *args, **kwargs)
+
+        def cursor(self):  # noqa: ANN201
+            return Refusing(self._inner.cursor(), self._log)
+
+    quiet = connection.quiet
+    monkeypatch.setattr(connection, "quiet", lambda opened: quiet(Refusing(opened, []))
+                        if not isinstance(opened, _Counting) else opened)
+    with pcmem.open_sync(db_path, embedder=HashEmbedder(dimension=16)) as runtime:
+        memory = runtime.memory.for_scope("s")
+        assert memory.head() is not None
+        invalidated = True
+        with pytest.raises(pcmem.errors.StoreError, match="invalidated"):
+            memory.remember("a second note")
+        invalidated = False

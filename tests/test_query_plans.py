@@ -27,7 +27,7 @@ class _Recording:
         self._inner, self._log = inner, log
 
     def execute(self, statement, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN201
-        self._log.append(str(statement))
+        self._log.extend(str(statement).split(";\n"))  # a write's statements may run together (rows.run_together)
         self._inner.execute(statement, *args, **kwargs)
         return self
 

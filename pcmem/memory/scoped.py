@@ -104,7 +104,9 @@ class SyncScopedMemory(ScopedReads):
         with self._lock, self._backend.write(self.scope) as tx:
             rules.check_expected(tx, request.expected_revision)
             revision = rules.next_revision(tx)
-            identities = rules.identities(tx, [draft.entry_id for draft in drafts])
+            # Only the ids the caller named can exist already: one pcmem generated is new by construction
+            # (pcmem.ids.new_id), so looking it up would cost a statement per remember and find nothing.
+            identities = rules.identities(tx, [entry.entry_id for entry in entries if entry.entry_id is not None])
             plan = plan_upsert(self.scope, drafts, identities, request.upsert, revision)
             if not plan.events:
                 assert tx.memory is not None

@@ -101,6 +101,10 @@ class WriteTransaction(Protocol):
         The search projections move in the same transaction, so the next search sees exactly this revision. Cost is
         O(len(events)): unchanged entries' rows are not touched. Raises StoreError on engine failure, in which case
         nothing is written.
+
+        A new version numbered 1 starts its entry: the scope holds nothing of that entry before this commit (the
+        memory layer numbers a version 1 only for an id it found nowhere; ``pcmem migrate`` copies each version in
+        the revision that created it), so an engine need not look its head up.
         """
 
 

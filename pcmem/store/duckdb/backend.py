@@ -37,7 +37,7 @@ from pcmem.store.duckdb.fts_cache import FtsCache, IndexStats, read_index_terms,
 from pcmem.store.duckdb.search_memo import LazySnapshot, SearchMemo
 from pcmem.store.duckdb.transactions import CursorPool, Transactions, first_line, translate
 from pcmem.store.duckdb.vector_cache import VectorCache
-from pcmem.store.duckdb.write import DuckDBWrite, opening_read
+from pcmem.store.duckdb.write import DuckDBWrite, opened, opening_sql
 from pcmem.store.port import SnapshotMoved, is_searching_once
 from pcmem.types.embedding import EmbeddingProfile
 from pcmem.types.memory import (
@@ -98,7 +98,7 @@ class DuckDBBackend:
         self._versions = VersionCache()
         self._paging_secret = PagingSecret()
         self._search_fusion: list[SearchFusion | None] = []  # the store's default fusion, once read (see below)
-        self._id_floor = fts_index.IdFloor()  # next full-text ids, a lower bound kept between writes (under _write_lock)
+        self._id_floor = fts_index.IdFloor()  # next full-text ids, kept between writes (under _write_lock)
         pool: CursorPool | None = None
         try:
             pool = self._connections = CursorPool(self.path, lock_timeout, shared=shared, read_only=self.read_only,
@@ -176,8 +176,10 @@ class DuckDBBackend:
 
     @contextmanager
     def write(self, scope: str) -> Iterator[DuckDBWrite]:
-        with self._write_lock, self._transaction(write=True) as cursor:
-            memory, profiles = opening_read(cursor, scope)
+        with self._write_lock, self._transaction(write=True, first=opening_sql(scope)) as cursor:
+            memory, profiles = opened(cursor, scope)
+            # held, the file is this process's alone: no other process takes full-text ids between two writes
+            self._id_floor.begin_write(self._transactions.clock.begun(), sole_writer=not self.shared)
             yield DuckDBWrite(cursor, scope, memory, self.analyzer, self._versions.clear, profiles, self._id_floor)
 
     # --- reads ------------------------------------------------------------------------------------------------

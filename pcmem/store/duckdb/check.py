@@ -145,6 +145,11 @@ def _check_fts(db: duckdb.DuckDBPyConnection, report: CheckReport) -> None:
                        "AND h.state = 'active'")
     if missing or extra:
         report.problems.append(f"full-text index: {missing} active entries missing, {extra} stale documents")
+    # Writes number documents and terms themselves (fts_index.IdFloor): an id taken twice would merge two postings.
+    reused = _count(db, f"SELECT (SELECT count(*) - count(DISTINCT docid) FROM {s}.docs) "
+                        f"+ (SELECT count(*) - count(DISTINCT termid) FROM {s}.dict)")
+    if reused:
+        report.problems.append(f"full-text index: {reused} document or term ids are used twice")
     bad_df = _count(db, f"""SELECT count(*) FROM {s}.dict d LEFT JOIN (SELECT termid, count(DISTINCT docid) n
                              FROM {s}.terms GROUP BY termid) t USING (termid) WHERE d.df != coalesce(t.n, 0)""")
     stats_ok = db.execute(

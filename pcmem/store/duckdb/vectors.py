@@ -162,8 +162,7 @@ def store(db: duckdb.DuckDBPyConnection, vectors: Mapping[str, np.ndarray], tabl
     ids = list(vectors)
     verb = "INSERT OR REPLACE" if replace else "INSERT"
     if len(ids) <= POINT_WRITES:  # a point write: literals (see rows.py), and no pyarrow import for a cold CLI write
-        db.execute(f"{verb} INTO {table} VALUES "
-                   + ", ".join(f"({literal(i)}, {rows.vector_value(vectors[i])})" for i in ids))
+        db.execute(point_insert(vectors, table, replace=replace))
         return
     import numpy as np  # lazy: numpy costs ~0.15-0.2 s of a cold CLI call that searches full text only
     import pyarrow as pa  # lazy: importing pyarrow costs ~100 ms, a search never needs it
@@ -171,6 +170,13 @@ def store(db: duckdb.DuckDBPyConnection, vectors: Mapping[str, np.ndarray], tabl
                       "vec": _vector_column(np.stack([vectors[i] for i in ids]))})
     with registered(db, "pcmem_vectors", batch):
         db.execute(f"{verb} INTO {table} SELECT entry_version_id, vec FROM pcmem_vectors")
+
+
+def point_insert(vectors: Mapping[str, np.ndarray], table: str = TABLES["active"], *, replace: bool = True) -> str:
+    """A few vectors (see :func:`store`) as one statement of literals, for a write that runs it with its others."""
+    verb = "INSERT OR REPLACE" if replace else "INSERT"
+    return (f"{verb} INTO {table} VALUES "
+            + ", ".join(f"({literal(i)}, {rows.vector_value(vector)})" for i, vector in vectors.items()))
 
 
 def missing(db: duckdb.DuckDBPyConnection, entry_version_ids: Sequence[str]) -> set[str]:

@@ -35,6 +35,12 @@ class WriteClock:
             self._begun += 1
             self._ended += 1
 
+    def begun(self) -> int:
+        """How many write transactions of the file began to commit in this process (each change outside one counts
+        too): inside a write, the count of the writes committed before it."""
+        with self._lock:
+            return self._begun
+
     def standing(self) -> int | None:
         """The generation when no write is committing, else None."""
         with self._lock:
