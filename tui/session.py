@@ -218,10 +218,12 @@ class Session:
             return []
         return sorted(self.runtime.memory.scopes(), key=lambda summary: summary.scope)
 
-    def manifest(self, scope: str, revision: int | None) -> Manifest:
+    def manifest(self, scope: str, revision: int | None,
+                 first_page: Callable[[Manifest], None] | None = None) -> Manifest:
         """One revision's entries, active and retired (see :mod:`pcmem_tui.manifests`: after the first read, only
-        the entries changed since are read again)."""
-        return self._manifests.read(self.runtime.memory.for_scope(scope), revision)
+        the entries changed since are read again; a whole read of more than a page gives ``first_page`` its first
+        page before it reads the rest)."""
+        return self._manifests.read(self.runtime.memory.for_scope(scope), revision, first_page)
 
     def revisions(self, scope: str) -> list[RevisionInfo]:
         return self.runtime.memory.for_scope(scope).revisions()

@@ -7,6 +7,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Header, Static
+from textual.worker import get_current_worker
 
 from pcmem import MemoryEntry, RevisionInfo
 from pcmem_tui.format import one_line, plain, state_text
@@ -93,7 +94,14 @@ class EntriesScreen(StoreScreen):
 
     @work(thread=True, exclusive=True)
     def load(self) -> None:
-        call = lambda: self.session.manifest(self.scope, self.revision)  # noqa: E731
+        """The manifest; a big scope read whole shows its first page while the rest is read."""
+        worker = get_current_worker()
+
+        def first_page(manifest: Manifest) -> None:
+            if not worker.is_cancelled:
+                self.post_message(ManifestLoaded(manifest))
+
+        call = lambda: self.session.manifest(self.scope, self.revision, first_page)  # noqa: E731
         self.deliver(call, ManifestLoaded)
 
     def on_manifest_loaded(self, message: ManifestLoaded) -> None:
@@ -323,9 +331,12 @@ def _words(entry: MemoryEntry) -> str:
 def _title(scope: str, manifest: Manifest, include_retired: bool, sort: str) -> Text:
     entries = manifest.entries
     retired = sum(1 for e in entries if e.state == "retired")
-    title = Text.assemble((scope, "bold"), f" · revision {manifest.revision} of {manifest.head}",
-                          f" · {len(entries) - retired} active")
-    title.append(f", {retired} retired" if include_retired else " (retired hidden)")
+    title = Text.assemble((scope, "bold"), f" · revision {manifest.revision} of {manifest.head}")
+    if manifest.complete:
+        title.append(f" · {len(entries) - retired} active")
+        title.append(f", {retired} retired" if include_retired else " (retired hidden)")
+    else:  # the first page of a big scope: its counts would be the page's
+        title.append(f" · first {len(entries)} entries, reading the rest…", style="italic")
     if sort != "created":  # the default order goes unsaid: 80 columns are tight
         title.append(f" · by {sort}", style="dim")
     if not manifest.is_head:
