@@ -23,7 +23,7 @@ from textual.worker import get_current_worker
 from pcmem import InferenceConfig, PcmemError, StoreError, StoreLockedError, SyncRuntime
 from pcmem_tui.drafts import Drafts
 from pcmem_tui.history import SearchHistory
-from pcmem_tui.messages import EmbedderWarmed, StoreOpened, StoreStateChanged, WorkFailed
+from pcmem_tui.messages import EmbedderWarmed, ScopesLoaded, StoreOpened, StoreStateChanged, WorkFailed
 from pcmem_tui.screens.base import StoreScreen
 from pcmem_tui.screens.help import HelpScreen
 from pcmem_tui.screens.scopes import ScopesScreen
@@ -117,6 +117,23 @@ class PcmemApp(App[None]):
             session.embedder_failure = f"embedder not loaded ({error}): full-text search only"
         session.embedder_loading = None
         self.post_message(EmbedderWarmed())
+
+    _reads_warmed = False
+
+    def on_scopes_loaded(self, message: ScopesLoaded) -> None:
+        """(Bubbled up from the scopes screen.) Once the first screen is drawn, warm the reads up in the background:
+        before that, the warm-up would share the CPU with the first screen."""
+        if not self._reads_warmed and self.session is not None:
+            self._reads_warmed = True
+            self.call_after_refresh(self.warm_reads, self.session)
+
+    @work(thread=True, group="warm-up")
+    def warm_reads(self, session: Session) -> None:
+        """The first open of a scope and the first search then cost what later ones do (see Session.warm_reads)."""
+        try:
+            session.warm_reads()
+        except PcmemError:
+            pass  # nothing was warmed: the user's first read pays for it, and says what is wrong if it fails too
 
     def on_embedder_warmed(self, message: EmbedderWarmed) -> None:
         self._show_store_state()

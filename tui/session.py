@@ -20,6 +20,7 @@ from pcmem import (
     EntryHistory,
     EntryNotFoundError,
     InferenceConfig,
+    ListRequest,
     MemoryEntry,
     NewEntry,
     ReactivateRequest,
@@ -178,6 +179,30 @@ class Session:
         runtime = self._runtime
         if runtime is not None and runtime.embedder is not None:
             runtime.embedder.embed_query("warm up")
+
+    # --- what a process pays once, paid at start-up -------------------------------------------------------------
+
+    def warm_reads(self) -> None:
+        """Pay now, on the smallest scope, what the first read of each kind costs a fresh process: the search
+        path's imports (numpy alone took 0.2-0.4 s of the first search) and pydantic's validators for entries and
+        hits (built on first use). A full-text search: the embedder has its own warm-up. Raises PcmemError."""
+        try:
+            self._warm_reads()
+        finally:
+            self.reads_warm = True
+
+    #: Whether :meth:`warm_reads` has run (whatever came of it).
+    reads_warm = False
+
+    def _warm_reads(self) -> None:
+        scopes = self.scopes()
+        if scopes:
+            smallest = min(scopes, key=lambda summary: summary.active_count + summary.retired_count)
+            memory = self.runtime.memory.for_scope(smallest.scope)
+            page = memory.list(ListRequest(limit=1))
+            # words of an entry it holds: a query that matches nothing returns before the ranking is reached
+            query = page.entries[0].entry.text[:64] if page.entries else "warm up"
+            memory.search(SearchMemoryRequest(query=query, limit=1, mode="fts"), reranker="none")
 
     # --- watching for outside writes ---------------------------------------------------------------------------
 
