@@ -6,13 +6,17 @@ One command reproduces them (the store is built once and reused from ``--dir``):
     python -m pcmem_tui.bench --embedder none     # without vectors (FTS only)
 
 Each figure is wall time from the key press (or app start) until the screen shows the result (the worker finished,
-its message was handled and the screen repainted): start to first screen, open scope, open entry, first and later
-search, a write, stepping to a past revision. Every pass runs in a fresh process, so the first search pays what a
-user's first search pays (loading the embedder). The app runs headless at 120×36, as in the snapshot tests.
+its message was handled and the screen repainted): start to first screen, open scope (``project``, 125 entries),
+open entry, first and later search, a write, stepping to a past revision. Every pass runs in a fresh process, so the
+first search pays what a user's first search pays (loading the embedder). The app runs headless at 120×36, as in
+the snapshot tests.
 
-``--big 3000 10000`` adds one scope of each size: open, sort, one filter keystroke, ``j`` while another process
-writes to the scope every 0.75 s (median and worst of 20 presses), stepping to the previous revision and back, and
-the process's CPU while the scope sits idle on screen (5 s)::
+``--big 3000 10000`` adds one scope of each size, each measured in a fresh process of its own: the first open (the
+first rows drawn, then every row loaded), stepping to a past revision read whole (first rows), sort, one filter
+keystroke, ``j`` while another process writes to the scope every 0.75 s (median and worst of 20 presses), stepping to
+the previous revision and back, and the process's CPU while the scope sits idle on screen (5 s). "First rows" are
+timed from a key sent as a terminal sends it, not through ``pilot.press``, which waits for the process to go idle and
+so would count the rest of the scope being read in the background::
 
     python -m pcmem_tui.bench --embedder none --big 3000 10000
 
