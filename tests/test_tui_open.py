@@ -90,6 +90,48 @@ async def test_a_big_scope_shows_its_first_page_while_the_rest_is_read(runtime, 
         assert "150 active" in _title(screen) and "reading the rest" not in _title(screen)
 
 
+async def test_a_reload_keeps_the_rows_on_screen_and_a_step_keeps_the_cursor_on_its_entry(runtime, monkeypatch):
+    """A first page is for a screen that has no rows of that revision yet: a reload after an outside write read
+    whole (more changes than a patch) kept showing the rows it had until the whole manifest was there, instead of
+    shrinking the list to one page and moving the cursor; a step to a revision read whole put the cursor back on
+    its entry once the rest came, though the first page did not hold it."""
+    reading_whole, rest_may_come = threading.Event(), threading.Event()
+    rest_may_come.set()
+    whole = manifests._whole
+
+    def held_whole(*args, **kwargs):
+        reading_whole.set()
+        assert rest_may_come.wait(60)
+        return whole(*args, **kwargs)
+
+    monkeypatch.setattr(manifests, "_whole", held_whole)
+    app = make_app(runtime)
+    async with app.run_test(size=SIZE) as pilot:
+        await _until(pilot, lambda: app.screen.query(ListTable) and "big" in app.screen.query_one(ListTable).row_keys)
+        table = app.screen.query_one(ListTable)
+        table.move_cursor(row=table.row_keys.index("big"))
+        await pilot.press("enter")
+        await _until(pilot, lambda: isinstance(app.screen, EntriesScreen) and app.screen.manifest is not None
+                     and app.screen.manifest.complete)
+        screen, table = app.screen, app.screen.query_one(ListTable)
+        table.move_cursor(row=120)  # past the first page
+        chosen = table.cursor_key
+        runtime.memory.for_scope("big").remember(RememberRequest(entries=tuple(
+            NewEntry(text=f"outside note {i}") for i in range(60))))
+        reading_whole.clear(), rest_may_come.clear()
+        screen.refresh_from_store()
+        await _until(pilot, reading_whole.is_set)
+        await pilot.pause()
+        assert table.row_count == BIG and table.cursor_key == chosen  # the rows read before, still
+        rest_may_come.set()
+        await _until(pilot, lambda: table.row_count == BIG + 60)
+        assert table.cursor_key == chosen
+        await pilot.press("left_square_bracket")  # revision 2: 60 changes, read whole again
+        await _until(pilot, lambda: screen.manifest.revision == 2 and screen.manifest.complete)
+        await pilot.pause()
+        assert table.row_count == BIG and table.cursor_key == chosen
+
+
 FIRST_SEARCH = """
 import asyncio, sys
 from pcmem_tui.app import make_app

@@ -325,7 +325,8 @@ def main(argv: list[str] | None = None) -> None:
     runs = []
     for run in range(args.runs):
         path = args.dir / f"run-{run}.duckdb"
-        path.unlink(missing_ok=True)
+        for stale in (path, path.with_name(path.name + ".wal")):  # a killed pass may leave its log behind
+            stale.unlink(missing_ok=True)
         path.write_bytes(template.read_bytes())  # every pass starts from the same store (the write adds to it)
         runs.append(_one_pass(args, path, app_options))
     medians = {name: statistics.median(run[name] for run in runs) for name in runs[0]}

@@ -92,25 +92,28 @@ class EntriesScreen(StoreScreen):
         yield key_footer()
 
     def on_screen_resume(self) -> None:
-        self.load()
+        self.load(first_page=self.manifest is None)
 
     #: How long the rest of a big scope waits for its first page to be drawn (a screen that went away never says).
     FIRST_PAGE_DRAWN_WITHIN = 2.0
 
     @work(thread=True, exclusive=True)
-    def load(self) -> None:
-        """The manifest; a big scope read whole shows its first page before the rest is read. The rest waits
-        until that page is drawn: building 10,000 entries holds the GIL most of the time, and drawing beside it
-        took three times as long."""
+    def load(self, first_page: bool = False) -> None:
+        """The manifest. ``first_page``: when the screen has no rows of the revision to show yet (the first open,
+        a step), a big scope read whole shows its first page before the rest is read; a reload of what is on screen
+        (an outside write, a return) keeps the rows until the whole manifest is there. The rest waits until the page
+        is drawn: building 10,000 entries holds the GIL most of the time, and drawing beside it took three times as
+        long."""
         worker = get_current_worker()
 
-        def first_page(manifest: Manifest) -> None:
+        def show_first_page(manifest: Manifest) -> None:
             if not worker.is_cancelled:
                 drawn = threading.Event()
                 self.post_message(ManifestLoaded(manifest, drawn))
                 drawn.wait(self.FIRST_PAGE_DRAWN_WITHIN)
 
-        call = lambda: self.session.manifest(self.scope, self.revision, first_page)  # noqa: E731
+        call = lambda: self.session.manifest(self.scope, self.revision,  # noqa: E731
+                                             show_first_page if first_page else None)
         self.deliver(call, ManifestLoaded)
 
     def on_manifest_loaded(self, message: ManifestLoaded) -> None:
@@ -160,8 +163,11 @@ class EntriesScreen(StoreScreen):
         created = self.manifest.created
         shown = [e for e in self.manifest.entries if self.include_retired or e.state != "retired"]
         entries = sorted(shown, key=lambda e: SORTS[self.sort](e, created))
-        self.query_one(ListTable).set_rows([(e.entry.entry_id, e) for e in entries], keep=self.follow)
-        self.follow = None
+        table = self.query_one(ListTable)
+        keep = self.follow or table.cursor_key
+        table.set_rows([(e.entry.entry_id, e) for e in entries], keep=keep)
+        # a first page may not hold the entry under the cursor: the cursor goes back to it when the rest is there
+        self.follow = keep if not self.manifest.complete and table.cursor_key != keep else None
 
     def on_resize(self) -> None:
         self.call_after_refresh(self._fit_columns)  # after layout: the table's new width is known then
@@ -237,7 +243,7 @@ class EntriesScreen(StoreScreen):
 
     def _show_revision(self, revision: int | None) -> None:
         self.revision = revision
-        self.load()
+        self.load(first_page=True)
 
     def action_step(self, delta: int) -> None:
         if self.manifest is not None:
