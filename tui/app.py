@@ -119,13 +119,24 @@ class PcmemApp(App[None]):
         self.post_message(EmbedderWarmed())
 
     _reads_warmed = False
+    #: Seconds between two looks for a moment when no screen is loading, to warm the reads up in.
+    WARM_WHEN_IDLE = 0.5
 
     def on_scopes_loaded(self, message: ScopesLoaded) -> None:
-        """(Bubbled up from the scopes screen.) Once the first screen is drawn, warm the reads up in the background:
-        before that, the warm-up would share the CPU with the first screen."""
-        if not self._reads_warmed and self.session is not None:
+        """(Bubbled up from the scopes screen.) Once the first screen is drawn, warm the reads up in the background,
+        at a moment no screen is loading: beside the first screen or a scope opening at once it would share the
+        CPU (and the GIL) with them."""
+        if not self._reads_warmed:
             self._reads_warmed = True
-            self.call_after_refresh(self.warm_reads, self.session)
+            self.set_timer(self.WARM_WHEN_IDLE, self._warm_reads_when_idle)
+
+    def _warm_reads_when_idle(self) -> None:
+        if self.session is None:
+            return
+        if any(not worker.is_finished and worker.group not in ("watch", "warm-up") for worker in self.workers):
+            self.set_timer(self.WARM_WHEN_IDLE, self._warm_reads_when_idle)
+        else:
+            self.warm_reads(self.session)
 
     @work(thread=True, group="warm-up")
     def warm_reads(self, session: Session) -> None:

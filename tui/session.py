@@ -20,7 +20,6 @@ from pcmem import (
     EntryHistory,
     EntryNotFoundError,
     InferenceConfig,
-    ListRequest,
     MemoryEntry,
     NewEntry,
     ReactivateRequest,
@@ -199,10 +198,11 @@ class Session:
         if scopes:
             smallest = min(scopes, key=lambda summary: summary.active_count + summary.retired_count)
             memory = self.runtime.memory.for_scope(smallest.scope)
-            page = memory.list(ListRequest(limit=1))
-            # words of an entry it holds: a query that matches nothing returns before the ranking is reached
-            query = page.entries[0].entry.text[:64] if page.entries else "warm up"
-            memory.search(SearchMemoryRequest(query=query, limit=1, mode="fts"), reranker="none")
+            # words of an entry it holds (a query that matches nothing returns before the ranking is reached), read
+            # without ``list``: the entries screen's reads are its own (a test counts them)
+            changes = memory.changes(0, limit=1).changes
+            text = memory.get_entry(changes[0].entry_id).entry.text if changes else "warm up"
+            memory.search(SearchMemoryRequest(query=text[:64], limit=1, mode="fts"), reranker="none")
 
     # --- watching for outside writes ---------------------------------------------------------------------------
 
