@@ -81,15 +81,29 @@ class EntriesScreen(StoreScreen):
         self.sort = "created"
         self.follow: str | None = None  # an entry id the cursor should land on after the next load (a new entry)
         self.columns = COLUMNS  # the table's columns: NARROW_COLUMNS below 100 cells (see _fit_columns)
+        self._cells: dict[tuple[str, str, Columns], tuple[Text, ...]] = {}
 
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static(id="title", classes="title")
-        yield ListTable(COLUMNS, lambda entry: _row(entry, self.columns), _words, zebra_stripes=True, id="entries")
+        yield ListTable(COLUMNS, self._cells_of, _words, zebra_stripes=True, id="entries")
         yield WorkProgress()
         yield StatusLine()
         yield StoreBar()
         yield key_footer()
+
+    #: Cells made for entry versions, kept for a few screens' worth of rows: the rows of a first page are drawn
+    #: again when the rest of the scope comes, and a moving cursor draws its rows again.
+    CELLS_KEPT = 1024
+
+    def _cells_of(self, entry: MemoryEntry) -> tuple[Text, ...]:
+        key = (entry.entry.entry_version_id, entry.state, self.columns)
+        cells = self._cells.get(key)
+        if cells is None:
+            if len(self._cells) >= self.CELLS_KEPT:
+                self._cells.clear()
+            cells = self._cells[key] = _row(entry, self.columns)
+        return cells
 
     def on_screen_resume(self) -> None:
         self.load(first_page=self.manifest is None)
