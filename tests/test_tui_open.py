@@ -13,7 +13,7 @@ import pytest
 
 import pcmem
 from pcmem import NewEntry, RememberRequest
-from pcmem_tui import manifests
+from pcmem_tui import manifests, session
 from pcmem_tui.app import make_app
 from pcmem_tui.manifests import Manifests
 from pcmem_tui.screens.entries import EntriesScreen
@@ -71,6 +71,7 @@ async def test_a_big_scope_shows_its_first_page_while_the_rest_is_read(runtime, 
         return whole(*args, **kwargs)
 
     monkeypatch.setattr(manifests, "_whole", held_whole, raising=False)  # (before: no first page, nothing held)
+    monkeypatch.setattr(session, "FIRST_PAGE_FROM", BIG, raising=False)  # 150 entries stand for a big scope
     app = make_app(runtime)
     async with app.run_test(size=SIZE) as pilot:
         await _until(pilot, lambda: app.screen.query(ListTable) and "big" in app.screen.query_one(ListTable).row_keys)
@@ -105,6 +106,7 @@ async def test_a_reload_keeps_the_rows_on_screen_and_a_step_keeps_the_cursor_on_
         return whole(*args, **kwargs)
 
     monkeypatch.setattr(manifests, "_whole", held_whole)
+    monkeypatch.setattr(session, "FIRST_PAGE_FROM", BIG)
     app = make_app(runtime)
     async with app.run_test(size=SIZE) as pilot:
         await _until(pilot, lambda: app.screen.query(ListTable) and "big" in app.screen.query_one(ListTable).row_keys)
@@ -130,6 +132,23 @@ async def test_a_reload_keeps_the_rows_on_screen_and_a_step_keeps_the_cursor_on_
         await _until(pilot, lambda: screen.manifest.revision == 2 and screen.manifest.complete)
         await pilot.pause()
         assert table.row_count == BIG and table.cursor_key == chosen
+
+
+async def test_a_small_scope_is_read_whole_at_once(runtime, monkeypatch):
+    """Below a thousand entries a whole read costs about what a page costs: no first page, one draw."""
+    shown: list[bool] = []
+    loaded = EntriesScreen.on_manifest_loaded
+    monkeypatch.setattr(EntriesScreen, "on_manifest_loaded",
+                        lambda self, message: (shown.append(message.value.complete), loaded(self, message))[1])
+    app = make_app(runtime)
+    async with app.run_test(size=SIZE) as pilot:
+        await _until(pilot, lambda: app.screen.query(ListTable) and "big" in app.screen.query_one(ListTable).row_keys)
+        table = app.screen.query_one(ListTable)
+        table.move_cursor(row=table.row_keys.index("big"))
+        await pilot.press("enter")
+        await _until(pilot, lambda: isinstance(app.screen, EntriesScreen) and app.screen.manifest is not None)
+        await pilot.pause()
+        assert shown == [True] and app.screen.query_one(ListTable).row_count == BIG
 
 
 FIRST_SEARCH = """

@@ -43,6 +43,10 @@ from pcmem_tui.manifests import Manifest, Manifests
 MODEL_POLICIES = MODEL_RERANK_POLICIES
 #: Policies that need no generation model (the embedding policy reads the store's own vectors).
 MODEL_FREE_POLICIES = ("embedding",)
+#: From this many entries a scope read whole shows its first page first: below it the whole read costs about what
+#: a page costs (measured: 125 entries 5-7 ms against 6-9 ms for a page of 100; 3,000 entries 70-115 ms against 40),
+#: and a first page would only draw the list twice.
+FIRST_PAGE_FROM = 1000
 #: Seconds a store call of the TUI waits for a file another process holds before it reports "held" (pcmem's default
 #: is 10 s): the screen then says who holds it and keeps retrying by itself, instead of freezing on each call.
 LOCK_TIMEOUT = 2.0
@@ -241,14 +245,20 @@ class Session:
         """Every scope; none while the store does not exist yet."""
         if not self.exists:
             return []
-        return sorted(self.runtime.memory.scopes(), key=lambda summary: summary.scope)
+        summaries = sorted(self.runtime.memory.scopes(), key=lambda summary: summary.scope)
+        self._sizes = {summary.scope: summary.active_count + summary.retired_count for summary in summaries}
+        return summaries
 
     def manifest(self, scope: str, revision: int | None,
                  first_page: Callable[[Manifest], None] | None = None) -> Manifest:
         """One revision's entries, active and retired (see :mod:`pcmem_tui.manifests`: after the first read, only
-        the entries changed since are read again; a whole read of more than a page gives ``first_page`` its first
-        page before it reads the rest)."""
-        return self._manifests.read(self.runtime.memory.for_scope(scope), revision, first_page)
+        the entries changed since are read again; a whole read of a scope last counted at more than
+        :data:`FIRST_PAGE_FROM` entries gives ``first_page`` its first page before it reads the rest)."""
+        big = self._sizes.get(scope, 0) >= FIRST_PAGE_FROM
+        return self._manifests.read(self.runtime.memory.for_scope(scope), revision, first_page if big else None)
+
+    #: Entries per scope when the scopes were last listed (whether a whole read of one is worth a first page).
+    _sizes: dict[str, int] = {}
 
     def revisions(self, scope: str) -> list[RevisionInfo]:
         return self.runtime.memory.for_scope(scope).revisions()
