@@ -9,11 +9,12 @@ from __future__ import annotations
 import asyncio
 import signal
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
 from rich.text import Text
-from textual import work
+from textual import events, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.screen import ModalScreen
@@ -119,8 +120,16 @@ class PcmemApp(App[None]):
         self.post_message(EmbedderWarmed())
 
     _reads_warmed = False
-    #: Seconds between two looks for a moment when no screen is loading, to warm the reads up in.
-    WARM_WHEN_IDLE = 0.5
+    #: Seconds between two looks for a moment to warm the reads up in: no screen loading, and no key or click for
+    #: :attr:`WARM_AFTER_INPUT` seconds (the user reads or types; a warm-up beside a screen they just opened slowed
+    #: that screen by its ~0.2 s of CPU).
+    WARM_WHEN_IDLE, WARM_AFTER_INPUT = 0.5, 1.0
+    _last_input = 0.0
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, (events.Key, events.MouseDown)):
+            self._last_input = time.monotonic()
+        await super().on_event(event)
 
     def on_scopes_loaded(self, message: ScopesLoaded) -> None:
         """(Bubbled up from the scopes screen.) Once the first screen is drawn, warm the reads up in the background,
@@ -133,7 +142,8 @@ class PcmemApp(App[None]):
     def _warm_reads_when_idle(self) -> None:
         if self.session is None:
             return
-        if any(not worker.is_finished and worker.group not in ("watch", "warm-up") for worker in self.workers):
+        busy = any(not worker.is_finished and worker.group not in ("watch", "warm-up") for worker in self.workers)
+        if busy or time.monotonic() - self._last_input < self.WARM_AFTER_INPUT:
             self.set_timer(self.WARM_WHEN_IDLE, self._warm_reads_when_idle)
         else:
             self.warm_reads(self.session)
