@@ -91,8 +91,8 @@ print('loaded:', ','.join(m for m in heavy if m in sys.modules))
 
 def test_cli_searches_load_only_what_their_mode_needs(tmp_path):
     """Issue 20 (cold CLI): `pcmem search --mode fts --json` loads no model, arrow, rich or asyncio code, and no numpy
-    either (a search made once scores its terms' postings in Python, issue #30); `--mode hybrid` with a preset embeds the query on onnxruntime
-    directly, never importing fastembed."""
+    either (a search made once scores its terms' postings in Python, issue #30); `--mode hybrid` with a preset
+    embeds the query on onnxruntime directly, never importing fastembed."""
     path = tmp_path / "cold.duckdb"
     with pcmem.open_sync(path) as runtime:  # the default preset: real vectors
         runtime.memory.for_scope("s").remember("The team deploys on Fridays.")

@@ -9,11 +9,12 @@ from __future__ import annotations
 import asyncio
 import signal
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
 from rich.text import Text
-from textual import work
+from textual import events, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.screen import ModalScreen
@@ -24,7 +25,7 @@ from pcmem import InferenceConfig, PcmemError, StoreError, StoreLockedError, Syn
 from pcmem_tui import garbage
 from pcmem_tui.drafts import Drafts
 from pcmem_tui.history import SearchHistory, history_file
-from pcmem_tui.messages import EmbedderWarmed, StoreOpened, StoreStateChanged, WorkFailed
+from pcmem_tui.messages import EmbedderWarmed, ScopesLoaded, StoreOpened, StoreStateChanged, WorkFailed
 from pcmem_tui.screens.base import StoreScreen
 from pcmem_tui.screens.help import HelpScreen
 from pcmem_tui.screens.scopes import ScopesScreen
@@ -119,6 +120,43 @@ class PcmemApp(App[None]):
             session.embedder_failure = f"embedder not loaded ({error}): full-text search only"
         session.embedder_loading = None
         self.post_message(EmbedderWarmed())
+
+    _reads_warmed = False
+    #: Seconds between two looks for a moment to warm the reads up in: no screen loading, and no key or click for
+    #: :attr:`WARM_AFTER_INPUT` seconds (the user reads or types; a warm-up beside a screen they just opened slowed
+    #: that screen by its ~0.2 s of CPU).
+    WARM_WHEN_IDLE, WARM_AFTER_INPUT = 0.5, 1.0
+    _last_input = 0.0
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, (events.Key, events.MouseDown)):
+            self._last_input = time.monotonic()
+        await super().on_event(event)
+
+    def on_scopes_loaded(self, message: ScopesLoaded) -> None:
+        """(Bubbled up from the scopes screen.) Once the first screen is drawn, warm the reads up in the background,
+        at a moment no screen is loading: beside the first screen or a scope opening at once it would share the
+        CPU (and the GIL) with them."""
+        if not self._reads_warmed:
+            self._reads_warmed = True
+            self.set_timer(self.WARM_WHEN_IDLE, self._warm_reads_when_idle)
+
+    def _warm_reads_when_idle(self) -> None:
+        if self.session is None:
+            return
+        busy = any(not worker.is_finished and worker.group not in ("watch", "warm-up") for worker in self.workers)
+        if busy or time.monotonic() - self._last_input < self.WARM_AFTER_INPUT:
+            self.set_timer(self.WARM_WHEN_IDLE, self._warm_reads_when_idle)
+        else:
+            self.warm_reads(self.session)
+
+    @work(thread=True, group="warm-up")
+    def warm_reads(self, session: Session) -> None:
+        """The first open of a scope and the first search then cost what later ones do (see Session.warm_reads)."""
+        try:
+            session.warm_reads()
+        except PcmemError:
+            pass  # nothing was warmed: the user's first read pays for it, and says what is wrong if it fails too
 
     def on_embedder_warmed(self, message: EmbedderWarmed) -> None:
         self._show_store_state()

@@ -5,11 +5,16 @@ thread that holds the GIL between DuckDB calls), and the entries screen read it 
 return from an entry and every step to a neighbouring revision. Between two revisions only the entries the changes
 name differ, so a reread costs the store's head, its changes since and one read per changed entry; the whole
 manifest is read again only when many entries changed or an entry was forgotten (which rewrites past revisions).
+
+A whole read of a big scope still takes that long, so it starts with one page: the first entries (in entry-id order,
+which is creation order for generated ids) reach the screen after a read that costs a page, and the whole manifest
+follows; sorting and filtering then run over every entry again. Only whole manifests are kept for the next read.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -19,6 +24,10 @@ from pcmem import EntryNotFoundError, ListRequest, MemoryEntry, MemoryRef
 #: as much as reading one entry in 20 of it again (measured: 125 entries, 25 changed, was slower one by one), a
 #: handful of reads is always cheap, and past 50 the per-entry reads add up even beside 10,000 entries.
 PATCH_MIN, PATCH_SHARE, PATCH_MAX = 5, 20, 50
+
+
+#: The first page of a whole read: more rows than any terminal shows, and the most one page of ``list`` holds.
+FIRST_PAGE = 100
 
 
 def patch_limit(entries: int) -> int:
@@ -35,6 +44,8 @@ class Manifest:
     head: int
     #: entry id → the revision that created it, for sorting in creation order (ties: entry id).
     created: dict[str, int] = field(default_factory=dict)
+    #: False for the first page of a whole read (the rest follows): counts and orders cover only these entries.
+    complete: bool = True
 
     @property
     def revision(self) -> int:
@@ -52,8 +63,9 @@ class Manifests:
         self._last: dict[str, Manifest] = {}
         self._lock = threading.Lock()
 
-    def read(self, memory: Any, revision: int | None) -> Manifest:
-        """``memory`` (a scope's SyncScopedMemory) at ``revision`` (the head for ``None``)."""
+    def read(self, memory: Any, revision: int | None, first_page: Callable[[Manifest], None] | None = None) -> Manifest:
+        """``memory`` (a scope's SyncScopedMemory) at ``revision`` (the head for ``None``). When it has to be read
+        whole and holds more than a page, ``first_page`` gets the first page's (incomplete) manifest first."""
         head_ref: MemoryRef | None = memory.head()
         head = head_ref.revision if head_ref else 0
         target = head if revision is None else revision
@@ -64,23 +76,36 @@ class Manifests:
                 and last.memory.artifact_id == head_ref.artifact_id and 1 <= target <= head:
             manifest = _patched(memory, last, head_ref, target)
         if manifest is None:
-            manifest = _read_whole(memory, revision, head)
+            manifest = _read_whole(memory, revision, head, first_page)
         with self._lock:
             self._last[memory.scope] = manifest
         return manifest
 
 
-def _read_whole(memory: Any, revision: int | None, head: int) -> Manifest:
-    """The manifest read whole. The creation revision of a revised entry is not in its version, so the changes
-    are read too then."""
+def _read_whole(memory: Any, revision: int | None, head: int,
+                first_page: Callable[[Manifest], None] | None = None) -> Manifest:
+    """The manifest read whole (after its first page, to ``first_page``, when there is more than a page). The
+    creation revision of a revised entry is not in its version, so the changes are read too then."""
+    if first_page is not None:
+        page = memory.list(ListRequest(revision=revision, state="all", limit=FIRST_PAGE))
+        if page.next_cursor is None:
+            return _whole(memory, page.entries, page.memory, head)
+        created = {e.entry.entry_id: e.entry.created_in_revision for e in page.entries}
+        first_page(Manifest(memory=page.memory, entries=page.entries, head=max(head, page.memory.revision),
+                            created=created, complete=False))
+        revision = page.memory.revision  # the rest from the same revision, even if the head moved meanwhile
     page = memory.list(ListRequest(revision=revision, state="all"))
-    shown = page.memory.revision if page.memory else 0
-    created = {e.entry.entry_id: e.entry.created_in_revision for e in page.entries}
-    if any(e.entry.version > 1 for e in page.entries) and page.memory is not None:
+    return _whole(memory, page.entries, page.memory, head)
+
+
+def _whole(memory: Any, entries: tuple[MemoryEntry, ...], at: MemoryRef | None, head: int) -> Manifest:
+    shown = at.revision if at else 0
+    created = {e.entry.entry_id: e.entry.created_in_revision for e in entries}
+    if any(e.entry.version > 1 for e in entries) and at is not None:
         for change in memory.changes(0).changes:
             if change.operation == "remember" and change.revision <= shown:
                 created[change.entry_id] = min(created.get(change.entry_id, change.revision), change.revision)
-    return Manifest(memory=page.memory, entries=page.entries, head=max(head, shown), created=created)
+    return Manifest(memory=at, entries=entries, head=max(head, shown), created=created)
 
 
 def _past_rewritten(memory: Any, since: int) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from textual.message import Message
@@ -24,7 +25,12 @@ class ScopesLoaded(Loaded):
 
 
 class ManifestLoaded(Loaded):
-    """``value``: :class:`~pcmem_tui.manifests.Manifest`."""
+    """``value``: :class:`~pcmem_tui.manifests.Manifest`. ``drawn``, for a first page: set once the screen has
+    drawn it (the worker reads the rest after that, so the first page's rows do not share the CPU with it)."""
+
+    def __init__(self, value: Any, drawn: threading.Event | None = None) -> None:
+        super().__init__(value)
+        self.drawn = drawn
 
 
 class RevisionsLoaded(Loaded):

@@ -118,9 +118,9 @@ def list_page(backend: RevisionLog, scope: str, request: ListRequest,
     memory = at(revision)
     if memory is None:
         return EntryPage(memory=None, entries=())
-    entries = backend.manifest(memory, include_retired=request.state == "all")
-    if after:
-        entries = [entry for entry in entries if entry.entry.entry_id.encode() > after.encode()]
+    # one entry past the page says whether another page follows, without reading the rest of the manifest
+    read_limit = None if request.limit is None else request.limit + 1
+    entries = backend.manifest(memory, include_retired=request.state == "all", after=after, limit=read_limit)
     if request.limit is None or len(entries) <= request.limit:
         return EntryPage(memory=memory, entries=tuple(entries))
     page = entries[: request.limit]

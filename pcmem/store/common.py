@@ -52,6 +52,18 @@ def entry(memory: MemoryRef, state: EntryState, version: EntryVersion) -> Memory
     return MemoryEntry(citation=Citation.of(memory, version), state=state, entry=version)
 
 
+def page_of(entries: list[MemoryEntry], after: str, limit: int | None) -> list[MemoryEntry]:
+    """The part of a manifest (in entry-id order) a bounded read returns: ids after ``after``, compared as UTF-8
+    bytes as paging cursors compare them, and at most ``limit``; for a backend whose SQL cannot be trusted to order
+    ids by their bytes."""
+    if not after and limit is None:
+        return entries
+    after_bytes = after.encode()
+    entries = sorted((e for e in entries if e.entry.entry_id.encode() > after_bytes),
+                     key=lambda e: e.entry.entry_id.encode())
+    return entries if limit is None else entries[:limit]
+
+
 def check_dimension(profile: EmbeddingProfile, batch: Mapping[str, np.ndarray]) -> None:
     import numpy as np  # lazy: numpy costs ~0.15-0.2 s of a cold CLI call that searches full text only
     for version_id, vector in batch.items():

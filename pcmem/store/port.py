@@ -141,8 +141,11 @@ class RevisionLog(Snapshots, Protocol):
     def revisions(self, memory: MemoryRef) -> list[RevisionInfo]:
         """Every revision of the memory up to ``memory.revision``, oldest first."""
 
-    def manifest(self, memory: MemoryRef, *, include_retired: bool) -> list[MemoryEntry]:
-        """The exact entries of revision ``memory.revision``, ordered by entry id."""
+    def manifest(self, memory: MemoryRef, *, include_retired: bool, after: str = "",
+                 limit: int | None = None) -> list[MemoryEntry]:
+        """The exact entries of revision ``memory.revision``, ordered by entry id (compared as UTF-8 bytes): only
+        those whose id sorts after ``after``, and at most ``limit`` of them (all for ``None``). A page of a listing
+        reads its page only, not the whole manifest."""
 
     def entry_in_revision(self, memory: MemoryRef, entry_id: str) -> MemoryEntry | None:
         """The entry as it stood in revision ``memory.revision``, or ``None`` if it did not exist yet."""

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import threading
+
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Header, Static
+from textual.worker import get_current_worker
 
 from pcmem import MemoryEntry, RevisionInfo
 from pcmem_tui import garbage
@@ -80,22 +83,53 @@ class EntriesScreen(StoreScreen):
         self.sort = "created"
         self.follow: str | None = None  # an entry id the cursor should land on after the next load (a new entry)
         self.columns = COLUMNS  # the table's columns: NARROW_COLUMNS below 100 cells (see _fit_columns)
+        self._cells: dict[tuple[str, str, Columns], tuple[Text, ...]] = {}
 
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static(id="title", classes="title")
-        yield ListTable(COLUMNS, lambda entry: _row(entry, self.columns), _words, zebra_stripes=True, id="entries")
+        yield ListTable(COLUMNS, self._cells_of, _words, zebra_stripes=True, id="entries")
         yield WorkProgress()
         yield StatusLine()
         yield StoreBar()
         yield key_footer()
 
+    #: Cells made for entry versions, kept for a few screens' worth of rows: the rows of a first page are drawn
+    #: again when the rest of the scope comes, and a moving cursor draws its rows again.
+    CELLS_KEPT = 1024
+
+    def _cells_of(self, entry: MemoryEntry) -> tuple[Text, ...]:
+        key = (entry.entry.entry_version_id, entry.state, self.columns)
+        cells = self._cells.get(key)
+        if cells is None:
+            if len(self._cells) >= self.CELLS_KEPT:
+                self._cells.clear()
+            cells = self._cells[key] = _row(entry, self.columns)
+        return cells
+
     def on_screen_resume(self) -> None:
-        self.load()
+        self.load(first_page=self.manifest is None)
+
+    #: How long the rest of a big scope waits for its first page to be drawn (a screen that went away never says).
+    FIRST_PAGE_DRAWN_WITHIN = 2.0
 
     @work(thread=True, exclusive=True)
-    def load(self) -> None:
-        call = lambda: self.session.manifest(self.scope, self.revision)  # noqa: E731
+    def load(self, first_page: bool = False) -> None:
+        """The manifest. ``first_page``: when the screen has no rows of the revision to show yet (the first open,
+        a step), a big scope read whole shows its first page before the rest is read; a reload of what is on screen
+        (an outside write, a return) keeps the rows until the whole manifest is there. The rest waits until the page
+        is drawn: building 10,000 entries holds the GIL most of the time, and drawing beside it took three times as
+        long."""
+        worker = get_current_worker()
+
+        def show_first_page(manifest: Manifest) -> None:
+            if not worker.is_cancelled:
+                drawn = threading.Event()
+                self.post_message(ManifestLoaded(manifest, drawn))
+                drawn.wait(self.FIRST_PAGE_DRAWN_WITHIN)
+
+        call = lambda: self.session.manifest(self.scope, self.revision,  # noqa: E731
+                                             show_first_page if first_page else None)
         self.deliver(call, ManifestLoaded)
 
     def on_manifest_loaded(self, message: ManifestLoaded) -> None:
@@ -103,8 +137,10 @@ class EntriesScreen(StoreScreen):
         self.manifest = manifest = message.value
         if not unchanged:  # a return from an entry, or a look that found nothing new: the rows stand
             self.fill()
-            if self._ordered is not None and self._ordered.sorted_all:  # read whole: after the rows are painted
-                self.call_after_refresh(garbage.settle_after_whole_read, len(manifest.entries))
+            if self._ordered is not None and self._ordered.sorted_all and manifest.complete:  # read whole: after
+                self.call_after_refresh(garbage.settle_after_whole_read, len(manifest.entries))  # the rows are painted
+        if message.drawn is not None:
+            self.call_after_refresh(message.drawn.set)
         self._show_title()
         self.set_class(not manifest.is_head, "past")
         # the header names a past revision only: at the head the title line counts revisions, and a header that
@@ -147,8 +183,11 @@ class EntriesScreen(StoreScreen):
             self._ordered.rebuild(self.manifest.entries)
         else:
             self._ordered.update(self.manifest.entries)
-        self.query_one(ListTable).set_rows([(e.entry.entry_id, e) for e in self._ordered.entries], keep=self.follow)
-        self.follow = None
+        table = self.query_one(ListTable)
+        keep = self.follow or table.cursor_key
+        table.set_rows([(e.entry.entry_id, e) for e in self._ordered.entries], keep=keep)
+        # a first page may not hold the entry under the cursor: the cursor goes back to it when the rest is there
+        self.follow = keep if not self.manifest.complete and table.cursor_key != keep else None
 
     #: The rows in order, and the (sort, include_retired) they were ordered by.
     _ordered: OrderedEntries | None = None
@@ -234,7 +273,7 @@ class EntriesScreen(StoreScreen):
 
     def _show_revision(self, revision: int | None) -> None:
         self.revision = revision
-        self.load()
+        self.load(first_page=True)
 
     def action_step(self, delta: int) -> None:
         if self.manifest is not None:
@@ -339,9 +378,12 @@ def _words(entry: MemoryEntry) -> str:
 def _title(scope: str, manifest: Manifest, include_retired: bool, sort: str) -> Text:
     entries = manifest.entries
     retired = sum(1 for e in entries if e.state == "retired")
-    title = Text.assemble((scope, "bold"), f" · revision {manifest.revision} of {manifest.head}",
-                          f" · {len(entries) - retired} active")
-    title.append(f", {retired} retired" if include_retired else " (retired hidden)")
+    title = Text.assemble((scope, "bold"), f" · revision {manifest.revision} of {manifest.head}")
+    if manifest.complete:
+        title.append(f" · {len(entries) - retired} active")
+        title.append(f", {retired} retired" if include_retired else " (retired hidden)")
+    else:  # the first page of a big scope: its counts would be the page's
+        title.append(f" · first {len(entries)} entries, reading the rest…", style="italic")
     if sort != "created":  # the default order goes unsaid: 80 columns are tight
         title.append(f" · by {sort}", style="dim")
     if not manifest.is_head:

@@ -196,9 +196,10 @@ class DuckDBBackend:
         with self._transaction() as cursor:
             return reads.revisions(cursor, memory)
 
-    def manifest(self, memory: MemoryRef, *, include_retired: bool) -> list[MemoryEntry]:
+    def manifest(self, memory: MemoryRef, *, include_retired: bool, after: str = "",
+                 limit: int | None = None) -> list[MemoryEntry]:
         with self._transaction() as cursor:
-            return reads.manifest(cursor, memory, include_retired=include_retired)
+            return reads.manifest(cursor, memory, include_retired=include_retired, after=after, limit=limit)
 
     def entry_in_revision(self, memory: MemoryRef, entry_id: str) -> MemoryEntry | None:
         with self._transaction() as cursor:

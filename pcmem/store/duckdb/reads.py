@@ -86,23 +86,38 @@ def revisions(cursor: Cursor, memory: MemoryRef) -> list[RevisionInfo]:
     ]
 
 
-def manifest(cursor: Cursor, memory: MemoryRef, *, include_retired: bool) -> list[MemoryEntry]:
-    states = ("active", "retired") if include_retired else ("active",)
+def manifest(cursor: Cursor, memory: MemoryRef, *, include_retired: bool, after: str = "",
+             limit: int | None = None) -> list[MemoryEntry]:
+    """The revision's entries in entry-id order: those after ``after`` only, at most ``limit``. The bounds are in
+    the SQL, so a page builds only its own entry objects (building them, not the query, is most of a 10,000-entry
+    read); the head is read from its projection, ``head_entries``, a past revision from the event log."""
+    states = ["active", "retired"] if include_retired else ["active"]
+    bounds: dict[str, object] = {"artifact": memory.artifact_id, "states": states, "after": after, "limit": limit}
+    row = cursor.execute("SELECT head_revision FROM memories WHERE artifact_id = ?", [memory.artifact_id]).fetchone()
+    standing = _HEAD_STANDING if row is not None and row[0] == memory.revision else _PAST_STANDING
+    if standing is _PAST_STANDING:
+        bounds["revision"] = memory.revision
     rows = cursor.execute(
         f"""
-        WITH standing AS (
-            SELECT entry_id, arg_max(entry_version_id, revision) AS entry_version_id,
-                   arg_max(state, revision) AS state
-            FROM entry_events WHERE artifact_id = $artifact AND revision <= $revision
-            GROUP BY entry_id
-        )
+        WITH standing AS ({standing})
         SELECT s.state, {V_COLUMNS}
         FROM standing s JOIN entry_versions v USING (entry_version_id)
-        WHERE s.state IN $states ORDER BY v.entry_id
+        WHERE s.state IN $states ORDER BY v.entry_id LIMIT $limit
         """,
-        {"artifact": memory.artifact_id, "revision": memory.revision, "states": list(states)},
+        bounds,
     ).fetchall()
     return [entry(memory, row[0], version_from_row(row[1:])) for row in rows]
+
+
+#: Each entry's version and state in one revision, for entry ids after ``$after`` (DuckDB compares text by its
+#: bytes, as :mod:`pcmem.memory.paging` does); ``LIMIT NULL`` is no limit.
+_HEAD_STANDING = ("SELECT entry_id, entry_version_id, state FROM head_entries "
+                  "WHERE artifact_id = $artifact AND entry_id > $after")
+_PAST_STANDING = """
+    SELECT entry_id, arg_max(entry_version_id, revision) AS entry_version_id, arg_max(state, revision) AS state
+    FROM entry_events WHERE artifact_id = $artifact AND revision <= $revision AND entry_id > $after
+    GROUP BY entry_id
+"""
 
 
 def entry_in_revision(cursor: Cursor, memory: MemoryRef, entry_id: str) -> MemoryEntry | None:

@@ -30,6 +30,7 @@ from pcmem.store.common import (
     check_dimension,
     entry,
     new_paging_secret,
+    page_of,
     stored_search_fusion,
     utc,
     version_from_row,
@@ -192,7 +193,9 @@ class SeekdbBackend:
         return [RevisionInfo(revision=int(r), operation=op, created_at=utc(at), change_count=int(n), reason=reason)
                 for r, op, at, n, reason in rows]
 
-    def manifest(self, memory: MemoryRef, *, include_retired: bool) -> list[MemoryEntry]:
+    def manifest(self, memory: MemoryRef, *, include_retired: bool, after: str = "",
+                 limit: int | None = None) -> list[MemoryEntry]:
+        """(The bounds are applied after the read: the server's collation need not order ids by their bytes.)"""
         states = in_list(("active", "retired") if include_retired else ("active",))
         artifact = quote(memory.artifact_id)
         with self._transaction() as db:
@@ -213,7 +216,7 @@ class SeekdbBackend:
                         JOIN entry_versions v ON v.entry_version_id = e.entry_version_id
                         WHERE e.state IN {states} ORDER BY e.entry_id"""
                 )
-        return [entry(memory, r[0], version_from_row(r[1:])) for r in rows]
+        return page_of([entry(memory, r[0], version_from_row(r[1:])) for r in rows], after, limit)
 
     def entry_in_revision(self, memory: MemoryRef, entry_id: str) -> MemoryEntry | None:
         with self._transaction() as db:
