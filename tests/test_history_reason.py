@@ -97,3 +97,24 @@ async def test_the_http_route_and_the_mcp_tool_give_the_same_reasons(store):
         runtime.close()
     assert _rows(route.json()["events"]) == EXPECTED
     assert _rows(json.loads(tool.content[0].text)["events"]) == EXPECTED
+
+
+def test_the_cli_writes_take_a_reason_that_history_shows(tmp_path):
+    """The CLI's remember, revise, retire and reactivate say why with --reason, as the library, HTTP and MCP writes
+    do (a reason too long is refused in one line, nothing written)."""
+    path = str(tmp_path / "cli.duckdb")
+
+    def run(*args: str) -> str:
+        done = CliRunner().invoke(main, ["--db", path, *args])
+        assert done.exit_code == 0, done.output
+        return done.output
+
+    run("remember", "--scope", "h", "--id", "deploy", "--reason", "kick-off", "We deploy on Fridays.")
+    run("revise", "--scope", "h", "--expected-version", "1", "--reason", "moved", "deploy", "We deploy on Thursdays.")
+    run("retire", "--scope", "h", "--expected-version", "2", "deploy")
+    run("reactivate", "--scope", "h", "--expected-revision", "3", "--reason", "back", "deploy")
+    assert _rows(json.loads(run("history", "--scope", "h", "deploy", "--json"))["events"]) == EXPECTED
+    too_long = CliRunner().invoke(main, ["--db", path, "retire", "--scope", "h", "--expected-version", "3",
+                                         "--reason", "x" * 600, "deploy"])
+    assert too_long.exit_code != 0 and "reason" in too_long.output and "Traceback" not in too_long.output
+    assert _rows(json.loads(run("history", "--scope", "h", "deploy", "--json"))["events"]) == EXPECTED

@@ -32,6 +32,10 @@ expected_option = click.option(
     default=None,
     help="Compare-and-swap on the scope: fail unless this is its head revision (any write to the scope conflicts).",
 )
+reason_option = click.option(
+    "--reason", default=None,
+    help="Why this write is made (kept with its revision; shown by history and changes).",
+)
 expected_version_option = click.option(
     "--expected-version",
     type=int,
@@ -145,18 +149,19 @@ def _print_entries(scope: str, page: EntryPage, as_json: bool, entries: list[Mem
 @click.option("--upsert", is_flag=True,
               help="With --id: write a new version when the entry exists and differs; report unchanged when equal.")
 @expected_option
+@reason_option
 @_with_gate_options
 @click.argument("text")
 @render.json_option
 def remember(scope: str, kind: str, metadata: str | None, entry_id: str | None, upsert: bool,
-             expected_revision: int | None, write_gate: bool, allow_duplicates: bool, model: str | None, text: str,
-             as_json: bool) -> None:
+             expected_revision: int | None, reason: str | None, write_gate: bool, allow_duplicates: bool,
+             model: str | None, text: str, as_json: bool) -> None:
     """Remember TEXT in a scope (one new revision). TEXT ``-`` reads it from standard input.
 
     \b
     Examples:
       pcmem remember --scope project --kind decision "Releases go out on Fridays."
-      pcmem remember --scope user:ana --id city --upsert "Ana lives in Lisbon."
+      pcmem remember --scope user:ana --id city --upsert --reason "she moved" "Ana lives in Lisbon."
       pcmem remember --scope project --write-gate --model llama-cpp:qwen2.5-coder-1.5b-instruct "Deploys: Fridays"
     """
     if upsert and entry_id is None:
@@ -166,7 +171,7 @@ def remember(scope: str, kind: str, metadata: str | None, entry_id: str | None, 
     entry = NewEntry(text=text, kind=kind, entry_id=entry_id,
                      metadata=parse_metadata_json(metadata) if metadata is not None else None)
     request = RememberRequest(entries=(entry,), expected_revision=expected_revision, allow_duplicates=allow_duplicates,
-                              upsert=upsert)
+                              upsert=upsert, reason=reason)
     memory = _gated_scope(scope, model, as_json) if write_gate else _scope(scope)
     result = memory.remember(request)
     _print_write(result, "remembered", as_json)
@@ -328,11 +333,12 @@ def changes(scope: str, since: int, limit: int | None, cursor: str | None, as_js
 @click.option("--metadata", "-m", default=None, help="New metadata JSON object (default: keep).")
 @expected_option
 @expected_version_option
+@reason_option
 @click.argument("entry_id")
 @click.argument("text")
 @render.json_option
 def revise(scope: str, kind: str | None, metadata: str | None, expected_revision: int | None,
-           expected_version: int | None, entry_id: str, text: str, as_json: bool) -> None:
+           expected_version: int | None, reason: str | None, entry_id: str, text: str, as_json: bool) -> None:
     """Write a new version of ENTRY_ID with TEXT.
 
     \b
@@ -348,6 +354,7 @@ def revise(scope: str, kind: str | None, metadata: str | None, expected_revision
         metadata=parse_metadata_json(metadata) if metadata is not None else None,
         expected_revision=expected_revision,
         expected_version=expected_version,
+        reason=reason,
     )
     _print_write(memory.revise(request), "revised", as_json)
 
@@ -357,14 +364,15 @@ def _state_command(name: str, request_type: type[RetireRequest] | type[Reactivat
     @scope_option
     @expected_option
     @expected_version_option
+    @reason_option
     @click.argument("entry_id")
     @render.json_option
-    def command(scope: str, expected_revision: int | None, expected_version: int | None, entry_id: str,
-                as_json: bool) -> None:
+    def command(scope: str, expected_revision: int | None, expected_version: int | None, reason: str | None,
+                entry_id: str, as_json: bool) -> None:
         memory = _scope(scope)
         expected_revision, expected_version = _expectations(memory, entry_id, expected_revision, expected_version)
         request = request_type(entry_id=entry_id, expected_version=expected_version,
-                               expected_revision=expected_revision)
+                               expected_revision=expected_revision, reason=reason)
         result = memory.retire(request) if isinstance(request, RetireRequest) else memory.reactivate(request)
         _print_write(result, f"{name}d", as_json)
 
