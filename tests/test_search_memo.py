@@ -279,6 +279,8 @@ def test_threads_behind_one_write_read_the_new_head_and_totals_once(db_path, mon
     # until a second thread reads the same, or 1 s passed.
     import threading
 
+    from thread_probes import count_reads_held_open
+
     from pcmem.store.duckdb import backend as backend_module
     from pcmem.store.duckdb import reads
 
@@ -287,21 +289,8 @@ def test_threads_behind_one_write_read_the_new_head_and_totals_once(db_path, mon
         memory.remember(RememberRequest(entries=tuple(NewEntry(text=t) for t in sentences(50))))
         _search(memory, "Priya moved the Windows installer", "fts")
         memory.remember("Priya moved the zanzibar installer")
-        calls: dict[str, list[int]] = {}
-        for module, name in ((reads, "head_and_profile"), (backend_module, "read_index_terms")):
-            calls[name] = []
-            second = threading.Event()
-            read = getattr(module, name)
-
-            def reading(*args, made=calls[name], second=second, read=read):
-                made.append(1)
-                if len(made) == 1:
-                    second.wait(1.0)  # the other thread's read would come now, if it made one
-                else:
-                    second.set()
-                return read(*args)
-
-            monkeypatch.setattr(module, name, reading)
+        calls = count_reads_held_open(monkeypatch,
+                                      ((reads, "head_and_profile"), (backend_module, "read_index_terms")))
         pages = []
         threads = [threading.Thread(target=lambda: pages.append(_search(memory, "Priya installer", "fts")))
                    for _ in range(2)]

@@ -85,6 +85,7 @@ def test_threads_behind_one_write_bring_a_scope_view_up_once(db_path, monkeypatc
     # instead of each reading the same rows again (issue #30: with 4 threads a write's catch-up was paid 4 times).
     # Deterministic: the first reader holds on until a second thread reads too, or 1 s passed.
     from conftest import TextHashEmbedder
+    from thread_probes import count_reads_held_open
 
     from pcmem import SearchMemoryRequest
     from pcmem.store.duckdb import fts_cache, vector_cache
@@ -94,21 +95,7 @@ def test_threads_behind_one_write_bring_a_scope_view_up_once(db_path, monkeypatc
         memory.remember(RememberRequest(entries=tuple(NewEntry(text=f"kiwi note {i}") for i in range(30))))
         memory.search(SearchMemoryRequest(query="kiwi note", mode="hybrid"))  # both views loaded
         written = memory.remember("a kiwi note written last").citations[0].entry_version_id
-        calls: dict[str, list[int]] = {}
-        for module, name in ((fts_cache, "_read_moves"), (vector_cache, "head_moves")):
-            calls[name] = []
-            second = threading.Event()
-            read = getattr(module, name)
-
-            def reading(*args, made=calls[name], second=second, read=read):
-                made.append(1)
-                if len(made) == 1:
-                    second.wait(1.0)  # the other thread's read would come now, if it made one
-                else:
-                    second.set()
-                return read(*args)
-
-            monkeypatch.setattr(module, name, reading)
+        calls = count_reads_held_open(monkeypatch, ((fts_cache, "_read_moves"), (vector_cache, "head_moves")))
         pages: list[list[str]] = []
 
         def search() -> None:
