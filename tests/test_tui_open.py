@@ -74,10 +74,7 @@ async def test_a_big_scope_shows_its_first_page_while_the_rest_is_read(runtime, 
     monkeypatch.setattr(session, "FIRST_PAGE_FROM", BIG, raising=False)  # 150 entries stand for a big scope
     app = make_app(runtime)
     async with app.run_test(size=SIZE) as pilot:
-        await _until(pilot, lambda: app.screen.query(ListTable) and "big" in app.screen.query_one(ListTable).row_keys)
-        table = app.screen.query_one(ListTable)
-        table.move_cursor(row=table.row_keys.index("big"))
-        await pilot.press("enter")
+        await _open_big(pilot, app)
         await _until(pilot, lambda: isinstance(app.screen, EntriesScreen) and app.screen.query_one(ListTable).row_count)
         screen = app.screen
         table = screen.query_one(ListTable)
@@ -109,10 +106,7 @@ async def test_a_reload_keeps_the_rows_on_screen_and_a_step_keeps_the_cursor_on_
     monkeypatch.setattr(session, "FIRST_PAGE_FROM", BIG)
     app = make_app(runtime)
     async with app.run_test(size=SIZE) as pilot:
-        await _until(pilot, lambda: app.screen.query(ListTable) and "big" in app.screen.query_one(ListTable).row_keys)
-        table = app.screen.query_one(ListTable)
-        table.move_cursor(row=table.row_keys.index("big"))
-        await pilot.press("enter")
+        await _open_big(pilot, app)
         await _until(pilot, lambda: isinstance(app.screen, EntriesScreen) and app.screen.manifest is not None
                      and app.screen.manifest.complete)
         screen, table = app.screen, app.screen.query_one(ListTable)
@@ -142,10 +136,7 @@ async def test_a_small_scope_is_read_whole_at_once(runtime, monkeypatch):
                         lambda self, message: (shown.append(message.value.complete), loaded(self, message))[1])
     app = make_app(runtime)
     async with app.run_test(size=SIZE) as pilot:
-        await _until(pilot, lambda: app.screen.query(ListTable) and "big" in app.screen.query_one(ListTable).row_keys)
-        table = app.screen.query_one(ListTable)
-        table.move_cursor(row=table.row_keys.index("big"))
-        await pilot.press("enter")
+        await _open_big(pilot, app)
         await _until(pilot, lambda: isinstance(app.screen, EntriesScreen) and app.screen.manifest is not None)
         await pilot.pause()
         assert shown == [True] and app.screen.query_one(ListTable).row_count == BIG
@@ -182,3 +173,11 @@ def test_the_first_search_of_a_process_pays_nothing_a_later_one_does_not(runtime
                             timeout=300, check=False)
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.strip().splitlines()[-1:] in ([], [""])  # no package imported by the first search
+
+
+async def _open_big(pilot, app) -> None:  # noqa: ANN001 - Textual's pilot and the app under test
+    """From the scopes list, open the scope named ``big`` (its row found by name, not by position)."""
+    await _until(pilot, lambda: app.screen.query(ListTable) and "big" in app.screen.query_one(ListTable).row_keys)
+    table = app.screen.query_one(ListTable)
+    table.move_cursor(row=table.row_keys.index("big"))
+    await pilot.press("enter")
