@@ -19,21 +19,12 @@ from typing import TYPE_CHECKING, cast
 import duckdb
 
 from pcmem.errors import StoreError, StoreFormatError, StoreLockedError
-from pcmem.store.common import (
-    PAGING_SECRET_KEY,
-    SEARCH_FUSION_KEY,
-    CompletenessMemo,
-    PagingSecret,
-    VersionCache,
-    assemble_candidates,
-    check_candidate_limit,
-    new_paging_secret,
-    stored_search_fusion,
-)
+from pcmem.store.common import CompletenessMemo, VersionCache, assemble_candidates, check_candidate_limit
 from pcmem.store.duckdb import check as check_module
 from pcmem.store.duckdb import erasure, files, fts_direct, fts_index, indexes, migrations, reads, vectors, wal
 from pcmem.store.duckdb.files import remove_store_files
 from pcmem.store.duckdb.fts_cache import FtsCache, IndexStats, read_index_terms, read_terms
+from pcmem.store.duckdb.meta_settings import MetaSettings
 from pcmem.store.duckdb.search_memo import LazySnapshot, SearchMemo
 from pcmem.store.duckdb.transactions import CursorPool, Transactions, first_line, translate
 from pcmem.store.duckdb.vector_cache import VectorCache
@@ -96,8 +87,6 @@ class DuckDBBackend:
         self._fts_cache = FtsCache()
         self._complete = CompletenessMemo()
         self._versions = VersionCache()
-        self._paging_secret = PagingSecret()
-        self._search_fusion: list[SearchFusion | None] = []  # the store's default fusion, once read (see below)
         self._id_floor = fts_index.IdFloor()  # next full-text ids, kept between writes (under _write_lock)
         pool: CursorPool | None = None
         try:
@@ -105,6 +94,8 @@ class DuckDBBackend:
                                                  index_lookups=index_lookups)
             self._transactions = Transactions(self.path, pool, read_only=self.read_only)
             self._transaction = self._transactions.open
+            self._settings = MetaSettings(self._transaction, self._write_lock, read_only=self.read_only,
+                                          shared=shared)
             self._memo = SearchMemo(self._transactions.clock)
             with pool.cursor() as db:
                 self._prepare(db)
@@ -218,34 +209,14 @@ class DuckDBBackend:
             return erasure.tombstone(cursor, memory.artifact_id, entry_id)
 
     def paging_secret(self) -> bytes:
-        return self._paging_secret.get(self._stored_paging_secret)
-
-    def _stored_paging_secret(self) -> str | None:
-        with self._transaction() as cursor:
-            secret = reads.meta(cursor, PAGING_SECRET_KEY)
-        if secret is not None or self.read_only:
-            return secret
-        with self._write_lock, self._transaction(write=True) as cursor:
-            # NOT EXISTS rather than a conflict clause: another process (shared mode) may have made it meanwhile
-            cursor.execute("INSERT INTO pcmem_meta SELECT $key, $value WHERE NOT EXISTS "
-                           "(SELECT 1 FROM pcmem_meta WHERE key = $key)",
-                           {"key": PAGING_SECRET_KEY, "value": new_paging_secret()})
-            return reads.meta(cursor, PAGING_SECRET_KEY)
+        return self._settings.paging_secret()
 
     def search_fusion_default(self) -> SearchFusion | None:
-        """Read once, then kept: every other process reaches the file through this one (pcmem.owner), so only this
-        backend changes it; a ``shared`` backend (one open per transaction) reads it each time."""
-        if self.shared or not self._search_fusion:
-            with self._transaction() as cursor:
-                self._search_fusion[:] = [stored_search_fusion(reads.meta(cursor, SEARCH_FUSION_KEY))]
-        return self._search_fusion[0]
+        """Read once, then kept (a ``shared`` backend reads it each time): :mod:`.meta_settings`."""
+        return self._settings.search_fusion_default()
 
     def set_search_fusion_default(self, fusion: SearchFusion | None) -> None:
-        with self._write_lock, self._transaction(write=True) as cursor:
-            cursor.execute("DELETE FROM pcmem_meta WHERE key = ?", [SEARCH_FUSION_KEY])
-            if fusion is not None:
-                cursor.execute("INSERT INTO pcmem_meta VALUES (?, ?)", [SEARCH_FUSION_KEY, fusion])
-        self._search_fusion[:] = [fusion]
+        self._settings.set_search_fusion_default(fusion)
 
     def reclaim(self) -> None:
         """Rewrite the tables that held erased rows, checkpoint, and overwrite the freed blocks (see erasure.py);
