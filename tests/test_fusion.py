@@ -227,3 +227,16 @@ def test_weights_outside_zero_to_one_are_refused(bad):
         convex_fuse({"fts": FTS}, 5, alpha=bad)
     with pytest.raises(ValueError, match="between 0 and 1"):
         weighted_rrf_fuse({"fts": FTS}, 5, vector_weight=bad)
+
+
+def test_an_mpnet_store_gets_its_own_measured_weighted_rrf():
+    """mpnet int8's parameters (k 5, vector weight 0.55: the tuning rule over LoCoMo's ten conversations) are keyed
+    by the model id its store records, the same id its preset writes; fp32 and unmeasured models keep the shared
+    value."""
+    from pcmem.embedding.presets import preset_named
+    from pcmem.search.fusion import WeightedRrf
+
+    int8 = preset_named("mpnet-base-int8").profile.model_id
+    assert weighted_rrf_parameters(int8) == WeightedRrf(k=5, vector_weight=0.55)
+    assert fusion_parameters("weighted-rrf", int8) == {"k": 5, "vector_weight": 0.55}
+    assert weighted_rrf_parameters(preset_named("mpnet-base").profile.model_id) == weighted_rrf_parameters(None)

@@ -35,6 +35,9 @@ PINNED_SOURCE_FILES = {
 #: reads model_max_length from it and the shipped one says 512; the model was trained at 384).
 TOKENIZER_FILES = ("tokenizer.json", "config.json", "special_tokens_map.json")
 MANIFEST = "pcmem-model.json"
+SOURCE = "sentence-transformers/all-mpnet-base-v2"
+#: The embedding profile's model id of the ``mpnet-base-int8`` preset's vectors (what a store records).
+MODEL_ID_INT8 = f"{SOURCE}@int8-tensor-ffn-fp32"
 RETIRED_BUILD = "the per-channel int8 build of mpnet (what earlier pcmem versions built as mpnet-base-int8)"
 
 

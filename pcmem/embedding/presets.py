@@ -30,7 +30,7 @@ from pcmem.settings import cache_dir as resolve_cache_dir
 from pcmem.types.embedding import EmbeddingProfile
 
 DEFAULT_PRESET = "minilm-l6-int8"
-_MPNET_SOURCE = "sentence-transformers/all-mpnet-base-v2"
+_MPNET_SOURCE = mpnet_preset.SOURCE
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,7 @@ EMBEDDER_PRESETS: dict[str, EmbedderPreset] = {
         EmbedderPreset("mpnet-base", EmbeddingProfile(f"{_MPNET_SOURCE}@fp32", 768, True),
                        "all-mpnet-base-v2 fp32, 768-d, 438 MB; best quality, ~2x slower than int8",
                        "pcmem models prepare mpnet-base", batch_size=16),
-        EmbedderPreset("mpnet-base-int8", EmbeddingProfile(f"{_MPNET_SOURCE}@int8-tensor-ffn-fp32", 768, True),
+        EmbedderPreset("mpnet-base-int8", EmbeddingProfile(mpnet_preset.MODEL_ID_INT8, 768, True),
                        "all-mpnet-base-v2 int8 (FFN outputs fp32), 768-d, 268 MB",
                        "pcmem models prepare mpnet-base-int8", batch_size=1),
         EmbedderPreset(gemma_preset.NAME, gemma_preset.PROFILE,

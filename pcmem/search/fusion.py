@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Literal, get_args
 
 from pcmem.embedding.gemma_preset import PROFILE as GEMMA_PROFILE
+from pcmem.embedding.mpnet_preset import MODEL_ID_INT8 as MPNET_INT8_MODEL_ID
 from pcmem.settings import FusionSource, SearchFusion
 from pcmem.types.search import Candidate, Channel
 
@@ -67,7 +68,8 @@ def rrf_fuse(channels: Mapping[str, Sequence[Candidate]], limit: int) -> list[Fu
 #   Cormack et al.'s and the contract's). A small k lets the better channel's first ranks lead; the weight says which
 #   channel is better. It is the one candidate measured that beat the better single channel on every held-out half
 #   with both MiniLM (full text the better) and EmbeddingGemma (vector the better) and kept RRF's @30: k = 1 with
-#   vector weight 0.40 (MiniLM; the shared value) and 0.75 (EmbeddingGemma).
+#   vector weight 0.40 (MiniLM; the shared value) and 0.75 (EmbeddingGemma); mpnet int8 (measured later, same
+#   rule over all ten conversations, beating full text on both held-out halves): k = 5 with vector weight 0.55.
 
 Normalisation = Literal["min-max", "theoretical-min", "z-score"]
 NORMALISATIONS: tuple[Normalisation, ...] = get_args(Normalisation)
@@ -91,7 +93,8 @@ class WeightedRrf:
 
 
 WEIGHTED_RRF = WeightedRrf(k=1, vector_weight=0.40)  # MiniLM's (the bundled embedder), for every unmeasured one
-WEIGHTED_RRF_BY_MODEL: Mapping[str, WeightedRrf] = {GEMMA_PROFILE.model_id: WeightedRrf(k=1, vector_weight=0.75)}
+WEIGHTED_RRF_BY_MODEL: Mapping[str, WeightedRrf] = {GEMMA_PROFILE.model_id: WeightedRrf(k=1, vector_weight=0.75),
+                                                     MPNET_INT8_MODEL_ID: WeightedRrf(k=5, vector_weight=0.55)}
 
 
 def weighted_rrf_parameters(model_id: str | None) -> WeightedRrf:
