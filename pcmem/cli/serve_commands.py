@@ -169,8 +169,10 @@ def mcp(model: str | None, rerank: str | None, as_json: bool) -> None:
     from pcmem.serve.shutdown import StopSignals
     from pcmem.serve.stdio import run_stdio
 
-    with StopSignals() as stops, _opened(store, model, rerank, stops) as api:
+    with StopSignals(interrupt=True) as stops, _opened(store, model, rerank, stops) as api:
         anyio.run(run_stdio, api, stops)
+    if stops.interrupted():
+        raise KeyboardInterrupt  # after the store was closed: "pcmem: interrupted", exit 130
 
 
 def register(group: click.Group) -> None:

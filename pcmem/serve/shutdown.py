@@ -12,7 +12,10 @@ query into ``RuntimeError: Query interrupted``. It records the signal, and what 
 - closing (:meth:`StopSignals.closing`), and after the first signal: further signals are ignored, so a second
   SIGTERM cannot cut the final checkpoint short.
 
-Ctrl-C (SIGINT) keeps its meaning: interrupted, exit 130.
+Ctrl-C (SIGINT) keeps its meaning: interrupted, exit 130. ``pcmem mcp`` takes it through the same phases
+(``StopSignals(interrupt=True)``) and ends as an interrupt once the store is closed: left to Python, the
+KeyboardInterrupt (or asyncio's cancel of the main task) lands wherever the event loop is, and a cancel that lands in
+the MCP SDK's stream handling could be absorbed, leaving a silent host's server running.
 """
 
 from __future__ import annotations
@@ -36,7 +39,9 @@ SIGNAL_POLL_SECONDS = 0.1
 class StopSignals:
     """``with StopSignals() as stops:`` around a server command; see the module docstring for the phases."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, interrupt: bool = False) -> None:
+        #: The signals held: the stop signals, and SIGINT too with ``interrupt``.
+        self.numbers = (*STOP_SIGNALS, signal.SIGINT) if interrupt else STOP_SIGNALS
         self._on_stop: Callable[[], object] | None = None
         self._closing = False
         self._previous: dict[int, Any] = {}
@@ -45,7 +50,7 @@ class StopSignals:
 
     def __enter__(self) -> StopSignals:
         if threading.current_thread() is threading.main_thread():  # only the main thread may set handlers
-            self._previous = {number: signal.signal(number, self._handle) for number in STOP_SIGNALS}
+            self._previous = {number: signal.signal(number, self._handle) for number in self.numbers}
         return self
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
@@ -72,6 +77,10 @@ class StopSignals:
             yield
         finally:
             self.closing()
+
+    def interrupted(self) -> bool:
+        """The stop came from SIGINT (Ctrl-C): the command ends as an interrupt (exit 130) after closing."""
+        return self.received == signal.SIGINT
 
     def closing(self) -> None:
         """From now on the command closes the store: stop signals are ignored."""
