@@ -68,3 +68,47 @@ def test_pages_put_together_are_the_whole_listing(scope, revision, state, limit)
         assert len(page.entries) == limit
     assert paged == list(whole.entries)
     assert [e.entry.entry_id for e in paged] == sorted(e.entry.entry_id for e in paged)
+
+
+@pytest.fixture
+def logged(monkeypatch):
+    """How many revision and change objects the DuckDB backend's reads build."""
+    count = {"revisions": 0, "changes": 0}
+
+    def counting(kind, real):
+        def build(*args, **kwargs):
+            count[kind] += 1
+            return real(*args, **kwargs)
+        return build
+
+    monkeypatch.setattr(reads, "RevisionInfo", counting("revisions", reads.RevisionInfo))
+    monkeypatch.setattr(reads, "Change", counting("changes", reads.Change))
+    return count
+
+
+def test_a_cursor_page_reads_only_the_revisions_made_since_its_cursor(scope, logged):
+    """A cursor is refused when an entry was forgotten after it was issued; checking that read the scope's whole
+    revision log on every page (5 revisions here, every write of a long-lived scope in use)."""
+    first = scope.list(ListRequest(limit=5))
+    second = scope.list(ListRequest(limit=5, cursor=first.next_cursor))
+    assert second.entries[0].entry.entry_id > first.entries[-1].entry.entry_id
+    assert logged["revisions"] == 0  # nothing was written since the cursor was issued
+
+
+def test_a_continued_changes_read_starts_where_it_stopped(scope, logged):
+    """A changes page read every change since ``since_revision`` and dropped those before its cursor in Python."""
+    whole = scope.changes(0)
+    first = scope.changes(0, limit=25)
+    logged["changes"] = 0
+    second = scope.changes(0, limit=5, cursor=first.next_cursor)
+    assert [*first.changes, *second.changes] == list(whole.changes[:30])
+    # the first page stopped in revision 2: revision 1's 20 changes are not read again
+    assert first.changes[-1].revision == 2 and logged["changes"] <= len(whole.changes) - 20
+    pages, cursor = [], None
+    while True:
+        page = scope.changes(0, limit=7, cursor=cursor)
+        pages.extend(page.changes)
+        if page.next_cursor is None:
+            break
+        cursor = page.next_cursor
+    assert pages == list(whole.changes)

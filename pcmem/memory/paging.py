@@ -95,7 +95,8 @@ def _check_limit(limit: int | None) -> None:
 
 
 def _refuse_stale(backend: RevisionLog, scope: str, memory: MemoryRef, pinned: int) -> None:
-    if any(info.operation == "forget" and info.revision > pinned for info in backend.revisions(memory)):
+    # only the revisions made since the cursor was issued: a page of a long-lived scope must not read its whole log
+    if any(info.operation == "forget" for info in backend.revisions(memory, since=pinned)):
         raise StaleCursorError(f"an entry of scope {scope!r} was forgotten after this cursor was issued "
                                f"(pinned to revision {pinned}); list again without a cursor")
 
@@ -151,7 +152,8 @@ def changes_page(backend: RevisionLog, scope: str, since_revision: int, limit: i
         raise RevisionNotFoundError(f"since_revision {since} is past the head revision {head}")
     if memory is None:
         return ChangesPage(memory=None, since_revision=since, changes=())
-    changes = backend.changes(memory, since)
+    # a continued read starts at the revision it stopped in, not at ``since``: a page costs its rest, not every change
+    changes = backend.changes(memory, since if after == (0, "") else max(since, after[0] - 1))
     if after != (0, ""):
         changes = [c for c in changes if (c.revision, c.entry_id.encode()) > (after[0], after[1].encode())]
     if limit is None or len(changes) <= limit:

@@ -138,8 +138,9 @@ class RevisionLog(Snapshots, Protocol):
     def scope_summaries(self) -> list[ScopeSummary]:
         """Every scope with entry counts at its head, ordered by scope."""
 
-    def revisions(self, memory: MemoryRef) -> list[RevisionInfo]:
-        """Every revision of the memory up to ``memory.revision``, oldest first."""
+    def revisions(self, memory: MemoryRef, *, since: int = 0) -> list[RevisionInfo]:
+        """The revisions of the memory after ``since`` up to ``memory.revision``, oldest first (all for 0). A
+        cursor's staleness check asks only for the revisions made since it was issued."""
 
     def manifest(self, memory: MemoryRef, *, include_retired: bool, after: str = "",
                  limit: int | None = None) -> list[MemoryEntry]:

@@ -183,9 +183,9 @@ class DuckDBBackend:
         with self._transaction() as cursor:
             return reads.scope_summaries(cursor)
 
-    def revisions(self, memory: MemoryRef) -> list[RevisionInfo]:
+    def revisions(self, memory: MemoryRef, *, since: int = 0) -> list[RevisionInfo]:
         with self._transaction() as cursor:
-            return reads.revisions(cursor, memory)
+            return reads.revisions(cursor, memory, since)
 
     def manifest(self, memory: MemoryRef, *, include_retired: bool, after: str = "",
                  limit: int | None = None) -> list[MemoryEntry]:

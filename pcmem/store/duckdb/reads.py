@@ -74,11 +74,11 @@ def scope_summaries(cursor: Cursor) -> list[ScopeSummary]:
     ]
 
 
-def revisions(cursor: Cursor, memory: MemoryRef) -> list[RevisionInfo]:
+def revisions(cursor: Cursor, memory: MemoryRef, since: int = 0) -> list[RevisionInfo]:
     rows = cursor.execute(
         "SELECT revision, operation, created_at, change_count, reason FROM revisions "
-        "WHERE artifact_id = ? AND revision <= ? ORDER BY revision",
-        [memory.artifact_id, memory.revision],
+        "WHERE artifact_id = ? AND revision > ? AND revision <= ? ORDER BY revision",
+        [memory.artifact_id, since, memory.revision],
     ).fetchall()
     return [
         RevisionInfo(revision=rev, operation=op, created_at=utc(at), change_count=count, reason=reason)

@@ -184,11 +184,12 @@ class SeekdbBackend:
         ]
         return sorted(summaries, key=lambda s: s.scope)
 
-    def revisions(self, memory: MemoryRef) -> list[RevisionInfo]:
+    def revisions(self, memory: MemoryRef, *, since: int = 0) -> list[RevisionInfo]:
         with self._transaction() as db:
             rows = db.run(render(
                 "SELECT revision, operation, created_at, change_count, reason FROM revisions "
-                "WHERE artifact_id = %s AND revision <= %s ORDER BY revision", memory.artifact_id, memory.revision,
+                "WHERE artifact_id = %s AND revision > %s AND revision <= %s ORDER BY revision",
+                memory.artifact_id, since, memory.revision,
             ))
         return [RevisionInfo(revision=int(r), operation=op, created_at=utc(at), change_count=int(n), reason=reason)
                 for r, op, at, n, reason in rows]
