@@ -58,7 +58,7 @@ def _read_scope(scope: str) -> SyncScopedMemory:
 def _gated_scope(scope: str, model: str | None, as_json: bool) -> SyncScopedMemory:
     """The scope with a write gate on the configured decision model (``--write-gate``)."""
     from pcmem.compose.decisions import write_gate_model
-    from pcmem.settings import InferenceConfig
+    from pcmem.config import InferenceConfig
 
     inference = InferenceConfig.from_env(generation_model=model)
     with progress_bar("verifying model", enabled=not as_json, bytes_=True) as advance:

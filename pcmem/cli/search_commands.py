@@ -10,8 +10,9 @@ import click
 from pcmem.cli import render
 from pcmem.cli.fusion_command import SOURCES
 from pcmem.cli.progress import progress_bar
+from pcmem.config import InferenceConfig
 from pcmem.errors import InputError, StoreError
-from pcmem.settings import SEARCH_FUSIONS, InferenceConfig
+from pcmem.settings import SEARCH_FUSIONS
 from pcmem.store.port import searching_once
 from pcmem.types.rerank import MODEL_RERANK_POLICIES, RERANK_POLICIES, RerankPolicy
 from pcmem.types.search import MAX_SEARCH_LIMIT, SEARCH_MODES, SearchMemoryRequest, SearchPage

@@ -36,7 +36,7 @@ class RerankSpec(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     policy: RerankPolicy
-    #: The client's :class:`~pcmem.settings.InferenceConfig` as JSON (its generation model, timeouts, ...).
+    #: The client's :class:`~pcmem.config.InferenceConfig` as JSON (its generation model, timeouts, ...).
     inference: dict[str, Any] = {}
     rerank_embedder: str | None = None
 
