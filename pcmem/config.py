@@ -16,16 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from pcmem.errors import ConfigurationError
-from pcmem.settings import (
-    ENV_GENERATION_MAX_REQUESTS,
-    ENV_GENERATION_MODEL,
-    ENV_GENERATION_TIMEOUT,
-    ENV_INFERENCE_THREADS,
-    ENV_RERANK_CANDIDATE_LIMIT,
-    ENV_RERANK_ENABLED,
-    ENV_SEARCH_FUSION,
-    SearchFusion,
-)
+from pcmem.settings import INFERENCE_CONFIG_ENVS, RUNTIME_CONFIG_ENVS, SearchFusion
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
@@ -84,11 +75,7 @@ class RuntimeConfig(_Settings):
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> RuntimeConfig:
-        env = _env_values(os.environ if environ is None else environ, {
-            "memory_rerank_enabled": ENV_RERANK_ENABLED,
-            "memory_rerank_candidate_limit": ENV_RERANK_CANDIDATE_LIMIT,
-            "memory_search_fusion": ENV_SEARCH_FUSION,
-        })
+        env = _env_values(os.environ if environ is None else environ, RUNTIME_CONFIG_ENVS)
         return cls._build({**env, **{k: v for k, v in overrides.items() if v is not None}}, "runtime config")
 
 
@@ -125,10 +112,5 @@ class InferenceConfig(_Settings):
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> InferenceConfig:
-        env = _env_values(os.environ if environ is None else environ, {
-            "generation_model": ENV_GENERATION_MODEL,
-            "generation_timeout_seconds": ENV_GENERATION_TIMEOUT,
-            "generation_max_requests": ENV_GENERATION_MAX_REQUESTS,
-            "threads": ENV_INFERENCE_THREADS,
-        })
+        env = _env_values(os.environ if environ is None else environ, INFERENCE_CONFIG_ENVS)
         return cls._build({**env, **{k: v for k, v in overrides.items() if v is not None}}, "inference config")

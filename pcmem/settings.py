@@ -110,6 +110,20 @@ ENV_GENERATION_TIMEOUT = "POWERCONTEXT_SERVER_INFERENCE_GENERATION_TIMEOUT_SECON
 ENV_GENERATION_MAX_REQUESTS = "POWERCONTEXT_SERVER_INFERENCE_GENERATION_MAX_REQUESTS"
 ENV_INFERENCE_THREADS = "PCMEM_INFERENCE_THREADS"
 ENV_SEARCH_FUSION = "PCMEM_SEARCH_FUSION"
+#: The variable each field of :class:`pcmem.config.RuntimeConfig` and :class:`pcmem.config.InferenceConfig` is read
+#: from; :data:`CONFIG_ENVS`: all of them (a ``pcmem search`` answered by the owner runs only when none is set).
+RUNTIME_CONFIG_ENVS = {
+    "memory_rerank_enabled": ENV_RERANK_ENABLED,
+    "memory_rerank_candidate_limit": ENV_RERANK_CANDIDATE_LIMIT,
+    "memory_search_fusion": ENV_SEARCH_FUSION,
+}
+INFERENCE_CONFIG_ENVS = {
+    "generation_model": ENV_GENERATION_MODEL,
+    "generation_timeout_seconds": ENV_GENERATION_TIMEOUT,
+    "generation_max_requests": ENV_GENERATION_MAX_REQUESTS,
+    "threads": ENV_INFERENCE_THREADS,
+}
+CONFIG_ENVS: tuple[str, ...] = (*RUNTIME_CONFIG_ENVS.values(), *INFERENCE_CONFIG_ENVS.values())
 
 #: How a search fuses its channels: ``rrf`` is the contract's equal-weight RRF (SPEC §2 step 6); ``convex`` and
 #: ``weighted-rrf`` are non-contract options for more recall (see :mod:`pcmem.search.fusion`).

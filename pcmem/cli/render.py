@@ -7,7 +7,6 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
-from pydantic import BaseModel
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -42,7 +41,9 @@ def json_option(function: F) -> F:
 
 
 def to_jsonable(value: Any) -> Any:
-    if isinstance(value, BaseModel):
+    """A pcmem value (a pydantic model) as its model dumps it to JSON; lists and dicts of them likewise. Recognised
+    by its ``model_dump``: a command printing JSON it received (a search the owner answered) imports no pydantic."""
+    if callable(getattr(value, "model_dump", None)):
         return value.model_dump(mode="json")
     if isinstance(value, (list, tuple)):
         return [to_jsonable(item) for item in value]

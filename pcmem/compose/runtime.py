@@ -29,7 +29,7 @@ from pcmem.memory.service import SyncMemoryService
 from pcmem.memory.vectors import SearchFactory
 from pcmem.owner.client import Caller, ClientMemoryService, Link, LocalLink, RerankChoice, SocketLink
 from pcmem.owner.operations import Dispatcher
-from pcmem.owner.protocol import RerankSpec
+from pcmem.owner.rerank_spec import RerankSpec
 from pcmem.rerank.port import MemoryReranker, SecondEmbedderReranker
 from pcmem.search.reindex import ReindexReport, fill_secondary, reindex
 from pcmem.search.service import SearchedStore, SearchService
