@@ -14,7 +14,7 @@ import click
 from pcmem.cli import render
 from pcmem.settings import ENV_SEARCH_FUSION, SEARCH_FUSIONS
 
-if TYPE_CHECKING:  # SOURCES is read by a search answered without pydantic (pcmem.cli.owner_search)
+if TYPE_CHECKING:  # SOURCES is read by a search answered without pydantic (pcmem.cli.owner_reads)
     from pcmem.types.search import FusionDefault
 
 #: Where a search's fusion came from, as the user reads it (here and on a search's page).

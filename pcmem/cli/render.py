@@ -35,6 +35,10 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+#: The ``--scope`` option of every command that works on one scope.
+scope_option = click.option("--scope", "-s", required=True, help="The scope (one Memory per scope).")
+
+
 def json_option(function: F) -> F:
     """The ``--json`` flag every command takes."""
     return click.option("--json", "as_json", is_flag=True, help="Print one JSON document instead of text.")(function)

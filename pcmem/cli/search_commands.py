@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import click
 
-from pcmem.cli import owner_search, render
+from pcmem.cli import owner_reads, render
 from pcmem.cli.fusion_command import SOURCES
 from pcmem.errors import InputError, StoreError
 from pcmem.settings import SEARCH_FUSIONS
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 def _print_page(page: dict[str, Any], query: str) -> None:
     """A search's page as a table, from the page as its model dumps it to JSON: what the owner sends, so a search it
-    answered (:mod:`pcmem.cli.owner_search`) prints exactly what one searched here prints."""
+    answered (:mod:`pcmem.cli.owner_reads`) prints exactly what one searched here prints."""
     if not page["memories"]:
         render.console.print("no memory in this scope yet: nothing to search")
         return
@@ -114,9 +114,9 @@ def search(scopes: tuple[str, ...], kinds: tuple[str, ...], where: tuple[str, ..
       pcmem search --scope user:ana --scope project --kind decision --where source='"standup"' "release day"
     """
     store = click.get_current_context().obj
-    page = owner_search.answered_by_owner(
+    page = owner_reads.search_answered(
         store, scopes, query, limit=limit, mode=cast(SearchMode, mode), fusion=fusion,
-        filtered=owner_search.filtered(kinds, where, created_from, created_before), rerank=rerank,
+        filtered=owner_reads.filtered(kinds, where, created_from, created_before), rerank=rerank,
         rerank_embedder=rerank_embedder, model=model)
     if page is None:
         page = _search_here(store, scopes, kinds, where, created_from, created_before, mode, limit, fusion, rerank,

@@ -1,5 +1,5 @@
-"""Issue #30: ``pcmem search`` beside a running owner is answered without the library's client or pydantic
-(:mod:`pcmem.cli.owner_search`), and prints exactly what the full path prints.
+"""Issue #30: ``pcmem search`` and ``pcmem show`` beside a running owner are answered without the library's client
+or pydantic (:mod:`pcmem.cli.owner_reads`), and print exactly what the full path prints.
 
 Each case runs twice beside one app that holds the store: the full way (the request model, the client runtime; forced
 by setting one of the runtime's settings to its default value, which changes nothing a search does) and the light way
@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 import pcmem
-from pcmem.cli import owner_search
+from pcmem.cli import owner_reads
 from pcmem.errors import InputError, PcmemError
 from pcmem.owner.client import Caller, ClientMemoryService
 from pcmem.types.search import SearchMemoryRequest
@@ -61,6 +61,19 @@ CASES = [
     ("an invalid second scope", ("search", "-s", "notes", "-s", "", "release")),
     ("a limit out of range", ("search", "-s", "notes", "-n", "51", "release")),
     ("an unknown mode", ("search", "-s", "notes", "--mode", "fuzzy", "release")),
+    ("show", ("show", "-s", "notes", "release")),
+    ("show, json", ("show", "-s", "notes", "--json", "release")),
+    ("show a revised entry at its first revision", ("show", "-s", "notes", "-r", "3", "lunch")),
+    ("show a revised entry, json", ("show", "-s", "notes", "--json", "lunch")),
+    ("show a retired entry", ("show", "-s", "notes", "old")),
+    ("show a forgotten entry", ("show", "-s", "notes", "gone")),
+    ("show a missing entry", ("show", "-s", "notes", "nope")),
+    ("show in a scope with no memory", ("show", "-s", "nothing-here", "release")),
+    ("show an invalid id", ("show", "-s", "notes", "two words")),
+    ("show a revision out of range", ("show", "-s", "notes", "-r", "99", "release")),
+    ("show a negative revision", ("show", "-s", "notes", "-r", "-1", "release")),
+    ("show in an invalid scope", ("show", "-s", "", "release")),
+    ("show by citation (the full path parses it)", ("show", "-s", "notes", "--json", "CITATION")),
 ]
 
 
@@ -88,13 +101,20 @@ def stores(tmp_path_factory):
                        metadata={"source": "standup", "weight": 0.5, "tags": ["ops", "ünïcode"]})
         notes.remember("The release checklist lives in the wiki.", entry_id="checklist", kind="decision")
         notes.remember("Lunch is at one.", entry_id="lunch")
+        notes.revise("lunch", text="Lunch is at half past one.", expected_version=1)
+        notes.remember("An old rule.", entry_id="old")
+        notes.retire("old", expected_version=1)
+        notes.remember("A note to forget.", entry_id="gone")
+        notes.forget("gone")
         runtime.memory.for_scope("other").remember("Another release note, from the other team.", entry_id="o1")
+        cited = notes.get_entry("release").citation
+    (folder / "citation").write_text(str(cited))
     held = folder / "held.duckdb"
     shutil.copyfile(alone, held)
     return alone, held
 
 
-#: A runtime setting at its default value: the search takes the full path (see owner_search) and does the same.
+#: A runtime setting at its default value: the search takes the full path (see owner_reads) and does the same.
 _FULL_WAY = {"POWERCONTEXT_SERVER_INFERENCE_GENERATION_MAX_REQUESTS": "2"}
 
 
@@ -114,8 +134,10 @@ def test_answered_by_the_owner_prints_what_the_full_path_prints(stores):
     _, held = stores
     owner = _holding(held)
     try:
-        full = {name: _run("--db", str(held), *args, env=_FULL_WAY) for name, args in CASES}
-        light = {name: _run("--db", str(held), *args) for name, args in CASES}
+        citation = (held.parent / "citation").read_text()
+        cases = [(name, tuple(citation if arg == "CITATION" else arg for arg in args)) for name, args in CASES]
+        full = {name: _run("--db", str(held), *args, env=_FULL_WAY) for name, args in cases}
+        light = {name: _run("--db", str(held), *args) for name, args in cases}
     finally:
         owner.communicate(timeout=60)
     for name, _ in CASES:
@@ -125,17 +147,25 @@ def test_answered_by_the_owner_prints_what_the_full_path_prints(stores):
     assert '"source": "standup"' in full["hits with metadata, json"].stdout  # the cases say what they claim
     assert "no hits for 'zebra'" in full["no hits"].stdout
     assert all(full[name].returncode != 0 for name in ("a blank query", "an invalid scope", "a scope too long",
-                                                       "an invalid second scope", "a limit out of range"))
+                                                       "an invalid second scope", "a limit out of range",
+                                                       "show a forgotten entry", "show a missing entry",
+                                                       "show an invalid id", "show a revision out of range"))
+    assert "half past one" in full["show a revised entry, json"].stdout and "one." in full[
+        "show a revised entry at its first revision"].stdout
+    assert "'tags': ['ops', 'ünïcode']" in full["show"].stdout and '"entry_id": "release"' in full[
+        "show by citation (the full path parses it)"].stdout
 
 
-def test_a_search_beside_an_owner_loads_neither_pydantic_nor_numpy(stores):
+def test_search_and_show_beside_an_owner_load_neither_pydantic_nor_numpy(stores):
     """Fails on the code before: the client runtime is built from pydantic models (and so was the CLI's request)."""
     _, held = stores
     owner = _holding(held)
     try:
         for args in (("search", "-s", "notes", "--mode", "fts", "--json", "release"),
                      ("search", "-s", "notes", "--mode", "fts", "release"),
-                     ("search", "-s", "notes", "-s", "other", "release")):
+                     ("search", "-s", "notes", "-s", "other", "release"),
+                     ("show", "-s", "notes", "--json", "release"),
+                     ("show", "-s", "notes", "release")):
             done = subprocess.run([sys.executable, "-c", _PROBE, "--db", str(held), *args], capture_output=True,
                                   text=True, timeout=120)
             assert done.returncode == 0, done.stderr
@@ -167,7 +197,7 @@ def test_the_light_request_refuses_what_the_model_refuses(query):
     with pytest.raises(PcmemError) as by_model:
         SearchMemoryRequest(query=query)
     with pytest.raises(PcmemError) as light:
-        owner_search.search_request(query, 10, "fts", None)  # type: ignore[arg-type]
+        owner_reads.search_request(query, 10, "fts", None)  # type: ignore[arg-type]
     assert type(light.value) is type(by_model.value) is InputError
     assert str(light.value) == str(by_model.value) and "\n" not in str(light.value)
 
@@ -203,5 +233,14 @@ def test_the_light_frame_is_the_frame_the_client_sends(scopes, mode, fusion, lim
             memory.for_scope(scopes[0]).search(request, reranker="default", progress=None)
         else:
             memory.search(request, scopes=scopes, reranker="default", progress=None)
-    light = owner_search.search_frame(scopes, owner_search.search_request(" Release  day\u0301 ", limit, mode, fusion))
+    light = owner_reads.search_frame(scopes, owner_reads.search_request(" Release  day\u0301 ", limit, mode, fusion))
     assert light == link.frames[0]
+
+
+@pytest.mark.parametrize("revision", [None, 2])
+def test_the_light_entry_frame_is_the_frame_the_client_sends(revision):
+    link = _Recorder()
+    memory = ClientMemoryService(Caller(link, lambda: link, None))
+    with pytest.raises(_Captured):
+        memory.for_scope("notes").get_entry("release", revision)  # as pcmem show calls it
+    assert owner_reads.entry_frame("notes", "release", revision) == link.frames[0]
