@@ -8,6 +8,7 @@ by setting one of the runtime's settings to its default value, which changes not
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -244,3 +245,25 @@ def test_the_light_entry_frame_is_the_frame_the_client_sends(revision):
     with pytest.raises(_Captured):
         memory.for_scope("notes").get_entry("release", revision)  # as pcmem show calls it
     assert owner_reads.entry_frame("notes", "release", revision) == link.frames[0]
+
+
+def test_a_reranked_table_printed_from_the_pages_json_keeps_each_hits_coarse_rank(tmp_path):
+    """The table is printed from the page's JSON on both paths; a reranked hit's coarse rank is found by its citation
+    in the trace's pool (it was found by object identity when the table was printed from the model)."""
+    path = tmp_path / "rerank.duckdb"
+    with pcmem.open_sync(path) as runtime:  # the default preset: the embedding rerank needs vectors
+        scope = runtime.memory.for_scope("s")
+        for number, text in enumerate(["The desktop app ships on Fridays.", "Mobile builds go out on Mondays.",
+                                       "The desktop installer is signed before shipping.", "Lunch is at noon."]):
+            scope.remember(text, entry_id=f"e{number}")
+    search = ("--db", str(path), "search", "-s", "s", "--mode", "fts", "--rerank", "embedding", "-n", "2",
+              "desktop app shipping")
+    page = json.loads(_run(*search, "--json").stdout)
+    table = _run(*search)
+    assert table.returncode == 0, table.stderr
+    pool = [hit["citation"]["entry_version_id"] for hit in page["rerank"]["candidates"]]
+    rows = [line.split("│") for line in table.stdout.splitlines() if line.count("│") == 5]
+    assert [(row[0].strip(), row[1].strip(), row[4].strip()) for row in rows] == [
+        (str(rank), str(pool.index(hit["citation"]["entry_version_id"]) + 1), hit["citation"]["entry_id"])
+        for rank, hit in enumerate(page["hits"], start=1)]
+    assert f"rerank {page['rerank']['policy_id']}: kept 2 of {len(pool)}" in table.stdout
