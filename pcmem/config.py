@@ -9,14 +9,13 @@ Python + DuckDB floor) to find out where the store is.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from pcmem.errors import ConfigurationError
-from pcmem.settings import INFERENCE_CONFIG_ENVS, RUNTIME_CONFIG_ENVS, SearchFusion
+from pcmem.settings import INFERENCE_CONFIG_ENVS, RUNTIME_CONFIG_ENVS, SearchFusion, config_values
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
@@ -39,10 +38,6 @@ class _Settings(BaseModel):
             return cls(**values)
         except ConfigurationError as error:
             raise ConfigurationError(f"{source}: {error}") from None
-
-
-def _env_values(environ: Mapping[str, str], names: Mapping[str, str]) -> dict[str, str]:
-    return {field: environ[name] for field, name in names.items() if name in environ}
 
 
 class RuntimeConfig(_Settings):
@@ -75,7 +70,7 @@ class RuntimeConfig(_Settings):
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> RuntimeConfig:
-        env = _env_values(os.environ if environ is None else environ, RUNTIME_CONFIG_ENVS)
+        env = config_values(RUNTIME_CONFIG_ENVS, environ)
         return cls._build({**env, **{k: v for k, v in overrides.items() if v is not None}}, "runtime config")
 
 
@@ -112,5 +107,5 @@ class InferenceConfig(_Settings):
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> InferenceConfig:
-        env = _env_values(os.environ if environ is None else environ, INFERENCE_CONFIG_ENVS)
+        env = config_values(INFERENCE_CONFIG_ENVS, environ)
         return cls._build({**env, **{k: v for k, v in overrides.items() if v is not None}}, "inference config")

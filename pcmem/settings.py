@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal, get_args
 
@@ -124,6 +125,19 @@ INFERENCE_CONFIG_ENVS = {
     "threads": ENV_INFERENCE_THREADS,
 }
 CONFIG_ENVS: tuple[str, ...] = (*RUNTIME_CONFIG_ENVS.values(), *INFERENCE_CONFIG_ENVS.values())
+
+
+def config_values(names: Mapping[str, str], environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The fields of ``names`` (field → variable) whose variable is set in ``environ`` (default: the process's),
+    as raw text: :mod:`pcmem.config`'s models validate them."""
+    source = os.environ if environ is None else environ
+    return {field: source[name] for field, name in names.items() if name in source}
+
+
+def runtime_configured() -> bool:
+    """Whether any variable of :data:`CONFIG_ENVS` is set (a ``pcmem search`` or ``show`` then takes the full path,
+    where the models validate and apply them)."""
+    return any(name in os.environ for name in CONFIG_ENVS)
 
 #: How a search fuses its channels: ``rrf`` is the contract's equal-weight RRF (SPEC §2 step 6); ``convex`` and
 #: ``weighted-rrf`` are non-contract options for more recall (see :mod:`pcmem.search.fusion`).

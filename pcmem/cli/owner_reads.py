@@ -16,13 +16,12 @@ owner, an unusual option — goes the full way.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any, cast
 
-from pcmem.settings import CONFIG_ENVS, lock_timeout
+from pcmem.settings import lock_timeout, runtime_configured
 from pcmem.validation import normalize_text, validate_scope
 from pcmem.vocabulary import SearchMode
 
@@ -49,7 +48,7 @@ def answered_by_owner(store: Any, frame: Callable[[], dict[str, Any]]) -> Any:
     or :data:`NOT_HERE` (the caller runs the command the full way). ``store``: the command's
     :class:`pcmem.cli.StoreContext`."""
     # the runtime settings are validated and applied by pcmem.config's models: such calls go the full way
-    if store.embedder is not None or not isinstance(store.path, Path) or any(name in os.environ for name in CONFIG_ENVS):
+    if store.embedder is not None or not isinstance(store.path, Path) or runtime_configured():
         return NOT_HERE
     lock_timeout()  # a bad $PCMEM_LOCK_TIMEOUT is refused here as on the full path
     from pcmem.errors import PcmemError
