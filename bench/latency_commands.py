@@ -187,6 +187,10 @@ def startup(entries: int, repeats: int, out: str | None, as_json: bool) -> None:
     click.echo(f"fts call's imports, ms by package (least of {repeats} runs): "
                + ", ".join(f"{package} {ms:g}" for package, ms in list(imports.items())[:12])
                + f"; all {sum(imports.values()):.0f}")
+    client = result["client_fts_import_ms_by_package"]
+    click.echo("client fts call's imports, ms by package: " + ", ".join(f"{package} {ms:g}" for package, ms in
+                                                                       list(client.items())[:8])
+               + f"; all {sum(client.values()):.0f}")
     heavy = result["import_pcmem_heavy_modules"]
     click.echo(f"import pcmem pulled in: {', '.join(heavy) if heavy else 'none of ' + ', '.join(bench_startup.HEAVY)}")
     click.echo(f"load average {result['load_average']} on {result['cpu_count']} CPUs")

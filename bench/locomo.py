@@ -21,12 +21,13 @@ from pathlib import Path
 from typing import Any
 
 from pcmem.compose.runtime import SyncRuntime, open_sync
+from pcmem.config import InferenceConfig, RuntimeConfig
 from pcmem.decision.memo import MemoDecisionModel
 from pcmem.errors import InferenceError, InputError, RerankError
 from pcmem.rerank.decision import DecisionReranker
 from pcmem.rerank.port import MemoryReranker
 from pcmem.search.fusion import fusion_parameters
-from pcmem.settings import InferenceConfig, RuntimeConfig, SearchFusion
+from pcmem.settings import SearchFusion
 from pcmem.types.progress import Progress
 from pcmem.types.search import SearchMemoryRequest, SearchPage
 from pcmem_bench import metrics, slug

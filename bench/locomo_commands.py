@@ -10,9 +10,10 @@ import click
 
 from pcmem.cli import render
 from pcmem.cli.progress import progress_bar
+from pcmem.config import InferenceConfig
 from pcmem.errors import InputError
 from pcmem.rerank.port import MemoryReranker
-from pcmem.settings import SEARCH_FUSIONS, InferenceConfig, SearchFusion
+from pcmem.settings import SEARCH_FUSIONS, SearchFusion
 from pcmem.types.rerank import RERANK_POLICIES, RerankPolicy
 from pcmem_bench import csv_list
 from pcmem_bench.output import write_result

@@ -9,10 +9,10 @@ from dataclasses import asdict, dataclass
 from pcmem.compose.decisions import decision_backend
 from pcmem.compose.models import load_model
 from pcmem.compose.rerankers import build_reranker
+from pcmem.config import InferenceConfig
 from pcmem.inference.llama_cpp import LlamaCppGenerator
 from pcmem.rerank.decision import QUESTION
 from pcmem.rerank.listwise import ListwiseReranker
-from pcmem.settings import InferenceConfig
 from pcmem.types.decision import DecisionRequest
 from pcmem.types.memory import Citation
 from pcmem.types.search import MemoryHit

@@ -14,6 +14,8 @@ and opening things, not the search. Each figure is the p50 of ``repeats`` fresh 
 - ``fts_import_ms_by_package``: where the owner-less ``fts`` call's import time goes, by package (pcmem's by
   subpackage): each module's own time under ``-X importtime``, the least of ``repeats`` runs (the steadiest figure on
   a loaded machine), summed. What the call costs over the floor is mostly these imports.
+- ``client_fts_import_ms_by_package``: the same for the call beside the owner (it sends the owner one request itself:
+  no pydantic, no client runtime; :mod:`pcmem.cli.owner_reads`).
 
 Each of ``floor``, ``fts`` and ``client_fts`` is also run once more per round for its CPU time (user + system, every
 thread): the ``cpu_`` ratios hold up on a loaded machine, where wall times mostly measure waiting for a core.
@@ -148,6 +150,7 @@ def run(entries: int = 300, repeats: int = 7) -> dict:
             _measure(samples, cpu, repeats, python, store, model_dir, cli, client)
             heavy = _wall(programs.command("import_probe", *HEAVY))[1]
             imports = import_ms_by_package([*cli, "--mode", "fts", QUERY], repeats)
+            client_imports = import_ms_by_package(client, repeats)
     p50 = {name: _p50(values) for name, values in samples.items()}
     return {
         "entries": entries,
@@ -165,6 +168,7 @@ def run(entries: int = 300, repeats: int = 7) -> dict:
         "hybrid_within_target": p50["hybrid"] <= p50["floor"] + 1.5 * p50["model"],
         "import_pcmem_heavy_modules": heavy.split(),
         "fts_import_ms_by_package": imports,
+        "client_fts_import_ms_by_package": client_imports,
         "cpu_count": os.cpu_count(),
         "load_average": [round(x, 2) for x in os.getloadavg()],
     }

@@ -46,13 +46,13 @@ if TYPE_CHECKING:
     from pcmem.compose.async_runtime import Runtime, open_async, open_runtime
     from pcmem.compose.rerankers import build_reranker
     from pcmem.compose.runtime import SyncRuntime, open, open_sync
+    from pcmem.config import InferenceConfig, RuntimeConfig
     from pcmem.decision.port import DecisionModel
     from pcmem.embedding.port import Embedder
     from pcmem.memory.scoped import SyncScopedMemory
     from pcmem.memory.service import MemoryService, ScopedMemory, SyncMemoryService
     from pcmem.rerank.port import MemoryReranker
     from pcmem.search.reindex import ReindexReport
-    from pcmem.settings import InferenceConfig, RuntimeConfig
     from pcmem.types.embedding import EmbeddingProfile
     from pcmem.types.memory import (
         Change,
@@ -106,7 +106,7 @@ _LAZY: dict[str, str] = {
         "pcmem.embedding.port": ("Embedder",),
         "pcmem.rerank.port": ("MemoryReranker",),
         "pcmem.search.reindex": ("ReindexReport",),
-        "pcmem.settings": ("InferenceConfig", "RuntimeConfig"),
+        "pcmem.config": ("InferenceConfig", "RuntimeConfig"),
         "pcmem.types.embedding": ("EmbeddingProfile",),
         "pcmem.types.memory": (
             "Change", "ChangesPage", "ChangesRequest", "Citation", "EntryHistory", "EntryPage", "EntryRequest",

@@ -9,15 +9,15 @@ constructor arguments; the composition root (:mod:`pcmem.compose`), the CLI and 
 - The embedding reranker's second embedder (PowerContext has no name for it): ``rerank_embedder=`` >
   ``PCMEM_RERANK_EMBEDDER`` (a preset, a model directory, or ``none``) > the store's secondary profile
   (:func:`rerank_embedder`).
-- Search-time rerank policy and the local generation model, with the RFC 0080 names
-  (:class:`RuntimeConfig`, :class:`InferenceConfig`)::
+- Search-time rerank policy and the local generation model, with the RFC 0080 names (the environment variables
+  here; the validated values are :class:`pcmem.config.RuntimeConfig` and :class:`pcmem.config.InferenceConfig`)::
 
     export POWERCONTEXT_SERVER_INFERENCE_GENERATION_MODEL=llama-cpp:qwen2.5-coder-1.5b-instruct
     export POWERCONTEXT_SERVER_RUNTIME_MEMORY_RERANK_ENABLED=true
     export POWERCONTEXT_SERVER_RUNTIME_MEMORY_RERANK_CANDIDATE_LIMIT=30
 
 - How a hybrid search fuses its two channels: the request's ``fusion`` > ``PCMEM_SEARCH_FUSION``
-  (:class:`RuntimeConfig`) > the store's own default (``pcmem fusion set``, kept in the store file) > ``rrf``, the
+  (``RuntimeConfig``) > the store's own default (``pcmem fusion set``, kept in the store file) > ``rrf``, the
   contract's (``convex`` and ``weighted-rrf`` are non-contract). :func:`pcmem.search.fusion.choose_fusion` applies it.
 - The editor ``pcmem tui`` opens an entry's text in: ``VISUAL`` > ``EDITOR``, as git finds it (:func:`editor`).
 """
@@ -28,9 +28,7 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal, get_args
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from typing import Literal, get_args
 
 from pcmem.errors import ConfigurationError, InputError, StoreSchemeError
 
@@ -113,6 +111,33 @@ ENV_GENERATION_TIMEOUT = "POWERCONTEXT_SERVER_INFERENCE_GENERATION_TIMEOUT_SECON
 ENV_GENERATION_MAX_REQUESTS = "POWERCONTEXT_SERVER_INFERENCE_GENERATION_MAX_REQUESTS"
 ENV_INFERENCE_THREADS = "PCMEM_INFERENCE_THREADS"
 ENV_SEARCH_FUSION = "PCMEM_SEARCH_FUSION"
+#: The variable each field of :class:`pcmem.config.RuntimeConfig` and :class:`pcmem.config.InferenceConfig` is read
+#: from; :data:`CONFIG_ENVS`: all of them (a ``pcmem search`` answered by the owner runs only when none is set).
+RUNTIME_CONFIG_ENVS = {
+    "memory_rerank_enabled": ENV_RERANK_ENABLED,
+    "memory_rerank_candidate_limit": ENV_RERANK_CANDIDATE_LIMIT,
+    "memory_search_fusion": ENV_SEARCH_FUSION,
+}
+INFERENCE_CONFIG_ENVS = {
+    "generation_model": ENV_GENERATION_MODEL,
+    "generation_timeout_seconds": ENV_GENERATION_TIMEOUT,
+    "generation_max_requests": ENV_GENERATION_MAX_REQUESTS,
+    "threads": ENV_INFERENCE_THREADS,
+}
+CONFIG_ENVS: tuple[str, ...] = (*RUNTIME_CONFIG_ENVS.values(), *INFERENCE_CONFIG_ENVS.values())
+
+
+def config_values(names: Mapping[str, str], environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The fields of ``names`` (field → variable) whose variable is set in ``environ`` (default: the process's),
+    as raw text: :mod:`pcmem.config`'s models validate them."""
+    source = os.environ if environ is None else environ
+    return {field: source[name] for field, name in names.items() if name in source}
+
+
+def runtime_configured() -> bool:
+    """Whether any variable of :data:`CONFIG_ENVS` is set (a ``pcmem search`` or ``show`` then takes the full path,
+    where the models validate and apply them)."""
+    return any(name in os.environ for name in CONFIG_ENVS)
 
 #: How a search fuses its channels: ``rrf`` is the contract's equal-weight RRF (SPEC §2 step 6); ``convex`` and
 #: ``weighted-rrf`` are non-contract options for more recall (see :mod:`pcmem.search.fusion`).
@@ -121,113 +146,6 @@ SEARCH_FUSIONS: tuple[SearchFusion, ...] = get_args(SearchFusion)
 #: Where a search's fusion came from, in precedence order: the request, the runtime (``PCMEM_SEARCH_FUSION``), the
 #: store's default (kept in the store file), else the contract's ``rrf``.
 FusionSource = Literal["request", "runtime", "store", "contract"]
-
-_TRUE = {"1", "true", "yes", "on"}
-_FALSE = {"0", "false", "no", "off", ""}
-
-
-class _Settings(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
-
-    def __init__(self, /, **values: Any) -> None:
-        try:
-            super().__init__(**values)
-        except ValidationError as error:
-            first = error.errors()[0]
-            where = ".".join(map(str, first["loc"]))
-            raise ConfigurationError(f"{type(self).__name__}: {where}: {first['msg']}") from None
-
-    @classmethod
-    def _build(cls, values: dict[str, Any], source: str) -> Any:
-        try:
-            return cls(**values)
-        except ConfigurationError as error:
-            raise ConfigurationError(f"{source}: {error}") from None
-
-
-def _env_values(environ: Mapping[str, str], names: Mapping[str, str]) -> dict[str, str]:
-    return {field: environ[name] for field, name in names.items() if name in environ}
-
-
-class RuntimeConfig(_Settings):
-    """Search-time policy of the runtime."""
-
-    #: Rerank the coarse pool with the configured generation model (listwise policy). Default off.
-    memory_rerank_enabled: bool = False
-    #: How many coarse candidates a reranker sees (c in SPEC §2: coarse_limit = max(k, c)).
-    memory_rerank_candidate_limit: int = Field(default=30, ge=1, le=100)
-    #: How a search that does not choose fuses its channels (``PCMEM_SEARCH_FUSION``); ``None``: the store's default,
-    #: else the contract's ``rrf``.
-    memory_search_fusion: SearchFusion | None = None
-
-    @field_validator("memory_rerank_enabled", mode="before")
-    @classmethod
-    def _flag(cls, value: object) -> object:
-        if isinstance(value, str):
-            lowered = value.strip().lower()
-            if lowered in _TRUE:
-                return True
-            if lowered in _FALSE:
-                return False
-            raise ValueError(f"expected true or false, got {value!r}")
-        return value
-
-    @field_validator("memory_search_fusion", mode="before")
-    @classmethod
-    def _fusion(cls, value: object) -> object:
-        return value.strip().lower() if isinstance(value, str) else value
-
-    @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> RuntimeConfig:
-        env = _env_values(os.environ if environ is None else environ, {
-            "memory_rerank_enabled": ENV_RERANK_ENABLED,
-            "memory_rerank_candidate_limit": ENV_RERANK_CANDIDATE_LIMIT,
-            "memory_search_fusion": ENV_SEARCH_FUSION,
-        })
-        return cls._build({**env, **{k: v for k, v in overrides.items() if v is not None}}, "runtime config")
-
-
-class InferenceConfig(_Settings):
-    """Which local model generates, and how long it may take."""
-
-    #: ``provider:model-name``; provider ``llama-cpp`` takes a GGUF path or a preset (see ``pcmem models``).
-    generation_model: str | None = None
-    #: Per request; generation past it is aborted and the search raises InferenceTimeoutError.
-    generation_timeout_seconds: float = Field(default=30.0, gt=0, le=3600)
-    #: Attempts per operation when the output does not match the schema.
-    generation_max_requests: int = Field(default=2, ge=1, le=10)
-    #: CPU threads llama.cpp uses for the generation model (``PCMEM_INFERENCE_THREADS``); None: every core.
-    threads: int | None = Field(default=None, ge=1, le=512)
-
-    @field_validator("generation_model")
-    @classmethod
-    def _model(cls, value: str | None) -> str | None:
-        if value is None or not value.strip():
-            return None
-        provider, sep, name = value.strip().partition(":")
-        provider, name = provider.strip(), name.strip()
-        if not sep or not provider or not name:
-            raise ValueError(f"expected provider:model-name, got {value!r}")
-        return f"{provider}:{name}"
-
-    @property
-    def provider(self) -> str | None:
-        return None if self.generation_model is None else self.generation_model.partition(":")[0]
-
-    @property
-    def model_name(self) -> str | None:
-        return None if self.generation_model is None else self.generation_model.partition(":")[2]
-
-    @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> InferenceConfig:
-        env = _env_values(os.environ if environ is None else environ, {
-            "generation_model": ENV_GENERATION_MODEL,
-            "generation_timeout_seconds": ENV_GENERATION_TIMEOUT,
-            "generation_max_requests": ENV_GENERATION_MAX_REQUESTS,
-            "threads": ENV_INFERENCE_THREADS,
-        })
-        return cls._build({**env, **{k: v for k, v in overrides.items() if v is not None}}, "inference config")
-
 
 #: A URI scheme at the start of a target: a letter, then letters, digits, ``+ - .``, then ``:`` — two characters at
 #: least, so a Windows drive (``C:\\``) stays a path. DuckDB reads any such prefix as a scheme or an extension to load

@@ -9,9 +9,10 @@ from click.testing import CliRunner
 from conftest import locomo_file as _locomo_file
 
 from pcmem.cli import main
+from pcmem.config import InferenceConfig
 from pcmem.decision.memo import MemoDecisionModel
 from pcmem.errors import ConfigurationError
-from pcmem.settings import ENV_GENERATION_TIMEOUT, ENV_INFERENCE_THREADS, InferenceConfig
+from pcmem.settings import ENV_GENERATION_TIMEOUT, ENV_INFERENCE_THREADS
 from pcmem.types.decision import DecisionOutcome, DecisionRequest, DecisionResult
 from pcmem_bench.locomo import QuestionResult, ResultLog, rerank_markdown, summarise
 from pcmem_bench.locomo_data import Question

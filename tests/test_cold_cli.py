@@ -156,6 +156,9 @@ def test_bench_startup_reports_the_client_path_against_the_floor(tmp_path):
     assert {"duckdb", "pydantic", "click", "pcmem.types"} <= set(imports), imports
     assert "numpy" not in imports  # ...and no numpy (a search made once scores in Python)
     assert "fts call's imports, ms by package" in result.output
+    client = report["client_fts_import_ms_by_package"]  # beside the owner: one request, no pydantic, no DuckDB
+    assert "click" in client and not {"pydantic", "pydantic_core", "numpy", "duckdb"} & set(client), client
+    assert "client fts call's imports, ms by package" in result.output
 
 
 _FAKE_PLUGIN = """

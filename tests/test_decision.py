@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 import pcmem
 from pcmem import NewEntry, RememberRequest
+from pcmem.config import InferenceConfig, RuntimeConfig
 from pcmem.decision.envelope import ROLE_POLICIES, FailOpenDecisionModel, for_role
 from pcmem.errors import InferenceTimeoutError, InferenceUnavailableError, RerankError
 from pcmem.memory.write_gate import QUESTION as GATE_QUESTION
@@ -30,8 +31,6 @@ from pcmem.settings import (
     ENV_GENERATION_TIMEOUT,
     ENV_RERANK_CANDIDATE_LIMIT,
     ENV_RERANK_ENABLED,
-    InferenceConfig,
-    RuntimeConfig,
 )
 from pcmem.types.decision import DecisionFailurePolicy, DecisionOutcome, DecisionRequest, DecisionResult
 from pcmem.types.memory import Citation

@@ -11,6 +11,7 @@ from pydantic import BaseModel
 
 import pcmem
 from pcmem import NewEntry, RememberRequest
+from pcmem.config import InferenceConfig, RuntimeConfig
 from pcmem.decision.envelope import FailOpenDecisionModel
 from pcmem.errors import InferenceTimeoutError
 from pcmem.settings import (
@@ -19,8 +20,6 @@ from pcmem.settings import (
     ENV_GENERATION_TIMEOUT,
     ENV_RERANK_CANDIDATE_LIMIT,
     ENV_RERANK_ENABLED,
-    InferenceConfig,
-    RuntimeConfig,
 )
 from pcmem.types.decision import DecisionOutcome, DecisionRequest, DecisionResult
 from pcmem.types.search import SearchMemoryRequest

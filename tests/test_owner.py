@@ -312,7 +312,7 @@ def test_a_client_sends_the_owner_one_rerank_choice():
     """A client's search says default / none / this reranker with one parameter; the owner is sent a reranker by
     name, or none (its service for clients has no reranker of its own). The old two knobs fold into it, warned."""
     from pcmem.owner.client import Caller, RerankChoice
-    from pcmem.owner.protocol import RerankSpec
+    from pcmem.owner.rerank_spec import RerankSpec
 
     configured = RerankChoice(RerankSpec(policy="embedding"))
     named = RerankChoice(RerankSpec(policy="listwise"))

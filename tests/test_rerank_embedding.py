@@ -17,9 +17,9 @@ import pcmem
 from pcmem import NewEntry, RememberRequest
 from pcmem.cli import main
 from pcmem.compose.rerankers import build_reranker
+from pcmem.config import InferenceConfig
 from pcmem.errors import RerankError
 from pcmem.rerank.embedding import POLICY_ID, EmbeddingReranker
-from pcmem.settings import InferenceConfig
 from pcmem.types.memory import Citation
 from pcmem.types.rerank import MODEL_RERANK_POLICIES, RERANK_POLICIES
 from pcmem.types.search import MemoryHit, SearchMemoryRequest

@@ -16,11 +16,11 @@ from pydantic import BaseModel, field_validator
 
 import pcmem
 from pcmem import NewEntry, RememberRequest
+from pcmem.config import InferenceConfig, RuntimeConfig
 from pcmem.errors import InferenceTimeoutError, InvalidInferenceOutputError
 from pcmem.inference.llama_cpp import LlamaCppGenerator
 from pcmem.inference.port import GenerationRequest
 from pcmem.rerank.listwise import POLICY_ID, ListwiseReranker
-from pcmem.settings import InferenceConfig, RuntimeConfig
 from pcmem.types.search import SearchMemoryRequest
 
 pytest.importorskip("llama_cpp")

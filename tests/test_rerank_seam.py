@@ -21,6 +21,7 @@ from pydantic import ValidationError
 
 import pcmem
 from pcmem import ConfigurationError, InputError, NewEntry, RememberRequest
+from pcmem.config import InferenceConfig, RuntimeConfig
 from pcmem.errors import (
     InferenceTimeoutError,
     InferenceUnavailableError,
@@ -36,8 +37,6 @@ from pcmem.settings import (
     ENV_GENERATION_TIMEOUT,
     ENV_RERANK_CANDIDATE_LIMIT,
     ENV_RERANK_ENABLED,
-    InferenceConfig,
-    RuntimeConfig,
 )
 from pcmem.types.memory import Citation
 from pcmem.types.rerank import MemoryRerankDecision

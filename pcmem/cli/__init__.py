@@ -30,12 +30,13 @@ COMMAND_MODULES: dict[str, str] = {
     "demo": "demo_command",
     "fusion": "fusion_command",
     "init": "init_command",
-    **dict.fromkeys(("remember", "import", "list", "show", "history", "changes", "revise", "retire", "reactivate",
+    **dict.fromkeys(("remember", "import", "list", "history", "changes", "revise", "retire", "reactivate",
                      "forget", "scopes", "where"), "memory_commands"),
     "migrate": "migrate_command",
     "models": "model_commands",
     **dict.fromkeys(("search", "reindex"), "search_commands"),
     **dict.fromkeys(("serve", "mcp"), "serve_commands"),
+    "show": "show_command",
     "tui": "tui_command",
 }
 

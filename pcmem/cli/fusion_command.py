@@ -7,11 +7,15 @@ The default is kept in the store file, so every process and every surface (the C
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from pcmem.cli import render
 from pcmem.settings import ENV_SEARCH_FUSION, SEARCH_FUSIONS
-from pcmem.types.search import FusionDefault
+
+if TYPE_CHECKING:  # SOURCES is read by a search answered without pydantic (pcmem.cli.owner_reads)
+    from pcmem.types.search import FusionDefault
 
 #: Where a search's fusion came from, as the user reads it (here and on a search's page).
 SOURCES = {

@@ -9,6 +9,7 @@ import click
 from pcmem.cli import render
 from pcmem.cli.jsonl import STDIN, read_entries, read_text
 from pcmem.cli.progress import progress_bar
+from pcmem.cli.render import scope_option
 from pcmem.errors import InputError, NotFoundError
 from pcmem.memory.scoped import SyncScopedMemory
 from pcmem.types.memory import (
@@ -25,7 +26,6 @@ from pcmem.types.memory import (
 )
 from pcmem.validation import parse_metadata_json
 
-scope_option = click.option("--scope", "-s", required=True, help="The scope (one Memory per scope).")
 expected_option = click.option(
     "--expected-revision",
     type=int,
@@ -50,7 +50,7 @@ def _scope(scope: str) -> SyncScopedMemory:
     return click.get_current_context().obj.runtime.memory.for_scope(scope)
 
 
-def _read_scope(scope: str) -> SyncScopedMemory:
+def read_scope(scope: str) -> SyncScopedMemory:
     """The scope for a command that only reads (never creates a store)."""
     return click.get_current_context().obj.reader.memory.for_scope(scope)
 
@@ -58,7 +58,7 @@ def _read_scope(scope: str) -> SyncScopedMemory:
 def _gated_scope(scope: str, model: str | None, as_json: bool) -> SyncScopedMemory:
     """The scope with a write gate on the configured decision model (``--write-gate``)."""
     from pcmem.compose.decisions import write_gate_model
-    from pcmem.settings import InferenceConfig
+    from pcmem.config import InferenceConfig
 
     inference = InferenceConfig.from_env(generation_model=model)
     with progress_bar("verifying model", enabled=not as_json, bytes_=True) as advance:
@@ -218,7 +218,7 @@ def list_(scope: str, include_retired: bool, revision: int | None, limit: int | 
       pcmem list --scope project --limit 50 --cursor eyJ…
     """
     request = ListRequest(state="all" if include_retired else "active", revision=revision, limit=limit, cursor=cursor)
-    memory = _read_scope(scope)
+    memory = read_scope(scope)
     page = memory.list(request)
     # A whole listing reads in creation order; pages (--limit/--cursor) and --json keep the store's id order,
     # which is the order the cursor continues in.
@@ -226,7 +226,7 @@ def list_(scope: str, include_retired: bool, revision: int | None, limit: int | 
     _print_entries(scope, page, as_json, creation_order(memory, page) if whole else None)
 
 
-def _lookup(memory: SyncScopedMemory, ref: str, revision: int | None) -> MemoryEntry:
+def lookup(memory: SyncScopedMemory, ref: str, revision: int | None) -> MemoryEntry:
     """REF is a citation when it parses as one and names an entry; otherwise an entry id (ids may contain '@')."""
     try:
         citation = Citation.parse(ref)
@@ -240,32 +240,6 @@ def _lookup(memory: SyncScopedMemory, ref: str, revision: int | None) -> MemoryE
         except (NotFoundError, InputError):
             pass
         raise
-
-
-@click.command()
-@scope_option
-@click.option("--revision", "-r", type=int, default=None, help="Show the entry as it stood in this revision.")
-@click.argument("ref")
-@render.json_option
-def show(scope: str, revision: int | None, ref: str, as_json: bool) -> None:
-    """Show one entry by entry id, or exactly by citation (artifact@revision/entry/version).
-
-    \b
-    Example:
-      pcmem show --scope project ent_01jd5f2m3x…
-    """
-    entry = _lookup(_read_scope(scope), ref, revision)
-    if as_json:
-        render.emit_json(entry)
-        return
-    version = entry.entry
-    render.console.print(f"{version.entry_id} v{version.version} ({version.kind}, {entry.state})", style="bold")
-    render.console.print(f"citation: {entry.citation}")
-    render.console.print(f"sha256:   {version.content_hash}")
-    if version.metadata:
-        render.console.print(f"metadata: {render.to_jsonable(version.metadata)}")
-    render.console.print()
-    render.console.print(version.text)
 
 
 def _with_reasons(columns: tuple[str, ...], rows: list[tuple[object, ...]],
@@ -287,7 +261,7 @@ def history(scope: str, entry_id: str, as_json: bool) -> None:
     Example:
       pcmem history --scope project alice-tea
     """
-    result = _read_scope(scope).history(entry_id)
+    result = read_scope(scope).history(entry_id)
     if as_json:
         render.emit_json(result)
         return
@@ -314,7 +288,7 @@ def changes(scope: str, since: int, limit: int | None, cursor: str | None, as_js
     Example:
       pcmem changes --scope project --since 12
     """
-    page = _read_scope(scope).changes(since, limit=limit, cursor=cursor)
+    page = read_scope(scope).changes(since, limit=limit, cursor=cursor)
     if as_json:
         render.emit_json(page)
         return
@@ -452,5 +426,5 @@ def where(as_json: bool) -> None:
 
 
 def register(group: click.Group) -> None:
-    for command in (remember, import_, list_, show, history, changes, revise, retire, reactivate, forget, scopes, where):
+    for command in (remember, import_, list_, history, changes, revise, retire, reactivate, forget, scopes, where):
         group.add_command(command)

@@ -7,7 +7,6 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
-from pydantic import BaseModel
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -36,13 +35,19 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+#: The ``--scope`` option of every command that works on one scope.
+scope_option = click.option("--scope", "-s", required=True, help="The scope (one Memory per scope).")
+
+
 def json_option(function: F) -> F:
     """The ``--json`` flag every command takes."""
     return click.option("--json", "as_json", is_flag=True, help="Print one JSON document instead of text.")(function)
 
 
 def to_jsonable(value: Any) -> Any:
-    if isinstance(value, BaseModel):
+    """A pcmem value (a pydantic model) as its model dumps it to JSON; lists and dicts of them likewise. Recognised
+    by its ``model_dump``: a command printing JSON it received (a search the owner answered) imports no pydantic."""
+    if callable(getattr(value, "model_dump", None)):
         return value.model_dump(mode="json")
     if isinstance(value, (list, tuple)):
         return [to_jsonable(item) for item in value]

@@ -7,53 +7,67 @@ from typing import TYPE_CHECKING, Any, cast
 
 import click
 
-from pcmem.cli import render
+from pcmem.cli import owner_reads, render
 from pcmem.cli.fusion_command import SOURCES
-from pcmem.cli.progress import progress_bar
 from pcmem.errors import InputError, StoreError
-from pcmem.settings import SEARCH_FUSIONS, InferenceConfig
-from pcmem.store.port import searching_once
-from pcmem.types.rerank import MODEL_RERANK_POLICIES, RERANK_POLICIES, RerankPolicy
-from pcmem.types.search import MAX_SEARCH_LIMIT, SEARCH_MODES, SearchMemoryRequest, SearchPage
+from pcmem.settings import SEARCH_FUSIONS
 from pcmem.validation import metadata_filter
+from pcmem.vocabulary import (
+    MAX_SEARCH_LIMIT,
+    MODEL_RERANK_POLICIES,
+    RERANK_POLICIES,
+    SEARCH_MODES,
+    RerankPolicy,
+    SearchMode,
+)
 
 if TYPE_CHECKING:
     from pcmem.rerank.choice import RerankerChoice
 
 
-def _print_page(page: SearchPage, query: str) -> None:
-    if not page.memories:
+def _print_page(page: dict[str, Any], query: str) -> None:
+    """A search's page as a table, from the page as its model dumps it to JSON: what the owner sends, so a search it
+    answered (:mod:`pcmem.cli.owner_reads`) prints exactly what one searched here prints."""
+    if not page["memories"]:
         render.console.print("no memory in this scope yet: nothing to search")
         return
-    where = ", ".join(f"{m.scope!r} @ revision {m.revision}" for m in page.memories)
-    fused = "" if page.fusion == "rrf" else f", fusion {page.fusion}"
-    header = f"{len(page.hits)} hits for {query!r} in {where} (mode {page.mode}{fused})"
-    if not page.hits:  # an empty table only wraps its title into a narrow column
-        render.console.print(f"no hits for {query!r} in {where} (mode {page.mode}): no entry passed admission "
+    where = ", ".join(f"{m['scope']!r} @ revision {m['revision']}" for m in page["memories"])
+    fused = "" if page["fusion"] == "rrf" else f", fusion {page['fusion']}"
+    hits = page["hits"]
+    header = f"{len(hits)} hits for {query!r} in {where} (mode {page['mode']}{fused})"
+    if not hits:  # an empty table only wraps its title into a narrow column
+        render.console.print(f"no hits for {query!r} in {where} (mode {page['mode']}): no entry passed admission "
                              "(enough query terms, or cosine ≥ 0.3)")
         return
-    trace = page.rerank
-    coarse_rank = {id(hit): rank for rank, hit in enumerate(trace.candidates, start=1)} if trace else {}
+    trace = page["rerank"]
+    coarse_rank = {_cited(hit): rank for rank, hit in enumerate(trace["candidates"], start=1)} if trace else {}
     render.table(
         header,
         ("#", "coarse", "score", "via", "entry", "text") if trace else ("#", "score", "via", "entry", "text"),
-        [((rank, coarse_rank.get(id(hit), "")) if trace else (rank,))
-         + (f"{hit.score:.4f}", "+".join(hit.matched_by), hit.citation.entry_id, render.preview(hit.text, 56))
-         for rank, hit in enumerate(page.hits, start=1)],
+        [((rank, coarse_rank.get(_cited(hit), "")) if trace else (rank,))
+         + (f"{hit['score']:.4f}", "+".join(hit["matched_by"]), hit["citation"]["entry_id"],
+            render.preview(hit["text"], 56))
+         for rank, hit in enumerate(hits, start=1)],
     )
-    if page.fusion != "rrf":
-        parameters = ", ".join(f"{name}={value}" for name, value in page.fusion_parameters.items())
-        render.console.print(f"fusion {page.fusion}({parameters}), {SOURCES[page.fusion_source]}: a non-contract "
-                             "option (the contract's is rrf)")
+    if page["fusion"] != "rrf":
+        parameters = ", ".join(f"{name}={value}" for name, value in page["fusion_parameters"].items())
+        render.console.print(f"fusion {page['fusion']}({parameters}), {SOURCES[page['fusion_source']]}: a "
+                             "non-contract option (the contract's is rrf)")
     if trace:
+        usage = trace["usage"]
         render.console.print(
-            f"rerank {trace.policy_id}: kept {len(trace.selected_ranks)} of {len(trace.candidates)} "
-            f"(ranks {list(trace.selected_ranks)}), discarded {trace.discarded_rank_count}, "
-            f"fallback {'yes' if trace.used_fallback else 'no'}, {trace.latency_ms:.0f} ms, "
-            f"{trace.usage.requests} requests, {trace.usage.input_tokens}+{trace.usage.output_tokens} tokens"
-            + (f", {trace.decision_calls} decisions" if trace.decision_calls is not None else "")
-            + (f", cosine under {trace.embedder}" if trace.embedder else "")
+            f"rerank {trace['policy_id']}: kept {len(trace['selected_ranks'])} of {len(trace['candidates'])} "
+            f"(ranks {list(trace['selected_ranks'])}), discarded {trace['discarded_rank_count']}, "
+            f"fallback {'yes' if trace['used_fallback'] else 'no'}, {trace['latency_ms']:.0f} ms, "
+            f"{usage['requests']} requests, {usage['input_tokens']}+{usage['output_tokens']} tokens"
+            + (f", {trace['decision_calls']} decisions" if trace["decision_calls"] is not None else "")
+            + (f", cosine under {trace['embedder']}" if trace["embedder"] else "")
         )
+
+
+def _cited(hit: dict[str, Any]) -> tuple[str, str]:
+    """A hit's identity in a page's JSON (its memory and entry version): a reranked hit is one of the coarse pool's."""
+    return hit["citation"]["artifact_id"], hit["citation"]["entry_version_id"]
 
 
 def _where(pairs: tuple[str, ...]) -> dict[str, Any] | None:
@@ -100,6 +114,30 @@ def search(scopes: tuple[str, ...], kinds: tuple[str, ...], where: tuple[str, ..
       pcmem search --scope user:ana --scope project --kind decision --where source='"standup"' "release day"
     """
     store = click.get_current_context().obj
+    page = owner_reads.search_answered(
+        store, scopes, query, limit=limit, mode=cast(SearchMode, mode), fusion=fusion,
+        filtered=owner_reads.filtered(kinds, where, created_from, created_before), rerank=rerank,
+        rerank_embedder=rerank_embedder, model=model)
+    if page is None:
+        page = _search_here(store, scopes, kinds, where, created_from, created_before, mode, limit, fusion, rerank,
+                            rerank_embedder, model, query, as_json)
+    if as_json:
+        render.emit_json(page)
+    else:
+        _print_page(page, query)
+
+
+def _search_here(store: Any, scopes: tuple[str, ...], kinds: tuple[str, ...], where: tuple[str, ...],
+                 created_from: datetime | None, created_before: datetime | None, mode: str, limit: int,
+                 fusion: str | None, rerank: str | None, rerank_embedder: str | None, model: str | None, query: str,
+                 as_json: bool) -> dict[str, Any]:
+    """The search through the library (this process owns the store, or is its owner's full client): its page as
+    the model dumps it to JSON."""
+    from pcmem.cli.progress import progress_bar
+    from pcmem.config import InferenceConfig
+    from pcmem.store.port import searching_once
+    from pcmem.types.search import SearchMemoryRequest
+
     request = SearchMemoryRequest(  # validate before loading any model
         query=query, limit=limit, mode=mode, kinds=list(kinds) or None, metadata=_where(where),
         created_from=created_from, created_before=created_before, fusion=fusion)
@@ -120,10 +158,7 @@ def search(scopes: tuple[str, ...], kinds: tuple[str, ...], where: tuple[str, ..
             page = runtime.memory.for_scope(scopes[0]).search(request, reranker=reranker, progress=advance)
         else:
             page = runtime.memory.search(request, scopes=scopes, reranker=reranker, progress=advance)
-    if as_json:
-        render.emit_json(page)
-    else:
-        _print_page(page, query)
+    return cast(dict[str, Any], page.model_dump(mode="json"))
 
 
 @click.command()
@@ -146,6 +181,8 @@ def reindex(analyzer: str | None, embedder_choice: str | None, rerank_choice: st
       pcmem reindex --rerank-embedder embeddinggemma-300m
       pcmem reindex --analyzer v1
     """
+    from pcmem.cli.progress import progress_bar
+
     runtime = click.get_current_context().obj.runtime
     if rerank_choice is not None:
         if analyzer is not None or embedder_choice is not None:
@@ -178,6 +215,8 @@ def reindex(analyzer: str | None, embedder_choice: str | None, rerank_choice: st
 
 
 def _reindex_secondary(runtime: Any, choice: str, as_json: bool) -> None:
+    from pcmem.cli.progress import progress_bar
+
     with progress_bar("embedding (secondary)", enabled=not as_json) as advance:
         report = runtime.reindex_secondary(advance, embedder=choice)
     if report is None:

@@ -10,8 +10,8 @@ import click
 
 from pcmem import settings
 from pcmem.cli import render
+from pcmem.config import InferenceConfig
 from pcmem.errors import ConfigurationError
-from pcmem.settings import InferenceConfig
 
 
 def _make_app() -> Callable[..., Any]:

@@ -17,13 +17,13 @@ from typing import Any
 from pcmem.compose import options
 from pcmem.compose.embedders import EmbedderChoice
 from pcmem.compose.runtime import SyncRuntime
+from pcmem.config import InferenceConfig, RuntimeConfig
 from pcmem.decision.port import DecisionModel
 from pcmem.embedding.port import Embedder
 from pcmem.memory.parts import Clock, utc_now
 from pcmem.memory.service import MemoryService, to_thread
 from pcmem.rerank.port import MemoryReranker
 from pcmem.search.reindex import ReindexReport
-from pcmem.settings import InferenceConfig, RuntimeConfig
 from pcmem.types.progress import Progress
 from pcmem.types.rerank import RerankPolicy
 

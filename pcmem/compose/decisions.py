@@ -6,13 +6,13 @@ import threading
 import weakref
 
 from pcmem.compose.models import load_model
+from pcmem.config import InferenceConfig
 from pcmem.decision.envelope import for_role
 from pcmem.decision.llama_cpp import LlamaCppDecisionModel
 from pcmem.decision.memo import MemoDecisionModel
 from pcmem.decision.port import DecisionModel
 from pcmem.inference.llama_cpp import LlamaCppModel
 from pcmem.rerank.decision import DecisionReranker
-from pcmem.settings import InferenceConfig
 from pcmem.types.progress import Progress
 
 # Keyed by the model object itself, not ``id(model)``: an id is reused once a model is freed, so an id-keyed cache

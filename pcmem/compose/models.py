@@ -5,10 +5,10 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+from pcmem.config import InferenceConfig
 from pcmem.errors import ConfigurationError
 from pcmem.inference import presets
 from pcmem.inference.llama_cpp import LlamaCppModel, require_llama_cpp
-from pcmem.settings import InferenceConfig
 from pcmem.types.progress import Progress
 
 PROVIDERS = ("llama-cpp",)

@@ -14,8 +14,8 @@ from collections.abc import Callable, Mapping
 from typing import Any, ParamSpec, TypeVar
 
 from pcmem.compose.embedders import check_embedder_choice
+from pcmem.config import InferenceConfig, RuntimeConfig
 from pcmem.errors import InputError
-from pcmem.settings import InferenceConfig, RuntimeConfig
 from pcmem.validation import validate_flag
 
 

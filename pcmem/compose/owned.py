@@ -18,12 +18,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+from pcmem.config import InferenceConfig
 from pcmem.errors import StoreLockedError
 from pcmem.owner import address
 from pcmem.owner.client import SocketLink, connect
 from pcmem.owner.operations import Dispatcher
-from pcmem.owner.protocol import RerankSpec, encode_error
-from pcmem.settings import InferenceConfig
+from pcmem.owner.protocol import encode_error
+from pcmem.owner.rerank_spec import RerankSpec
 from pcmem.store.port import FileMaintenance
 
 if TYPE_CHECKING:

@@ -13,12 +13,12 @@ from collections.abc import Sequence
 from pcmem.compose.decisions import decision_memo, decision_reranker
 from pcmem.compose.embedders import named_embedder
 from pcmem.compose.models import load_model
+from pcmem.config import InferenceConfig, RuntimeConfig
 from pcmem.errors import ConfigurationError
 from pcmem.inference.llama_cpp import LlamaCppGenerator
 from pcmem.rerank.embedding import EmbeddingReranker
 from pcmem.rerank.listwise import ListwiseReranker
 from pcmem.rerank.port import MemoryReranker
-from pcmem.settings import InferenceConfig, RuntimeConfig
 from pcmem.types.progress import Progress
 from pcmem.types.rerank import RerankPolicy
 

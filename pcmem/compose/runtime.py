@@ -21,6 +21,7 @@ from pcmem.compose import options
 from pcmem.compose.backends import check_target, is_local_file, open_backend
 from pcmem.compose.embedders import EmbedderChoice, profile_embedder, resolve_embedder, resolve_rerank_embedder
 from pcmem.compose.owned import Rerankers, open_owned, owner_or_file, serve
+from pcmem.config import InferenceConfig, RuntimeConfig
 from pcmem.embedding.port import Embedder, EmbeddingProfile
 from pcmem.errors import ConfigurationError, StoreLockedError
 from pcmem.memory.parts import Clock, MemoryParts, utc_now
@@ -28,11 +29,11 @@ from pcmem.memory.service import SyncMemoryService
 from pcmem.memory.vectors import SearchFactory
 from pcmem.owner.client import Caller, ClientMemoryService, Link, LocalLink, RerankChoice, SocketLink
 from pcmem.owner.operations import Dispatcher
-from pcmem.owner.protocol import RerankSpec
+from pcmem.owner.rerank_spec import RerankSpec
 from pcmem.rerank.port import MemoryReranker, SecondEmbedderReranker
 from pcmem.search.reindex import ReindexReport, fill_secondary, reindex
 from pcmem.search.service import SearchedStore, SearchService
-from pcmem.settings import InferenceConfig, RuntimeConfig, SearchFusion
+from pcmem.settings import SearchFusion
 from pcmem.store.port import StorageBackend
 from pcmem.types.progress import Progress
 from pcmem.types.rerank import RerankPolicy

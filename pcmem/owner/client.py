@@ -16,20 +16,19 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import os
 import socket
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from pcmem.errors import ConfigurationError, OwnerGoneError, StoreLockedError
+from pcmem.errors import ConfigurationError, OwnerGoneError
 from pcmem.memory.scoped import SyncScopedMemory
 from pcmem.memory.service import SyncMemoryService
 from pcmem.owner import protocol
+from pcmem.owner.dial import handshake
 from pcmem.owner.operations import SCOPED_OPERATIONS, STORE_OPERATIONS, operation, repeatable
-from pcmem.owner.protocol import RerankSpec
-from pcmem.owner.server import peer_uid
+from pcmem.owner.rerank_spec import RerankSpec
 from pcmem.rerank.choice import DEFAULT, chosen_reranker
 from pcmem.validation import validate_scope
 
@@ -108,31 +107,6 @@ class LocalLink:
     def __init__(self, handle: Callable[[dict[str, Any]], dict[str, Any]], close: Callable[[], None]) -> None:
         self.call = handle
         self.close = close
-
-
-def handshake(address: Path, identity: list[int]) -> tuple[socket.socket, int]:
-    """A connection to the owner listening at ``address``, greeted; returns it and the owner's pid. Raises OSError
-    when nobody listens there, StoreLockedError when the owner refuses (another protocol version, another file)."""
-    connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        connection.connect(str(address))
-        uid = peer_uid(connection)
-        if uid is not None and uid != os.getuid():
-            raise StoreLockedError(f"the socket {address} is served by uid {uid}, not by you: refusing it")
-        protocol.send_frame(connection, protocol.hello(identity))
-        answer = protocol.recv_frame(connection)
-    except BaseException:
-        connection.close()
-        raise
-    if "error" in answer:
-        connection.close()
-        raise protocol.decode_error(answer["error"])
-    mismatch = protocol.check_hello(answer, identity)
-    if mismatch is not None:
-        connection.close()
-        raise StoreLockedError(f"the pcmem process that holds the store speaks another language ({mismatch}); "
-                               "use one pcmem version for every process of a store")
-    return connection, int(answer.get("pid", 0))
 
 
 def connect(address: Path, identity: list[int]) -> SocketLink | None:

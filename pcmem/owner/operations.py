@@ -5,7 +5,7 @@ Nothing here restates a signature. Each operation is a public method of
 (``store.*``); its parameters and result are read from the method's annotations and (de)serialised with pydantic's
 ``TypeAdapter`` (``dump_python(mode="json")`` / ``validate_python``), so a request and a result are the same models
 the library takes and returns. ``reranker`` and ``progress`` stay in the calling process: a reranker crosses as a
-:class:`~pcmem.owner.protocol.RerankSpec` the owner builds, progress is not reported across the socket.
+:class:`~pcmem.owner.rerank_spec.RerankSpec` the owner builds, progress is not reported across the socket.
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ from pydantic import TypeAdapter, ValidationError
 from pcmem.errors import InputError
 from pcmem.memory.scoped import SyncScopedMemory
 from pcmem.memory.service import SyncMemoryService
-from pcmem.owner.protocol import RerankSpec, encode_error
+from pcmem.owner.protocol import encode_error
+from pcmem.owner.rerank_spec import RerankSpec
 from pcmem.rerank.port import MemoryReranker
 
 SCOPED_OPERATIONS = ("head", "list", "get", "get_entry", "changes", "history", "revisions", "tombstone", "search",

@@ -5,6 +5,9 @@ The client opens with a hello carrying :data:`PROTOCOL_VERSION` and the store fi
 with its own, or refuses (another version, another file). Then each request is one frame and its answer one frame:
 ``{"op", "scope", "args", "rerank"}`` → ``{"result"}`` or ``{"error": {"type", "message", "fields"}}``. Errors cross
 as the pcmem error class's name, message and the fields the class carries; the client raises the same class.
+
+Standard library only (no pydantic): a ``pcmem search`` answered by the owner speaks this without importing it
+(:mod:`pcmem.owner.dial`). The reranker a client names is :class:`pcmem.owner.rerank_spec.RerankSpec`.
 """
 
 from __future__ import annotations
@@ -14,11 +17,8 @@ import socket
 import struct
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
-
 from pcmem import errors
 from pcmem.errors import PcmemError, StoreError
-from pcmem.types.rerank import RerankPolicy
 
 PROTOCOL_VERSION = 1
 MAX_FRAME_BYTES = 256 * 1024 * 1024
@@ -27,18 +27,6 @@ _LENGTH = struct.Struct(">I")
 
 class ConnectionLost(Exception):
     """The other side closed the connection (or it broke) before a whole frame arrived. Internal to this package."""
-
-
-class RerankSpec(BaseModel):
-    """Which reranker a client wants for a search, by name: the owner builds (and keeps) it; a client never loads a
-    model for work the owner does. Mirrors :func:`pcmem.compose.rerankers.build_reranker`'s arguments."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
-
-    policy: RerankPolicy
-    #: The client's :class:`~pcmem.settings.InferenceConfig` as JSON (its generation model, timeouts, ...).
-    inference: dict[str, Any] = {}
-    rerank_embedder: str | None = None
 
 
 def send_frame(sock: socket.socket, message: dict[str, Any]) -> None:
@@ -91,7 +79,7 @@ def encode_error(error: BaseException) -> dict[str, Any]:
                 "fields": {}}
     fields: dict[str, Any] = {}
     for name, value in vars(error).items():
-        if isinstance(value, BaseModel):
+        if callable(getattr(value, "model_dump", None)):  # a pcmem value (pydantic is not imported here)
             fields[name] = value.model_dump(mode="json")
         elif value is None or isinstance(value, (str, int, float, bool)):
             fields[name] = value

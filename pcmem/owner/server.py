@@ -15,8 +15,6 @@ import contextlib
 import logging
 import os
 import socket
-import struct
-import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -25,20 +23,12 @@ from typing import Any
 from pcmem.errors import PcmemError
 from pcmem.owner import protocol
 from pcmem.owner.address import SOCKET_MODE, sweep_stale_sockets
+from pcmem.owner.dial import peer_uid
 
 log = logging.getLogger(__name__)
 
 #: Seconds :meth:`OwnerServer.stop` waits for calls in flight (a rerank may run longer; it is then abandoned).
 STOP_WAIT = 30.0
-
-
-def peer_uid(connection: socket.socket) -> int | None:
-    """The connecting process's uid where the OS says (Linux: SO_PEERCRED), else ``None``."""
-    option = getattr(socket, "SO_PEERCRED", None)
-    if option is None or not sys.platform.startswith("linux"):
-        return None
-    raw = connection.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i"))
-    return int(struct.unpack("3i", raw)[1])
 
 
 class OwnerServer:

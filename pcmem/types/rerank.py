@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Literal, get_args
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from pcmem.types.usage import Usage
 
-#: The rerank policies a runtime can build (``--rerank``), defined once: three on a local generation model, and
-#: ``embedding`` (cosine under the store's embedder or a second one; no generation model).
-RerankPolicy = Literal["listwise", "decision", "decision-fill", "embedding"]
-#: The policies that need a generation model (``--model``).
-MODEL_RERANK_POLICIES: tuple[RerankPolicy, ...] = ("listwise", "decision", "decision-fill")
-RERANK_POLICIES: tuple[RerankPolicy, ...] = get_args(RerankPolicy)
+# the policy names are defined in pcmem.vocabulary (the CLI reads them without pydantic); here for every caller
+from pcmem.vocabulary import MODEL_RERANK_POLICIES as MODEL_RERANK_POLICIES
+from pcmem.vocabulary import RERANK_POLICIES as RERANK_POLICIES
+from pcmem.vocabulary import RerankPolicy as RerankPolicy
 
 
 class CandidateDecision(BaseModel):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal, get_args
+from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -16,12 +16,12 @@ from pcmem.types.memory import Citation, EntryVersion, MemoryRef
 from pcmem.types.rerank import CandidateDecision
 from pcmem.types.usage import Usage
 
-SearchMode = Literal["auto", "fts", "vector", "hybrid"]
+# the modes and bounds are defined in pcmem.vocabulary (the CLI reads them without pydantic); here for every caller
+from pcmem.vocabulary import DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, SearchMode
+from pcmem.vocabulary import SEARCH_MODES as SEARCH_MODES
+
 ResolvedMode = Literal["fts", "vector", "hybrid"]
 Channel = Literal["fts", "vector"]
-SEARCH_MODES: tuple[SearchMode, ...] = get_args(SearchMode)
-
-MAX_SEARCH_LIMIT = 50
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +58,7 @@ class SearchMemoryRequest(Request):
     """
 
     query: str
-    limit: Count = Field(default=10, ge=1, le=MAX_SEARCH_LIMIT)
+    limit: Count = Field(default=DEFAULT_SEARCH_LIMIT, ge=1, le=MAX_SEARCH_LIMIT)
     mode: SearchMode = "auto"
     kinds: tuple[str, ...] | None = None
     metadata: dict[str, Any] | None = None
