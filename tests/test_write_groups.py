@@ -165,3 +165,27 @@ def test_every_write_acknowledged_before_a_kill_inside_the_groups_is_there_after
         assert head is not None
         assert [r.revision for r in memory.revisions()] == list(range(1, head.revision + 1))
     assert set(acknowledged) <= stored
+
+
+def test_a_refusal_after_duckdb_aborted_the_transaction_does_not_lose_the_writes_before_it(runtime):
+    """DuckDB aborts a transaction at a failed statement, and a COMMIT of it then succeeds having written nothing:
+    the group must notice, or the writes before the refusal are acknowledged and lost."""
+    backend = _backend(runtime)
+    memory = runtime.memory.for_scope("s")
+    memory.remember("the first entry")  # revision 1
+
+    def failed_then_refused(tx: Any) -> None:
+        try:
+            tx._cursor.execute("INSERT INTO memories SELECT * FROM memories")  # a duplicate key: DuckDB aborts
+        except Exception:  # noqa: BLE001 - a write path that turns it into its own error
+            pass
+        raise InputError("refused after a failed statement")
+
+    results, _ = _grouped(runtime, [
+        lambda: memory.remember(NewEntry(entry_id="a", text="acknowledged before the refusal")),
+        lambda: backend.write_grouped("s", failed_then_refused),
+    ])
+    assert results[0].memory.revision == 2
+    assert isinstance(results[1], InputError)
+    assert memory.get_entry("a").entry.text == "acknowledged before the refusal"
+    assert backend.write_groups.stats.fallbacks == 1

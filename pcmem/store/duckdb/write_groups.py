@@ -31,6 +31,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+import duckdb
+
 from pcmem.errors import PcmemError
 from pcmem.store.duckdb.write import DuckDBWrite, opened, opening_sql
 from pcmem.types.embedding import EmbeddingProfile
@@ -67,6 +69,15 @@ class TrackedWrite(DuckDBWrite):
     def erase(self, entry_ids: Sequence[str]) -> None:
         self.wrote = True
         super().erase(entry_ids)
+
+    def transaction_alive(self) -> bool:
+        """DuckDB still runs the transaction: after a failed statement it aborts it, and a COMMIT then succeeds
+        silently having written nothing — the writes before a refusal would be acknowledged and lost."""
+        try:
+            self._cursor.execute("SELECT 1").fetchall()
+        except duckdb.Error:
+            return False
+        return True
 
 
 @dataclass(eq=False)
@@ -174,7 +185,7 @@ class WriteGroups:
                 try:
                     outcomes.append((queued.body(tx), None))
                 except PcmemError as error:
-                    if tx.wrote:
+                    if tx.wrote or not tx.transaction_alive():
                         raise _GroupBroken from error
                     outcomes.append((None, error))  # refused before writing: the transaction is as it was
                 except BaseException as error:  # DuckDB's own error may have aborted the transaction
