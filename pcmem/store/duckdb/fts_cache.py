@@ -27,6 +27,7 @@ import duckdb
 
 from pcmem.store.duckdb import connection
 from pcmem.store.duckdb.fts_index import SCHEMA
+from pcmem.store.duckdb.ranking import best_positions
 from pcmem.store.duckdb.scope_views import CatchUps, ScopeLRU, head_moves
 from pcmem.types.memory import MemoryRef
 from pcmem.types.search import Candidate
@@ -283,7 +284,6 @@ class FtsCache:
         """The top ``limit`` active head versions of the scope by BM25 under ``stats`` (read in the same snapshot as
         ``memory``), ties bytewise on (artifact, entry, version), each with the number of distinct query terms it
         contains."""
-        import numpy as np  # lazy: numpy costs ~0.15-0.2 s of a cold CLI call that never searches
 
         while True:
             state = self._view_at(db, memory, stats.generation)
@@ -292,17 +292,12 @@ class FtsCache:
                     continue  # another thread moved it past this search's snapshot meanwhile: look again
                 slots, scores, matched = score(state, stats)
                 entries = state.entries
-                if len(scores) > limit:
-                    cut = np.partition(scores, len(scores) - limit)[len(scores) - limit]
-                    keep = np.flatnonzero(scores >= cut)  # every document tied with the cut competes on the tie-break
-                else:
-                    keep = np.arange(len(scores))
-                chosen = [(float(scores[i]), entries[int(slots[i])], int(matched[i])) for i in keep]
+                best = best_positions(scores, limit, lambda at: list(map(entries.__getitem__, slots[at].tolist())))
+                chosen = [(float(scores[i]), entries[int(slots[i])], int(matched[i])) for i in best]
                 break
-        chosen.sort(key=lambda c: (-c[0], c[1][0], c[1][1]))  # ids bytewise (see Candidate.key)
         artifact = memory.artifact_id
         return [Candidate(artifact, entry_id, version_id, value, count)
-                for value, (entry_id, version_id), count in chosen[:limit]]
+                for value, (entry_id, version_id), count in chosen]
 
     def _view_at(self, db: duckdb.DuckDBPyConnection, memory: MemoryRef, generation: str | None
                  ) -> _ScopePostings:
