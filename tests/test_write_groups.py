@@ -189,3 +189,18 @@ def test_a_refusal_after_duckdb_aborted_the_transaction_does_not_lose_the_writes
     assert isinstance(results[1], InputError)
     assert memory.get_entry("a").entry.text == "acknowledged before the refusal"
     assert backend.write_groups.stats.fallbacks == 1
+
+
+def test_writes_of_a_group_whose_leader_stopped_get_an_error_not_a_missing_result(runtime, monkeypatch):
+    backend = _backend(runtime)
+    memory = runtime.memory.for_scope("s")
+    memory.remember("the first entry")
+
+    def broken_transaction(scope: str) -> Any:
+        raise RuntimeError("the leader stopped before BEGIN")
+
+    monkeypatch.setattr(backend.write_groups, "open_group", broken_transaction)
+    results, commits = _grouped(runtime, [lambda i=i: memory.remember(f"entry {i}") for i in range(3)])
+    assert commits == 0
+    assert all(isinstance(result, (RuntimeError, StoreError)) for result in results), results
+    assert sum(isinstance(result, StoreError) for result in results) == 2  # the two that did not lead

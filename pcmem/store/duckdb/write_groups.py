@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import duckdb
 
-from pcmem.errors import PcmemError
+from pcmem.errors import PcmemError, StoreError
 from pcmem.store.duckdb.write import DuckDBWrite, opened, opening_sql
 from pcmem.types.embedding import EmbeddingProfile
 from pcmem.types.memory import EntryVersion, MemoryRef, Operation
@@ -87,8 +87,12 @@ class _Queued(Generic[T]):
     scope: str
     body: Callable[[WriteTransaction], T]
     finished: bool = False
+    decided: bool = False  #: ``result`` or ``error`` is this write's own
     result: Any = None
     error: BaseException | None = None
+
+    def decide(self, result: Any, error: BaseException | None) -> None:
+        self.result, self.error, self.decided = result, error, True
 
     def outcome(self) -> T:
         if self.error is not None:
@@ -136,6 +140,9 @@ class WriteGroups:
         finally:
             with self._changed:
                 for queued in group:
+                    if not queued.decided:  # the leader stopped on an error of its own (not a write's)
+                        queued.decide(None, StoreError("the write stopped before its transaction committed; "
+                                                       "look before writing it again"))
                     queued.finished = True
                 self._leading = False
                 self._changed.notify_all()
@@ -191,14 +198,16 @@ class WriteGroups:
                 except BaseException as error:  # DuckDB's own error may have aborted the transaction
                     raise _GroupBroken from error
         for queued, (result, error) in zip(group, outcomes, strict=True):  # committed: hand each its outcome
-            queued.result, queued.error = result, error
+            queued.decide(result, error)
 
     def _alone(self, queued: _Queued[Any]) -> None:
         try:
             with self.open_group(queued.scope) as write_for:
-                queued.result = queued.body(write_for(queued.scope))
+                result = queued.body(write_for(queued.scope))
         except BaseException as error:  # the caller's own error, raised on the caller's thread
-            queued.error = error
+            queued.decide(None, error)
+        else:
+            queued.decide(result, None)
 
 
 def writes_in_one_transaction(cursor: Any, first_scope: str, make: Callable[[str, MemoryRef | None,
