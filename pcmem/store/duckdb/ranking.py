@@ -22,29 +22,43 @@ IdsAt = Callable[["np.ndarray"], list[tuple[str, str]]]
 
 def best_positions(scores: np.ndarray, limit: int, ids_at: IdsAt) -> list[int]:
     """Positions in ``scores`` of the ``limit`` best documents, best first: higher score first, equal scores by
-    (entry_id, entry_version_id) ascending — strings compare by code point, the order of their UTF-8 bytes."""
+    (entry_id, entry_version_id) ascending — strings compare by code point, the order of their UTF-8 bytes.
+
+    Only the documents above the cut (fewer than ``limit``) are ordered by score; of those tied with the cut, only
+    as many as are still wanted are taken, by their ids."""
     import numpy as np  # lazy: numpy costs ~0.15-0.2 s of a cold CLI call that never searches
 
     count = len(scores)
-    if count > limit:
-        cut = np.partition(scores, count - limit)[count - limit]
-        keep = np.flatnonzero(scores >= cut)  # every document tied with the cut competes on the tie-break
-    else:
-        keep = np.arange(count)
-    keep = keep[np.argsort(-scores[keep], kind="stable")]
-    values = scores[keep]
-    ids = ids_at(keep)
-    positions = keep.tolist()
-    ends = (np.flatnonzero(values[1:] != values[:-1]) + 1).tolist() + [len(positions)]
+    if count <= limit:
+        return _in_order(scores, np.arange(count), limit, ids_at)
+    cut = np.partition(scores, count - limit)[count - limit]
+    above = _in_order(scores, np.flatnonzero(scores > cut), limit, ids_at)
+    tied = np.flatnonzero(scores == cut)  # every document tied with the cut competes on the tie-break
+    return above + _by_ids(tied.tolist(), ids_at(tied), limit - len(above))
+
+
+def _in_order(scores: np.ndarray, positions: np.ndarray, limit: int, ids_at: IdsAt) -> list[int]:
+    """``positions`` by score descending, runs of equal scores by ids; the first ``limit``."""
+    import numpy as np  # lazy: numpy costs ~0.15-0.2 s of a cold CLI call that never searches
+
+    positions = positions[np.argsort(-scores[positions], kind="stable")]
+    values = scores[positions]
+    ids = ids_at(positions)
+    ordered = positions.tolist()
+    ends = (np.flatnonzero(values[1:] != values[:-1]) + 1).tolist() + [len(ordered)]
     chosen: list[int] = []
     start = 0
     for end in ends:
-        if end - start == 1:
-            chosen.append(positions[start])
-        else:  # equal scores: by ids (distinct per document, so the positions are never compared)
-            tied = sorted(zip(ids[start:end], positions[start:end], strict=True))
-            chosen.extend(position for _, position in tied[: limit - len(chosen)])
+        chosen += _by_ids(ordered[start:end], ids[start:end], limit - len(chosen))
         if len(chosen) >= limit:
             break
         start = end
-    return chosen[:limit]
+    return chosen
+
+
+def _by_ids(positions: list[int], ids: list[tuple[str, str]], wanted: int) -> list[int]:
+    """The ``wanted`` first of ``positions`` (equal scores) by their ids; ids are distinct per document."""
+    if len(positions) <= 1:
+        return positions[:wanted]
+    order = sorted(range(len(positions)), key=ids.__getitem__)  # a C-level key: no Python call per document
+    return [positions[i] for i in order[:wanted]]
