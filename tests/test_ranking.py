@@ -36,3 +36,21 @@ def test_a_cut_inside_a_long_run_of_ties_takes_the_smallest_ids():
     ids = [(f"e{999 - i:03d}", "v") for i in range(302)]
     best = best_positions(scores, 4, lambda at: [ids[i] for i in at.tolist()])
     assert [ids[i][0] for i in best] == ["e699", "e700", "e701", "e702"]  # 3.0 first, then the 2.0s by id
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_the_dense_and_the_sorted_way_to_a_documents_parts_agree(seed):
+    """fts_cache scatters a query's postings into a row per slot when they cover the scope well, else finds the
+    documents with np.unique: the same documents, in the same order, with the same parts either way."""
+    from pcmem.store.duckdb.fts_cache import _parts_by_document
+
+    rng = np.random.default_rng(seed)
+    slots_in_scope = int(rng.integers(1, 400))
+    columns = []
+    for _ in range(int(rng.integers(1, 5))):
+        slots = np.sort(rng.choice(slots_in_scope, size=int(rng.integers(1, slots_in_scope + 1)), replace=False))
+        columns.append((slots.astype(np.int64), rng.uniform(0.01, 5.0, len(slots))))
+    dense_docs, dense = _parts_by_document(columns, slots_in_scope)  # postings cover ≥ a quarter: scattered
+    sorted_docs, by_unique = _parts_by_document(columns, 10**6)  # a huge scope: np.unique
+    assert np.array_equal(dense_docs, sorted_docs) and dense_docs.dtype == sorted_docs.dtype
+    assert np.array_equal(dense, by_unique)
