@@ -12,7 +12,8 @@ alternate (1, N, N, 1, 1, N, ...) on one store, each pair gives a ratio, and the
 the load average is reported with it.
 
 Run: ``python -m pcmem_bench.threads --rounds 5 --seconds 3`` (add ``--embedder minilm-l6-int8``; ``--kinds`` adds
-the searches-only and remembers-only ratios).
+the searches-only and remembers-only ratios). ``write_groups``: how many transactions committed several remembers
+together (group commit) and how many remembers they held, over the whole run.
 """
 
 from __future__ import annotations
@@ -109,6 +110,10 @@ def scaling(path: Path, *, seconds: float = 3.0, threads: int = 4, rounds: int =
             operation = _operation(memory, kind, mode)
             _throughput(operation, 1, min(seconds, 1.0))  # warm the caches and the FTS extension first
             result[kind] = _ratios(operation, threads, seconds, rounds)
+        groups = getattr(runtime.backend, "write_groups", None)  # DuckDB's group commit (write_groups.py)
+        if groups is not None:
+            result["write_groups"] = {"groups": groups.stats.groups, "writes_in_groups": groups.stats.grouped_writes,
+                                      "fallbacks": groups.stats.fallbacks}
     result.update(result[kinds[0]])  # the first kind's figures at the top (the chaos campaign prints them)
     result["load_average"] = [round(load_before, 1), round(os.getloadavg()[0], 1)]
     return result

@@ -8,6 +8,7 @@ The async API (:class:`pcmem.memory.service.ScopedMemory`) runs these methods in
 from __future__ import annotations
 
 import builtins
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from pcmem.errors import (
@@ -23,7 +24,7 @@ from pcmem.memory.parts import MemoryParts
 from pcmem.memory.scoped_reads import ScopedReads
 from pcmem.memory.upsert import Identity, plan_upsert, same_content
 from pcmem.memory.vectors import NOTHING_PREPARED, Prepared
-from pcmem.store.port import WriteTransaction
+from pcmem.store.port import GroupedWrites, WriteTransaction
 from pcmem.types.memory import (
     Citation,
     Duplicate,
@@ -97,11 +98,12 @@ class SyncScopedMemory(ScopedReads):
             return WriteResult(memory=memory, citations=(), duplicates=duplicates)
         now = self._clock()
         drafts = [rules.first_version(entry, 0, now) for entry in entries]
-        # Embedding is the slow part of a write: do it before taking the scope lock.
+        # Embedding is the slow part of a write: do it before the write transaction.
         texts = {v.entry_version_id: v.text for v in drafts}
         prepared = self._vectors.vectors_for(texts)
         secondary = self._vectors.secondary_for(texts)
-        with self._lock, self._backend.write(self.scope) as tx:
+
+        def write(tx: WriteTransaction) -> WriteResult:
             rules.check_expected(tx, request.expected_revision)
             revision = rules.next_revision(tx)
             # Only the ids the caller named can exist already: one pcmem generated is new by construction
@@ -121,8 +123,18 @@ class SyncScopedMemory(ScopedReads):
             self._revived_secondary(tx, plan.revived)
             memory = tx.commit("remember" if plan.created else "revise", plan.versions, plan.events, now, vectors,
                                reason=request.reason)
-        return WriteResult(memory=memory, citations=tuple(Citation.of(memory, v) for v in plan.cited),
-                           duplicates=duplicates, unchanged_entry_ids=plan.unchanged)
+            return WriteResult(memory=memory, citations=tuple(Citation.of(memory, v) for v in plan.cited),
+                               duplicates=duplicates, unchanged_entry_ids=plan.unchanged)
+
+        return self._write(write)
+
+    def _write(self, write: Callable[[WriteTransaction], WriteResult]) -> WriteResult:
+        """One write transaction of this scope running ``write``: grouped with other threads' writes where the
+        backend commits them together (one COMMIT and fsync for the group; issue #30), else under the scope lock."""
+        if isinstance(self._backend, GroupedWrites):
+            return self._backend.write_grouped(self.scope, write)
+        with self._lock, self._backend.write(self.scope) as tx:
+            return write(tx)
 
     def _revived_vectors(self, tx: WriteTransaction, revived: builtins.list[EntryVersion]) -> dict[str, np.ndarray]:
         """Vectors for versions made active again that were written unembedded (rare)."""
@@ -171,7 +183,7 @@ class SyncScopedMemory(ScopedReads):
         version_id = new_id("ver")
         prepared = self._vectors.vectors_for({version_id: request.text})
         secondary = self._vectors.secondary_for({version_id: request.text})
-        with self._lock, self._backend.write(self.scope) as tx:
+        def write(tx: WriteTransaction) -> WriteResult:
             current = self._head_entry(tx, request)
             assert tx.memory is not None  # the entry exists, so the scope has a head
             if current.state != "active":
@@ -199,7 +211,9 @@ class SyncScopedMemory(ScopedReads):
             vectors = self._vectors.vectors_inside(tx, {version_id: request.text}, prepared)
             self._vectors.store_secondary(tx, {version_id: request.text}, secondary)
             memory = tx.commit("revise", [version], [event], now, vectors, reason=request.reason)
-        return WriteResult(memory=memory, citations=(Citation.of(memory, version),))
+            return WriteResult(memory=memory, citations=(Citation.of(memory, version),))
+
+        return self._write(write)
 
     def retire(self, request: RetireRequest | str, *, expected_revision: int | None = None,
                expected_version: int | None = None, reason: str | None = None) -> WriteResult:
@@ -241,7 +255,7 @@ class SyncScopedMemory(ScopedReads):
     def _set_state_once(self, request: RetireRequest | ReactivateRequest, operation: Operation,
                         from_state: EntryState, to_state: EntryState) -> WriteResult:
         now = self._clock()
-        with self._lock, self._backend.write(self.scope) as tx:
+        def write(tx: WriteTransaction) -> WriteResult:
             current = self._head_entry(tx, request)
             if current.state != from_state:
                 raise RevisionConflictError(f"cannot {operation} entry {request.entry_id!r}: it is {current.state}")
@@ -252,7 +266,9 @@ class SyncScopedMemory(ScopedReads):
                 self._revived_secondary(tx, [version])
             event = EntryEvent(version.entry_id, version.entry_version_id, to_state)
             memory = tx.commit(operation, [], [event], now, vectors, reason=request.reason)
-        return WriteResult(memory=memory, citations=(Citation.of(memory, version),))
+            return WriteResult(memory=memory, citations=(Citation.of(memory, version),))
+
+        return self._write(write)
 
     def _head_entry(self, tx: WriteTransaction, request: ReviseRequest | RetireRequest | ReactivateRequest) -> HeadEntry:
         rules.check_expected(tx, request.expected_revision)

@@ -17,12 +17,12 @@ holds both engines to every role.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from contextvars import ContextVar
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, TypeVar, runtime_checkable
 
 from pcmem.analysis import Analyzer
 from pcmem.errors import StoreError
@@ -106,6 +106,20 @@ class WriteTransaction(Protocol):
         memory layer numbers a version 1 only for an id it found nowhere; ``pcmem migrate`` copies each version in
         the revision that created it), so an engine need not look its head up.
         """
+
+
+T = TypeVar("T")
+
+
+@runtime_checkable
+class GroupedWrites(Protocol):
+    """A backend that commits the writes of several threads together (DuckDB: :mod:`pcmem.store.duckdb.write_groups`).
+    The Memory services hand it each write as a callable instead of opening :meth:`RevisionLog.write` themselves."""
+
+    def write_grouped(self, scope: str, body: Callable[[WriteTransaction], T]) -> T:
+        """Run ``body`` in a write transaction of ``scope`` (possibly shared with other threads' writes, each on
+        the state the earlier ones left) and return its result once that transaction committed, or raise its own
+        error (nothing of it stays). Serialised with every other write of the backend: no scope lock is needed."""
 
 
 class SnapshotMoved(StoreError):

@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, TypeVar, cast
 
 import duckdb
 
@@ -29,7 +29,8 @@ from pcmem.store.duckdb.search_memo import LazySnapshot, SearchMemo
 from pcmem.store.duckdb.transactions import CursorPool, Transactions, first_line, translate
 from pcmem.store.duckdb.vector_cache import VectorCache
 from pcmem.store.duckdb.write import DuckDBWrite, opened, opening_sql
-from pcmem.store.port import SnapshotMoved, is_searching_once
+from pcmem.store.duckdb.write_groups import TrackedWrite, WriteGroups, writes_in_one_transaction
+from pcmem.store.port import SnapshotMoved, WriteTransaction, is_searching_once
 from pcmem.types.embedding import EmbeddingProfile
 from pcmem.types.memory import (
     Change,
@@ -49,6 +50,8 @@ if TYPE_CHECKING:
     from pcmem.settings import SearchFusion
 
 __all__ = ["DuckDBBackend", "remove_store_files"]
+
+T = TypeVar("T")
 
 
 class DuckDBBackend:
@@ -97,6 +100,7 @@ class DuckDBBackend:
             self._settings = MetaSettings(self._transaction, self._write_lock, read_only=self.read_only,
                                           shared=shared)
             self._memo = SearchMemo(self._transactions.clock)
+            self.write_groups = WriteGroups(self._write_group)
             with pool.cursor() as db:
                 self._prepare(db)
                 unreclaimed = not self.read_only and erasure.pending(db)
@@ -172,6 +176,21 @@ class DuckDBBackend:
             # held, the file is this process's alone: no other process takes full-text ids between two writes
             self._id_floor.begin_write(self._transactions.clock.begun(), sole_writer=not self.shared)
             yield DuckDBWrite(cursor, scope, memory, self.analyzer, self._versions.clear, profiles, self._id_floor)
+
+    def write_grouped(self, scope: str, body: Callable[[WriteTransaction], T]) -> T:
+        """``body`` in a write transaction of ``scope`` shared with the writes other threads queued meanwhile (group
+        commit, :mod:`.write_groups`); a thread inside a transaction writes in it, as :meth:`write` does."""
+        if self._transactions.in_transaction():
+            with self.write(scope) as tx:
+                return body(tx)
+        return self.write_groups.run(scope, body)
+
+    @contextmanager
+    def _write_group(self, scope: str) -> Iterator[Callable[[str], TrackedWrite]]:
+        with self._write_lock, self._transaction(write=True, first=opening_sql(scope)) as cursor:
+            self._id_floor.begin_write(self._transactions.clock.begun(), sole_writer=not self.shared)
+            yield writes_in_one_transaction(cursor, scope, lambda scope, memory, profiles: TrackedWrite(
+                cursor, scope, memory, self.analyzer, self._versions.clear, profiles, self._id_floor))
 
     # --- reads ------------------------------------------------------------------------------------------------
 

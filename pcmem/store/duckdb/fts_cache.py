@@ -27,6 +27,7 @@ import duckdb
 
 from pcmem.store.duckdb import connection
 from pcmem.store.duckdb.fts_index import SCHEMA
+from pcmem.store.duckdb.ranking import best_positions
 from pcmem.store.duckdb.scope_views import CatchUps, ScopeLRU, head_moves
 from pcmem.types.memory import MemoryRef
 from pcmem.types.search import Candidate
@@ -251,6 +252,31 @@ def score(state: _ScopePostings, stats: IndexStats) -> tuple[np.ndarray, np.ndar
     if not columns:
         empty = np.empty(0, np.int64)
         return empty, np.empty(0, np.float64), empty
+    docs, matrix = _parts_by_document(columns, len(state.entries))
+    matched = np.count_nonzero(matrix, axis=1)
+    matrix.sort(axis=1)  # absent terms are 0.0 and sort first; 0.0 + x == x, so the sum is the sorted parts' sum
+    total = matrix[:, 0].copy()
+    for column in range(1, matrix.shape[1]):
+        total += matrix[:, column]
+    return docs, total, matched
+
+
+def _parts_by_document(columns: list[tuple[np.ndarray, np.ndarray]], slot_count: int) -> tuple[np.ndarray, np.ndarray]:
+    """(the documents containing a term, ascending slots; their parts, one column per term, 0.0 where absent).
+
+    Where the postings cover a good share of the scope's slots, the parts are scattered into a row per slot and the
+    empty rows dropped (a few vectorised passes); otherwise the documents are found by ``np.unique``, which sorts the
+    postings (~0.3 ms of a warm search when every document holds a term: issue #30). Both give the same documents in
+    the same order and the same parts (a part is never 0.0: idf > 0 and tf ≥ 1)."""
+    import numpy as np  # lazy: numpy costs ~0.15-0.2 s of a cold CLI call that never searches
+
+    postings = sum(len(slots) for slots, _ in columns)
+    if slot_count <= 4 * postings:
+        dense = np.zeros((slot_count, len(columns)), dtype=np.float64)
+        for column, (slots, parts) in enumerate(columns):
+            dense[slots, column] = parts
+        docs = np.flatnonzero(dense.any(axis=1))
+        return docs, dense[docs]
     every = np.concatenate([slots for slots, _ in columns])
     docs, inverse = np.unique(every, return_inverse=True)
     matrix = np.zeros((len(docs), len(columns)), dtype=np.float64)
@@ -258,12 +284,7 @@ def score(state: _ScopePostings, stats: IndexStats) -> tuple[np.ndarray, np.ndar
     for column, (slots, parts) in enumerate(columns):
         matrix[inverse[start:start + len(slots)], column] = parts
         start += len(slots)
-    matched = np.count_nonzero(matrix, axis=1)
-    matrix.sort(axis=1)  # absent terms are 0.0 and sort first; 0.0 + x == x, so the sum is the sorted parts' sum
-    total = matrix[:, 0].copy()
-    for column in range(1, matrix.shape[1]):
-        total += matrix[:, column]
-    return docs, total, matched
+    return docs, matrix
 
 
 class FtsCache:
@@ -283,7 +304,6 @@ class FtsCache:
         """The top ``limit`` active head versions of the scope by BM25 under ``stats`` (read in the same snapshot as
         ``memory``), ties bytewise on (artifact, entry, version), each with the number of distinct query terms it
         contains."""
-        import numpy as np  # lazy: numpy costs ~0.15-0.2 s of a cold CLI call that never searches
 
         while True:
             state = self._view_at(db, memory, stats.generation)
@@ -292,17 +312,12 @@ class FtsCache:
                     continue  # another thread moved it past this search's snapshot meanwhile: look again
                 slots, scores, matched = score(state, stats)
                 entries = state.entries
-                if len(scores) > limit:
-                    cut = np.partition(scores, len(scores) - limit)[len(scores) - limit]
-                    keep = np.flatnonzero(scores >= cut)  # every document tied with the cut competes on the tie-break
-                else:
-                    keep = np.arange(len(scores))
-                chosen = [(float(scores[i]), entries[int(slots[i])], int(matched[i])) for i in keep]
+                best = best_positions(scores, limit, lambda at: list(map(entries.__getitem__, slots[at].tolist())))
+                chosen = [(float(scores[i]), entries[int(slots[i])], int(matched[i])) for i in best]
                 break
-        chosen.sort(key=lambda c: (-c[0], c[1][0], c[1][1]))  # ids bytewise (see Candidate.key)
         artifact = memory.artifact_id
         return [Candidate(artifact, entry_id, version_id, value, count)
-                for value, (entry_id, version_id), count in chosen[:limit]]
+                for value, (entry_id, version_id), count in chosen]
 
     def _view_at(self, db: duckdb.DuckDBPyConnection, memory: MemoryRef, generation: str | None
                  ) -> _ScopePostings:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import duckdb
 
 from pcmem.store.duckdb import connection
+from pcmem.store.duckdb.ranking import best_positions
 from pcmem.store.duckdb.scope_views import CatchUps, ScopeLRU, head_moves
 from pcmem.types.embedding import EmbeddingProfile
 from pcmem.types.memory import MemoryRef
@@ -128,11 +129,12 @@ class VectorCache:
                 matrix = state.matrix[: state.size]
                 rows = _rows_that_can_rank(matrix, unit_query, limit)
                 similarity = _similarities(matrix[rows], unit_query)  # exact for the few rows that can rank
-                picked = [(float(similarity[i]), state.entries[row]) for i, row in enumerate(rows.tolist())]
+                entries = state.entries
+                best = best_positions(similarity, limit, lambda at: list(map(entries.__getitem__, rows[at].tolist())))
+                picked = [(float(similarity[i]), entries[int(rows[i])]) for i in best]
                 break
-        picked.sort(key=lambda p: (-p[0], p[1][0], p[1][1]))  # ids bytewise (see Candidate.key)
         artifact = memory.artifact_id
-        return [Candidate(artifact, entry_id, version_id, score) for score, (entry_id, version_id) in picked[:limit]]
+        return [Candidate(artifact, entry_id, version_id, score) for score, (entry_id, version_id) in picked]
 
     def _view_at(self, db: duckdb.DuckDBPyConnection, memory: MemoryRef, profile: EmbeddingProfile) -> _ScopeMatrix:
         """The scope's matrix, brought to ``memory.revision`` and given the vectors stored since (the caller checks
