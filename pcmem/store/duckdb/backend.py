@@ -29,6 +29,7 @@ from pcmem.store.duckdb.search_memo import LazySnapshot, SearchMemo
 from pcmem.store.duckdb.transactions import CursorPool, Transactions, first_line, translate
 from pcmem.store.duckdb.vector_cache import VectorCache
 from pcmem.store.duckdb.write import DuckDBWrite, opened, opening_sql
+from pcmem.store.duckdb.write_opening import OpeningMemo
 from pcmem.store.port import SnapshotMoved, is_searching_once
 from pcmem.types.embedding import EmbeddingProfile
 from pcmem.types.memory import (
@@ -97,6 +98,7 @@ class DuckDBBackend:
             self._settings = MetaSettings(self._transaction, self._write_lock, read_only=self.read_only,
                                           shared=shared)
             self._memo = SearchMemo(self._transactions.clock)
+            self._openings = OpeningMemo(self._transactions.clock, sole_writer=not shared)  # under _write_lock
             with pool.cursor() as db:
                 self._prepare(db)
                 unreclaimed = not self.read_only and erasure.pending(db)
@@ -167,11 +169,21 @@ class DuckDBBackend:
 
     @contextmanager
     def write(self, scope: str) -> Iterator[DuckDBWrite]:
-        with self._write_lock, self._transaction(write=True, first=opening_sql(scope)) as cursor:
-            memory, profiles = opened(cursor, scope)
-            # held, the file is this process's alone: no other process takes full-text ids between two writes
-            self._id_floor.begin_write(self._transactions.clock.begun(), sole_writer=not self.shared)
-            yield DuckDBWrite(cursor, scope, memory, self.analyzer, self._versions.clear, profiles, self._id_floor)
+        with self._write_lock:
+            nested, before = self._transactions.in_transaction(), self._transactions.clock.begun()
+            known = self._openings.known(scope, nested=nested)  # the last write's, when nothing came after it
+            try:
+                with self._transaction(write=True, first=None if known else opening_sql(scope)) as cursor:
+                    memory, profiles = known or opened(cursor, scope)
+                    # held, the file is this process's alone: no other process takes full-text ids between two writes
+                    self._id_floor.begin_write(self._transactions.clock.begun(), sole_writer=not self.shared)
+                    write = DuckDBWrite(cursor, scope, memory, self.analyzer, self._versions.clear, profiles,
+                                        self._id_floor)
+                    yield write
+            except BaseException:
+                self._openings.forget()
+                raise
+            self._openings.committed(scope, (write.memory, profiles), before, nested=nested)
 
     # --- reads ------------------------------------------------------------------------------------------------
 
