@@ -14,7 +14,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, cast
 
 from pcmem.store.duckdb import connection
 
@@ -55,11 +55,15 @@ def timing_statements() -> Iterator[list[tuple[str, float]]]:
     """Stores opened inside this block time their statements into the list it yields (part, ms), in order."""
     parts: list[tuple[str, float]] = []
     quiet = connection.quiet
-    connection.quiet = lambda opened: quiet(opened if isinstance(opened, _Timed) else _Timed(opened, parts))
+
+    def timed(opened: Any) -> Any:
+        return quiet(cast(Any, opened if isinstance(opened, _Timed) else _Timed(opened, parts)))
+
+    setattr(connection, "quiet", timed)  # noqa: B010 (a benchmark's instrument, restored below)
     try:
         yield parts
     finally:
-        connection.quiet = quiet
+        setattr(connection, "quiet", quiet)  # noqa: B010
 
 
 def breakdown(remember: Callable[[], object], parts: list[tuple[str, float]], samples: int) -> dict:
