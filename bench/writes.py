@@ -85,6 +85,23 @@ def _duckdb_floor(path: Path) -> tuple[Callable[[], None], Callable[[], None]]:
     return write, db.close
 
 
+def remember_parts(size: int, workdir: Path, samples: int = 80) -> dict:
+    """Where a remember of one entry goes in a store of ``size`` entries (hash vectors): :mod:`.write_parts`. On a
+    store of its own, after the ratio's, so the timing never touches the ratio's figures."""
+    from pcmem_bench.write_parts import breakdown, timing_statements
+
+    store = workdir / f"parts-{size}.duckdb"
+    embedder = PrecomputedEmbedder()
+    _load(store, sentences(size), embedder)
+    step = iter(range(10**9))
+    with timing_statements() as parts, pcmem.open_sync(store, embedder=embedder) as runtime:
+        memory = runtime.memory.for_scope("s0")
+        memory.remember("warm up")
+        result = breakdown(lambda: memory.remember(f"A fresh note written at step {next(step)}."), parts, samples)
+    store.unlink(missing_ok=True)
+    return {"size": size, **result, "load_average": round(os.getloadavg()[0], 1)}
+
+
 def _ms(function: Callable[[], object]) -> float:
     started = time.perf_counter()
     function()
@@ -223,6 +240,8 @@ def main(argv: list[str] | None = None) -> None:
     ratio.add_argument("--sizes", default="1000,10000")
     ratio.add_argument("--embedder", default=None, help="a preset (e.g. minilm-l6-int8) instead of hash vectors")
     ratio.add_argument("--rounds", type=int, default=8)
+    ratio.add_argument("--breakdown", action="store_true",
+                       help="then where a remember goes: Python, each statement, COMMIT (a separate run per size)")
     big = commands.add_parser("scale", help="owner peak RSS and remember p50 at ENTRIES over SCOPES, HOT scopes")
     big.add_argument("--entries", type=int, default=1_000_000)
     big.add_argument("--scopes", type=int, default=1000)
@@ -243,6 +262,8 @@ def main(argv: list[str] | None = None) -> None:
             for size in (int(s) for s in args.sizes.split(",") if s.strip()):
                 print(json.dumps(remember_vs_fts5(size, workdir, rounds=args.rounds, embedder_name=args.embedder)),
                       flush=True)
+                if args.breakdown:
+                    print(json.dumps(remember_parts(size, workdir)), flush=True)
         else:
             print(json.dumps(scale(workdir, args.entries, args.scopes, args.hot, args.rounds)), flush=True)
     finally:

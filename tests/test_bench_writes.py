@@ -14,3 +14,17 @@ def test_the_ratio_reports_duckdbs_floor_beside_the_fts5_insert(tmp_path):
         assert result[side] > 0, side
     assert result["ratio_vs_duckdb_floor"] == pytest.approx(result["remember_ms_p50"] / result["duckdb_floor_ms_p50"], rel=0.01)
     assert list(tmp_path.iterdir()) == []  # every store, log and table it made is gone
+
+
+def test_the_breakdown_times_each_statement_of_a_remember_and_leaves_nothing_behind(tmp_path):
+    from pcmem.store.duckdb import connection
+    from pcmem_bench.writes import remember_parts
+
+    quiet = connection.quiet
+    result = remember_parts(30, tmp_path, samples=3)
+    assert connection.quiet is quiet  # stores opened later are not timed
+    parts = result["parts_ms_p50"]
+    for part in ("BEGIN", "INSERT INTO embeddings", "UPDATE fts_main_fts_docs.stats", "COMMIT"):
+        assert parts[part] > 0, part
+    assert 0 < result["python_ms_p50"] < result["remember_ms_p50"]
+    assert list(tmp_path.iterdir()) == []

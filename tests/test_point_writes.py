@@ -22,11 +22,12 @@ from pcmem.analysis import ANALYZERS
 from pcmem.store.duckdb import connection, fts_index, rows
 from pcmem.testing import HashEmbedder
 
-#: Statements of a remember of one new entry (with terms new to the index) in an existing scope, BEGIN to COMMIT
-#: (about 25 in two transactions in session 6; 16 in session 7).
-POINT_REMEMBER_STATEMENTS = 15
-#: Calls into DuckDB that run them: BEGIN with the opening read, the revision's rows with the index lookup, the
-#: index, vector and head rows, COMMIT (a call costs DuckDB's client ~0.1 ms: store/duckdb/rows.py run_together).
+#: Statements of a remember of one new entry (with terms new to the index) in a scope this process wrote last, BEGIN
+#: to COMMIT (about 25 in two transactions in session 6; 16 in session 7; 15 in session 8, with the opening read of
+#: the scope's head and profiles that a held store now keeps from its last write: store/duckdb/write_opening.py).
+POINT_REMEMBER_STATEMENTS = 14
+#: Calls into DuckDB that run them: BEGIN, the revision's rows with the index lookup, the index, vector and head rows,
+#: COMMIT (a call costs DuckDB's client ~0.1 ms: store/duckdb/rows.py run_together).
 POINT_REMEMBER_CALLS = 4
 
 
@@ -225,3 +226,20 @@ def test_a_transaction_that_cannot_begin_is_a_store_error(db_path, monkeypatch):
         with pytest.raises(pcmem.errors.StoreError, match="invalidated"):
             memory.remember("a second note")
         invalidated = False
+
+
+def test_a_store_keeps_its_vectors_uncompressed(db_path):
+    """DuckDB 1.5.5 logs a commit's new rows by scanning back the whole 2,048-row vector they joined, and the
+    embeddings (a primary key) append into their last checkpointed row group: stored as ALP-RD, every remember decoded
+    up to 2,047 vectors again (~0.6-1 ms). connection.DISABLED_COMPRESSION keeps floats plain (ALP-RD saved ~2 %)."""
+    with pcmem.open_sync(db_path, embedder=HashEmbedder(dimension=64)) as runtime:
+        runtime.memory.for_scope("s").remember(RememberRequest(
+            entries=tuple(NewEntry(text=f"note {i} about otters and rivers") for i in range(300))))
+    db = connection.connect(db_path, read_only=True)
+    try:
+        methods = {method for (method,) in db.execute(
+            "SELECT DISTINCT compression FROM pragma_storage_info('embeddings') "
+            "WHERE segment_type = 'FLOAT' AND persistent").fetchall()}
+    finally:
+        db.close()
+    assert methods and not methods & {"ALP", "ALPRD"}, methods

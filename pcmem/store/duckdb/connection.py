@@ -34,6 +34,14 @@ DUCKDB_THREADS: int | None = 1
 #: next to a store was replayed into it. An existing file keeps its format (see wal.refuse_unreplayable_wal).
 NEW_STORE_STORAGE = "v1.5.0"
 
+#: Compression methods a store never uses: ALP and ALP-RD, DuckDB's float encodings (only the vectors, and the index's
+#: one ``avgdl``, are floats). Why: DuckDB 1.5.5 logs each commit's new rows by scanning back the whole 2,048-row vector
+#: they were appended to (DataTable::WriteToLog, ScanTableSegment), and a table with an index (the embeddings' primary
+#: key) appends into its last checkpointed row group, so every remember decoded up to 2,047 stored vectors of 384
+#: floats again: ~0.6-1 ms of a ~8 ms remember, at any store size. ALP-RD saves ~2 % of the vectors' bytes (random
+#: float32 mantissas do not compress); uncompressed, the same scan is a copy.
+DISABLED_COMPRESSION = "alp,alprd"
+
 
 def fts_extension_path() -> Path:
     """Where the ``duckdb-extension-fts`` wheel put the extension binary for the installed DuckDB version.
@@ -119,6 +127,8 @@ def connect(path: Path, *, lock_timeout: float = 0.0, read_only: bool = False) -
                 # (DuckDB refuses "a different configuration than existing connections")
                 config["storage_compatibility_version"] = NEW_STORE_STORAGE
                 connection = duckdb.connect(str(path), read_only=read_only, config=config)
+                # a global setting (the instance's, every connection's); DuckDB's config dict ignores this one
+                connection.execute(f"SET GLOBAL disabled_compression_methods = '{DISABLED_COMPRESSION}'")
                 if replays:
                     checkpoint_replayed(connection, path)
                 break

@@ -35,6 +35,7 @@ import duckdb
 
 from pcmem.errors import PcmemError, StoreError
 from pcmem.store.duckdb.write import DuckDBWrite, opened, opening_sql
+from pcmem.store.duckdb.write_opening import Opening
 from pcmem.types.embedding import EmbeddingProfile
 from pcmem.types.memory import EntryVersion, MemoryRef, Operation
 from pcmem.types.storage import EntryEvent
@@ -210,21 +211,31 @@ class WriteGroups:
             queued.decide(result, None)
 
 
-def writes_in_one_transaction(cursor: Any, first_scope: str, make: Callable[[str, MemoryRef | None,
-                              dict[str, EmbeddingProfile]], TrackedWrite]) -> Callable[[str], TrackedWrite]:
-    """A maker of the writes of one group on ``cursor``, whose answer to :func:`opening_sql` of ``first_scope``
-    waits on it: each write starts from the head the group's earlier writes left in its scope (read in the
-    transaction once per scope, then carried from write to write); the profiles are read once."""
-    first_memory, profiles = opened(cursor, first_scope)
-    heads: dict[str, MemoryRef | None] = {first_scope: first_memory}
-    last: dict[str, TrackedWrite] = {}
+class WritesInOneTransaction:
+    """The maker of the writes of one group on ``cursor`` (scope → write). Each write starts from the head the
+    group's earlier writes left in its scope (read in the transaction once per scope, then carried from write to
+    write); the profiles are read once. ``opening``: the first scope's head and the profiles when already known
+    (:mod:`.write_opening`), else :func:`opening_sql` of ``first_scope`` waits on ``cursor`` for them."""
 
-    def write_for(scope: str) -> TrackedWrite:
-        if scope in last:
-            heads[scope] = last[scope].memory  # the head its write left (unchanged if it did not commit)
-        elif scope not in heads:
-            heads[scope], _ = opened(cursor.execute(opening_sql(scope)), scope)
-        last[scope] = make(scope, heads[scope], profiles)
-        return last[scope]
+    def __init__(self, cursor: Any, first_scope: str, opening: Opening | None,
+                 make: Callable[[str, MemoryRef | None, dict[str, EmbeddingProfile]], TrackedWrite]) -> None:
+        first_memory, self._profiles = opening or opened(cursor, first_scope)
+        self._cursor, self._make = cursor, make
+        self._heads: dict[str, MemoryRef | None] = {first_scope: first_memory}
+        self._last: dict[str, TrackedWrite] = {}
+        self._latest = first_scope
 
-    return write_for
+    def __call__(self, scope: str) -> TrackedWrite:
+        if scope in self._last:
+            self._heads[scope] = self._last[scope].memory  # the head its write left (unchanged if it did not commit)
+        elif scope not in self._heads:
+            self._heads[scope], _ = opened(self._cursor.execute(opening_sql(scope)), scope)
+        self._last[scope] = self._make(scope, self._heads[scope], self._profiles)
+        self._latest = scope
+        return self._last[scope]
+
+    def left(self) -> tuple[str, Opening]:
+        """The scope of the group's last write and the opening a next write of it finds (once committed)."""
+        write = self._last.get(self._latest)
+        memory = write.memory if write is not None else self._heads[self._latest]
+        return self._latest, (memory, self._profiles)

@@ -1,0 +1,126 @@
+"""A write's opening read — the scope's head and the embedding profiles — kept from the last write of a held store
+(store/duckdb/write_opening.py, issue #30), and read again whenever anything else may have changed them: another
+backend of the file in this process, a vector-space change, a write that failed, another process of a shared store.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import duckdb
+import pytest
+
+import pcmem
+from pcmem.store.duckdb import DuckDBBackend, connection
+from pcmem.testing import HashEmbedder
+from pcmem.types.embedding import EmbeddingProfile
+
+_OPENING = "SELECT true, artifact_id, head_revision"
+
+
+def _openings(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The opening reads run on stores opened after this call."""
+    log: list[str] = []
+
+    class Logging:
+        def __init__(self, inner: duckdb.DuckDBPyConnection) -> None:
+            self._inner = inner
+
+        def execute(self, statement, *args):  # noqa: ANN001, ANN002, ANN201
+            log.extend(part for part in str(statement).split(";\n") if part.startswith(_OPENING))
+            self._inner.execute(statement, *args)
+            return self
+
+        def cursor(self):  # noqa: ANN201
+            return Logging(self._inner.cursor())
+
+        def __getattr__(self, name: str):  # noqa: ANN204
+            return getattr(self._inner, name)
+
+    quiet = connection.quiet
+    monkeypatch.setattr(connection, "quiet", lambda opened: quiet(opened if isinstance(opened, Logging)
+                                                                 else Logging(opened)))
+    return log
+
+
+def _revisions(runtime: pcmem.SyncRuntime, scope: str) -> list[int]:
+    memory = runtime.backend.find_memory(scope)
+    assert memory is not None
+    return [info.revision for info in runtime.backend.revisions(memory)]
+
+
+def test_a_held_store_reads_a_scopes_head_once_for_many_writes(db_path, monkeypatch):
+    log = _openings(monkeypatch)
+    with pcmem.open_sync(db_path, embedder=HashEmbedder(dimension=8)) as runtime:
+        memory = runtime.memory.for_scope("s")
+        memory.remember("the first note")
+        log.clear()
+        for n in range(3):
+            memory.remember(f"note number {n}")
+        assert log == []
+        runtime.memory.for_scope("t").remember("another scope's note")
+        memory.remember("back to the first scope")
+        assert len(log) == 2, "a write of another scope reads its own head, then this scope's again"
+        assert _revisions(runtime, "s") == [1, 2, 3, 4, 5]
+
+
+def test_another_backend_of_the_file_makes_the_next_write_read_again(db_path, monkeypatch):
+    log = _openings(monkeypatch)
+    first = pcmem.SyncRuntime(DuckDBBackend(db_path), embedder=HashEmbedder(dimension=8))
+    second = pcmem.SyncRuntime(DuckDBBackend(db_path), embedder=HashEmbedder(dimension=8))
+    try:
+        first.memory.for_scope("s").remember("from the first backend")
+        second.memory.for_scope("s").remember("from the second backend")
+        log.clear()
+        first.memory.for_scope("s").remember("from the first backend again")  # revision 3, not a second 2
+        assert len(log) == 1
+        assert _revisions(first, "s") == [1, 2, 3]
+    finally:
+        first.close()
+        second.close()
+
+
+def test_a_vector_space_change_makes_the_next_write_read_the_profiles_again(db_path):
+    with pcmem.open_sync(db_path, embedder=HashEmbedder(dimension=8)) as runtime:
+        memory = runtime.memory.for_scope("s")
+        memory.remember("a note before the secondary space")
+        secondary = EmbeddingProfile(model_id="second-model", dimension=4, normalized=True)
+        runtime.backend.set_secondary_embedding_profile(secondary)
+        with runtime.backend.write("s") as write:
+            assert write.secondary_embedding_profile() == secondary
+
+
+def test_a_write_that_fails_leaves_nothing_kept(db_path, monkeypatch):
+    log = _openings(monkeypatch)
+    with pcmem.open_sync(db_path, embedder=HashEmbedder(dimension=8)) as runtime:
+        memory = runtime.memory.for_scope("s")
+        memory.remember("a kept note")
+        with pytest.raises(RuntimeError), runtime.backend.write("s"):
+            raise RuntimeError("the caller gave up")
+        log.clear()
+        memory.remember("after the failed write")
+        assert len(log) == 1
+        assert _revisions(runtime, "s") == [1, 2]
+
+
+def test_a_shared_store_reads_the_head_at_every_write(db_path, monkeypatch):
+    """Another process may write a shared store between two writes of this one: nothing is kept."""
+    log = _openings(monkeypatch)
+    with pcmem.SyncRuntime(DuckDBBackend(db_path, shared=True), embedder=HashEmbedder(dimension=8)) as runtime:
+        memory = runtime.memory.for_scope("s")
+        memory.remember("written here")
+        subprocess.run([sys.executable, "-c", textwrap.dedent(f"""
+            import pcmem
+            from pcmem.store.duckdb import DuckDBBackend
+            from pcmem.testing import HashEmbedder
+            with pcmem.SyncRuntime(DuckDBBackend({str(db_path)!r}, shared=True),
+                                   embedder=HashEmbedder(dimension=8)) as runtime:
+                runtime.memory.for_scope("s").remember("written by another process")
+        """)], check=True, timeout=120)
+        log.clear()
+        memory.remember("written here again")
+        assert len(log) == 1
+        assert _revisions(runtime, "s") == [1, 2, 3]
+
