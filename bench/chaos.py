@@ -24,6 +24,7 @@ from typing import Any
 
 import pcmem
 from pcmem.errors import PcmemError, StoreWALError
+from pcmem.store.duckdb.wal import damaged_wal_copies
 from pcmem.types.memory import Citation, NewEntry, ReactivateRequest, RetireRequest, ReviseRequest
 from pcmem.types.search import SearchMemoryRequest
 from pcmem_bench import crash, file_chaos, programs
@@ -205,7 +206,8 @@ def writable_trial(path: Path, seed: int, *, shared: bool) -> Tally:
 
 
 def damaged_wal_trial(path: Path, seed: int) -> Tally:
-    """Kill a writer (its log stays behind), damage the log: opening must refuse (StoreWALError), not drop it."""
+    """Kill a writer (its log stays behind), damage the log: a damaged header must be refused (StoreWALError), a log
+    cut short — what a kill inside a commit leaves — opens with its complete transactions and a copy of it kept."""
     tally = Tally("damaged WAL")
     rng = random.Random(seed)
     writer = subprocess.Popen(programs.command("stream_writer", str(path)), stdout=subprocess.PIPE,
@@ -222,13 +224,20 @@ def damaged_wal_trial(path: Path, seed: int) -> Tally:
         tally.notes.append("no leftover log to damage (the writer's log was checkpointed)")
         return tally
     data = wal.read_bytes()
-    wal.write_bytes(data[: len(data) // 2] if rng.random() < 0.5 else b"\0" * 16 + data[16:])
+    cut = rng.random() < 0.5
+    damaged = data[: len(data) // 2] if cut else b"\0" * 16 + data[16:]
+    wal.write_bytes(damaged)
     try:
         pcmem.open_sync(path, embedder=None).close()
-        tally.untyped_errors.append("a damaged log was opened without a word")
+        if not cut:
+            tally.untyped_errors.append("a log with a damaged header was opened")
+        elif [copy.read_bytes() for copy in damaged_wal_copies(path)] != [damaged]:
+            tally.untyped_errors.append("a log cut short was opened without keeping a copy of it")
     except StoreWALError as error:
+        if cut:
+            tally.untyped_errors.append(f"a log cut short (a kill inside a commit) was refused: {error}")
         tally.typed_errors[type(error).__name__] += 1
-    wal.rename(wal.with_name(wal.name + ".damaged"))  # what the message tells the user to do
+        wal.rename(wal.with_name(wal.name + ".damaged"))  # what the message tells the user to do
     with pcmem.open_sync(path, embedder=None) as runtime:
         report = crash._file_backend(runtime).check()
     tally.checks += 1

@@ -18,8 +18,13 @@ def test_async_tasks(tmp_path):
 
 
 def test_damaged_log_is_refused_typed(tmp_path):
-    tally = chaos.damaged_wal_trial(tmp_path / "w.duckdb", 3)
+    tally = chaos.damaged_wal_trial(tmp_path / "w.duckdb", 3)  # seed 3 zeroes the header
     assert tally.ok and tally.typed_errors["StoreWALError"] == 1, tally.as_dict()
+
+
+def test_a_log_cut_short_opens_with_a_copy_kept(tmp_path):
+    tally = chaos.damaged_wal_trial(tmp_path / "w.duckdb", 2)  # seed 2 cuts the log in half
+    assert tally.ok and not tally.typed_errors and tally.checks == 1, tally.as_dict()
 
 
 def test_hostile_input_a_few_hundred_cases(tmp_path):

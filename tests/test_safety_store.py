@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import signal
 import stat
@@ -25,7 +26,7 @@ from pcmem.errors import (
     StoreWALError,
 )
 from pcmem.store.duckdb import files
-from pcmem.store.duckdb.wal import recover_wal
+from pcmem.store.duckdb.wal import damaged_wal_copies, recover_wal, scan_wal
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -77,13 +78,10 @@ def test_an_intact_leftover_log_is_replayed(tmp_path):
         assert runtime.backend.check().ok
 
 
-@pytest.mark.parametrize("damage", ["truncate", "zero-header", "cut-tail"])
-def test_a_damaged_leftover_log_is_refused_and_left_alone(tmp_path, damage):
+def test_a_leftover_log_with_a_damaged_header_is_refused_and_left_alone(tmp_path):
     path = _killed_store(tmp_path)
     wal = files.wal_path(path)
-    data = wal.read_bytes()
-    data = {"truncate": data[: len(data) // 2], "zero-header": b"\0" * 16 + data[16:], "cut-tail": data[:-7]}[damage]
-    wal.write_bytes(data)
+    wal.write_bytes(b"\0" * 16 + wal.read_bytes()[16:])
     before = (path.read_bytes(), wal.read_bytes())
     with pytest.raises(StoreWALError, match=r"mv .*\.wal.*\.wal\.damaged"):
         pcmem.open_sync(path, embedder=None)
@@ -93,13 +91,38 @@ def test_a_damaged_leftover_log_is_refused_and_left_alone(tmp_path, damage):
         assert runtime.backend.check().ok
 
 
-def test_a_log_cut_after_complete_transactions_is_recovered_keeping_them(tmp_path):
+@pytest.mark.parametrize(("cut", "kept"), [(7, 2), (None, None)])
+def test_a_log_ending_inside_a_transaction_is_set_aside_and_its_complete_transactions_replayed(tmp_path, caplog, cut,
+                                                                                              kept):
+    """What a process killed inside a COMMIT leaves (DuckDB writes a commit's log in 4 KiB pieces): the records of a
+    transaction without its closing FLUSH, never acknowledged. It was refused, and the store stayed closed to every
+    process until someone ran ``check --recover-wal``; now the open does that and says so. ``None``: half the log."""
+    path = _killed_store(tmp_path)
+    wal = files.wal_path(path)
+    data = wal.read_bytes()
+    damaged = data[:-cut] if cut else data[: len(data) // 2]
+    wal.write_bytes(damaged)
+    complete = scan_wal(damaged).transactions
+    assert kept is None or complete == kept
+    with caplog.at_level(logging.WARNING), pcmem.open_sync(path, embedder=None) as runtime:
+        memory = runtime.memory.for_scope("s")
+        head = memory.head()
+        assert (0 if head is None else head.revision) == complete  # one remember per transaction after the store's
+        assert runtime.backend.check().ok
+    copies = damaged_wal_copies(path)
+    assert [c.read_bytes() for c in copies] == [damaged]  # the whole log, as it was, for whoever wants to look
+    assert f"{complete} complete transaction(s)" in caplog.text and str(copies[0]) in caplog.text
+
+
+def test_a_read_only_store_with_a_log_cut_short_is_refused_and_recovered_on_request(tmp_path, monkeypatch):
     path = _killed_store(tmp_path)
     wal = files.wal_path(path)
     damaged = wal.read_bytes()[:-7]  # the last transaction cut short, as a crash inside a commit leaves it
     wal.write_bytes(damaged)
-    with pytest.raises(StoreWALError, match=r"2 complete transaction\(s\).*check --recover-wal"):
-        pcmem.open_sync(path, embedder=None)
+    with read_only_file(path, monkeypatch):
+        with pytest.raises(StoreWALError, match=r"2 complete transaction\(s\).*check --recover-wal"):
+            pcmem.open_sync(path, embedder=None)
+        assert wal.read_bytes() == damaged
     done = subprocess.run([sys.executable, "-m", "pcmem", "--db", str(path), "check", "--recover-wal", "--json"],
                           capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert done.returncode == 0, done.stderr

@@ -31,7 +31,7 @@ DUCKDB_THREADS: int | None = 1
 #: The DuckDB storage format of a store pcmem creates. From the v1.4 format on, DuckDB writes the file's identifier and
 #: checkpoint iteration into every write-ahead log and refuses to replay a log made for another file or another
 #: checkpoint; in the v1.0 format (DuckDB's default) a log says nothing about its file, and another database's log
-#: next to a store was replayed into it. An existing file keeps its format (see wal.refuse_unreplayable_wal).
+#: next to a store was replayed into it. An existing file keeps its format (see wal.prepare_leftover_wal).
 NEW_STORE_STORAGE = "v1.5.0"
 
 #: Compression methods a store never uses: ALP and ALP-RD, DuckDB's float encodings (only the vectors, and the index's
@@ -106,8 +106,9 @@ def connect(path: Path, *, lock_timeout: float = 0.0, read_only: bool = False) -
 
     The cause of a failure is decided by looking at the file, not at the words of DuckDB's message: another process
     holding the lock (retried with backoff for up to ``lock_timeout`` seconds, then StoreLockedError naming it),
-    permission denied, or a damaged file. A leftover write-ahead log that DuckDB could replay only in part is
-    refused before DuckDB sees it (StoreWALError), since DuckDB would drop the rest silently.
+    permission denied, or a damaged file. A leftover write-ahead log that is not this store's or has a damaged header
+    is refused before DuckDB sees it (StoreWALError); one that ends inside a transaction that never committed is cut
+    back to its complete transactions, the whole log kept in a copy (see :func:`wal.prepare_leftover_wal`).
     """
     _stop_repeated_pandas_lookups()
     deadline = time.monotonic() + lock_timeout
@@ -116,7 +117,7 @@ def connect(path: Path, *, lock_timeout: float = 0.0, read_only: bool = False) -
     while True:
         holder = lock_probe.lock_holder(path)
         if holder is None:
-            leftover_log = wal.refuse_unreplayable_wal(path)  # only when nobody is writing it
+            leftover_log = wal.prepare_leftover_wal(path, read_only=read_only)  # only when nobody is writing it
             replays = not read_only and leftover_log
             try:
                 config: dict[str, str | bool | int | float | list[str]] = {"autoinstall_known_extensions": False}

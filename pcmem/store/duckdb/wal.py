@@ -5,6 +5,7 @@ transaction in it would replay, and how to keep the complete ones of a damaged l
 from __future__ import annotations
 
 import errno
+import logging
 import os
 import re
 import stat
@@ -15,13 +16,16 @@ from pathlib import Path
 from pcmem.errors import StoreError, StoreLockedError, StoreWALError
 from pcmem.store.duckdb import files, lock_probe
 
+_log = logging.getLogger(__name__)
+
 # DuckDB 1.5 WAL: a version header, serialised without a checksum — field 100 (entry type) = 98 (WAL_VERSION),
 # field 101 = version 2, and, for store files in DuckDB's v1.4+ storage format, field 102 = the database file's
 # 16-byte identifier and field 103 = the file's checkpoint iteration; then the end marker 0xFFFF. Field ids are
 # little-endian u16, numbers LEB128 varints. Entries follow: [u64 payload size][u64 checksum][payload]; each
 # committed transaction ends with a FLUSH entry (payload field 100 = 100). DuckDB replays the longest readable prefix
-# and drops the rest without a word, so an entry cut short, a damaged header, or entries after the last FLUSH mean
-# writes DuckDB would silently lose.
+# and drops the rest without a word, so pcmem reads the log first: a damaged header is refused; entries after the
+# last FLUSH (or one cut short) are a transaction whose COMMIT never finished, set aside in a copy
+# (prepare_leftover_wal).
 #
 # Whose log it is: DuckDB 1.5.5 writes the identifier and iteration only for files in the v1.4+ format (header
 # version number > 66) and, replaying, refuses a log whose identifier differs ("WAL does not match database file")
@@ -201,9 +205,18 @@ def _foreign_log(path: Path, header: WALHeader) -> str | None:
     return None  # the same checkpoint, or one behind (a checkpoint that ended before the log was removed: DuckDB's)
 
 
-def refuse_unreplayable_wal(path: Path) -> bool:
-    """Raise StoreWALError when a leftover log is not this store's, or would be replayed only in part (DuckDB would
-    drop the rest), or is not a file at all. The message names the log and says how to set it aside.
+def prepare_leftover_wal(path: Path, *, read_only: bool = False) -> bool:
+    """Before DuckDB opens ``path``: raise StoreWALError when a leftover log is not this store's, has a damaged
+    header, or is not a file at all; set aside the end of a log that stops inside a transaction. The message names
+    the log and says what to do.
+
+    A log whose header is sound but whose end is not a complete transaction is what a process killed inside a COMMIT
+    leaves: DuckDB writes a commit's log in 4 KiB pieces and syncs after the last, so a SIGKILL between two pieces
+    leaves whole records of a transaction without its closing FLUSH — a write that was never acknowledged (its
+    COMMIT had not returned). Every acknowledged write is in the complete transactions before it. So the log is
+    copied whole next to the store (``FILE.wal.damaged``: ``pcmem check`` lists it, ``forget`` erases it), cut back
+    to its complete transactions, and the store opens — with a warning, since a log cut short by damage looks the
+    same. A read-only store is left untouched and refused instead (``pcmem check --recover-wal`` does the same).
 
     Returns whether a non-empty log lies next to the store (DuckDB replays it when it opens the file), from the same
     read: the caller needs to know, and looking at the log again could see another file than the one checked."""
@@ -222,6 +235,13 @@ def refuse_unreplayable_wal(path: Path) -> bool:
         )
     if scan.problem is None:
         return True
+    if scan.header_ok and not read_only:
+        recovery = recover_wal(path)
+        _log.warning(
+            "pcmem: %s ended inside a transaction that never committed (%s): a process stopped while committing it, so it "
+            "was never acknowledged, or the log was cut short. Replaying the %d complete transaction(s) before it; "
+            "the whole log is kept in %s", wal, scan.problem, recovery.kept_transactions, recovery.copy)
+        return recovery.kept_transactions > 0
     if scan.header_ok and scan.transactions:
         keep = (f"It holds {scan.transactions} complete transaction(s) before that point: either a crash interrupted "
                 f"a write that was never acknowledged, or the log was damaged. To keep the complete transactions and "
