@@ -14,37 +14,17 @@ import textwrap
 
 import duckdb
 import pytest
+from statement_log import statements_starting
 
 import pcmem
 from pcmem import NewEntry, RememberRequest
-from pcmem.store.duckdb import DuckDBBackend, connection, fts_index
+from pcmem.store.duckdb import DuckDBBackend, fts_index
 from pcmem.testing import HashEmbedder
 
 
 def _lookups(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The statements that look the written terms up in the index, on stores opened after this call."""
-    log: list[str] = []
-
-    class Logging:
-        def __init__(self, inner: duckdb.DuckDBPyConnection) -> None:
-            self._inner = inner
-
-        def execute(self, statement, *args):  # noqa: ANN001, ANN002, ANN201
-            log.extend(part for part in str(statement).split(";\n")  # statements may run together
-                       if part.startswith(f"SELECT 0, term, termid FROM {fts_index.SCHEMA}.dict"))
-            self._inner.execute(statement, *args)
-            return self
-
-        def cursor(self):  # noqa: ANN201
-            return Logging(self._inner.cursor())
-
-        def __getattr__(self, name: str):  # noqa: ANN204
-            return getattr(self._inner, name)
-
-    quiet = connection.quiet
-    monkeypatch.setattr(connection, "quiet", lambda opened: quiet(opened if isinstance(opened, Logging)
-                                                                 else Logging(opened)))
-    return log
+    return statements_starting(monkeypatch, f"SELECT 0, term, termid FROM {fts_index.SCHEMA}.dict")
 
 
 def _healthy(runtime: pcmem.SyncRuntime, scope: str, words: list[str]) -> None:

@@ -9,11 +9,11 @@ import subprocess
 import sys
 import textwrap
 
-import duckdb
 import pytest
+from statement_log import statements_starting
 
 import pcmem
-from pcmem.store.duckdb import DuckDBBackend, connection
+from pcmem.store.duckdb import DuckDBBackend
 from pcmem.testing import HashEmbedder
 from pcmem.types.embedding import EmbeddingProfile
 
@@ -22,27 +22,7 @@ _OPENING = "SELECT true, artifact_id, head_revision"
 
 def _openings(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The opening reads run on stores opened after this call."""
-    log: list[str] = []
-
-    class Logging:
-        def __init__(self, inner: duckdb.DuckDBPyConnection) -> None:
-            self._inner = inner
-
-        def execute(self, statement, *args):  # noqa: ANN001, ANN002, ANN201
-            log.extend(part for part in str(statement).split(";\n") if part.startswith(_OPENING))
-            self._inner.execute(statement, *args)
-            return self
-
-        def cursor(self):  # noqa: ANN201
-            return Logging(self._inner.cursor())
-
-        def __getattr__(self, name: str):  # noqa: ANN204
-            return getattr(self._inner, name)
-
-    quiet = connection.quiet
-    monkeypatch.setattr(connection, "quiet", lambda opened: quiet(opened if isinstance(opened, Logging)
-                                                                 else Logging(opened)))
-    return log
+    return statements_starting(monkeypatch, _OPENING)
 
 
 def _revisions(runtime: pcmem.SyncRuntime, scope: str) -> list[int]:
