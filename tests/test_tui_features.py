@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import signal
+import subprocess
 import sys
 import threading
 
@@ -37,6 +40,8 @@ from textual.widgets import Checkbox, Input, TextArea
 
 import pcmem
 from pcmem import NewEntry
+from pcmem.store.duckdb import files
+from pcmem.store.duckdb.wal import damaged_wal_copies
 from pcmem.testing import HashEmbedder
 from pcmem_tui.app import make_app
 from pcmem_tui.history import MAX_QUERIES, SearchHistory, history_file
@@ -642,3 +647,29 @@ async def test_the_embedding_rerank_trace_shows_each_candidates_cosine(tmp_path)
                                                                     rows(app.screen.query_one(ListTable)))}
             assert {rank: row[3] for rank, row in shown.items()} == {
                 str(rank): f"cos {cosine:.3f}" for rank, cosine in enumerate(trace.cosines, 1)}
+
+
+# --- pcmem's own warnings are shown, not swallowed by the terminal the app owns ------------------------------------
+
+
+async def test_a_log_set_aside_while_the_tui_opens_the_store_is_said_on_screen(tmp_path):
+    """A kill inside a commit leaves a log cut short; the open copies it aside and warns through :mod:`logging`. The
+    CLI prints that on stderr — inside the TUI the line was lost, and the user never learnt a copy was kept."""
+    path = tmp_path / "m.duckdb"
+    pcmem.open_sync(path, embedder=None).close()
+    writer = ("import os, sys, pcmem\n"
+              "memory = pcmem.open_sync(sys.argv[1], embedder=None).memory.for_scope('notes')\n"
+              "for i in range(3):\n    memory.remember(f'note {i} ' + 'x' * 200)\n"
+              "os.kill(os.getpid(), 9)\n")
+    done = subprocess.run([sys.executable, "-c", writer, str(path)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == -signal.SIGKILL, done.stderr
+    wal = files.wal_path(path)
+    wal.write_bytes(wal.read_bytes()[:-7])  # the last transaction cut short, as a kill inside its commit leaves it
+    assert os.path.getsize(wal) > 0
+    app = make_app(path, embedder=None)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await until(pilot, lambda: scopes_shown(app))
+        copy = damaged_wal_copies(path)
+        assert len(copy) == 1
+        notices = [n.message for n in app._notifications]
+        assert any("never committed" in message and str(copy[0]) in message for message in notices), notices

@@ -26,6 +26,7 @@ from pcmem_tui import garbage
 from pcmem_tui.drafts import Drafts
 from pcmem_tui.history import SearchHistory, history_file
 from pcmem_tui.messages import EmbedderWarmed, ScopesLoaded, StoreOpened, StoreStateChanged, WorkFailed
+from pcmem_tui.notices import Notices
 from pcmem_tui.screens.base import StoreScreen
 from pcmem_tui.screens.help import HelpScreen
 from pcmem_tui.screens.scopes import ScopesScreen
@@ -73,6 +74,7 @@ class PcmemApp(App[None]):
         self.search_defaults: dict[str, str] = {}
         #: ↑/↓ in the search field: kept across sessions per store file (this session only for an open runtime).
         self.search_history = SearchHistory(None if isinstance(source, SyncRuntime) else history_file(source))
+        self._notices = Notices(self)
 
     def compose(self) -> ComposeResult:
         """The waiting room shown while the store opens (and the place an open failure is explained)."""
@@ -85,6 +87,7 @@ class PcmemApp(App[None]):
 
     def on_mount(self) -> None:
         self._quit_on_stop_signals()
+        self._notices.attach()  # before the store opens: what opening it did is said on screen
         if isinstance(self._source, SyncRuntime):
             self.post_message(StoreOpened(Session(self._source, self.inference)))
         else:
@@ -221,6 +224,7 @@ class PcmemApp(App[None]):
             self.action_help_quit()
 
     def on_unmount(self) -> None:
+        self._notices.detach()
         garbage.release()
         if self.session is not None:
             self.session.close()
