@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pcmem
 from pcmem.errors import PcmemError, StoreWALError
+from pcmem.store.duckdb.wal import damaged_wal_copies
 from pcmem.types.memory import ListRequest, NewEntry, RememberRequest
 from pcmem_bench import crash, programs
 from pcmem_bench.tally import Tally, attempt
@@ -68,9 +69,10 @@ def two_names_trial(workdir: Path, seed: int, writes: int = 30) -> Tally:
 
 
 def foreign_log_trial(workdir: Path, seed: int) -> Tally:
-    """Another store's log, and this store's log cut short behind a symlink: both refused with StoreWALError naming
-    the log, the store untouched (a foreign log was replayed into the store; a cut log behind a symlink was replayed
-    in part, silently)."""
+    """Another store's log: refused with StoreWALError naming the log, the store untouched (a foreign log was replayed
+    into the store). This store's log cut short behind a symlink (what a kill inside a commit leaves): opened with
+    its complete transactions, the whole log kept next to the target, not next to the link (a cut log behind a
+    symlink was once replayed in part, silently)."""
     tally = Tally("logs that are not the store's")
     mine, theirs = workdir / f"mine-{seed}.duckdb", workdir / f"theirs-{seed}.duckdb"
     for path, scope in ((mine, "mine"), (theirs, "theirs")):
@@ -86,13 +88,17 @@ def foreign_log_trial(workdir: Path, seed: int) -> Tally:
     _kill_writer(link, "mine")  # its log lies next to the target, not next to the link
     wal = mine.with_name(mine.name + ".wal")
     data = wal.read_bytes()
-    wal.write_bytes(data[: len(data) - random.Random(seed).randint(1, 40)])  # damage: those writes are not counted
-    _expect_refusal(link, tally)
-    wal.rename(wal.with_name(wal.name + ".damaged"))  # what the refusal tells the user to do
+    cut = data[: len(data) - random.Random(seed).randint(1, 40)]  # damage: those writes are not counted
+    wal.write_bytes(cut)
+    tally.operations += 1
     with pcmem.open_sync(link, embedder=None) as runtime:
         scopes = {summary.scope for summary in runtime.memory.scopes()}
         texts = {item.entry.text for item in runtime.memory.for_scope("mine").list().entries}
     tally.found += "mine first note" in texts
+    if [copy.read_bytes() for copy in damaged_wal_copies(mine)] != [cut]:
+        tally.untyped_errors.append("a log cut short was opened without keeping a copy of it next to the store")
+    if damaged_wal_copies(link):
+        tally.untyped_errors.append("the copy of a log behind a symlink was kept next to the link")
     if "theirs" in scopes:
         tally.untyped_errors.append("another store's scope appeared in this store")
     _check(mine, tally)
