@@ -28,7 +28,7 @@ from pcmem.store.duckdb.meta_settings import MetaSettings
 from pcmem.store.duckdb.search_memo import LazySnapshot, SearchMemo
 from pcmem.store.duckdb.transactions import CursorPool, Transactions, first_line, translate
 from pcmem.store.duckdb.vector_cache import VectorCache
-from pcmem.store.duckdb.write import DuckDBWrite, opened, opening_sql
+from pcmem.store.duckdb.write import DuckDBWrite, opening_sql
 from pcmem.store.duckdb.write_groups import TrackedWrite, WriteGroups, WritesInOneTransaction
 from pcmem.store.duckdb.write_opening import OpeningMemo
 from pcmem.store.port import SnapshotMoved, WriteTransaction, is_searching_once
@@ -101,7 +101,7 @@ class DuckDBBackend:
             self._settings = MetaSettings(self._transaction, self._write_lock, read_only=self.read_only,
                                           shared=shared)
             self._memo = SearchMemo(self._transactions.clock)
-            self.write_groups = WriteGroups(self._write_group)
+            self.write_groups = WriteGroups(self._write_transaction)
             self._openings = OpeningMemo(self._transactions.clock, sole_writer=not shared)  # under _write_lock
             with pool.cursor() as db:
                 self._prepare(db)
@@ -173,21 +173,8 @@ class DuckDBBackend:
 
     @contextmanager
     def write(self, scope: str) -> Iterator[DuckDBWrite]:
-        with self._write_lock:
-            nested, before = self._transactions.in_transaction(), self._transactions.clock.begun()
-            known = self._openings.known(scope, nested=nested)  # the last write's, when nothing came after it
-            try:
-                with self._transaction(write=True, first=None if known else opening_sql(scope)) as cursor:
-                    memory, profiles = known or opened(cursor, scope)
-                    # held, the file is this process's alone: no other process takes full-text ids between two writes
-                    self._id_floor.begin_write(self._transactions.clock.begun(), sole_writer=not self.shared)
-                    write = DuckDBWrite(cursor, scope, memory, self.analyzer, self._versions.clear, profiles,
-                                        self._id_floor)
-                    yield write
-            except BaseException:
-                self._openings.forget()
-                raise
-            self._openings.committed(scope, (write.memory, profiles), before, nested=nested)
+        with self._write_transaction(scope) as writes:
+            yield writes(scope)
 
     def write_grouped(self, scope: str, body: Callable[[WriteTransaction], T]) -> T:
         """``body`` in a write transaction of ``scope`` shared with the writes other threads queued meanwhile (group
@@ -198,15 +185,16 @@ class DuckDBBackend:
         return self.write_groups.run(scope, body)
 
     @contextmanager
-    def _write_group(self, scope: str) -> Iterator[WritesInOneTransaction]:
-        """One transaction for a group of writes (:mod:`.write_groups`; never nested: :meth:`write_grouped` sends a
-        thread inside a transaction to :meth:`write`). It opens like :meth:`write`: with the last write's scope head
-        and profiles when nothing came after it (:mod:`.write_opening`), and leaves the opening of its last write."""
+    def _write_transaction(self, scope: str) -> Iterator[WritesInOneTransaction]:
+        """One write transaction, for a point write (:meth:`write`) or a group of them (:mod:`.write_groups`), first
+        of ``scope``. It opens with the last write's scope head and profiles when nothing came after it
+        (:mod:`.write_opening`), else reads them with its BEGIN, and leaves the opening of its last write."""
         with self._write_lock:
-            before = self._transactions.clock.begun()
-            known = self._openings.known(scope, nested=False)
+            nested, before = self._transactions.in_transaction(), self._transactions.clock.begun()
+            known = self._openings.known(scope, nested=nested)
             try:
                 with self._transaction(write=True, first=None if known else opening_sql(scope)) as cursor:
+                    # held, the file is this process's alone: no other process takes full-text ids between two writes
                     self._id_floor.begin_write(self._transactions.clock.begun(), sole_writer=not self.shared)
                     writes = WritesInOneTransaction(cursor, scope, known, lambda scope, memory, profiles: TrackedWrite(
                         cursor, scope, memory, self.analyzer, self._versions.clear, profiles, self._id_floor))
@@ -214,7 +202,7 @@ class DuckDBBackend:
             except BaseException:
                 self._openings.forget()
                 raise
-            self._openings.committed(*writes.left(), before, nested=False)
+            self._openings.committed(*writes.left(), before, nested=nested)
 
     # --- reads ------------------------------------------------------------------------------------------------
 
