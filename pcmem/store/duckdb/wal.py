@@ -221,9 +221,9 @@ def prepare_leftover_wal(path: Path, *, read_only: bool = False) -> bool:
     Returns whether a non-empty log lies next to the store (DuckDB replays it when it opens the file), from the same
     read: the caller needs to know, and looking at the log again could see another file than the one checked."""
     data = _read_wal(path)
-    scan = scan_wal(data) if data else None
-    if scan is None:
+    if not data:
         return False
+    scan = scan_wal(data)
     wal = files.wal_path(path)
     aside = f"mv '{wal}' '{wal}.aside'"
     foreign = _foreign_log(path, scan.header) if scan.header is not None else None
@@ -235,8 +235,8 @@ def prepare_leftover_wal(path: Path, *, read_only: bool = False) -> bool:
         )
     if scan.problem is None:
         return True
-    if scan.header_ok and not read_only:
-        recovery = recover_wal(path)
+    if scan.header_ok and not read_only:  # nobody holds the store (the caller looked): the log read above is it
+        recovery = _set_aside(wal, data, scan)
         _log.warning(
             "pcmem: %s ended inside a transaction that never committed (%s): a process stopped while committing it, so it "
             "was never acknowledged, or the log was cut short. Replaying the %d complete transaction(s) before it; "
@@ -296,6 +296,12 @@ def recover_wal(path: Path) -> WALRecovery:
     holder = lock_probe.lock_holder(path) if path.exists() else None
     if holder is not None:
         raise StoreLockedError(f"{path} is in use by {lock_probe.describe_process(holder)}; close it there before recovering")
+    return _set_aside(wal, data, scan)
+
+
+def _set_aside(wal: Path, data: bytes, scan: WALScan) -> WALRecovery:
+    """Copy the log ``data`` (read from ``wal``; ``scan`` of it) whole to a new ``.damaged`` copy, then cut the log
+    back to its complete transactions, or remove it when it has none."""
     number = 0
     while (copy := _damaged_copy(wal, number)).exists():
         number += 1
