@@ -304,7 +304,6 @@ class FtsCache:
         """The top ``limit`` active head versions of the scope by BM25 under ``stats`` (read in the same snapshot as
         ``memory``), ties bytewise on (artifact, entry, version), each with the number of distinct query terms it
         contains."""
-
         while True:
             state = self._view_at(db, memory, stats.generation)
             with self._lock:  # views change in place: scored while no other thread can move this one
