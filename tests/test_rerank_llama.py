@@ -195,3 +195,16 @@ def test_invalid_output_raises_after_exactly_max_requests(reranker, monkeypatch)
     assert sessions == [config.generation_timeout_seconds] * 3
     # Every attempt produced parseable, schema-shaped JSON; it was the output model that refused it.
     assert len(REJECTED) == 3 and all(isinstance(value, bool) for value in REJECTED)
+
+
+def test_a_build_with_amx_loads_without_extra_weight_buffers(reranker):
+    """llama.cpp's AMX weight buffers crash the first decode (SIGSEGV) on a CPU that reports AMX; a build that has
+    AMX loads with extra buffer types off (and still decodes), any other build keeps them."""
+    import llama_cpp
+
+    llm = reranker.generator.model.llm
+    has_amx = "AMX_INT8 = 1" in llama_cpp.llama_print_system_info().decode()
+    assert llm.model_params.use_extra_bufts is (not has_amx)
+    llm.reset()
+    llm.eval(llm.tokenize(b"one decode", add_bos=True))
+    assert llama_cpp.llama_model_default_params().use_extra_bufts  # the default is restored after loading

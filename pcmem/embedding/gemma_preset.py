@@ -101,8 +101,10 @@ class GemmaEmbedder:
             llama_cpp = require_llama_cpp(f"the {NAME} embedding preset")
             path = self._locate()
             try:
-                self._llm = llama_cpp.Llama(model_path=str(path), embedding=True, n_ctx=N_CTX, n_batch=N_CTX,
-                                            n_ubatch=N_CTX, n_threads=self.thread_count, verbose=False)
+                from pcmem.inference.llama_cpp import load_llama
+
+                self._llm = load_llama(llama_cpp, model_path=str(path), embedding=True, n_ctx=N_CTX, n_batch=N_CTX,
+                                       n_ubatch=N_CTX, n_threads=self.thread_count, verbose=False)
             except Exception as error:  # llama.cpp reports a bad file as ValueError/RuntimeError
                 raise EmbeddingError(f"llama.cpp cannot load {path}: {error}") from error
         return self._llm

@@ -31,7 +31,34 @@ from pcmem.types.usage import Usage
 
 DEFAULT_CONTEXT = 8192
 
+_loading = threading.Lock()
 
+
+def load_llama(llama_cpp: Any, **kwargs: Any) -> Any:
+    """``llama_cpp.Llama(**kwargs)``, without llama.cpp's extra weight buffers where the build has AMX.
+
+    A llama.cpp built for a CPU with AMX (``-DGGML_NATIVE=ON``, the default of a source build, on a Sapphire Rapids
+    Xeon) places weights in its AMX buffer type, and the first decode then dies with SIGSEGV (seen with
+    llama-cpp-python 0.3.36 on a virtual machine that reports ``amx_int8``); with extra buffer types off the same build
+    decodes correctly. ``Llama()`` takes no switch for it, so the default model parameters are amended while the
+    model loads (under a lock: the function is a module global).
+    """
+    if "AMX_INT8 = 1" not in llama_cpp.llama_print_system_info().decode("utf-8", "replace"):
+        return llama_cpp.Llama(**kwargs)
+    bindings = llama_cpp.llama_cpp  # the module Llama() reads its defaults from
+    with _loading:
+        default = bindings.llama_model_default_params
+
+        def without_extra_buffers() -> Any:
+            params = default()
+            params.use_extra_bufts = False
+            return params
+
+        bindings.llama_model_default_params = without_extra_buffers
+        try:
+            return llama_cpp.Llama(**kwargs)
+        finally:
+            bindings.llama_model_default_params = default
 
 
 def require_llama_cpp(needed_for: str = "reranking with a local model") -> Any:
@@ -58,8 +85,8 @@ class LlamaCppModel:
         self._lock = threading.Lock()
         self._deadline: float | None = None
         try:
-            self.llm = llama_cpp.Llama(
-                model_path=str(path), n_ctx=n_ctx, n_threads=n_threads or os.cpu_count() or 1, verbose=False, seed=0
+            self.llm = load_llama(
+                llama_cpp, model_path=str(path), n_ctx=n_ctx, n_threads=n_threads or os.cpu_count() or 1, verbose=False, seed=0
             )
         except Exception as error:  # llama.cpp reports a bad file as ValueError/RuntimeError
             raise ConfigurationError(f"llama.cpp cannot load {path}: {error}") from error
