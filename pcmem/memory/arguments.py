@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 from pcmem.errors import InputError
 from pcmem.types.base import Request
+from pcmem.types.context import ContextRequest
 from pcmem.types.memory import ListRequest, NewEntry, RememberRequest
 from pcmem.types.search import SearchMemoryRequest
 from pcmem.validation import validate_flag
@@ -39,6 +40,14 @@ def request_of(kind: type[R], value: object, method: str, identity: str | None, 
 
 def search_request(request: SearchMemoryRequest | str, options: dict[str, Any]) -> SearchMemoryRequest:
     return request_of(SearchMemoryRequest, request, "search", "query", options)
+
+
+def context_request(request: ContextRequest | str | None, options: dict[str, Any]) -> ContextRequest:
+    """``context``'s request: a ContextRequest, or a query text (``None``: no query, the newest entries only) and
+    the options given."""
+    if request is None:
+        return ContextRequest(**{name: value for name, value in options.items() if value is not None})
+    return request_of(ContextRequest, request, "context", "query", options)
 
 
 def list_request(request: ListRequest | None, options: dict[str, Any]) -> ListRequest:

@@ -27,8 +27,8 @@ from pcmem.owner.rerank_spec import RerankSpec
 from pcmem.rerank.port import MemoryReranker
 
 SCOPED_OPERATIONS = ("head", "list", "get", "get_entry", "changes", "history", "revisions", "tombstone", "search",
-                     "remember", "revise", "retire", "reactivate", "forget", "forget_scope")
-STORE_OPERATIONS = ("scopes", "search", "forget_scope", "search_fusion", "set_search_fusion")
+                     "recent", "context", "remember", "revise", "retire", "reactivate", "forget", "forget_scope")
+STORE_OPERATIONS = ("scopes", "search", "recent", "context", "forget_scope", "search_fusion", "set_search_fusion")
 #: Operations that change the store: after a lost connection only a repeatable one is sent again.
 WRITES = frozenset({"remember", "revise", "retire", "reactivate", "forget", "forget_scope"})
 #: Parameters that never cross the socket (see the module docstring).
