@@ -125,7 +125,7 @@ class ContextArgs(Scoped):
     max_tokens: Count | None = Field(default=None, ge=64, description="Tokens counted as UTF-8 bytes / 3.")
     relevant: Count = Field(default=6, ge=0, le=50, description="Search hits to include.")
     recent: Count = Field(default=4, ge=0, le=50, description="Newest entries to include.")
-    explain: Flag = Field(default=False, description="Also list what was left out, and why.")
+    explain: Flag = Field(default=False, description="Also return omitted: what was left out, and why.")
 
 
 def scopes_of(args: Any) -> list[str]:

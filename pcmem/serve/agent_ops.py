@@ -154,7 +154,7 @@ async def history(api: MemoryApi, args: m.HistoryArgs) -> Json:
         events = [{"revision": e.revision, "operation": e.operation, "at": _time(e.created_at),
                    "version": e.entry.version, "kind": e.entry.kind, "text": e.entry.text, "state": e.state,
                    "reason": e.reason} for e in found.events]
-        return {"scope_id": scoped.scope, "entry_id": found.entry_id, "state": events[-1]["state"], "events": events}
+        return {"entry_id": found.entry_id, "state": events[-1]["state"], "events": events}
 
     return await api.run(read)
 
@@ -166,8 +166,8 @@ def _erasure(scoped: Any, error: EntryErasedError) -> Json:
     times = {info.revision: info.created_at for info in scoped.revisions()}
     events = [{"revision": c.revision, "operation": c.operation, "at": _time(times[c.revision]), "state": c.state}
               for c in scoped.changes(0).changes if c.entry_id == tombstone.entry_id]
-    return {"scope_id": scoped.scope, "entry_id": tombstone.entry_id, "state": "erased",
-            "erased_in_revision": tombstone.erased_in_revision, "events": events}
+    return {"entry_id": tombstone.entry_id, "state": "erased", "erased_in_revision": tombstone.erased_in_revision,
+            "events": events}
 
 
 async def context(api: MemoryApi, args: m.ContextArgs) -> Json:

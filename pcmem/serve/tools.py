@@ -84,8 +84,8 @@ TOOLS = (
          "Every scope with its revision and counts of active and retired entries. Returns {scopes}.",
          m.NoArgs, ops.scopes),
     Tool("entry_history",
-         "Every revision that changed an entry, oldest first; a forgotten one shows its erasure. Returns "
-         "{entry_id, state, events}.",
+         "Every revision that changed an entry, oldest first. Returns {entry_id, state, events}; a forgotten "
+         "entry's state is erased, with erased_in_revision.",
          m.HistoryArgs, ops.history),
 )
 TOOL_NAMES = tuple(tool.name for tool in TOOLS)
