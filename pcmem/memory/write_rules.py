@@ -91,5 +91,5 @@ def first_version(entry: NewEntry, revision: int, now: datetime) -> EntryVersion
         content_hash=content_hash(entry.text),
         metadata=entry.metadata,
         created_in_revision=revision,
-        created_at=now,
+        created_at=entry.created_at or now,
     )
