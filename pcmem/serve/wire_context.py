@@ -21,6 +21,8 @@ BOOTSTRAP_CONTEXT_SCHEMA: BootstrapSchema = "powercontext.bootstrap-context.v1"
 BOOTSTRAP_PROFILE: BootstrapProfile = "powercontext.scope-bootstrap.v1"
 #: 1.4.1 lists at most this many items in a bootstrap package.
 MAX_BOOTSTRAP_ITEMS = 7
+#: 1.4.1's default ``runtime.context_assembly_max_entries``: the most entries an assembly's sections may ask for.
+MAX_ASSEMBLY_ENTRIES = 8
 
 Digest = Annotated[str, Field(pattern=r"^sha256:[0-9a-f]{64}$")]
 VisibleAscii = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[\x21-\x7E]+$")]
@@ -52,6 +54,17 @@ class ContextAssembly(_Wire):
                                  ContextAssemblySection(family=ContextAssemblyFamily.experience, limit=2)],
         max_length=4)
     show: list[Literal["confidence", "recall_rank"]] = Field(default_factory=list, max_length=2)
+
+    @model_validator(mode="after")
+    def _policy(self) -> ContextAssembly:
+        """1.4.1's rules: each family once, each label once, and the sections' limits within the server's entry
+        budget (``runtime.context_assembly_max_entries``, 8 by default)."""
+        families = [section.family for section in self.sections]
+        if len(set(families)) != len(families) or len(set(self.show)) != len(self.show):
+            raise ValueError("each section family and each show label may appear once")
+        if sum(section.limit for section in self.sections) > MAX_ASSEMBLY_ENTRIES:
+            raise ValueError(f"the sections' limits add up to more than {MAX_ASSEMBLY_ENTRIES} entries")
+        return self
 
 
 class PrepareContextRequest(_Wire):
