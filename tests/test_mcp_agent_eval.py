@@ -157,7 +157,7 @@ async def test_context_block_at_the_start_of_a_turn_stays_within_its_budget(serv
                                  relevant=50, recent=50, **budget)
             assert packed["bytes"] == len(packed["text"].encode()) <= max_bytes
             if max_tokens:
-                assert packed["tokens"] <= max_tokens and packed["bytes"] <= 3 * max_tokens
+                assert packed["tokens"] <= max_tokens
         start = await agent("prepare_context", scope_id="user:lee")  # no query: the newest entries
         assert [i["entry_id"] for i in start["items"]] == ["lunch", "deploy", "editor"]
 

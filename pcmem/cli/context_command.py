@@ -14,7 +14,8 @@ from pcmem.vocabulary import SEARCH_MODES
 @click.option("--max-bytes", type=click.IntRange(MIN_CONTEXT_BYTES, MAX_CONTEXT_BYTES), default=DEFAULT_CONTEXT_BYTES,
               show_default=True, help="The block is at most this many UTF-8 bytes.")
 @click.option("--max-tokens", type=click.IntRange(64), default=None,
-              help="Also at most this many tokens, counted as UTF-8 bytes / 3 (rounded up).")
+              help="Also at most this many tokens, counted as one per 4 ASCII letters (rounded up) and one per other "
+                   "character but whitespace (at least what subword tokenizers count).")
 @click.option("--relevant", type=click.IntRange(0, 50), default=6, show_default=True,
               help="Search hits for QUERY to include first.")
 @click.option("--recent", type=click.IntRange(0, 50), default=4, show_default=True,

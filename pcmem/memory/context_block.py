@@ -3,7 +3,8 @@ prompt-ready text that never exceeds its budget.
 
 The order is fixed, so the same memory and request always give the same bytes: the search hits in rank order, then
 the recent entries newest first. A candidate is left out when its entry (scope and id) or its text (casefolded, spaces
-collapsed) came earlier — a duplicate — or when its line does not fit what is left of the budget. A line whose text
+collapsed) came earlier — a duplicate — or when its line does not fit what is left of the budget (bytes, and tokens
+as :func:`~pcmem.types.context.estimate_tokens` counts them). A line whose text
 does not fit whole is cut to the longest prefix that fits (marked ``…`` and ``truncated``) if at least
 :data:`MIN_CUT_TEXT_BYTES` of it remain; each text is cut at :data:`MAX_ITEM_TEXT_BYTES` anyway, so one long entry
 cannot take the whole block.
@@ -69,16 +70,31 @@ def build(request: ContextRequest, *, search: Callable[[SearchMemoryRequest], Se
         newest = recent(request.recent)
         memories.update((m.scope, m) for m in newest.memories)
         candidates += [Candidate(item.scope, item.entry, "recent") for item in newest.entries]
-    text, items, omitted = pack(candidates, request.budget_bytes)
+    text, items, omitted = pack(candidates, request.max_bytes, request.max_tokens)
     return ContextBlock(text=text, bytes=len(text.encode("utf-8")), tokens=estimate_tokens(text), items=tuple(items),
                         omitted=tuple(omitted) if request.explain else (), mode=mode,
                         memories=tuple(memories[scope] for scope in sorted(memories)))
 
 
-def pack(candidates: Sequence[Candidate], budget: int) -> tuple[str, list[ContextItem], list[ContextOmission]]:
-    """The block's text (at most ``budget`` UTF-8 bytes), its items and the candidates left out, in order."""
+@dataclass(frozen=True)
+class Room:
+    """What is left of the budget: UTF-8 bytes and tokens (:func:`~pcmem.types.context.estimate_tokens`)."""
+
+    bytes: int
+    tokens: int
+
+    def holds(self, line: str) -> bool:
+        return len(line.encode("utf-8")) <= self.bytes and estimate_tokens(line) <= self.tokens
+
+
+def pack(candidates: Sequence[Candidate], max_bytes: int,
+         max_tokens: int | None = None) -> tuple[str, list[ContextItem], list[ContextOmission]]:
+    """The block's text (at most ``max_bytes`` UTF-8 bytes and ``max_tokens`` tokens), its items and the candidates
+    left out, in order. Tokens add up line by line (whitespace separates them), so each line is counted once."""
     lines: list[str] = []
-    used = 0  # bytes of the text so far: the header and each line, with the newlines between them
+    used = Room(0, 0)  # the text so far: the header and each line, with the newlines between them
+    tokens_allowed = max_tokens if max_tokens is not None else max_bytes  # a token is at least one byte
+    header = Room(len(HEADER.encode()) + 1, estimate_tokens(HEADER))
     items: list[ContextItem] = []
     omitted: list[ContextOmission] = []
     seen_entries: dict[tuple[str, str], int | None] = {}
@@ -91,7 +107,8 @@ def pack(candidates: Sequence[Candidate], budget: int) -> tuple[str, list[Contex
             omitted.append(_omission(candidate, "duplicate", duplicate_of=earlier))
             continue
         number = len(items) + 1
-        room = budget - used - (len(HEADER.encode()) + 1 if not lines else 1)
+        before = header if not lines else Room(1, 0)  # the header (and its newline) first, else a newline
+        room = Room(max_bytes - used.bytes - before.bytes, tokens_allowed - used.tokens - before.tokens)
         line, truncated = _fitted_line(number, candidate, room)
         if line is None:
             omitted.append(_omission(candidate, "budget", size=len(_whole_line(number, candidate)[0].encode()) + 1))
@@ -99,15 +116,15 @@ def pack(candidates: Sequence[Candidate], budget: int) -> tuple[str, list[Contex
             continue
         if not lines:
             lines.append(HEADER)
-            used = len(HEADER.encode())
+            used = Room(len(HEADER.encode()), header.tokens)
         lines.append(line)
-        used += len(line.encode()) + 1
+        used = Room(used.bytes + len(line.encode()) + 1, used.tokens + estimate_tokens(line))
         seen_entries[entry_key] = seen_texts[text_key] = number
         items.append(ContextItem(number=number, scope=candidate.scope, citation=candidate.entry.citation,
                                  kind=version.kind, version=version.version, source=candidate.source,
                                  truncated=truncated))
     text = "\n".join(lines)
-    assert len(text.encode("utf-8")) <= budget, "a context block over its budget"
+    assert len(text.encode("utf-8")) <= max_bytes and estimate_tokens(text) <= tokens_allowed, "over the budget"
     return text, items, omitted
 
 
@@ -117,18 +134,18 @@ def _omission(candidate: Candidate, reason: str, *, duplicate_of: int | None = N
                            reason=reason, duplicate_of=duplicate_of, bytes=size)
 
 
-def _fitted_line(number: int, candidate: Candidate, room: int) -> tuple[str | None, bool]:
-    """The candidate's line in at most ``room`` bytes: whole (its text capped at MAX_ITEM_TEXT_BYTES), else with the
-    longest text prefix that fits and keeps MIN_CUT_TEXT_BYTES; (None, False) when even that does not fit."""
+def _fitted_line(number: int, candidate: Candidate, room: Room) -> tuple[str | None, bool]:
+    """The candidate's line within ``room``: whole (its text capped at MAX_ITEM_TEXT_BYTES), else with the longest
+    text prefix that fits and keeps MIN_CUT_TEXT_BYTES; (None, False) when even that does not fit."""
     line, capped = _whole_line(number, candidate)
-    if len(line.encode()) <= room:
+    if room.holds(line):
         return line, capped
     raw = candidate.entry.entry.text.encode("utf-8")
     low, high, best = MIN_CUT_TEXT_BYTES, min(len(raw), MAX_ITEM_TEXT_BYTES) - 1, None
-    while low <= high:  # the line grows with the prefix: the longest prefix that fits, by bisection
+    while low <= high:  # a longer prefix never makes the line shorter: the longest that fits, by bisection
         middle = (low + high) // 2
         shorter = _line(number, candidate, _cut(raw, middle))
-        if len(shorter.encode()) <= room:
+        if room.holds(shorter):
             best, low = shorter, middle + 1
         else:
             high = middle - 1

@@ -122,7 +122,7 @@ class ContextArgs(Scoped):
                                                           "only.")
     more_scope_ids: MoreScopes
     max_bytes: Count = Field(default=DEFAULT_CONTEXT_BYTES, ge=MIN_CONTEXT_BYTES, le=MAX_CONTEXT_BYTES)
-    max_tokens: Count | None = Field(default=None, ge=64, description="Tokens counted as UTF-8 bytes / 3.")
+    max_tokens: Count | None = Field(default=None, ge=64, description="Counted as 1 per 4 letters or other character.")
     relevant: Count = Field(default=6, ge=0, le=50, description="Search hits to include.")
     recent: Count = Field(default=4, ge=0, le=50, description="Newest entries to include.")
     explain: Flag = Field(default=False, description="Also return omitted: what was left out, and why.")
