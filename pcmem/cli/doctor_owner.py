@@ -20,8 +20,8 @@ from pcmem.cli.doctor_findings import Finding, fail, info, ok, warn
 #: Seconds the scrubbed probe may take (a cold Python and pcmem's client code; far less on an idle machine).
 PROBE_TIMEOUT = 20.0
 #: What to do while a host's scrubbed pcmem and this terminal look for owners in different places.
-_SPLIT_FIX = ("give the host XDG_RUNTIME_DIR as well (`pcmem mcp install` writes it), until pcmem's rendezvous "
-              "no longer depends on the environment (issue #39)")
+_SPLIT_FIX = ("start every pcmem process of this store with the same XDG_RUNTIME_DIR (`pcmem mcp install` writes it "
+              "into the host's entry), until pcmem's rendezvous no longer depends on the environment (issue #39)")
 
 
 @dataclass(frozen=True)
@@ -54,6 +54,34 @@ def reach_owner(path: Path) -> OwnerReach:
         return OwnerReach(str(socket_path), None, str(refused))
     connection.close()
     return OwnerReach(str(socket_path), pid, None)
+
+
+def reach_elsewhere(path: Path, looked: list[str | None]) -> OwnerReach | None:
+    """An owner of ``path`` listening in one of the standard runtime folders (``/run/user/UID/pcmem``, the temporary
+    folder's ``pcmem-UID``) other than those already ``looked`` in: a pcmem whose environment differed when it
+    started (an MCP host's, a desktop session's)."""
+    import os
+    import tempfile
+
+    from pcmem.errors import PcmemError
+    from pcmem.owner import address, dial, protocol
+
+    identity = address.FileIdentity.of(path)
+    if identity is None or not hasattr(os, "getuid"):
+        return None
+    name = f"{identity.device:x}-{identity.inode:x}.sock"
+    uid = os.getuid()
+    folders = [Path(f"/run/user/{uid}") / "pcmem", Path(tempfile.gettempdir()) / f"pcmem-{uid}", Path(f"/tmp/pcmem-{uid}")]
+    for candidate in dict.fromkeys(str(folder / name) for folder in folders):
+        if candidate in looked:
+            continue
+        try:
+            connection, pid = dial.handshake(Path(candidate), identity.as_json())
+        except (OSError, protocol.ConnectionLost, PcmemError):
+            continue
+        connection.close()
+        return OwnerReach(candidate, pid, None)
+    return None
 
 
 def probe_output(path: Path) -> str:
@@ -107,11 +135,19 @@ def owner_findings(path: Path, holder: int | None, here: OwnerReach, scrubbed: O
         found = fail("owner", f"held by {who}, which serves it where only a scrubbed environment looks "
                               f"({scrubbed.socket}, not {here.socket}): commands here wait, then fail (exit 10)",
                      _SPLIT_FIX, **data)
+    elif (elsewhere := reach_elsewhere(path, [here.socket, _socket_of(scrubbed)])) is not None:
+        found = fail("owner", f"held by {who}, a pcmem owner listening at {elsewhere.socket}, where this environment "
+                              f"does not look ({here.socket}): commands here wait, then fail (exit 10)",
+                     _SPLIT_FIX, elsewhere=elsewhere.socket, **data)
     else:
         found = fail("owner", f"held by {who}, which does not serve it to other pcmem processes (an older pcmem, "
                               "or a program that opened the file itself): pcmem commands wait, then fail (exit 10)",
                      "close it there", **data)
     return [found, _scrubbed_finding(holder, here, scrubbed)]
+
+
+def _socket_of(reach: OwnerReach | str) -> str | None:
+    return reach.socket if isinstance(reach, OwnerReach) else None
 
 
 def _scrubbed_finding(holder: int | None, here: OwnerReach, scrubbed: OwnerReach | str) -> Finding:
