@@ -197,6 +197,17 @@ def test_a_store_held_by_a_process_that_does_not_serve_it(tmp_path: Path, store:
     assert status == 1
 
 
+def test_a_store_held_by_an_older_pcmem(tmp_path: Path, store: Path, held: Any) -> None:
+    """An owner that speaks an older version of the owner protocol (what a process of an older pcmem does)."""
+    older = "import pcmem.owner.protocol as protocol\nprotocol.PROTOCOL_VERSION = 0\n" + HOLD_STORE
+    holder = held(older, store)
+    status, document = doctor(tmp_path, store)
+    found = checks(document)["owner"]
+    assert found["status"] == "fail" and found["data"]["holder"] == holder.pid
+    assert "protocol version" in found["summary"] and "one pcmem version" in found["fix"]
+    assert status == 1
+
+
 def test_a_store_served_by_its_owner_is_reachable_from_an_empty_environment(tmp_path: Path, store: Path,
                                                                             held: Any) -> None:
     owner = held(HOLD_STORE, store)

@@ -155,9 +155,12 @@ def _scrubbed_finding(holder: int | None, here: OwnerReach, scrubbed: OwnerReach
     if isinstance(scrubbed, str):
         return warn(check, f"cannot tell whether a host's pcmem would reach the owner: {scrubbed}")
     data = {"socket": scrubbed.socket, "owner_pid": scrubbed.pid, "error": scrubbed.error}
-    if scrubbed.error is not None and scrubbed.pid is None:
+    if scrubbed.error is not None and scrubbed.socket is None:
         return fail(check, f"a pcmem started with an empty environment (as MCP hosts start servers) cannot look for "
                            f"owners: {scrubbed.error}", None, **data)
+    if scrubbed.error is not None:
+        return info(check, f"a pcmem started with an empty environment finds the same owner, and is refused too: "
+                           f"{scrubbed.error}", None, **data)
     if holder is None:
         if scrubbed.socket == here.socket:
             return ok(check, "a pcmem started with an empty environment (as MCP hosts start servers) looks for the "

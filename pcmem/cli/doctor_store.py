@@ -117,7 +117,7 @@ def health_finding(path: Path, facts: StoreFacts, owner_pid: int | None) -> Find
     try:
         db = connection.connect(path, read_only=True)
     except PcmemError as refused:
-        return fail("store.health", str(refused), None)
+        return fail("store.health", str(refused), _fix_for(refused))
     try:
         pending = migrations.pending(db)
         initialised = len(pending) < len(migrations.MIGRATIONS)  # an empty file pcmem has not set up yet: nothing
@@ -126,7 +126,7 @@ def health_finding(path: Path, facts: StoreFacts, owner_pid: int | None) -> Find
         missing = [] if pending else check.missing_structures(db)
         facts.profile = None if pending else vectors.profile(db)
     except PcmemError as refused:
-        return fail("store.health", str(refused), None)
+        return fail("store.health", str(refused), _fix_for(refused))
     finally:
         db.close()
     shown = ", ".join(f"{value} {name.replace('_', ' ')}" for name, value in counts.items()) or "empty"
@@ -176,6 +176,19 @@ def _health_from_owner(path: Path, pid: int) -> Finding:
     active = sum(scope.get("active_count", 0) for scope in scopes)
     return ok("store.health", f"{len(scopes)} scopes, {active} active entries (answered by the owner, process {pid})",
               scopes=len(scopes), active_entries=active)
+
+
+def _fix_for(error: PcmemError) -> str | None:
+    """What to do about an error met while reading the store."""
+    from pcmem.errors import StoreFormatError, StorePermissionError, StoreVersionError
+
+    if isinstance(error, StoreVersionError):
+        return "upgrade pcmem (pip install -U pcmem) in this environment"
+    if isinstance(error, StoreFormatError):
+        return "point --db at a pcmem store, or restore this one from a backup (`pcmem migrate` copies what it can)"
+    if isinstance(error, StorePermissionError):
+        return "make the file and its folder readable for you"
+    return _after(str(error))
 
 
 def _after(message: str) -> str | None:
