@@ -250,3 +250,16 @@ def test_a_real_mcp_client_started_from_the_written_entry_alone_lists_the_tools(
     assert done.returncode == 0, done.stderr
     assert {"search_memory", "remember_memory", "list_scopes"} <= set(json.loads(done.stdout))
     assert store.exists()  # the server opened the store the entry names
+
+
+def test_without_a_pcmem_script_the_entry_runs_this_python_with_dash_m(tmp_path: Path) -> None:
+    """An environment with no ``pcmem`` script beside its Python (pcmem run from a source tree, a zipapp): the entry
+    runs this interpreter with ``-m pcmem``, unresolved (a virtual environment's python is a symlink to another)."""
+    code = ("import sys, sysconfig; sysconfig.get_path = lambda name, *a, **k: '/nonexistent';"
+            "from pcmem.cli.mcp_hosts import pcmem_launcher; print(repr(pcmem_launcher()))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == repr((os.path.abspath(sys.executable), ["-m", "pcmem"]))
+    runs = subprocess.run([os.path.abspath(sys.executable), "-m", "pcmem", "--version"], env={}, capture_output=True,
+                          text=True, timeout=60, cwd=tmp_path)
+    assert runs.returncode == 0 and "pcmem" in runs.stdout
