@@ -9,6 +9,7 @@ onnxruntime computing a store's vectors).
 
 from __future__ import annotations
 
+import functools
 import importlib.metadata
 import importlib.util
 import platform
@@ -62,6 +63,7 @@ def requirements(distribution: str = "pcmem") -> list[Requirement]:
     return found
 
 
+@functools.cache  # the extras share requirements (llama-cpp-python is in four)
 def installed_version(name: str) -> str | None:
     try:
         return importlib.metadata.version(name)
@@ -69,6 +71,7 @@ def installed_version(name: str) -> str | None:
         return None
 
 
+@functools.cache
 def importable(name: str) -> bool:
     """Whether the distribution ``name`` is installed and ``import`` finds its modules (a distribution whose
     metadata is there but whose package is gone or hidden is not)."""
