@@ -263,3 +263,13 @@ def test_without_a_pcmem_script_the_entry_runs_this_python_with_dash_m(tmp_path:
     runs = subprocess.run([os.path.abspath(sys.executable), "-m", "pcmem", "--version"], env={}, capture_output=True,
                           text=True, timeout=60, cwd=tmp_path)
     assert runs.returncode == 0 and "pcmem" in runs.stdout
+
+
+def test_print_for_claude_code_also_names_its_own_command(home: Path) -> None:
+    result = pcmem(home, "mcp", "install", "--host", "claude-code", "--print", store=home / "m.duckdb")
+    assert result.exit_code == 0, result.output
+    entry = json.loads(result.stdout)["mcpServers"]["pcmem"]
+    hint = result.stderr.strip().split(": ", 1)[1].split()
+    assert hint[:8] == ["claude", "mcp", "add", "--transport", "stdio", "--scope", "user", "pcmem"]
+    assert hint[hint.index("--") + 1:] == [entry["command"], *entry["args"]]
+    assert f"PCMEM_DB={home / 'm.duckdb'}" in hint

@@ -82,6 +82,16 @@ def snippet(host: Host, name: str, entry: dict[str, Any]) -> str:
     return host_config_json.snippet(host.servers, name, entry)
 
 
+def claude_mcp_add(name: str, scope: Scope, entry: dict[str, Any]) -> str:
+    """The ``claude mcp add`` command that writes the same entry (Claude Code's own way, same documentation page)."""
+    import shlex
+
+    env = [part for key, value in entry["env"].items() for part in ("--env", f"{key}={value}")]
+    words = ["claude", "mcp", "add", "--transport", "stdio", "--scope", scope, name, *env, "--",
+             entry["command"], *entry["args"]]
+    return shlex.join(words)
+
+
 # --- the commands ------------------------------------------------------------------------------------------------
 
 
@@ -163,6 +173,8 @@ def install(host_name: str, scope: Scope, project: Path | None, name: str, confi
     entry = _server_entry(host)
     if print_only:
         click.echo(snippet(host, name, entry), nl=False)
+        if host.name == "claude-code":
+            click.echo(f"or let Claude Code write it: {claude_mcp_add(name, scope, entry)}", err=True)
         return
     change = plan_install(host, scope, _config_path(host, scope, project, config_path, name), name, entry)
     _finish(change, dry_run, as_json)
