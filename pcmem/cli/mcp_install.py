@@ -160,7 +160,7 @@ def install(host_name: str, scope: Scope, project: Path | None, name: str, confi
     Running it again changes nothing; a changed store or pcmem updates the entry. The old file is kept beside it
     (NAME.pcmem-backup-TIME, same mode); other servers and settings stay as they were. A file that is not valid
     JSON/TOML is refused, never overwritten. Project files (--scope project) are often committed: the entry holds
-    this machine's paths.
+    this machine's paths. For Claude Code, --print also gives the `claude mcp add` command that writes the same.
 
     \b
     Examples:
