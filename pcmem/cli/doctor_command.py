@@ -19,16 +19,21 @@ def run_checks(target: Path | str, *, deep: bool) -> list[Finding]:
     path, which = doctor_store.store_path(target)
     facts = doctor_store.StoreFacts(path=path)
     probe = doctor_owner.start_scrubbed_probe(path) if path is not None and path.exists() else None
-    findings = [doctor_packages.versions(), doctor_packages.dependencies(), doctor_packages.duckdb_fts(), which]
-    if path is not None:
-        findings += _store_and_owner(path, facts, probe, deep=deep)
+    try:
+        findings = [doctor_packages.versions(), doctor_packages.dependencies(), doctor_packages.duckdb_fts(), which]
+        if path is not None:
+            findings += _store_and_owner(path, facts, probe, deep=deep)
+    finally:
+        if probe is not None and probe.poll() is None:  # not asked (the file went away meanwhile)
+            probe.kill()
+            probe.communicate()
     findings.append(doctor_models.default_embedder())
     findings += [found for found in (doctor_models.store_embedder(facts.profile, deep=deep),) if found is not None]
     findings += [doctor_models.other_embedders(deep=deep), doctor_models.generation_models(deep=deep)]
     findings += doctor_packages.extras()
     findings.append(doctor_offline.telemetry_finding(telemetry))
     findings += [found for found in (doctor_offline.telemetry_traces(),) if found is not None]
-    findings += doctor_offline.folder_findings(path.parent if path is not None else None)
+    findings += doctor_offline.folder_findings()
     return findings
 
 

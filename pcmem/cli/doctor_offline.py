@@ -60,7 +60,7 @@ def telemetry_traces() -> Finding | None:
                 f"rm -r '{folder}'", folder=str(folder))
 
 
-def folder_findings(store_folder: Path | None) -> list[Finding]:
+def folder_findings() -> list[Finding]:
     """pcmem's own folders: only the user may write them (the runtime folder: enter them at all)."""
     import platformdirs
 
