@@ -131,7 +131,8 @@ class Dispatcher:
             args = op.decode(dict(request.get("args") or {}))
             if op.takes_reranker and request.get("rerank") is not None:
                 args["reranker"] = self._rerankers(RerankSpec.model_validate(request["rerank"]))
-            target = self.memory.for_scope(str(request.get("scope"))) if op.on_scope else self.memory
+            scope: Any = request.get("scope")  # for_scope checks it, as a client's scope handle does (never str()-ed)
+            target = self.memory.for_scope(scope) if op.on_scope else self.memory
             value = op.method(target, **args)
             return {"result": op.result.dump_python(value, mode="json")}
         except Exception as error:  # noqa: BLE001 - every failure goes back to the caller, typed
