@@ -101,7 +101,7 @@ class RecordPruning:
 
 
 def prune_cutoffs(now: datetime) -> tuple[datetime, datetime]:
-    """(older than this: dropped; older than this and beyond the newest RECORDS_KEPT_AT_MOST: dropped)."""
+    """(recorded before this: dropped; before this and beyond the newest RECORDS_KEPT_AT_MOST: dropped)."""
     return now - RECORDS_KEPT_FOR, now - RECORDS_KEPT_AT_LEAST_FOR
 
 

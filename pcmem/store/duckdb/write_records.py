@@ -13,7 +13,8 @@ from typing import Any
 
 import duckdb
 
-from pcmem.store.common import RECORDS_KEPT_AT_MOST, prune_cutoffs, utc
+from pcmem.store import common
+from pcmem.store.common import utc
 from pcmem.store.duckdb.connection import literal
 from pcmem.store.duckdb.rows import sql_value, values
 from pcmem.types.storage import WriteRecord
@@ -55,7 +56,7 @@ def insert_sql(record: WriteRecord) -> str:
 
 def prune_sql(now: datetime) -> str:
     """Drop the records past their keeping time as of ``now`` (see :mod:`pcmem.store.common`)."""
-    expired, young = (sql_value(_naive_utc(cutoff)) for cutoff in prune_cutoffs(now))
+    expired, young = (sql_value(_naive_utc(cutoff)) for cutoff in common.prune_cutoffs(now))
     return (f"DELETE FROM {TABLE} WHERE recorded_at < {expired} OR (recorded_at < {young} AND idempotency_key IN "
             f"(SELECT idempotency_key FROM {TABLE} ORDER BY recorded_at DESC, idempotency_key "
-            f"OFFSET {int(RECORDS_KEPT_AT_MOST)}))")
+            f"OFFSET {int(common.RECORDS_KEPT_AT_MOST)}))")

@@ -14,14 +14,13 @@ import numpy as np
 
 from pcmem.analysis import Analyzer
 from pcmem.errors import ConcurrentWriteError, StoreError
+from pcmem.store import common
 from pcmem.store.common import (
-    RECORDS_KEPT_AT_MOST,
     V_COLUMNS,
     RecordPruning,
     check_dimension,
     check_events,
     next_revision,
-    prune_cutoffs,
     utc,
     version_from_row,
 )
@@ -90,12 +89,14 @@ class SeekdbWrite:
     def _prune(self, now: datetime) -> None:
         """Drop the records past their keeping time (see pcmem.store.common): MySQL cannot delete from a table
         with a subquery on it, so the cutoff of the newest RECORDS_KEPT_AT_MOST is read first."""
-        expired, young = prune_cutoffs(now)
+        expired, young = common.prune_cutoffs(now)
         newest = self._db.run(f"SELECT recorded_at FROM recorded_writes ORDER BY recorded_at DESC "
-                              f"LIMIT 1 OFFSET {int(RECORDS_KEPT_AT_MOST)}")
-        if newest:  # beyond the newest RECORDS_KEPT_AT_MOST: dropped unless younger than ``young``
-            expired = max(expired, min(utc(newest[0][0]), young))
-        self._db.run(render("DELETE FROM recorded_writes WHERE recorded_at < %s", expired))
+                              f"LIMIT 1 OFFSET {int(common.RECORDS_KEPT_AT_MOST)}")
+        beyond = ""  # the records past the newest RECORDS_KEPT_AT_MOST, but none younger than ``young``
+        if newest:
+            cap = utc(newest[0][0])
+            beyond = render(" OR recorded_at <= %s", cap) if cap < young else render(" OR recorded_at < %s", young)
+        self._db.run(render("DELETE FROM recorded_writes WHERE recorded_at < %s", expired) + beyond)
 
     def erase(self, entry_ids: Sequence[str]) -> None:
         """Delete every version's text/metadata and every vector of these entries (their events stay: the
