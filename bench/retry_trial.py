@@ -218,3 +218,25 @@ def run(workdir: Path, rounds: int, seed: int = 0) -> Tally:
         finally:
             current.close()
     return tally
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m pcmem_bench.retry_trial [--rounds N]``: the trial alone, as JSON (the campaign runs it too)."""
+    import argparse
+    import tempfile
+    import time
+
+    parser = argparse.ArgumentParser(description="The chaos campaign's proxy-drop retry trial, alone.")
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args(argv)
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="pcmem-retry-") as tmp:
+        tally = run(Path(tmp), args.rounds)
+    tally.seconds = time.perf_counter() - started
+    print(json.dumps(tally.as_dict()))
+    if not tally.ok:
+        raise SystemExit(1)
+
+
+if __name__ == "__main__":
+    main()

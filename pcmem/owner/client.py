@@ -163,8 +163,10 @@ class Caller:
             except OwnerLost:
                 self._replace(link)
                 if attempt == MAX_ATTEMPTS:
+                    again = (f": it may have been applied, once; call it again with idempotency_key="
+                             f"{wire['idempotency_key']!r} to apply it at most once" if op.is_write else "")
                     raise OwnerGoneError(f"the store's owner went away {MAX_ATTEMPTS + 1} times during "
-                                         f"{op.name}; nothing more is tried") from None
+                                         f"{op.name}; nothing more is tried{again}") from None
                 continue
             if "error" in response:
                 raise protocol.decode_error(response["error"])
