@@ -177,3 +177,13 @@ def test_a_client_refuses_before_sending(surfaces, monkeypatch):
     assert sent == []
     assert scope.head().revision == 1  # and a good call still goes
     assert [request["op"] for request in sent] == ["scope.head"]
+
+
+def test_the_owner_refuses_a_frame_whose_arguments_are_not_an_object(surfaces):
+    for args in ("x", [1, 2], 5):
+        protocol.send_frame(surfaces["socket"], {"op": "scope.revise", "scope": "v", "args": args, "rerank": None})
+        answer = protocol.recv_frame(surfaces["socket"])
+        assert answer["error"]["type"] == "InputError", answer
+        assert answer["error"]["message"].startswith("the arguments of revise must be a JSON object")
+    protocol.send_frame(surfaces["socket"], {"op": "scope.head", "scope": 5, "args": {}, "rerank": None})
+    assert protocol.recv_frame(surfaces["socket"])["error"]["message"] == "scope must be a string, got int"

@@ -128,7 +128,10 @@ class Dispatcher:
     def __call__(self, request: dict[str, Any]) -> dict[str, Any]:
         try:
             op = operation(str(request.get("op")))
-            args = op.decode(dict(request.get("args") or {}))
+            wire = request.get("args") or {}
+            if not isinstance(wire, dict):
+                raise InputError(f"the arguments of {op.name} must be a JSON object, not {type(wire).__name__}")
+            args = op.decode(wire)
             if op.takes_reranker and request.get("rerank") is not None:
                 args["reranker"] = self._rerankers(RerankSpec.model_validate(request["rerank"]))
             scope: Any = request.get("scope")  # for_scope checks it, as a client's scope handle does (never str()-ed)
