@@ -67,8 +67,10 @@ class SeekdbWrite:
         return found
 
     def recorded_write(self, key: str) -> WriteRecord | None:
+        # A locking read: it sees what another process committed after this repeatable-read transaction began (the
+        # same write sent to two processes at once: the second waits for the scope's row lock, then finds the record)
         rows = self._db.run(render("SELECT scope, operation, fingerprint, outcome, recorded_at FROM recorded_writes "
-                                   "WHERE idempotency_key = %s", key))
+                                   "WHERE idempotency_key = %s FOR UPDATE", key))
         if not rows:
             return None
         scope, operation, fingerprint, outcome, recorded_at = rows[0]
