@@ -29,7 +29,7 @@ from typing import Any
 
 import pcmem
 from pcmem.errors import PcmemError
-from pcmem_bench import programs
+from pcmem_bench import crash, programs
 from pcmem_bench.drop_proxy import DropProxy, once, operation_is
 from pcmem_bench.tally import Tally
 
@@ -49,10 +49,11 @@ class Retried:
 
 def _agent(op: str, **args: Any) -> Other:
     """Another agent's write to the scope, straight to the owner."""
-    return lambda proxy, scope: _check(proxy.call_owner({"op": op, "scope": scope, "args": args, "rerank": None}))
+    return lambda proxy, scope: _answered(proxy.call_owner({"op": op, "scope": scope, "args": args,
+                                                             "rerank": None}))
 
 
-def _check(answer: dict[str, Any]) -> None:
+def _answered(answer: dict[str, Any]) -> None:
     if "result" not in answer:
         raise RuntimeError(f"the other agent's write failed: {answer.get('error')}")
 
@@ -217,7 +218,17 @@ def run(workdir: Path, rounds: int, seed: int = 0) -> Tally:
             _takeover_trial(current, tally, rng.choice(names))
         finally:
             current.close()
+        _check_store(current.path, tally)
     return tally
+
+
+def _check_store(path: Path, tally: Tally) -> None:
+    """``check`` of the round's store once every process let it go (the killed owner's log replayed)."""
+    tally.checks += 1
+    with pcmem.open(path, embedder=None) as runtime:
+        report = crash._file_backend(runtime).check()
+    if not report.ok:
+        tally.checks_failed.append("; ".join(report.problems))
 
 
 def main(argv: list[str] | None = None) -> None:
