@@ -59,10 +59,24 @@ class RevisionConflictError(PcmemError):
 
     exit_code = 3
 
-    def __init__(self, message: str, *, expected: int | None = None, actual: int | None = None) -> None:
+    def __init__(self, message: str, *, expected: int | None = None, actual: int | None = None,
+                 about: str = "revision") -> None:
         super().__init__(message)
         self.expected = expected
         self.actual = actual
+        #: What ``expected`` and ``actual`` count: ``"revision"`` (the scope's head) or ``"version"`` (the entry's).
+        self.about = about
+
+
+class EntryStateError(RevisionConflictError):
+    """The entry is not in the state the write needs: a revise or retire of a retired entry (``state`` is
+    ``"retired"``), a reactivate of an active one (``"active"``). Nothing was written."""
+
+    def __init__(self, message: str, *, state: str = "retired", expected: int | None = None,
+                 actual: int | None = None, about: str = "state") -> None:
+        super().__init__(message, expected=expected, actual=actual, about=about)
+        #: The state the entry is in.
+        self.state = state
 
 
 class ConcurrentWriteError(RevisionConflictError):

@@ -867,6 +867,8 @@ def _invocations(tmp_path: Path) -> dict[str, list[str]]:
     return {
         "remember": ["remember", "--scope", DEMO_SCOPE, "A new note."],
         "import": ["import", "--scope", DEMO_SCOPE, str(source)],
+        "export": ["export", "--scope", DEMO_SCOPE, "--output", str(tmp_path / "exported.jsonl")],
+        "context": ["context", "--scope", DEMO_SCOPE, "when do releases go out?"],
         "list": ["list", "--scope", DEMO_SCOPE],
         "show": ["show", "--scope", DEMO_SCOPE, "release-day"],
         "history": ["history", "--scope", DEMO_SCOPE, "release-day"],
@@ -894,7 +896,7 @@ def _invocations(tmp_path: Path) -> dict[str, list[str]]:
 
 
 _READ_ONLY = ("list", "show", "history", "changes", "scopes", "where", "search", "models", "bench", "check",
-              "fusion")
+              "fusion", "context", "export")
 
 
 def test_every_command_runs_with_json_and_reads_run_without(tmp_path: Path, demo: dict[str, Any]) -> None:

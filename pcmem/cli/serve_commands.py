@@ -140,7 +140,9 @@ def _run_http(api, options, port: int, stops, as_json: bool) -> None:  # noqa: A
 
 
 class _McpGroup(click.Group):
-    """``pcmem mcp`` serves; its subcommands (``install``, ``uninstall``: pcmem.cli.mcp_install) load on first use."""
+    """``pcmem mcp`` serves; its subcommands (``install``, ``uninstall``: pcmem.cli.mcp_install) load on first use.
+    Its help lists the tools from their declarations (pcmem.serve.tools), read only when help is shown: looking the
+    command up (``pcmem --help``) loads no pydantic models."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return ["install", "uninstall"]
@@ -153,6 +155,14 @@ class _McpGroup(click.Group):
         command: click.Command = getattr(mcp_install, cmd_name)
         return command
 
+    def format_help_text(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        super().format_help_text(ctx, formatter)
+        from pcmem.serve.tools import TOOLS
+
+        with formatter.section("Tools"):
+            formatter.write_dl([(tool.name, tool.description.split(". Returns")[0].rstrip(".") + ".")
+                                for tool in TOOLS])
+
 
 @click.group(cls=_McpGroup, invoke_without_command=True)
 @click.option("--model", metavar="PROVIDER:NAME", default=None, help=_MODEL_HELP)
@@ -161,8 +171,7 @@ class _McpGroup(click.Group):
 def mcp(model: str | None, rerank: str | None, as_json: bool) -> None:
     """Serve the MCP tools over stdio, for a desktop agent (Claude Desktop, Cursor, Codex...).
 
-    Tools: search_memory, remember_memory, list_memory_entries, get_memory_entry, revise_memory_entry,
-    retire_memory_entry, list_scopes, entry_history. Logs go to stderr; stdout carries only MCP.
+    The tools are listed below. Logs go to stderr; stdout carries only MCP.
     With --json, print the tools and the store, and exit without serving.
 
     \b
@@ -177,7 +186,7 @@ def mcp(model: str | None, rerank: str | None, as_json: bool) -> None:
     store = click.get_current_context().obj
     require_serve_extra()
     if as_json:
-        from pcmem.serve.mcp_tools import TOOL_NAMES
+        from pcmem.serve.tools import TOOL_NAMES
 
         render.emit_json({"db": str(store.path), "tools": list(TOOL_NAMES), "model": model})
         return

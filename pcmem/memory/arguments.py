@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 from pcmem.errors import InputError
 from pcmem.settings import SEARCH_FUSIONS
 from pcmem.types.base import Request
+from pcmem.types.context import ContextRequest, RecentRequest
 from pcmem.types.memory import (
     MAX_PAGE_LIMIT,
     ChangesRequest,
@@ -59,6 +60,14 @@ def request_of(kind: type[R], value: object, method: str, identity: str | None, 
 
 def search_request(request: SearchMemoryRequest | str, options: dict[str, Any]) -> SearchMemoryRequest:
     return request_of(SearchMemoryRequest, request, "search", "query", options)
+
+
+def context_request(request: ContextRequest | str | None, options: dict[str, Any]) -> ContextRequest:
+    """``context``'s request: a ContextRequest, or a query text (``None``: no query, the newest entries only) and
+    the options given."""
+    if request is None:
+        return ContextRequest(**{name: value for name, value in options.items() if value is not None})
+    return request_of(ContextRequest, request, "context", "query", options)
 
 
 def list_request(request: ListRequest | None, options: dict[str, Any]) -> ListRequest:
@@ -184,6 +193,19 @@ def _changes(given: Given) -> Given:
     return {"since_revision": since, "limit": limit, "cursor": cursor}
 
 
+#: The fields of a context request its method takes as keywords.
+CONTEXT_OPTIONS = ("max_bytes", "max_tokens", "relevant", "recent", "kinds", "mode", "explain")
+
+
+def _recent(given: Given) -> Given:
+    return {"request": request_of(RecentRequest, given.get("request"), "recent", None,
+                                  _options(given, "limit", "since"))}
+
+
+def _context(given: Given) -> Given:
+    return {"request": context_request(given.get("request"), _options(given, *CONTEXT_OPTIONS))}
+
+
 def _search(given: Given) -> Given:
     # ``rerank`` (deprecated) and the reranker are the caller's choice of reranker: pcmem.rerank.choice checks them
     return {"request": search_request(_request(given), _options(given, *SEARCH_OPTIONS))}
@@ -198,6 +220,8 @@ _CANONICAL: dict[str, Callable[[Given], Given]] = {
     "scope.history": lambda given: {"entry_id": entry_id_of(given.get("entry_id"), HistoryRequest)},
     "scope.tombstone": lambda given: {"entry_id": validate_id(given.get("entry_id"))},
     "scope.search": _search,
+    "scope.recent": _recent,
+    "scope.context": _context,
     "scope.remember": _remember,
     "scope.revise": _head_write(ReviseRequest, "revise", "text", "kind", "metadata"),
     "scope.retire": _head_write(RetireRequest, "retire"),
@@ -206,6 +230,8 @@ _CANONICAL: dict[str, Callable[[Given], Given]] = {
                                    "idempotency_key": idempotency_key(given.get("idempotency_key"))},
     "scope.forget_scope": lambda given: {"idempotency_key": idempotency_key(given.get("idempotency_key"))},
     "store.search": lambda given: {**_search(given), "scopes": scopes_of(given.get("scopes", ()))},
+    "store.recent": lambda given: {**_recent(given), "scopes": scopes_of(given.get("scopes", ()))},
+    "store.context": lambda given: {**_context(given), "scopes": scopes_of(given.get("scopes", ()))},
     "store.forget_scope": lambda given: {"scope": validate_scope(given.get("scope")),
                                          "idempotency_key": idempotency_key(given.get("idempotency_key"))},
     "store.set_search_fusion": lambda given: {"fusion": fusion_of(given.get("fusion"))},

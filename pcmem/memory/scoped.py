@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from pcmem.errors import (
     EntryErasedError,
     EntryNotFoundError,
-    RevisionConflictError,
+    EntryStateError,
     ScopeNotFoundError,
 )
 from pcmem.ids import content_hash, new_id
@@ -212,7 +212,8 @@ class SyncScopedMemory(ScopedReads):
             current = self._head_entry(tx, request)
             assert tx.memory is not None  # the entry exists, so the scope has a head
             if current.state != "active":
-                raise RevisionConflictError(f"entry {request.entry_id!r} is retired; reactivate it before revising")
+                raise EntryStateError(f"entry {request.entry_id!r} is retired; reactivate it before revising",
+                                      state=current.state)
             old = current.version
             kind = request.kind if request.kind is not None else old.kind
             metadata = request.metadata if request.metadata is not None else old.metadata
@@ -288,7 +289,8 @@ class SyncScopedMemory(ScopedReads):
         def write(tx: WriteTransaction) -> WriteResult:
             current = self._head_entry(tx, request)
             if current.state != from_state:
-                raise RevisionConflictError(f"cannot {operation} entry {request.entry_id!r}: it is {current.state}")
+                raise EntryStateError(f"cannot {operation} entry {request.entry_id!r}: it is {current.state}",
+                                      state=current.state)
             version = current.version
             vectors: dict[str, np.ndarray] = {}
             if to_state == "active":

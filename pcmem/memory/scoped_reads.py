@@ -10,10 +10,12 @@ from datetime import datetime
 from typing import Any, Literal
 
 from pcmem.errors import EntryErasedError, EntryNotFoundError, RevisionNotFoundError
-from pcmem.memory import arguments, keys, paging
+from pcmem.memory import arguments, context_block, keys, paging
 from pcmem.memory.parts import MemoryParts
+from pcmem.memory.recent import recent_page
 from pcmem.rerank.choice import RerankerChoice, chosen_reranker
 from pcmem.settings import SearchFusion
+from pcmem.types.context import ContextBlock, ContextRequest, RecentPage, RecentRequest
 from pcmem.types.memory import (
     ChangesPage,
     ChangesRequest,
@@ -214,3 +216,36 @@ class ScopedReads:
             "limit": limit, "mode": mode, "kinds": kinds, "metadata": metadata, "created_from": created_from,
             "created_before": created_before, "fusion": fusion})
         return self._parts.search.chosen((self.scope,), request, chosen_reranker(reranker, rerank), progress)
+
+    def recent(self, request: RecentRequest | None = None, *, limit: int | None = None,
+               since: datetime | str | None = None) -> RecentPage:
+        """The newest active entries (last remembered, revised or reactivated first), at most ``limit`` (default
+        20), optionally only those written at or after ``since``; or as a :class:`RecentRequest` says.
+
+        Reads the scope's latest revisions back (:mod:`pcmem.memory.recent`), not its whole manifest. Returns a
+        :class:`RecentPage` (empty for a scope with no memory). Raises InputError for bad values, StoreError.
+        """
+        request = arguments.request_of(RecentRequest, request, "recent", None, {"limit": limit, "since": since})
+        return recent_page(self._backend, [self.head()], request.limit, request.since)
+
+    def context(self, request: ContextRequest | str | None = None, *, max_bytes: int | None = None,
+                max_tokens: int | None = None, relevant: int | None = None, recent: int | None = None,
+                kinds: Sequence[str] | None = None, mode: SearchMode | None = None, explain: bool | None = None,
+                reranker: RerankerChoice = "default") -> ContextBlock:
+        """A prompt-ready block of this scope's memory under a budget: the entries relevant to the query (a
+        search) and the newest ones, each once, with citations (:mod:`pcmem.memory.context_block`). A query text
+        takes the :class:`ContextRequest`'s other fields as keywords (``context("deploy day", max_bytes=2000)``);
+        ``None`` packs the newest entries only.
+
+        Returns a :class:`ContextBlock` whose text never exceeds ``max_bytes`` nor ``max_tokens`` (as
+        :func:`~pcmem.types.context.estimate_tokens` counts). Raises as :meth:`search`, and InputError for bad values.
+        """
+        request = arguments.context_request(request, {"max_bytes": max_bytes, "max_tokens": max_tokens,
+                                             "relevant": relevant, "recent": recent, "kinds": kinds, "mode": mode,
+                                             "explain": explain})
+        choice = chosen_reranker(reranker, None)
+        return context_block.build(
+            request, search=lambda query: self._parts.search.chosen((self.scope,), query, choice, None),
+            recent=lambda n: recent_page(self._backend, [self.head()], n),
+            versions=self._backend.entry_versions)
+

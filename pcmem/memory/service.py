@@ -11,10 +11,12 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any, Literal, TypeVar
 
-from pcmem.memory import arguments
+from pcmem.memory import arguments, context_block
+from pcmem.memory.recent import recent_page
 from pcmem.memory.scoped import MemoryParts, SyncScopedMemory
 from pcmem.rerank.choice import RerankerChoice, chosen_reranker
 from pcmem.settings import SearchFusion
+from pcmem.types.context import ContextBlock, ContextRequest, RecentPage, RecentRequest
 from pcmem.types.memory import (
     ChangesPage,
     ChangesRequest,
@@ -110,6 +112,32 @@ class SyncMemoryService:
         names = arguments.scopes_of(scopes)
         return self.parts.search.chosen(names, request, chosen_reranker(reranker, rerank), progress)
 
+    def recent(self, request: RecentRequest | None = None, *, scopes: Sequence[str], limit: int | None = None,
+               since: datetime | str | None = None) -> RecentPage:
+        """The newest active entries of several scopes together, newest write first (see
+        :meth:`SyncScopedMemory.recent`). Raises as that does, and InputError for an empty or duplicated ``scopes``."""
+        request = arguments.request_of(RecentRequest, request, "recent", None, {"limit": limit, "since": since})
+        heads = [self.parts.backend.find_memory(scope) for scope in arguments.scopes_of(scopes)]
+        return recent_page(self.parts.backend, heads, request.limit, request.since)
+
+    def context(self, request: ContextRequest | str | None = None, *, scopes: Sequence[str],
+                max_bytes: int | None = None, max_tokens: int | None = None, relevant: int | None = None,
+                recent: int | None = None, kinds: Sequence[str] | None = None, mode: SearchMode | None = None,
+                explain: bool | None = None, reranker: RerankerChoice = "default") -> ContextBlock:
+        """A context block over several scopes: one search over them all and their newest entries together (see
+        :meth:`SyncScopedMemory.context`). Raises as that does, and InputError for an empty or duplicated
+        ``scopes``."""
+        request = arguments.context_request(request, {"max_bytes": max_bytes, "max_tokens": max_tokens,
+                                             "relevant": relevant, "recent": recent, "kinds": kinds, "mode": mode,
+                                             "explain": explain})
+        names = arguments.scopes_of(scopes)
+        choice = chosen_reranker(reranker, None)
+        backend = self.parts.backend
+        return context_block.build(
+            request, search=lambda query: self.parts.search.chosen(names, query, choice, None),
+            recent=lambda n: recent_page(backend, [backend.find_memory(scope) for scope in names], n),
+            versions=backend.entry_versions)
+
 
 class ScopedMemory:
     """Async operations on one scope; see :class:`~pcmem.memory.scoped.SyncScopedMemory` for the semantics."""
@@ -204,6 +232,20 @@ class ScopedMemory:
         """As :meth:`SyncScopedMemory.revisions` (runs in a worker thread): same result, same errors."""
         return await to_thread(self.sync.revisions)
 
+    async def recent(self, request: RecentRequest | None = None, *, limit: int | None = None,
+                     since: datetime | str | None = None) -> RecentPage:
+        """As :meth:`SyncScopedMemory.recent` (runs in a worker thread): same result, same errors."""
+        return await to_thread(self.sync.recent, request, limit=limit, since=since)
+
+    async def context(self, request: ContextRequest | str | None = None, *, max_bytes: int | None = None,
+                      max_tokens: int | None = None, relevant: int | None = None, recent: int | None = None,
+                      kinds: Sequence[str] | None = None, mode: SearchMode | None = None,
+                      explain: bool | None = None, reranker: RerankerChoice = "default") -> ContextBlock:
+        """As :meth:`SyncScopedMemory.context` (runs in a worker thread): same result, same errors."""
+        return await to_thread(self.sync.context, request, max_bytes=max_bytes, max_tokens=max_tokens,
+                               relevant=relevant, recent=recent, kinds=kinds, mode=mode, explain=explain,
+                               reranker=reranker)
+
     async def search(
         self,
         request: SearchMemoryRequest | str,
@@ -247,6 +289,20 @@ class MemoryService:
     async def search_fusion(self) -> FusionDefault:
         """As :meth:`SyncMemoryService.search_fusion` (runs in a worker thread)."""
         return await to_thread(self.sync.search_fusion)
+
+    async def recent(self, request: RecentRequest | None = None, *, scopes: Sequence[str],
+                     limit: int | None = None, since: datetime | str | None = None) -> RecentPage:
+        """As :meth:`SyncMemoryService.recent` (runs in a worker thread): same result, same errors."""
+        return await to_thread(self.sync.recent, request, scopes=scopes, limit=limit, since=since)
+
+    async def context(self, request: ContextRequest | str | None = None, *, scopes: Sequence[str],
+                      max_bytes: int | None = None, max_tokens: int | None = None, relevant: int | None = None,
+                      recent: int | None = None, kinds: Sequence[str] | None = None, mode: SearchMode | None = None,
+                      explain: bool | None = None, reranker: RerankerChoice = "default") -> ContextBlock:
+        """As :meth:`SyncMemoryService.context` (runs in a worker thread): same result, same errors."""
+        return await to_thread(self.sync.context, request, scopes=scopes, max_bytes=max_bytes,
+                               max_tokens=max_tokens, relevant=relevant, recent=recent, kinds=kinds, mode=mode,
+                               explain=explain, reranker=reranker)
 
     async def set_search_fusion(self, fusion: SearchFusion | None) -> FusionDefault:
         """As :meth:`SyncMemoryService.set_search_fusion` (runs in a worker thread)."""

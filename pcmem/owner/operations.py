@@ -33,8 +33,8 @@ from pcmem.owner.rerank_spec import RerankSpec
 from pcmem.rerank.port import MemoryReranker
 
 SCOPED_OPERATIONS = ("head", "list", "get", "get_entry", "changes", "history", "revisions", "tombstone", "search",
-                     "remember", "revise", "retire", "reactivate", "forget", "forget_scope")
-STORE_OPERATIONS = ("scopes", "search", "forget_scope", "search_fusion", "set_search_fusion")
+                     "recent", "context", "remember", "revise", "retire", "reactivate", "forget", "forget_scope")
+STORE_OPERATIONS = ("scopes", "search", "recent", "context", "forget_scope", "search_fusion", "set_search_fusion")
 #: Operations that change the store: each crosses with an idempotency key (see :class:`pcmem.owner.client.Caller`).
 WRITES = frozenset({"remember", "revise", "retire", "reactivate", "forget", "forget_scope"})
 #: Parameters that never cross the socket as arguments (see the module docstring; search's deprecated ``rerank``

@@ -195,7 +195,7 @@ class DuckDBWrite:
         self._pending.append(
             "INSERT INTO revisions (artifact_id, revision, operation, change_count, created_at, reason) VALUES "
             + rows.values([(artifact_id, revision, operation, len(events), stamp, reason)]))
-        self._insert_versions(artifact_id, revision, new_versions, stamp)
+        self._insert_versions(artifact_id, revision, new_versions)
         texts = {version.entry_version_id: version.text for version in new_versions}
         # A first version starts its entry: the memory layer numbers a version 1 only where the entry has no head row
         # (a new id, or the next generation of a forgotten key; memory/upsert.py), so there is no row to look up.
@@ -223,15 +223,13 @@ class DuckDBWrite:
             self._pending.append(f"UPDATE memories SET head_revision = {int(revision)}, updated_at = "
                                  f"{rows.sql_value(stamp)} WHERE artifact_id = {connection.literal(artifact_id)}")
 
-    def _insert_versions(
-        self, artifact_id: str, revision: int, new_versions: Sequence[EntryVersion], stamp: datetime
-    ) -> None:
+    def _insert_versions(self, artifact_id: str, revision: int, new_versions: Sequence[EntryVersion]) -> None:
         if not new_versions:
             return
         if len(new_versions) <= fts_index.POINT_WRITES:
             self._pending.append("INSERT INTO entry_versions VALUES " + rows.values(
                 (v.entry_version_id, artifact_id, v.entry_id, v.version, v.kind, v.text, v.content_hash,
-                 canonical_json(v.metadata), revision, stamp) for v in new_versions))
+                 canonical_json(v.metadata), revision, _naive_utc(v.created_at)) for v in new_versions))
             return
         self._flush()
         import pyarrow as pa  # lazy: importing pyarrow costs ~100 ms, a search never needs it
@@ -246,7 +244,8 @@ class DuckDBWrite:
                 "content_hash": [v.content_hash for v in new_versions],
                 "metadata": [canonical_json(v.metadata) for v in new_versions],
                 "created_in_revision": pa.array([revision] * len(new_versions), pa.int64()),
-                "created_at": pa.array([stamp] * len(new_versions), pa.timestamp("us")),
+                # A version's own time: the write's, or an imported entry's date (NewEntry.created_at).
+                "created_at": pa.array([_naive_utc(v.created_at) for v in new_versions], pa.timestamp("us")),
             }
         )
         with registered(self._cursor, "pcmem_versions", versions):

@@ -168,7 +168,7 @@ class SeekdbWrite:
                + row(artifact_id, revision, operation, len(events), now, reason))
         insert_rows(db, "INSERT INTO entry_versions", [
             row(v.entry_version_id, artifact_id, v.entry_id, v.version, v.kind, v.text, v.content_hash,
-                canonical_json(v.metadata), revision, now)
+                canonical_json(v.metadata), revision, v.created_at)  # the write's time, or an imported entry's
             for v in new_versions
         ])
         insert_rows(db, "INSERT INTO entry_events",
