@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 
 import pcmem
-from pcmem.errors import CapabilityNotSupportedError, EntryNotFoundError, RevisionConflictError, RevisionNotFoundError
+from pcmem.errors import CapabilityNotSupportedError, EntryNotFoundError, RevisionNotFoundError
 from pcmem.serve import convert, wire
 from pcmem.serve.errors import ApiError
 from pcmem.settings import SearchFusion
@@ -168,9 +168,9 @@ class MemoryApi:
         scoped = self.scope(request.scope_id)
 
         def write() -> wire.MemoryMutationResponse:
-            current = _active(_current(scoped, request.citation))
-            result = scoped.revise(pcmem.ReviseRequest(
-                entry_id=current.entry.entry_id, expected_version=current.entry.version, text=request.text,
+            cited = _named_version(scoped, request.citation).entry  # the library checks it is current and active,
+            result = scoped.revise(pcmem.ReviseRequest(               # after looking up the idempotency key
+                entry_id=cited.entry_id, expected_version=cited.version, text=request.text,
                 kind=request.kind, reason=request.reason,
             ), idempotency_key=idempotency_key)
             return self._mutation(scoped, result)
@@ -182,9 +182,9 @@ class MemoryApi:
         scoped = self.scope(request.scope_id)
 
         def write() -> wire.MemoryMutationResponse:
-            current = _active(_current(scoped, request.citation))
-            result = scoped.retire(pcmem.RetireRequest(entry_id=current.entry.entry_id,
-                                                       expected_version=current.entry.version, reason=request.reason),
+            cited = _named_version(scoped, request.citation).entry
+            result = scoped.retire(pcmem.RetireRequest(entry_id=cited.entry_id,
+                                                       expected_version=cited.version, reason=request.reason),
                                    idempotency_key=idempotency_key)
             return self._mutation(scoped, result)
 
@@ -328,19 +328,6 @@ def _named_version(scoped: Any, citation: wire.MemoryCitation | wire.ArtifactRef
                                              entry_id=event.entry.entry_id,
                                              entry_version_id=event.entry.entry_version_id))
     raise EntryNotFoundError(f"entry {entry_id!r} has no version {citation.revision}")
-
-
-def _current(scoped: Any, citation: wire.MemoryCitation | wire.ArtifactReference) -> pcmem.MemoryEntry:
-    """The entry a v1 write names, as it is now — provided the version the caller cites is still its current one:
-    the compare-and-swap is on the entry (as the MCP tools' is), so writes to other entries never conflict."""
-    named = _named_version(scoped, citation)
-    current = scoped.get_entry(named.entry.entry_id)
-    if current.entry.entry_version_id != named.entry.entry_version_id:
-        raise RevisionConflictError(
-            f"entry {named.entry.entry_id!r} changed since the version you cite: it is at version "
-            f"{current.entry.version} now; read it again", expected=named.entry.version,
-            actual=current.entry.version, about="version")
-    return current
 
 
 def _artifact_entry_id(artifact: wire.ArtifactReference) -> str:
