@@ -1,0 +1,54 @@
+"""``pcmem bench stall``: what pcmem's calls cost an app around them (its UI thread, its asyncio loop)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from pcmem.cli import render
+from pcmem_bench.output import write_result
+
+_WARM_UPS = {"no": [False], "yes": [True], "both": [False, True]}
+
+
+@click.command("stall")
+@click.option("--entries", type=click.IntRange(1, 1_000_000), default=10_000, show_default=True,
+              help="Entries in the one scope searched.")
+@click.option("--repeats", type=click.IntRange(1, 100), default=3, show_default=True,
+              help="Fresh processes per kind of run (the median and the worst are reported).")
+@click.option("--variants", type=click.Choice(["thread", "asyncio", "both"]), default="both", show_default=True,
+              help="A worker thread beside a UI thread, or open_async's calls on an asyncio loop.")
+@click.option("--warm-up", "warm_up", type=click.Choice(sorted(_WARM_UPS)), default="both", show_default=True,
+              help="Whether runtime.warm(scopes=...) runs between open and the first search.")
+@click.option("--store", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None,
+              help="Measure copies of this store (its scope 'bench') instead of building one.")
+@click.option("--out", type=click.Path(dir_okay=False), default=None, help="Write the results as JSON here.")
+@render.json_option
+def stall(entries: int, repeats: int, variants: str, warm_up: str, store: Path | None, out: str | None,
+          as_json: bool) -> None:
+    """The longest stall of an app's UI thread / asyncio loop during each call, and RSS after it, vs the same
+    ticker with no work (same process).
+
+    \b
+    Examples:
+      pcmem bench stall
+      pcmem bench stall --entries 10000 --repeats 5 --variants thread --warm-up no --out stall.json
+    """
+    from pcmem_bench import stall as bench_stall
+
+    chosen = list(bench_stall.VARIANTS) if variants == "both" else [variants]
+    result = bench_stall.run(entries, repeats, chosen, _WARM_UPS[warm_up], store)
+    if write_result(result, out, as_json):
+        return
+    for kind in result["kinds"]:
+        title = (f"{kind['variant']}{' + warm' if kind['warm'] else ''}: longest stall of a 10 ms ticker, "
+                 f"{result['entries']:,} entries, {result['repeats']} processes; no work: "
+                 f"{kind['reference_worst_ms_p50']} ms (p99 {kind['reference_p99_ms_p50']} ms); "
+                 f"RSS before open {kind['rss_before_open_mb_p50']} MB")
+        render.table(title, ("step", "stall p50 ms", "stall max ms", f"≤ {result['budget_ms']:g} ms", "took p50 ms",
+                             "RSS after MB"),
+                     [(s["step"], s["stall_ms_p50"], s["stall_ms_max"],
+                       "yes" if s["stall_ms_max"] <= result["budget_ms"] else "NO", s["took_ms_p50"], s["rss_mb_p50"])
+                      for s in kind["steps"]])
+    click.echo(f"load average {result['load_average']} → {result['load_average_after']} on {result['cpu_count']} CPUs")

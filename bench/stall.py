@@ -1,0 +1,89 @@
+"""``pcmem bench stall``: how long pcmem's calls keep an app's UI thread or asyncio loop from running (issue #42).
+
+An app runs pcmem in a worker thread (or awaits ``open_async``'s calls) so that its UI keeps drawing; that holds only
+while pcmem's work leaves the GIL free and, with asyncio, off the loop. Each run is a fresh process
+(:mod:`pcmem_bench.programs.stall_probe`) with a 10 ms ticker where the UI would be, on its own copy of one store
+with ``entries`` entries in one scope (real MiniLM vectors), doing: open, (warm,) first search, remember, close.
+For each step it reports the ticker's longest stall (how late its worst tick woke) and the process's RSS after it;
+the reference is the same ticker's worst lateness in the same process with no pcmem call running, which is what the
+machine's scheduler alone costs. The budget is 20 ms a step.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from pcmem_bench import programs
+
+SCOPE = "bench"
+BUDGET_MS = 20.0
+VARIANTS = ("thread", "asyncio")
+
+
+def build_store(path: Path, entries: int) -> None:
+    """``entries`` sentences in one scope, embedded by the store's default model (the first search loads it)."""
+    import pcmem
+    from pcmem.types.memory import NewEntry, RememberRequest
+    from pcmem_bench.perf import sentences
+
+    texts = sentences(entries)
+    with pcmem.open(path) as runtime:
+        memory = runtime.memory.for_scope(SCOPE)
+        for start in range(0, entries, 2000):
+            memory.remember(RememberRequest(entries=tuple(NewEntry(entry_id=f"e{i}", text=texts[i])
+                                                          for i in range(start, min(entries, start + 2000)))))
+
+
+def probe(store: Path, variant: str, warm: bool, workdir: Path) -> dict[str, Any]:
+    """One fresh process on a fresh copy of ``store``."""
+    copy = workdir / f"probe-{variant}.duckdb"
+    shutil.copyfile(store, copy)  # closed and checkpointed: the file alone is the store
+    try:
+        done = subprocess.run(programs.command("stall_probe", str(copy), SCOPE, variant, *(["--warm"] if warm else [])),
+                              capture_output=True, text=True, check=False, timeout=600)
+    finally:
+        for leftover in (copy, copy.with_name(copy.name + ".wal")):
+            leftover.unlink(missing_ok=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"stall probe ({variant}) failed: {done.stderr.strip()[-800:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def summarise(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per step of runs of one kind: the median and the worst of each run's longest stall, the median RSS."""
+    rows = []
+    for index, step in enumerate(runs[0]["steps"]):
+        stalls = [run["steps"][index]["worst_stall_ms"] for run in runs]
+        rows.append({"step": step["step"], "stall_ms_p50": statistics.median(stalls), "stall_ms_max": max(stalls),
+                     "took_ms_p50": statistics.median(run["steps"][index]["took_ms"] for run in runs),
+                     "rss_mb_p50": statistics.median(run["steps"][index]["rss_mb"] for run in runs)})
+    return rows
+
+
+def run(entries: int, repeats: int, variants: list[str], warm_ups: list[bool], store: Path | None = None
+        ) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="pcmem-stall-") as folder:
+        workdir = Path(folder)
+        if store is None:
+            store = workdir / "stall.duckdb"
+            build_store(store, entries)
+        result: dict[str, Any] = {"entries": entries, "repeats": repeats, "budget_ms": BUDGET_MS, "kinds": [],
+                                  "load_average": [round(x, 2) for x in os.getloadavg()], "cpu_count": os.cpu_count()}
+        for variant in variants:
+            for warm in warm_ups:
+                runs = [probe(store, variant, warm, workdir) for _ in range(repeats)]
+                result["kinds"].append({
+                    "variant": variant, "warm": warm, "steps": summarise(runs),
+                    "reference_worst_ms_p50": statistics.median(run["reference_worst_ms"] for run in runs),
+                    "reference_p99_ms_p50": statistics.median(run["reference_p99_ms"] for run in runs),
+                    "rss_before_open_mb_p50": statistics.median(run["rss_before_open_mb"] for run in runs),
+                })
+        result["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
+    return result
