@@ -13,7 +13,8 @@ runtime (pydantic, the store's types: ~0.2 s) would stall the loop; the first ``
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Coroutine, Generator
+import threading
+from collections.abc import Callable, Coroutine, Generator, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     from pcmem.search.reindex import ReindexReport
     from pcmem.types.progress import Progress
     from pcmem.types.rerank import RerankPolicy
+    from pcmem.types.search import WarmReport
 
 T = TypeVar("T")
 
@@ -84,6 +86,21 @@ class Runtime:
     ) -> ReindexReport:
         """As :meth:`SyncRuntime.reindex`, in a worker thread."""
         return await to_thread(lambda: self.sync.reindex(progress, embedder=embedder))
+
+    async def warm(self, scopes: Sequence[str] = (), *, progress: Progress | None = None,
+                   cancel: threading.Event | None = None) -> WarmReport:
+        """As :meth:`SyncRuntime.warm`, in a worker thread: the loop keeps running meanwhile. ``progress`` is called
+        on the loop (scheduled from the worker). Cancelling the awaiting task stops the worker before its next step
+        (the step under way finishes in the background) and raises CancelledError as usual."""
+        loop = asyncio.get_running_loop()
+        stop = cancel if cancel is not None else threading.Event()
+        report = None if progress is None else (
+            lambda done, total: loop.call_soon_threadsafe(progress, done, total))
+        try:
+            return await to_thread(self.sync.warm, scopes, progress=report, cancel=stop)
+        except asyncio.CancelledError:
+            stop.set()
+            raise
 
     async def reindex_secondary(self, progress: Progress | None = None, *,
                                 embedder: EmbedderChoice) -> ReindexReport | None:

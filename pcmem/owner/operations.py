@@ -28,7 +28,7 @@ from pcmem.rerank.port import MemoryReranker
 
 SCOPED_OPERATIONS = ("head", "list", "get", "get_entry", "changes", "history", "revisions", "tombstone", "search",
                      "remember", "revise", "retire", "reactivate", "forget", "forget_scope")
-STORE_OPERATIONS = ("scopes", "search", "forget_scope", "search_fusion", "set_search_fusion")
+STORE_OPERATIONS = ("scopes", "search", "forget_scope", "search_fusion", "set_search_fusion", "warm")
 #: Operations that change the store: after a lost connection only a repeatable one is sent again.
 WRITES = frozenset({"remember", "revise", "retire", "reactivate", "forget", "forget_scope"})
 #: Parameters that never cross the socket (see the module docstring).

@@ -320,6 +320,10 @@ class FtsCache:
         return [Candidate(artifact, entry_id, version_id, value, count)
                 for value, (entry_id, version_id), count in chosen]
 
+    def load(self, db: duckdb.DuckDBPyConnection, memory: MemoryRef, generation: str | None) -> None:
+        """Bring the scope's view to ``memory.revision`` now (what its next search would do first)."""
+        self._view_at(db, memory, generation)
+
     def _view_at(self, db: duckdb.DuckDBPyConnection, memory: MemoryRef, generation: str | None
                  ) -> _ScopePostings:
         """The scope's view, brought to ``memory.revision`` if it was behind (the caller checks the revision again

@@ -136,6 +136,10 @@ class VectorCache:
         artifact = memory.artifact_id
         return [Candidate(artifact, entry_id, version_id, score) for score, (entry_id, version_id) in picked]
 
+    def load(self, db: duckdb.DuckDBPyConnection, memory: MemoryRef, profile: EmbeddingProfile) -> None:
+        """Bring the scope's matrix to ``memory.revision`` now (what its next search would do first)."""
+        self._view_at(db, memory, profile)
+
     def _view_at(self, db: duckdb.DuckDBPyConnection, memory: MemoryRef, profile: EmbeddingProfile) -> _ScopeMatrix:
         """The scope's matrix, brought to ``memory.revision`` and given the vectors stored since (the caller checks
         the revision again under the lock). As for the full-text views (fts_cache.FtsCache._view_at), DuckDB is
