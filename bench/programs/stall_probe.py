@@ -9,13 +9,16 @@ Usage: ``stall_probe.py STORE SCOPE thread|asyncio [--warm]`` (``pcmem bench sta
   awaited on that loop.
 
 A tick that wakes late by more than the scheduler's own noise was kept from running: by a C call holding the GIL
-(a DuckDB fetch building Python objects, a native library loading) or, with asyncio, by work done on the loop
-itself. The first second, with no pcmem call running, is the reference: the same ticker's lateness with no work.
+(a DuckDB fetch building Python objects, a native library loading), a cycle collection, or, with asyncio, by work
+done on the loop itself. Two references come first, in the same process: a second with no work (the scheduler's
+noise), then a second of a worker running plain Python (which the interpreter interrupts every 5 ms to let the
+ticker in: what any Python work in a worker costs the ticker on this machine, a loaded one included).
 """
 
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import sys
 import threading
@@ -47,12 +50,39 @@ def rss_mb() -> float:
     return round(peak / (1024 * 1024 if sys.platform == "darwin" else 1024), 1)
 
 
+def busy(seconds: float) -> None:
+    """Plain Python for ``seconds``: short C calls only, no allocation that lasts (no cycle collection)."""
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        sum(range(100))
+
+
 class Ticks:
-    """Each tick's (woke at, late by) in seconds, and each step's (name, start, end, rss)."""
+    """Each tick's (woke at, late by) in seconds, each step's (name, start, end, rss), each cycle collection's
+    (start, end), and when the busy reference ran."""
 
     def __init__(self) -> None:
         self.ticks: list[tuple[float, float]] = []
         self.steps: list[tuple[str, float, float, float]] = []
+        self.collections: list[tuple[float, float]] = []
+        self.busy: tuple[float, float] = (0.0, 0.0)
+        self._collecting = 0.0
+        gc.callbacks.append(self._collection)
+
+    def _collection(self, phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            self._collecting = time.perf_counter()
+        else:
+            self.collections.append((self._collecting, time.perf_counter()))
+
+    def run_busy(self) -> None:
+        start = time.perf_counter()
+        busy(REFERENCE_SECONDS)
+        self.busy = (start, time.perf_counter())
+
+    def collections_ms(self, start: float, end: float) -> float:
+        """The longest cycle collection during [start, end] (any thread: it stops them all)."""
+        return round(max((b - a for a, b in self.collections if b >= start and a <= end), default=0.0) * 1000, 1)
 
     def tick(self, asleep_since: float) -> float:
         now = time.perf_counter()
@@ -70,8 +100,10 @@ class Ticks:
         return {
             "reference_worst_ms": round(max(reference, default=0.0) * 1000, 1),
             "reference_p99_ms": round(reference[int(0.99 * (len(reference) - 1))] * 1000, 1) if reference else 0.0,
+            "busy_python_worst_ms": self.worst_ms(*self.busy),
             "steps": [{"step": name, "worst_stall_ms": self.worst_ms(start, end), "took_ms": round((end - start) * 1000),
-                       "rss_mb": rss} for name, start, end, rss in self.steps],
+                       "collection_ms": self.collections_ms(start, end), "rss_mb": rss}
+                      for name, start, end, rss in self.steps],
         }
 
 
@@ -94,6 +126,8 @@ def run_thread(store: str, scope: str, warm: bool) -> dict[str, Any]:
     def worker() -> None:
         try:
             time.sleep(REFERENCE_SECONDS)
+            time.sleep(GAP)
+            ticks.run_busy()
             for name in _steps(warm):
                 time.sleep(GAP)
                 start = time.perf_counter()
@@ -125,7 +159,8 @@ async def run_asyncio(store: str, scope: str, warm: bool) -> dict[str, Any]:
     stop = asyncio.Event()
     started = time.perf_counter()
     ticker = asyncio.create_task(_ticker(ticks, stop))
-    await asyncio.sleep(REFERENCE_SECONDS)
+    await asyncio.sleep(REFERENCE_SECONDS + GAP)
+    await asyncio.to_thread(ticks.run_busy)
     runtime: Any = None
     for name in _steps(warm):
         await asyncio.sleep(GAP)
