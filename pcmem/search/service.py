@@ -83,6 +83,7 @@ class SearchService:
     ) -> None:
         self._backend = backend
         self._embedder = embedder
+        self._embedder_loaded = False  # by load_embedder (a later switch of vector space builds another service)
         self._rerank_embedder = rerank_embedder  # the embedding policy's default: its answer, else the store's own
         self.reranker = reranker
         self.candidate_limit = candidate_limit
@@ -93,7 +94,9 @@ class SearchService:
         ``None`` when this service searches full text only. Raises EmbeddingError, ConfigurationError."""
         if self._embedder is None:
             return None
-        self._embedder.embed_query("warm up")
+        if not self._embedder_loaded:
+            self._embedder.embed_query("warm up")
+            self._embedder_loaded = True
         return self._embedder.profile
 
     def warm(self, scope: str) -> bool:
