@@ -23,10 +23,12 @@ _WARM_UPS = {"no": [False], "yes": [True], "both": [False, True]}
               help="Whether runtime.warm(scopes=...) runs between open and the first search.")
 @click.option("--store", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None,
               help="Measure copies of this store (its scope 'bench') instead of building one.")
+@click.option("--python", "python", type=click.Path(dir_okay=False, exists=True), default=None,
+              help="Run the probes with this interpreter (another install of pcmem: before/after a change).")
 @click.option("--out", type=click.Path(dir_okay=False), default=None, help="Write the results as JSON here.")
 @render.json_option
-def stall(entries: int, repeats: int, variants: str, warm_up: str, store: Path | None, out: str | None,
-          as_json: bool) -> None:
+def stall(entries: int, repeats: int, variants: str, warm_up: str, store: Path | None, python: str | None,
+          out: str | None, as_json: bool) -> None:
     """The longest stall of an app's UI thread / asyncio loop during each call, and RSS after it, vs the same
     ticker with no work (same process).
 
@@ -34,11 +36,12 @@ def stall(entries: int, repeats: int, variants: str, warm_up: str, store: Path |
     Examples:
       pcmem bench stall
       pcmem bench stall --entries 10000 --repeats 5 --variants thread --warm-up no --out stall.json
+      pcmem bench stall --store stall.duckdb --warm-up no --python ../main/.venv/bin/python  # another install
     """
     from pcmem_bench import stall as bench_stall
 
     chosen = list(bench_stall.VARIANTS) if variants == "both" else [variants]
-    result = bench_stall.run(entries, repeats, chosen, _WARM_UPS[warm_up], store)
+    result = bench_stall.run(entries, repeats, chosen, _WARM_UPS[warm_up], store, python)
     if write_result(result, out, as_json):
         return
     for kind in result["kinds"]:
@@ -52,4 +55,5 @@ def stall(entries: int, repeats: int, variants: str, warm_up: str, store: Path |
                        "yes" if s["stall_ms_max"] <= result["budget_ms"] else "NO", s["collection_ms_max"],
                        s["took_ms_p50"], s["rss_mb_p50"])
                       for s in kind["steps"]])
-    click.echo(f"load average {result['load_average']} → {result['load_average_after']} on {result['cpu_count']} CPUs")
+    click.echo(f"pcmem imported by {result['python']}; load average {result['load_average']} → "
+               f"{result['load_average_after']} on {result['cpu_count']} CPUs")

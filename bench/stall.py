@@ -18,6 +18,7 @@ import os
 import shutil
 import statistics
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -43,13 +44,15 @@ def build_store(path: Path, entries: int) -> None:
                                                           for i in range(start, min(entries, start + 2000)))))
 
 
-def probe(store: Path, variant: str, warm: bool, workdir: Path) -> dict[str, Any]:
-    """One fresh process on a fresh copy of ``store``."""
+def probe(store: Path, variant: str, warm: bool, workdir: Path, python: str | None = None) -> dict[str, Any]:
+    """One fresh process on a fresh copy of ``store``; ``python``: another interpreter (another install of pcmem)."""
     copy = workdir / f"probe-{variant}.duckdb"
     shutil.copyfile(store, copy)  # closed and checkpointed: the file alone is the store
+    command = programs.command("stall_probe", str(copy), SCOPE, variant, *(["--warm"] if warm else []))
+    if python is not None:
+        command[0] = python
     try:
-        done = subprocess.run(programs.command("stall_probe", str(copy), SCOPE, variant, *(["--warm"] if warm else [])),
-                              capture_output=True, text=True, check=False, timeout=600)
+        done = subprocess.run(command, capture_output=True, text=True, check=False, timeout=600)
     finally:
         for leftover in (copy, copy.with_name(copy.name + ".wal")):
             leftover.unlink(missing_ok=True)
@@ -70,18 +73,19 @@ def summarise(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
-def run(entries: int, repeats: int, variants: list[str], warm_ups: list[bool], store: Path | None = None
-        ) -> dict[str, Any]:
+def run(entries: int, repeats: int, variants: list[str], warm_ups: list[bool], store: Path | None = None,
+        python: str | None = None) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="pcmem-stall-") as folder:
         workdir = Path(folder)
         if store is None:
             store = workdir / "stall.duckdb"
             build_store(store, entries)
-        result: dict[str, Any] = {"entries": entries, "repeats": repeats, "budget_ms": BUDGET_MS, "kinds": [],
+        result: dict[str, Any] = {"python": python or sys.executable, "entries": entries, "repeats": repeats,
+                                  "budget_ms": BUDGET_MS, "kinds": [],
                                   "load_average": [round(x, 2) for x in os.getloadavg()], "cpu_count": os.cpu_count()}
         for variant in variants:
             for warm in warm_ups:
-                runs = [probe(store, variant, warm, workdir) for _ in range(repeats)]
+                runs = [probe(store, variant, warm, workdir, python) for _ in range(repeats)]
                 result["kinds"].append({
                     "variant": variant, "warm": warm, "steps": summarise(runs),
                     "reference_worst_ms_p50": statistics.median(run["reference_worst_ms"] for run in runs),
