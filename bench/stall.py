@@ -8,7 +8,8 @@ For each step it reports the ticker's longest stall (how late its worst tick wok
 the references are the same ticker's worst lateness in the same process with no work (the machine's scheduler alone)
 and beside a worker running plain Python (what any Python work in a worker costs the ticker here: on a loaded
 machine a thread holding the GIL is also descheduled while it holds it). The budget is 20 ms a step. The longest
-cycle collection during each step is reported too: a collection stops every thread.
+cycle collection during each step is reported too: a collection stops every thread. On Linux each stall is also
+given less the ticker's own wait for a CPU ("held"): the part pcmem's process kept it waiting.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -61,37 +63,59 @@ def probe(store: Path, variant: str, warm: bool, workdir: Path, python: str | No
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def _median(values: Iterable[float]) -> float:
+    return round(statistics.median(values), 1)
+
+
 def summarise(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One row per step of runs of one kind: the median and the worst of each run's longest stall, the median RSS."""
+    """One row per step of runs of one kind: the median and the worst of each run's longest stall (and of it less
+    the ticker's wait for a CPU), the longest collection, the median time and RSS."""
     rows = []
     for index, step in enumerate(runs[0]["steps"]):
-        stalls = [run["steps"][index]["worst_stall_ms"] for run in runs]
-        rows.append({"step": step["step"], "stall_ms_p50": statistics.median(stalls), "stall_ms_max": max(stalls),
-                     "took_ms_p50": statistics.median(run["steps"][index]["took_ms"] for run in runs),
-                     "collection_ms_max": max(run["steps"][index]["collection_ms"] for run in runs),
-                     "rss_mb_p50": statistics.median(run["steps"][index]["rss_mb"] for run in runs)})
+        steps = [run["steps"][index] for run in runs]
+        stalls, held = [s["worst_stall_ms"] for s in steps], [s["worst_held_ms"] for s in steps]
+        rows.append({"step": step["step"], "stall_ms_p50": _median(stalls), "stall_ms_max": max(stalls),
+                     "held_ms_p50": _median(held), "held_ms_max": max(held),
+                     "took_ms_p50": _median(s["took_ms"] for s in steps),
+                     "collection_ms_max": max(s["collection_ms"] for s in steps),
+                     "rss_mb_p50": _median(s["rss_mb"] for s in steps)})
     return rows
 
 
+def _kind(variant: str, warm: bool, python: str, runs: list[dict[str, Any]]) -> dict[str, Any]:
+    def each(field: str) -> list[float]:
+        return [run[field] for run in runs]
+    return {"variant": variant, "warm": warm, "python": python, "steps": summarise(runs),
+            "reference_worst_ms_p50": _median(each("reference_worst_ms")),
+            "reference_p99_ms_p50": _median(each("reference_p99_ms")),
+            "busy_python_worst_ms_p50": _median(each("busy_python_worst_ms")),
+            "busy_python_worst_held_ms_p50": _median(each("busy_python_worst_held_ms")),
+            "rss_before_open_mb_p50": _median(each("rss_before_open_mb"))}
+
+
 def run(entries: int, repeats: int, variants: list[str], warm_ups: list[bool], store: Path | None = None,
-        python: str | None = None) -> dict[str, Any]:
+        python: str | None = None, baseline: str | None = None) -> dict[str, Any]:
+    """Every kind of run ``repeats`` times; with ``baseline`` (another interpreter: another install of pcmem), its
+    runs without a warm-up alternate with these, so that both meet the same machine."""
+    ours = python or sys.executable
     with tempfile.TemporaryDirectory(prefix="pcmem-stall-") as folder:
         workdir = Path(folder)
         if store is None:
             store = workdir / "stall.duckdb"
             build_store(store, entries)
-        result: dict[str, Any] = {"python": python or sys.executable, "entries": entries, "repeats": repeats,
+        result: dict[str, Any] = {"python": ours, "baseline": baseline, "entries": entries, "repeats": repeats,
                                   "budget_ms": BUDGET_MS, "kinds": [],
                                   "load_average": [round(x, 2) for x in os.getloadavg()], "cpu_count": os.cpu_count()}
         for variant in variants:
             for warm in warm_ups:
-                runs = [probe(store, variant, warm, workdir, python) for _ in range(repeats)]
-                result["kinds"].append({
-                    "variant": variant, "warm": warm, "steps": summarise(runs),
-                    "reference_worst_ms_p50": statistics.median(run["reference_worst_ms"] for run in runs),
-                    "reference_p99_ms_p50": statistics.median(run["reference_p99_ms"] for run in runs),
-                    "busy_python_worst_ms_p50": statistics.median(run["busy_python_worst_ms"] for run in runs),
-                    "rss_before_open_mb_p50": statistics.median(run["rss_before_open_mb"] for run in runs),
-                })
+                runs: list[dict[str, Any]] = []
+                theirs: list[dict[str, Any]] = []
+                for _ in range(repeats):
+                    runs.append(probe(store, variant, warm, workdir, python))
+                    if baseline is not None and not warm:
+                        theirs.append(probe(store, variant, False, workdir, baseline))
+                result["kinds"].append(_kind(variant, warm, ours, runs))
+                if theirs:
+                    result["kinds"].append(_kind(variant, warm, str(baseline), theirs))
         result["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
     return result

@@ -13,6 +13,10 @@ A tick that wakes late by more than the scheduler's own noise was kept from runn
 done on the loop itself. Two references come first, in the same process: a second with no work (the scheduler's
 noise), then a second of a worker running plain Python (which the interpreter interrupts every 5 ms to let the
 ticker in: what any Python work in a worker costs the ticker on this machine, a loaded one included).
+
+On Linux each lateness is also reported less the time the ticker waited for a CPU meanwhile (its run-queue wait,
+``/proc/thread-self/schedstat``): what is left is the time it waited for the GIL (or the loop), which other
+processes loading the machine inflate less.
 """
 
 from __future__ import annotations
@@ -57,12 +61,22 @@ def busy(seconds: float) -> None:
         sum(range(100))
 
 
+def run_queue_wait() -> float:
+    """Seconds this thread has waited for a CPU while runnable (Linux; 0.0 elsewhere)."""
+    try:
+        with open("/proc/thread-self/schedstat") as stats:
+            return int(stats.read().split()[1]) / 1e9
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
 class Ticks:
-    """Each tick's (woke at, late by) in seconds, each step's (name, start, end, rss), each cycle collection's
-    (start, end), and when the busy reference ran."""
+    """Each tick's (woke at, late by, late by less its wait for a CPU) in seconds, each step's (name, start, end,
+    rss), each cycle collection's (start, end), and when the busy reference ran."""
 
     def __init__(self) -> None:
-        self.ticks: list[tuple[float, float]] = []
+        self.ticks: list[tuple[float, float, float]] = []
+        self._waited = run_queue_wait()
         self.steps: list[tuple[str, float, float, float]] = []
         self.collections: list[tuple[float, float]] = []
         self.busy: tuple[float, float] = (0.0, 0.0)
@@ -86,22 +100,26 @@ class Ticks:
 
     def tick(self, asleep_since: float) -> float:
         now = time.perf_counter()
-        self.ticks.append((now, now - asleep_since - TICK))
+        waited, self._waited = self._waited, run_queue_wait()
+        lateness = now - asleep_since - TICK
+        self.ticks.append((now, lateness, max(0.0, lateness - (self._waited - waited))))
         return now
 
-    def worst_ms(self, start: float, end: float) -> float:
-        """The latest tick whose sleep overlapped [start, end]."""
-        late = [lateness for woke, lateness in self.ticks if woke >= start and woke - lateness - TICK <= end]
+    def worst_ms(self, start: float, end: float, held: bool = False) -> float:
+        """The latest tick whose sleep overlapped [start, end] (``held``: less its wait for a CPU)."""
+        late = [tick[2 if held else 1] for tick in self.ticks if tick[0] >= start and tick[0] - tick[1] - TICK <= end]
         return round(max(late, default=0.0) * 1000, 1)
 
     def report(self, started: float) -> dict[str, Any]:
         reference_end = started + REFERENCE_SECONDS
-        reference = sorted(lateness for woke, lateness in self.ticks if woke <= reference_end)
+        reference = sorted(lateness for woke, lateness, _ in self.ticks if woke <= reference_end)
         return {
             "reference_worst_ms": round(max(reference, default=0.0) * 1000, 1),
             "reference_p99_ms": round(reference[int(0.99 * (len(reference) - 1))] * 1000, 1) if reference else 0.0,
             "busy_python_worst_ms": self.worst_ms(*self.busy),
-            "steps": [{"step": name, "worst_stall_ms": self.worst_ms(start, end), "took_ms": round((end - start) * 1000),
+            "busy_python_worst_held_ms": self.worst_ms(*self.busy, held=True),
+            "steps": [{"step": name, "worst_stall_ms": self.worst_ms(start, end),
+                       "worst_held_ms": self.worst_ms(start, end, held=True), "took_ms": round((end - start) * 1000),
                        "collection_ms": self.collections_ms(start, end), "rss_mb": rss}
                       for name, start, end, rss in self.steps],
         }
