@@ -172,9 +172,9 @@ class RerankError(PcmemError):
 
 
 class OwnerGoneError(StoreError):
-    """The pcmem process that owned the store exited while it was running a write for this process, and the write
-    cannot be sent again safely: it may or may not have been applied. The store itself is fine (another process
-    took it over); read before writing again. Reads, and writes with an expected revision or version or a keyed
-    upsert, are retried instead of raising this."""
+    """The store's owner went away again and again while running one call for this process (a client sends a call
+    again each time its owner goes away, up to 3 times), so nothing more is tried. A write may have been applied —
+    once, never twice: the message names its idempotency key; the same call with that key applies it at most once
+    and answers what it did. The store itself is fine."""
 
     exit_code = 15

@@ -885,6 +885,7 @@ def _invocations(tmp_path: Path) -> dict[str, list[str]]:
         "fusion": ["fusion"],
         "bench": ["bench"],
         "check": ["check"],
+        "doctor": ["doctor"],
         "tui": ["tui"],
         "serve": ["serve", "--port", "0", "--dry-run"],
         "mcp": ["mcp"],
@@ -900,7 +901,9 @@ def test_every_command_runs_with_json_and_reads_run_without(tmp_path: Path, demo
     invocations = _invocations(tmp_path)
     assert set(invocations) == set(COMMANDS), "add an invocation for every registered command"
     for name in COMMANDS:
-        result = ok(run(tmp_path, *invocations[name], "--json"))
+        result = run(tmp_path, *invocations[name], "--json")
+        if not (name == "doctor" and result.exit_code == 1):  # doctor's documented "found a problem" (this process
+            ok(result)  # may have loaded onnxruntime before pcmem could turn its telemetry off, for one)
         assert result.stderr == "", f"{name} wrote to stderr: {result.stderr!r}"
         assert isinstance(json.loads(result.stdout), (dict, list)), name
     for name in _READ_ONLY:

@@ -28,6 +28,7 @@ COMMAND_MODULES: dict[str, str] = {
     "bench": "bench_command",
     "check": "check_command",
     "demo": "demo_command",
+    "doctor": "doctor_command",
     "fusion": "fusion_command",
     "init": "init_command",
     **dict.fromkeys(("remember", "import", "list", "history", "changes", "revise", "retire", "reactivate",

@@ -139,7 +139,22 @@ def _run_http(api, options, port: int, stops, as_json: bool) -> None:  # noqa: A
     run_http(create_app(api, options), options.host, port, stops, announce)
 
 
-@click.command()
+class _McpGroup(click.Group):
+    """``pcmem mcp`` serves; its subcommands (``install``, ``uninstall``: pcmem.cli.mcp_install) load on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return ["install", "uninstall"]
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.list_commands(ctx):
+            return None
+        from pcmem.cli import mcp_install
+
+        command: click.Command = getattr(mcp_install, cmd_name)
+        return command
+
+
+@click.group(cls=_McpGroup, invoke_without_command=True)
 @click.option("--model", metavar="PROVIDER:NAME", default=None, help=_MODEL_HELP)
 @click.option("--rerank", type=_RERANK_CHOICE, default=None, help="Rerank policy (default listwise with --model).")
 @render.json_option
@@ -155,7 +170,10 @@ def mcp(model: str | None, rerank: str | None, as_json: bool) -> None:
       pcmem mcp                                    # the per-user store, or $PCMEM_DB
       PCMEM_DB=~/notes/memory.duckdb pcmem mcp
       pcmem --db memory.duckdb mcp --json          # what it would serve
+      pcmem mcp install --host claude-desktop      # add this pcmem to a host's configuration
     """
+    if click.get_current_context().invoked_subcommand is not None:
+        return
     store = click.get_current_context().obj
     require_serve_extra()
     if as_json:

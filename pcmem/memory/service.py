@@ -15,7 +15,7 @@ from pcmem.errors import InputError
 from pcmem.memory import arguments
 from pcmem.memory.scoped import MemoryParts, SyncScopedMemory
 from pcmem.rerank.choice import RerankerChoice, chosen_reranker
-from pcmem.settings import SEARCH_FUSIONS, SearchFusion
+from pcmem.settings import SearchFusion
 from pcmem.types.memory import (
     ChangesPage,
     ChangesRequest,
@@ -67,10 +67,10 @@ class SyncMemoryService:
         """Every scope that has a memory, with counts at its head. Raises StoreError."""
         return self.parts.backend.scope_summaries()
 
-    def forget_scope(self, scope: str) -> WriteResult:
+    def forget_scope(self, scope: str, *, idempotency_key: str | None = None) -> WriteResult:
         """Erase every entry of ``scope`` for good: ``for_scope(scope).forget_scope()`` (see there; it raises what
         that raises). Cannot be undone."""
-        return self.for_scope(scope).forget_scope()
+        return self.for_scope(scope).forget_scope(idempotency_key=idempotency_key)
 
     def warm(self, scopes: Sequence[str] = ()) -> WarmReport:
         """Load now what the first search of each of ``scopes`` would load: the embedding model (one query
@@ -95,9 +95,7 @@ class SyncMemoryService:
         """Keep ``fusion`` in the store as the default of every search that does not choose one and runs where
         ``PCMEM_SEARCH_FUSION`` is unset, in every process (``None`` removes it: the contract's rrf). Raises
         InputError for an unknown name, StoreReadOnlyError, StoreError."""
-        if fusion is not None and fusion not in SEARCH_FUSIONS:
-            raise InputError(f"unknown fusion {fusion!r}: one of {', '.join(SEARCH_FUSIONS)}")
-        self.parts.backend.set_search_fusion_default(fusion)
+        self.parts.backend.set_search_fusion_default(arguments.fusion_of(fusion))
         return self.search_fusion()
 
     def search(
@@ -125,17 +123,8 @@ class SyncMemoryService:
         request = arguments.search_request(request, {
             "limit": limit, "mode": mode, "kinds": kinds, "metadata": metadata, "created_from": created_from,
             "created_before": created_before, "fusion": fusion})
-        names = _scopes(scopes)
+        names = arguments.scopes_of(scopes)
         return self.parts.search.chosen(names, request, chosen_reranker(reranker, rerank), progress)
-
-
-def _scopes(scopes: Sequence[str]) -> tuple[str, ...]:
-    if isinstance(scopes, str):
-        raise InputError("scopes takes a list of scope names, not one string")
-    names = tuple(validate_scope(scope) for scope in scopes)
-    if not names or len(set(names)) != len(names):
-        raise InputError("scopes must name at least one scope, each once")
-    return names
 
 
 class ScopedMemory:
@@ -160,21 +149,23 @@ class ScopedMemory:
         allow_duplicates: bool = False,
         expected_revision: int | None = None,
         reason: str | None = None,
+        idempotency_key: str | None = None,
     ) -> WriteResult:
         """As :meth:`SyncScopedMemory.remember`. Cancellation: the write runs in a worker thread that cannot be
         interrupted, so a ``remember`` cancelled while it runs may still commit — the caller gets CancelledError
-        and the entries exist. Use ``entry_id`` + ``upsert=True`` to make the retry after a cancellation safe."""
+        and the entries exist. Give it an ``idempotency_key`` and send it again with the same key after a
+        cancellation: it is applied once and the second call returns the first outcome."""
         return await to_thread(self.sync.remember, request, kind=kind, metadata=metadata, entry_id=entry_id,
                                upsert=upsert, allow_duplicates=allow_duplicates,
-                               expected_revision=expected_revision, reason=reason)
+                               expected_revision=expected_revision, reason=reason, idempotency_key=idempotency_key)
 
-    async def forget(self, entry_id: str | ForgetRequest) -> WriteResult:
+    async def forget(self, entry_id: str | ForgetRequest, *, idempotency_key: str | None = None) -> WriteResult:
         """As :meth:`SyncScopedMemory.forget` (cannot be undone)."""
-        return await to_thread(self.sync.forget, entry_id)
+        return await to_thread(self.sync.forget, entry_id, idempotency_key=idempotency_key)
 
-    async def forget_scope(self) -> WriteResult:
+    async def forget_scope(self, *, idempotency_key: str | None = None) -> WriteResult:
         """As :meth:`SyncScopedMemory.forget_scope` (cannot be undone)."""
-        return await to_thread(self.sync.forget_scope)
+        return await to_thread(self.sync.forget_scope, idempotency_key=idempotency_key)
 
     async def tombstone(self, entry_id: str) -> Tombstone | None:
         """As :meth:`SyncScopedMemory.tombstone` (runs in a worker thread): same result, same errors."""
@@ -182,22 +173,26 @@ class ScopedMemory:
 
     async def revise(self, request: ReviseRequest | str, *, text: str | None = None, kind: str | None = None,
                      metadata: dict[str, Any] | None = None, expected_revision: int | None = None,
-                     expected_version: int | None = None, reason: str | None = None) -> WriteResult:
+                     expected_version: int | None = None, reason: str | None = None,
+                     idempotency_key: str | None = None) -> WriteResult:
         """As :meth:`SyncScopedMemory.revise` (runs in a worker thread): same result, same errors."""
         return await to_thread(self.sync.revise, request, text=text, kind=kind, metadata=metadata,
-                               expected_revision=expected_revision, expected_version=expected_version, reason=reason)
+                               expected_revision=expected_revision, expected_version=expected_version, reason=reason,
+                               idempotency_key=idempotency_key)
 
     async def retire(self, request: RetireRequest | str, *, expected_revision: int | None = None,
-                     expected_version: int | None = None, reason: str | None = None) -> WriteResult:
+                     expected_version: int | None = None, reason: str | None = None,
+                     idempotency_key: str | None = None) -> WriteResult:
         """As :meth:`SyncScopedMemory.retire` (runs in a worker thread): same result, same errors."""
         return await to_thread(self.sync.retire, request, expected_revision=expected_revision,
-                               expected_version=expected_version, reason=reason)
+                               expected_version=expected_version, reason=reason, idempotency_key=idempotency_key)
 
     async def reactivate(self, request: ReactivateRequest | str, *, expected_revision: int | None = None,
-                         expected_version: int | None = None, reason: str | None = None) -> WriteResult:
+                         expected_version: int | None = None, reason: str | None = None,
+                         idempotency_key: str | None = None) -> WriteResult:
         """As :meth:`SyncScopedMemory.reactivate` (runs in a worker thread): same result, same errors."""
         return await to_thread(self.sync.reactivate, request, expected_revision=expected_revision,
-                               expected_version=expected_version, reason=reason)
+                               expected_version=expected_version, reason=reason, idempotency_key=idempotency_key)
 
     async def list(self, request: ListRequest | None = None, *, state: Literal["active", "all"] | None = None,
                    revision: int | None = None, limit: int | None = None, cursor: str | None = None) -> EntryPage:
@@ -257,9 +252,9 @@ class MemoryService:
         """A handle on one scope (cheap; nothing is read). Raises InputError for an invalid scope name."""
         return ScopedMemory(self.sync.for_scope(scope))
 
-    async def forget_scope(self, scope: str) -> WriteResult:
+    async def forget_scope(self, scope: str, *, idempotency_key: str | None = None) -> WriteResult:
         """As :meth:`SyncMemoryService.forget_scope` (cannot be undone)."""
-        return await to_thread(self.sync.forget_scope, scope)
+        return await to_thread(self.sync.forget_scope, scope, idempotency_key=idempotency_key)
 
     async def scopes(self) -> list[ScopeSummary]:
         """As :meth:`SyncMemoryService.scopes` (runs in a worker thread): same result, same errors."""

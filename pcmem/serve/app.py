@@ -70,16 +70,34 @@ V1_ROUTES = (
 )
 
 
-def _endpoint(operation: Callable[[Any], Awaitable[BaseModel]], request_model: type[BaseModel]) -> Callable[..., Any]:
+#: The v1 writes that take an ``Idempotency-Key`` header (a pcmem addition; IETF draft-ietf-httpapi-idempotency-key-
+#: header): the same write sent again with the same key is answered with its first outcome, never applied twice.
+KEYED_WRITES = frozenset({"remember_memory", "revise_memory_entry", "retire_memory_entry"})
+IDEMPOTENCY_KEY = Header(default=None, alias="Idempotency-Key", max_length=128,
+                         description="Names this write (1..128 printable ASCII characters, e.g. a UUID): sent again "
+                                     "with the same key — after a lost answer — it is answered with the first "
+                                     "outcome instead of being applied again (kept 24 hours).")
+
+
+def _endpoint(operation: Callable[..., Awaitable[BaseModel]], request_model: type[BaseModel],
+              keyed: bool = False) -> Callable[..., Any]:
     """A route handler that serialises the (already valid) response model once, instead of FastAPI validating it
-    again; ``response_model`` still documents it in /openapi.json."""
+    again; ``response_model`` still documents it in /openapi.json. ``keyed``: the route takes an Idempotency-Key."""
 
     async def endpoint(request: BaseModel) -> Response:
-        result = await operation(request)
-        return Response(result.__pydantic_serializer__.to_json(result), media_type="application/json")
+        return _json(await operation(request))
 
-    endpoint.__annotations__ = {"request": request_model, "return": Response}
-    return endpoint
+    async def keyed_endpoint(request: BaseModel, idempotency_key: str | None = IDEMPOTENCY_KEY) -> Response:
+        return _json(await operation(request, idempotency_key=idempotency_key))
+
+    handler = keyed_endpoint if keyed else endpoint
+    handler.__annotations__ = {"request": request_model, "return": Response,
+                               **({"idempotency_key": str | None} if keyed else {})}
+    return handler
+
+
+def _json(result: BaseModel) -> Response:
+    return Response(result.__pydantic_serializer__.to_json(result), media_type="application/json")
 
 
 @dataclass(frozen=True)
@@ -145,7 +163,7 @@ def _install_error_handlers(app: FastAPI) -> None:
 
 def _add_v1_routes(app: FastAPI, api: MemoryApi) -> None:
     for path, operation_id, request_model, response_model, statuses in V1_ROUTES:
-        handler = _endpoint(getattr(api, operation_id), request_model)
+        handler = _endpoint(getattr(api, operation_id), request_model, operation_id in KEYED_WRITES)
         app.add_api_route(
             path, handler, methods=["POST"], operation_id=operation_id, response_model=response_model,
             responses=_responses(401, *statuses, 413, 500), tags=["memory"],
@@ -251,7 +269,7 @@ def create_app(api: MemoryApi, options: ServeOptions | None = None) -> ASGIApp:
         from starlette.middleware.cors import CORSMiddleware
 
         wrapped = CORSMiddleware(wrapped, allow_origins=list(options.cors_origins), allow_methods=["GET", "POST"],
-                                 allow_headers=["authorization", "content-type"])
+                                 allow_headers=["authorization", "content-type", "idempotency-key"])
     wrapped = BodyLimit(wrapped, options.max_body_bytes)
     if options.token:
         wrapped = BearerToken(wrapped, options.token)

@@ -128,13 +128,17 @@ class MemoryApi:
         except CapabilityNotSupportedError as error:
             raise ApiError(422, "capability_not_supported", str(error), {"capability": request.mode.value}) from None
 
-    async def remember_memory(self, request: wire.RememberMemoryRequest) -> wire.MemoryMutationResponse:
+    async def remember_memory(self, request: wire.RememberMemoryRequest, *,
+                              idempotency_key: str | None = None) -> wire.MemoryMutationResponse:
+        """``idempotency_key`` (the Idempotency-Key header): the same write sent again is answered, not applied
+        again (:mod:`pcmem.memory.write_records`); its records are read again for the answer."""
         remember = pcmem.RememberRequest(
             entries=(pcmem.NewEntry(text=request.text, kind=request.kind),),
             expected_revision=request.expected_revision, reason=request.reason,
         )
         scoped = self.scope(request.scope_id)
-        return await self.run(lambda: self._mutation(scoped, scoped.remember(remember)))
+        return await self.run(lambda: self._mutation(scoped, scoped.remember(remember,
+                                                                            idempotency_key=idempotency_key)))
 
     async def list_memory_entries(self, request: wire.ListMemoryEntriesRequest) -> wire.ListMemoryEntriesResponse:
         scoped = self.scope(request.scope_id)
@@ -159,7 +163,8 @@ class MemoryApi:
         assert target is not None  # the model requires one of them
         return convert.record(await self.run(lambda: _target_entry(scoped, target)))
 
-    async def revise_memory_entry(self, request: wire.ReviseMemoryEntryRequest) -> wire.MemoryMutationResponse:
+    async def revise_memory_entry(self, request: wire.ReviseMemoryEntryRequest, *,
+                                  idempotency_key: str | None = None) -> wire.MemoryMutationResponse:
         scoped = self.scope(request.scope_id)
         cited = _pcmem_citation(request.citation)
 
@@ -168,19 +173,20 @@ class MemoryApi:
             result = scoped.revise(pcmem.ReviseRequest(
                 entry_id=cited.entry_id, expected_revision=cited.revision, text=request.text, kind=request.kind,
                 reason=request.reason,
-            ))
+            ), idempotency_key=idempotency_key)
             return self._mutation(scoped, result)
 
         return await self.run(write)
 
-    async def retire_memory_entry(self, request: wire.RetireMemoryEntryRequest) -> wire.MemoryMutationResponse:
+    async def retire_memory_entry(self, request: wire.RetireMemoryEntryRequest, *,
+                                  idempotency_key: str | None = None) -> wire.MemoryMutationResponse:
         scoped = self.scope(request.scope_id)
         cited = _pcmem_citation(request.citation)
 
         def write() -> wire.MemoryMutationResponse:
             _active(_cited_entry(scoped, cited))
             result = scoped.retire(pcmem.RetireRequest(entry_id=cited.entry_id, expected_revision=cited.revision,
-                                                       reason=request.reason))
+                                                       reason=request.reason), idempotency_key=idempotency_key)
             return self._mutation(scoped, result)
 
         return await self.run(write)

@@ -11,12 +11,12 @@ import duckdb
 
 from pcmem.analysis import Analyzer
 from pcmem.errors import StoreError
-from pcmem.store.common import V_COLUMNS, check_events, next_revision, version_from_row
-from pcmem.store.duckdb import connection, erasure, fts_index, rows, vectors
+from pcmem.store.common import V_COLUMNS, RecordPruning, check_events, next_revision, version_from_row
+from pcmem.store.duckdb import connection, erasure, fts_index, rows, vectors, write_records
 from pcmem.store.duckdb.arrow import registered
 from pcmem.types.embedding import EmbeddingProfile
 from pcmem.types.memory import EntryVersion, MemoryRef, Operation
-from pcmem.types.storage import EntryEvent, HeadEntry
+from pcmem.types.storage import EntryEvent, HeadEntry, WriteRecord
 from pcmem.validation import canonical_json
 
 if TYPE_CHECKING:
@@ -64,9 +64,10 @@ class DuckDBWrite:
     def __init__(
         self, cursor: duckdb.DuckDBPyConnection, scope: str, memory: MemoryRef | None, analyzer: Analyzer,
         forget_cached_versions: Callable[[], None], profiles: dict[str, EmbeddingProfile] | None = None,
-        id_floor: fts_index.IdFloor | None = None,
+        id_floor: fts_index.IdFloor | None = None, pruning: RecordPruning | None = None,
     ) -> None:
         self.analyzer = analyzer
+        self._pruning = pruning or RecordPruning()
         self._forget_cached_versions = forget_cached_versions
         self._cursor = cursor
         self._scope = scope
@@ -143,6 +144,17 @@ class DuckDBWrite:
 
     def embedding_profile(self) -> EmbeddingProfile | None:
         return self._profile()
+
+    def recorded_write(self, key: str) -> WriteRecord | None:
+        self._flush()
+        row = self._cursor.execute(write_records.lookup_sql(key)).fetchone()
+        return None if row is None else write_records.from_row(key, row)
+
+    def record_write(self, record: WriteRecord) -> None:
+        self._pending.append(write_records.insert_sql(record))
+        if self._pruning.due():
+            self._pending.append(write_records.prune_sql(record.recorded_at))
+        self._flush()
 
     def erase(self, entry_ids: Sequence[str]) -> None:
         if self.memory is None:
