@@ -17,7 +17,6 @@ outcomes** — the answer the client got differs from the one the owner gave the
 from __future__ import annotations
 
 import json
-import os
 import random
 import signal
 import subprocess
@@ -156,7 +155,7 @@ def _cli_trial(run: _Round, tally: Tally, cli: list[str]) -> None:
     run.proxy.drop = once(operation_is("forget"))
     run.proxy.between = lambda _r, _a: RETRIED["forget"].other(run.proxy, "cli")
     done = subprocess.run([*cli, "--db", str(run.path), "forget", "-s", "cli", "phone", "--yes", "--json"],
-                          capture_output=True, text=True, timeout=300, env=os.environ.copy())
+                          capture_output=True, text=True, timeout=300)
     run.proxy.drop = lambda _request: False
     got = None
     if done.returncode == 0:

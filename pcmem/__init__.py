@@ -98,7 +98,15 @@ if TYPE_CHECKING:
         MemoryRerankDecision,
         RerankPolicy,
     )
-    from pcmem.types.search import SEARCH_MODES, MemoryHit, RerankTrace, SearchMemoryRequest, SearchMode, SearchPage
+    from pcmem.types.search import (
+        SEARCH_MODES,
+        MemoryHit,
+        RerankTrace,
+        SearchMemoryRequest,
+        SearchMode,
+        SearchPage,
+        WarmReport,
+    )
     from pcmem.types.usage import Usage
     from pcmem.validation import metadata_filter
 
@@ -134,7 +142,7 @@ _LAZY: dict[str, str] = {
             "MODEL_RERANK_POLICIES", "RERANK_POLICIES", "CandidateDecision", "MemoryRerankDecision", "RerankPolicy",
         ),
         "pcmem.types.search": (
-            "SEARCH_MODES", "MemoryHit", "RerankTrace", "SearchMemoryRequest", "SearchMode", "SearchPage",
+            "SEARCH_MODES", "MemoryHit", "RerankTrace", "SearchMemoryRequest", "SearchMode", "SearchPage", "WarmReport",
         ),
         "pcmem.types.usage": ("Usage",),
         "pcmem.validation": ("metadata_filter",),
@@ -240,6 +248,7 @@ __all__ = [
     "SyncScopedMemory",
     "Tombstone",
     "Usage",
+    "WarmReport",
     "WriteResult",
     "__version__",
     "build_reranker",

@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any, Literal, TypeVar
 
+from pcmem.errors import InputError
 from pcmem.memory import arguments, context_block
 from pcmem.memory.recent import recent_page
 from pcmem.memory.scoped import MemoryParts, SyncScopedMemory
@@ -40,7 +41,8 @@ from pcmem.types.memory import (
     WriteResult,
 )
 from pcmem.types.progress import Progress
-from pcmem.types.search import FusionDefault, SearchMemoryRequest, SearchMode, SearchPage
+from pcmem.types.search import FusionDefault, SearchMemoryRequest, SearchMode, SearchPage, WarmReport
+from pcmem.validation import validate_scope
 
 T = TypeVar("T")
 
@@ -71,6 +73,20 @@ class SyncMemoryService:
         """Erase every entry of ``scope`` for good: ``for_scope(scope).forget_scope()`` (see there; it raises what
         that raises). Cannot be undone."""
         return self.for_scope(scope).forget_scope(idempotency_key=idempotency_key)
+
+    def warm(self, scopes: Sequence[str] = ()) -> WarmReport:
+        """Load now what the first search of each of ``scopes`` would load: the embedding model (one query
+        embedding) and each scope's search views. :meth:`SyncRuntime.warm <pcmem.SyncRuntime.warm>` does the same
+        a step at a time, with progress and cancellation. Returns a :class:`WarmReport`; raises InputError (a scope
+        name), EmbeddingError or ConfigurationError (the model cannot load), StoreError."""
+        if isinstance(scopes, str):
+            raise InputError("scopes takes a list of scope names, not one string")
+        names = tuple(dict.fromkeys(validate_scope(scope) for scope in scopes))
+        search = self.parts.search
+        profile = search.load_embedder()
+        loaded = tuple(name for name in names if search.warm(name))
+        return WarmReport(model=profile.model_id if profile is not None else None, scopes=loaded,
+                          empty_scopes=tuple(name for name in names if name not in loaded))
 
     def search_fusion(self) -> FusionDefault:
         """The fusion a search that does not choose one runs, why, and the store's own default. Raises StoreError."""
@@ -285,6 +301,10 @@ class MemoryService:
     async def scopes(self) -> list[ScopeSummary]:
         """As :meth:`SyncMemoryService.scopes` (runs in a worker thread): same result, same errors."""
         return await to_thread(self.sync.scopes)
+
+    async def warm(self, scopes: Sequence[str] = ()) -> WarmReport:
+        """As :meth:`SyncMemoryService.warm` (runs in a worker thread)."""
+        return await to_thread(self.sync.warm, scopes)
 
     async def search_fusion(self) -> FusionDefault:
         """As :meth:`SyncMemoryService.search_fusion` (runs in a worker thread)."""

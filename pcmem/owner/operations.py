@@ -34,7 +34,8 @@ from pcmem.rerank.port import MemoryReranker
 
 SCOPED_OPERATIONS = ("head", "list", "get", "get_entry", "changes", "history", "revisions", "tombstone", "search",
                      "recent", "context", "remember", "revise", "retire", "reactivate", "forget", "forget_scope")
-STORE_OPERATIONS = ("scopes", "search", "recent", "context", "forget_scope", "search_fusion", "set_search_fusion")
+STORE_OPERATIONS = ("scopes", "search", "recent", "context", "forget_scope", "search_fusion", "set_search_fusion",
+                    "warm")
 #: Operations that change the store: each crosses with an idempotency key (see :class:`pcmem.owner.client.Caller`).
 WRITES = frozenset({"remember", "revise", "retire", "reactivate", "forget", "forget_scope"})
 #: Parameters that never cross the socket as arguments (see the module docstring; search's deprecated ``rerank``

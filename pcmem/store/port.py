@@ -277,6 +277,11 @@ class SearchIndex(Snapshots, Protocol):
     def vector_status(self, scope: str) -> VectorStatus:
         """The scope's head, the store's profile and vector completeness, in one snapshot."""
 
+    def warm(self, scope: str, *, vectors: bool = True) -> bool:
+        """Read now what the scope's first search would read before ranking anything (DuckDB: its full-text view and,
+        with ``vectors``, its vector view, at its head); ``False`` when the scope has no memory. An engine that keeps
+        nothing in memory for searches does nothing. Raises StoreError."""
+
 
 #: True while the caller searches once and exits (see :func:`searching_once`); per context, so a CLI command's flag
 #: never reaches the threads its process serves other processes on, nor the next test of a test run.

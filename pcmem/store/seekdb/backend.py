@@ -383,6 +383,10 @@ class SeekdbBackend:
                 "a secondary embedding profile is not supported on the seekdb backend yet (DuckDB stores only); "
                 "`--rerank-embedder` still works at search time, embedding the candidates in process")
 
+    def warm(self, scope: str, *, vectors: bool = True) -> bool:
+        """Nothing to load: seekdb answers searches itself (no in-process views)."""
+        return self.find_memory(scope) is not None
+
     def vector_status(self, scope: str) -> VectorStatus:
         with self._transaction() as db:
             memory, active_count = _find_memory_with_count(db, scope)
