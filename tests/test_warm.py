@@ -27,8 +27,10 @@ class CountingEmbedder(HashEmbedder):
         super().__init__("test/hash-words", 64)
         self.queries: list[str] = []
         self.gate = gate
+        self.entered = threading.Event()  # set when a query starts (before it waits for the gate)
 
     def embed_query(self, text: str):
+        self.entered.set()
         if self.gate is not None:
             assert self.gate.wait(30), "the gate was never opened"
         self.queries.append(text)
@@ -156,7 +158,7 @@ def test_cancelling_the_async_warm_stops_its_worker_at_the_next_step(db_path, lo
                     finished.set()
             runtime.sync.warm = watched  # type: ignore[method-assign]
             warming = asyncio.create_task(runtime.warm(scopes=["notes", "other"]))
-            await asyncio.sleep(0)  # the worker starts, and waits for the model
+            assert await asyncio.to_thread(embedder.entered.wait, 30)  # the worker is in the model step
             warming.cancel()
             with pytest.raises(asyncio.CancelledError):
                 await warming
