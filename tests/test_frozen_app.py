@@ -95,3 +95,17 @@ def test_a_plain_pyinstaller_bundle_remembers_and_searches_from_another_folder(t
     assert runs[0].stdout.strip() == "1 hybrid fts+vector Releases go out on Thursdays after the 14:00 check."
     assert runs[1].stdout.strip() == "2 hybrid fts+vector Releases go out on Thursdays after the 14:00 check."
     assert not (bundle.parent / "memory.duckdb").exists() and os.path.getsize(store) > 0
+
+
+def test_a_frozen_app_without_fastembed_says_how_to_add_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hook leaves fastembed out; a local model folder in such an app names the PyInstaller option, not pip."""
+    from pcmem.embedding.onnx_embedder import open_fastembed
+    from pcmem.errors import ConfigurationError
+
+    monkeypatch.setitem(sys.modules, "fastembed", None)  # not importable, as in the bundle
+    monkeypatch.setattr(sys, "frozen", True, raising=False)
+    with pytest.raises(ConfigurationError, match="build the app with --hidden-import fastembed"):
+        open_fastembed(tmp_path, name="pcmem/onnx-dir/x", hf_source="x/y", dimension=384)
+    monkeypatch.delattr(sys, "frozen")
+    with pytest.raises(ConfigurationError, match=r"fastembed is not installed: pip install 'fastembed>=0\.9\.1,<0\.10'"):
+        open_fastembed(tmp_path, name="pcmem/onnx-dir/x", hf_source="x/y", dimension=384)
