@@ -22,6 +22,7 @@ from pcmem.errors import (
     EmbeddingError,
     EntryErasedError,
     EntryNotFoundError,
+    EntryStateError,
     InputError,
     InvalidCursorError,
     NotFoundError,
@@ -53,6 +54,16 @@ if TYPE_CHECKING:
     from pcmem.memory.service import MemoryService, ScopedMemory, SyncMemoryService
     from pcmem.rerank.port import MemoryReranker
     from pcmem.search.reindex import ReindexReport
+    from pcmem.types.context import (
+        ContextBlock,
+        ContextItem,
+        ContextOmission,
+        ContextRequest,
+        RecentEntry,
+        RecentPage,
+        RecentRequest,
+        estimate_tokens,
+    )
     from pcmem.types.embedding import EmbeddingProfile
     from pcmem.types.memory import (
         Change,
@@ -107,6 +118,10 @@ _LAZY: dict[str, str] = {
         "pcmem.rerank.port": ("MemoryReranker",),
         "pcmem.search.reindex": ("ReindexReport",),
         "pcmem.config": ("InferenceConfig", "RuntimeConfig"),
+        "pcmem.types.context": (
+            "ContextBlock", "ContextItem", "ContextOmission", "ContextRequest", "RecentEntry", "RecentPage",
+            "RecentRequest", "estimate_tokens",
+        ),
         "pcmem.types.embedding": ("EmbeddingProfile",),
         "pcmem.types.memory": (
             "Change", "ChangesPage", "ChangesRequest", "Citation", "EntryHistory", "EntryPage", "EntryRequest",
@@ -152,6 +167,10 @@ __all__ = [
     "Citation",
     "ConcurrentWriteError",
     "ConfigurationError",
+    "ContextBlock",
+    "ContextItem",
+    "ContextOmission",
+    "ContextRequest",
     "DecisionModel",
     "Embedder",
     "EmbeddingError",
@@ -161,6 +180,7 @@ __all__ = [
     "EntryNotFoundError",
     "EntryPage",
     "EntryRequest",
+    "EntryStateError",
     "EntryVersion",
     "ForgetRequest",
     "HistoryEvent",
@@ -183,6 +203,9 @@ __all__ = [
     "Progress",
     "RERANK_POLICIES",
     "ReactivateRequest",
+    "RecentEntry",
+    "RecentPage",
+    "RecentRequest",
     "ReindexReport",
     "RememberRequest",
     "RerankPolicy",
@@ -220,6 +243,7 @@ __all__ = [
     "WriteResult",
     "__version__",
     "build_reranker",
+    "estimate_tokens",
     "metadata_filter",
     "open",
     "open_async",

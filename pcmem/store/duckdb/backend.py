@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, TypeVar, cast
 import duckdb
 
 from pcmem.errors import StoreError, StoreFormatError, StoreLockedError
+from pcmem.store import common
 from pcmem.store.common import CompletenessMemo, VersionCache, assemble_candidates, check_candidate_limit
 from pcmem.store.duckdb import check as check_module
 from pcmem.store.duckdb import erasure, files, fts_direct, fts_index, indexes, migrations, reads, vectors, wal
@@ -92,6 +93,7 @@ class DuckDBBackend:
         self._complete = CompletenessMemo()
         self._versions = VersionCache()
         self._id_floor = fts_index.IdFloor()  # next full-text ids, kept between writes (under _write_lock)
+        self._pruning = common.RecordPruning()  # when a recording write drops old idempotency keys
         pool: CursorPool | None = None
         try:
             pool = self._connections = CursorPool(self.path, lock_timeout, shared=shared, read_only=self.read_only,
@@ -197,7 +199,8 @@ class DuckDBBackend:
                     # held, the file is this process's alone: no other process takes full-text ids between two writes
                     self._id_floor.begin_write(self._transactions.clock.begun(), sole_writer=not self.shared)
                     writes = WritesInOneTransaction(cursor, scope, known, lambda scope, memory, profiles: TrackedWrite(
-                        cursor, scope, memory, self.analyzer, self._versions.clear, profiles, self._id_floor))
+                        cursor, scope, memory, self.analyzer, self._versions.clear, profiles, self._id_floor,
+                        self._pruning))
                     yield writes
             except BaseException:
                 self._openings.forget()

@@ -25,6 +25,7 @@ from pcmem.store.common import (
     V_COLUMNS,
     CompletenessMemo,
     PagingSecret,
+    RecordPruning,
     assemble_candidates,
     check_candidate_limit,
     check_dimension,
@@ -69,6 +70,7 @@ class SeekdbBackend:
         self._connections: list[Connection] = []
         self._connections_lock = threading.Lock()
         self._write_lock = threading.Lock()
+        self._pruning = RecordPruning()  # when a recording write drops old idempotency keys
         self._closed = False
         self._complete = CompletenessMemo()
         self._paging_secret = PagingSecret()
@@ -164,7 +166,7 @@ class SeekdbBackend:
                 "SELECT artifact_id, head_revision FROM memories WHERE scope_key = %s FOR UPDATE", schema.scope_key(scope)
             ))
             memory = MemoryRef(scope=scope, artifact_id=rows[0][0], revision=int(rows[0][1])) if rows else None
-            yield SeekdbWrite(db, scope, memory, self.analyzer)
+            yield SeekdbWrite(db, scope, memory, self.analyzer, self._pruning)
 
     # --- reads ------------------------------------------------------------------------------------------------
 
