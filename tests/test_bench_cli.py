@@ -32,9 +32,8 @@ def test_bench_without_its_package_is_one_typed_line(tmp_path):
         done = _cli_without_bench("--db", str(tmp_path / "m.duckdb"), *args)
         assert done.returncode == ConfigurationError.exit_code, (args, done.stderr)
         assert done.stdout == ""
-        assert done.stderr.splitlines() == ["pcmem: error: pcmem bench needs the pcmem_bench package, which this "
-                                            "installation of pcmem leaves out; install pcmem from its source tree "
-                                            "(pip install .) to get it"], args
+        assert done.stderr.splitlines() == ["pcmem: error: pcmem bench needs the benchmarks, a distribution of their "
+                                            "own (pcmem-bench): from a checkout of pcmem, pip install ./bench"], args
 
 
 def test_the_rest_of_the_cli_works_without_the_bench_package(tmp_path):

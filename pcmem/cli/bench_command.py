@@ -1,5 +1,6 @@
-"""``pcmem bench``: the benchmarks and campaigns live in the ``pcmem_bench`` package (source folder ``bench/``), outside
-the runtime package. This is pcmem's one way into it, and it loads only when a ``bench`` command is looked up."""
+"""``pcmem bench``: the benchmarks and campaigns live in the ``pcmem_bench`` package (source folder ``bench/``), a
+distribution of its own (pcmem-bench), so an app that depends on pcmem does not get them. This is pcmem's one way
+into it, and it loads only when a ``bench`` command is looked up."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ import click
 
 from pcmem.errors import ConfigurationError
 
-MISSING = "pcmem bench needs the pcmem_bench package, which this installation of pcmem leaves out; install pcmem " \
-          "from its source tree (pip install .) to get it"
+MISSING = "pcmem bench needs the benchmarks, a distribution of their own (pcmem-bench): from a checkout of pcmem, " \
+          "pip install ./bench"
 
 
 @click.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True, "help_option_names": []},

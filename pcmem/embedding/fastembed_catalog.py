@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pcmem.embedding.onnx_embedder import OnnxEmbedder
-from pcmem.errors import ConfigurationError, EmbeddingError, InputError
+from pcmem.embedding.onnx_embedder import OnnxEmbedder, fastembed_missing
+from pcmem.errors import EmbeddingError, InputError
 from pcmem.types.embedding import EmbeddingProfile
 
 
@@ -18,7 +18,7 @@ def _catalogue() -> dict[str, dict[str, Any]]:
     try:
         from fastembed import TextEmbedding
     except ImportError as exc:
-        raise ConfigurationError("fastembed is not installed: pip install 'fastembed==0.9.1'") from exc
+        raise fastembed_missing() from exc
     return {m["model"].lower(): m for m in TextEmbedding.list_supported_models()}
 
 

@@ -36,6 +36,16 @@ Pooling = Literal["mean", "cls"]
 _load_lock = threading.Lock()  # guards model loading and fastembed's process-global model registry
 
 
+def fastembed_missing() -> ConfigurationError:
+    """The error for a missing fastembed: in an app frozen by PyInstaller, pcmem's hook left it out on purpose
+    (pcmem/pyinstaller), and pip is not the fix."""
+    if getattr(sys, "frozen", False):
+        return ConfigurationError("fastembed is not in this frozen app (pcmem's PyInstaller hook leaves it out): "
+                                  "build the app with --hidden-import fastembed to embed with a local model folder "
+                                  "or a fastembed catalogue model")
+    return ConfigurationError("fastembed is not installed: pip install 'fastembed>=0.9.1,<0.10'")
+
+
 def open_fastembed(model_dir: Path, *, name: str, hf_source: str, dimension: int,
                    pooling: Pooling = "mean", threads: int = 1) -> Any:
     """Register ``model_dir``'s ``model.onnx`` with fastembed under ``name`` (once per process) and open a session."""
@@ -43,7 +53,7 @@ def open_fastembed(model_dir: Path, *, name: str, hf_source: str, dimension: int
         from fastembed import TextEmbedding
         from fastembed.common.model_description import ModelSource, PoolingType
     except ImportError as exc:
-        raise ConfigurationError("fastembed is not installed: pip install 'fastembed==0.9.1'") from exc
+        raise fastembed_missing() from exc
     try:
         with _load_lock:
             known = {m["model"].lower() for m in TextEmbedding.list_supported_models()}

@@ -21,6 +21,7 @@ from pcmem.errors import (
     StoreReadOnlyError,
 )
 from pcmem.store.duckdb import files, lock_probe, wal
+from pcmem.store.duckdb.fts_extension import fts_extension_path
 
 #: DuckDB worker threads per store instance. DuckDB defaults to one per core, so even a small search fans out:
 #: ~114% of a core per search, and 2-core-machine searches measured 10.8-15.7 ms of CPU with 2 threads vs 8.3-9.3 ms
@@ -41,24 +42,6 @@ NEW_STORE_STORAGE = "v1.5.0"
 #: floats again: ~0.6-1 ms of a ~8 ms remember, at any store size. ALP-RD saves ~2 % of the vectors' bytes (random
 #: float32 mantissas do not compress); uncompressed, the same scan is a copy.
 DISABLED_COMPRESSION = "alp,alprd"
-
-
-def fts_extension_path() -> Path:
-    """Where the ``duckdb-extension-fts`` wheel put the extension binary for the installed DuckDB version.
-
-    ``INSTALL fts`` would download from the network, which pcmem never does; the binary ships on PyPI pinned to
-    one DuckDB version, so a mismatch is a configuration problem we report plainly.
-    """
-    spec = importlib.util.find_spec("duckdb_extension_fts")
-    if spec is None or spec.origin is None:
-        raise StoreError("the DuckDB full-text-search extension is missing: pip install duckdb-extension-fts")
-    path = Path(spec.origin).parent / "extensions" / f"v{duckdb.__version__}" / "fts.duckdb_extension"
-    if not path.is_file():
-        raise StoreError(
-            f"no FTS extension for DuckDB {duckdb.__version__} at {path}; "
-            "install matching versions of duckdb and duckdb-extension-fts"
-        )
-    return path
 
 
 def in_list(values: Iterable[str]) -> str:
@@ -106,11 +89,14 @@ def connect(path: Path, *, lock_timeout: float = 0.0, read_only: bool = False) -
 
     The cause of a failure is decided by looking at the file, not at the words of DuckDB's message: another process
     holding the lock (retried with backoff for up to ``lock_timeout`` seconds, then StoreLockedError naming it),
-    permission denied, or a damaged file. A leftover write-ahead log that is not this store's or has a damaged header
-    is refused before DuckDB sees it (StoreWALError); one that ends inside a transaction that never committed is cut
+    permission denied, or a damaged file. A DuckDB release pcmem does not run on, or one whose FTS extension is
+    missing or built for another release, is StoreError naming what to install (:mod:`.fts_extension`). A leftover
+    write-ahead log that is not this store's or has a damaged header is refused before DuckDB sees it (StoreWALError);
+    one that ends inside a transaction that never committed is cut
     back to its complete transactions, the whole log kept in a copy (see :func:`wal.prepare_leftover_wal`).
     """
     _stop_repeated_pandas_lookups()
+    fts_extension_path()  # a DuckDB without its matching FTS extension is refused here, saying what to install
     deadline = time.monotonic() + lock_timeout
     delay = 0.005
     unexplained = 0

