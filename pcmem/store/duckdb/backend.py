@@ -22,6 +22,7 @@ from pcmem.errors import StoreError, StoreFormatError, StoreLockedError
 from pcmem.store.common import CompletenessMemo, VersionCache, assemble_candidates, check_candidate_limit
 from pcmem.store.duckdb import check as check_module
 from pcmem.store.duckdb import erasure, files, fts_direct, fts_index, indexes, migrations, reads, vectors, wal
+from pcmem.store.duckdb.connection import create_database
 from pcmem.store.duckdb.files import remove_store_files
 from pcmem.store.duckdb.fts_cache import FtsCache, IndexStats, read_index_terms, read_terms
 from pcmem.store.duckdb.meta_settings import MetaSettings
@@ -79,6 +80,7 @@ class DuckDBBackend:
             files.check_readable(self.path)
         else:
             files.make_private_folders(self.path.parent)
+            existed = not files.create_store_file(self.path, create_database)  # else: theirs
         #: A store whose file or folder is not writable opens read-only: reads work, writes raise StoreReadOnlyError.
         self.read_only = existed and not files.writable(self.path)
         self.shared = shared
@@ -111,7 +113,9 @@ class DuckDBBackend:
         except BaseException as error:
             if pool is not None:
                 pool.close()
-            if not existed and not isinstance(error, StoreLockedError):  # locked: another process just made it
+            # a store this call created and could not set up goes, so no later open adopts it half-made; unless
+            # another process holds it already (it opened the new file first, and is setting it up itself)
+            if not existed and not isinstance(error, StoreLockedError):
                 remove_store_files(self.path)
             raise
 
