@@ -1,5 +1,6 @@
-"""What the owner's frame decoder does with frames that are not a request (issue #38, item 6a): refuses them quietly
-and keeps serving. A real owner process and a real socket."""
+"""What an owner and its clients print for what they are sent (issue #38, item 6): a frame that is not JSON is refused
+quietly and the owner keeps serving; a warning points at the caller's line, not at pcmem's source. A real owner
+process and a real socket."""
 
 from __future__ import annotations
 
@@ -67,3 +68,20 @@ def test_the_decoder_turns_any_undecodable_frame_into_a_lost_connection():
         left.sendall(struct.pack(">I", len(payload)) + payload)
         with pytest.raises(protocol.ConnectionLost, match="not JSON"):
             protocol.recv_frame(right)
+
+
+def test_a_deprecation_warning_through_the_owner_points_at_the_caller_not_at_pcmem_s_source(tmp_path):
+    """Issue #38 6f: through an owner's client the warning named a line of pcmem/owner/client.py."""
+    path = tmp_path / "s.duckdb"
+    owner = subprocess.Popen([sys.executable, "-c", OWNER_APP, str(path)], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert owner.stdout is not None and owner.stdout.readline().strip() == "ready"
+        with pcmem.open_sync(path, embedder=None) as client:
+            scope = client.memory.for_scope("p")
+            for knobs in ({"reranker": None}, {"rerank": False}):
+                with pytest.warns(DeprecationWarning) as caught:
+                    scope.search("owner", **knobs)
+                assert [warning.filename for warning in caught] == [__file__]
+    finally:
+        owner.communicate(timeout=60)
