@@ -277,7 +277,8 @@ class DuckDBBackend:
         """Verify the file without changing it (see :mod:`pcmem.store.duckdb.check`): first every storage block on
         disk (blocks.py), while this process holds the file and no write of it can checkpoint, then the contents."""
         with self._write_lock, self._transaction() as cursor:
-            return check_module.check(cursor, self._connections.scan_blocks())
+            report = check_module.check(cursor, self._connections.scan_blocks())
+        return check_module.note_log_copies(report, wal.damaged_wal_copies(self.path))
 
     def repair(self, analyzer: str | None = None) -> check_module.CheckReport:
         """Rebuild derived data from the event log in one transaction (optionally with another full-text analyzer);
