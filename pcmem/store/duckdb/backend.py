@@ -26,6 +26,7 @@ from pcmem.store.duckdb.connection import create_database
 from pcmem.store.duckdb.files import remove_store_files
 from pcmem.store.duckdb.fts_cache import FtsCache, IndexStats, read_index_terms, read_terms
 from pcmem.store.duckdb.meta_settings import MetaSettings
+from pcmem.store.duckdb.schema_check import verify_head, verify_schema
 from pcmem.store.duckdb.search_memo import LazySnapshot, SearchMemo
 from pcmem.store.duckdb.transactions import CursorPool, Transactions, first_line, translate
 from pcmem.store.duckdb.vector_cache import VectorCache
@@ -94,6 +95,7 @@ class DuckDBBackend:
         self._complete = CompletenessMemo()
         self._versions = VersionCache()
         self._id_floor = fts_index.IdFloor()  # next full-text ids, kept between writes (under _write_lock)
+        self._sound_scopes: set[str] = set()  # scopes whose head this backend verified before writing (_sound)
         pool: CursorPool | None = None
         try:
             pool = self._connections = CursorPool(self.path, lock_timeout, shared=shared, read_only=self.read_only,
@@ -122,6 +124,7 @@ class DuckDBBackend:
     def _prepare(self, db: duckdb.DuckDBPyConnection) -> None:
         """Apply pending migrations and read the analyzer; damaged pcmem metadata becomes a typed error."""
         try:
+            verify_schema(db, self.path, [migration.name for migration in migrations.MIGRATIONS])
             pending = migrations.pending(db)
             if pending and self.read_only:
                 files.refuse_write(self.path)
@@ -194,6 +197,9 @@ class DuckDBBackend:
         of ``scope``. It opens with the last write's scope head and profiles when nothing came after it
         (:mod:`.write_opening`), else reads them with its BEGIN, and leaves the opening of its last write."""
         with self._write_lock:
+            if scope not in self._sound_scopes:  # verified before this write's transaction: a refusal writes nothing
+                with self._transaction() as cursor:
+                    self._sound(cursor, reads.find_memory(cursor, scope), scope)
             nested, before = self._transactions.in_transaction(), self._transactions.clock.begun()
             known = self._openings.known(scope, nested=nested)
             try:
@@ -201,12 +207,22 @@ class DuckDBBackend:
                     # held, the file is this process's alone: no other process takes full-text ids between two writes
                     self._id_floor.begin_write(self._transactions.clock.begun(), sole_writer=not self.shared)
                     writes = WritesInOneTransaction(cursor, scope, known, lambda scope, memory, profiles: TrackedWrite(
-                        cursor, scope, memory, self.analyzer, self._versions.clear, profiles, self._id_floor))
+                        cursor, scope, self._sound(cursor, memory, scope), self.analyzer, self._versions.clear,
+                        profiles, self._id_floor))
                     yield writes
             except BaseException:
                 self._openings.forget()
                 raise
             self._openings.committed(*writes.left(), before, nested=nested)
+
+    def _sound(self, cursor: duckdb.DuckDBPyConnection, memory: MemoryRef | None, scope: str) -> MemoryRef | None:
+        """``memory``, the head of ``scope``, once verified (before the first write to each scope in this backend,
+        see :func:`.schema_check.verify_head`; a scope a group reaches later, inside its transaction)."""
+        if scope not in self._sound_scopes:
+            if memory is not None:
+                verify_head(cursor, self.path, memory)
+            self._sound_scopes.add(scope)
+        return memory
 
     # --- reads ------------------------------------------------------------------------------------------------
 
