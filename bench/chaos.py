@@ -277,6 +277,19 @@ def kill_scenario(workdir: Path, trials: int) -> Tally:
     return tally
 
 
+# --- a lost answer -------------------------------------------------------------------------------------------------
+
+
+def retry_scenario(workdir: Path, rounds: int) -> Tally:
+    """Every write whose answer a proxy drops after the owner's COMMIT, sent again: applied once, first outcome."""
+    from pcmem_bench import retry_trial
+
+    started = time.perf_counter()
+    tally = retry_trial.run(workdir, rounds)
+    tally.seconds = time.perf_counter() - started
+    return tally
+
+
 # --- hostile input --------------------------------------------------------------------------------------------------
 
 
@@ -312,6 +325,7 @@ class Plan:
     async_ops: int = 10
     process_ops: int = 40
     kill_rounds: int = 5  # x6 kills each = 30 SIGKILL trials
+    retry_rounds: int = 3  # x19 writes whose answer a proxy drops (pcmem_bench.retry_trial)
     file_rounds: int = 3  # three names, foreign and cut logs, forged cursors
     creation_rounds: int = 3  # new stores per umask created while another user polls the folder (root only)
     hostile_cases: int = 10_000
@@ -319,8 +333,8 @@ class Plan:
     scaling_rounds: int = 3
 
 
-QUICK = Plan(threads=8, ops=15, shared_ops=7, async_tasks=40, async_ops=2, process_ops=15, kill_rounds=1, file_rounds=1,
-             creation_rounds=1, hostile_cases=300, scaling_seconds=2.0, scaling_rounds=1)
+QUICK = Plan(threads=8, ops=15, shared_ops=7, async_tasks=40, async_ops=2, process_ops=15, kill_rounds=1, retry_rounds=1,
+             file_rounds=1, creation_rounds=1, hostile_cases=300, scaling_seconds=2.0, scaling_rounds=1)
 
 
 def campaign(workdir: Path, plan: Plan, cli_main: Any, progress: Callable[[str], None] = lambda _: None
@@ -342,6 +356,7 @@ def campaign(workdir: Path, plan: Plan, cli_main: Any, progress: Callable[[str],
     step(lambda: async_scenario(workdir / "async.duckdb", tasks=plan.async_tasks, ops=plan.async_ops))
     step(lambda: processes_scenario(workdir / "processes.duckdb", ops=plan.process_ops))
     step(lambda: kill_scenario(workdir, plan.kill_rounds))
+    step(lambda: retry_scenario(workdir, plan.retry_rounds))
     step(lambda: file_chaos.run(workdir, plan.file_rounds))
     step(lambda: creation_race.trial(plan.creation_rounds))
     step(lambda: hostile_scenario(workdir, plan.hostile_cases, cli_main))

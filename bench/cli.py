@@ -6,7 +6,14 @@ from __future__ import annotations
 import click
 
 from pcmem.cli import render
-from pcmem_bench import embed_speed_commands, latency_commands, locomo_commands, pool_commands, safety_commands
+from pcmem_bench import (
+    app_commands,
+    embed_speed_commands,
+    latency_commands,
+    locomo_commands,
+    pool_commands,
+    safety_commands,
+)
 
 
 @click.group(invoke_without_command=True)
@@ -32,7 +39,7 @@ def bench(ctx: click.Context, as_json: bool) -> None:
 
 for _command in (locomo_commands.locomo, locomo_commands.locomo_report, locomo_commands.locomo_fusion,
                  latency_commands.rerank_, latency_commands.perf, latency_commands.serve_, latency_commands.startup,
-                 safety_commands.crash, safety_commands.chaos, safety_commands.owner_):
+                 safety_commands.crash, safety_commands.chaos, safety_commands.owner_, app_commands.stall):
     bench.add_command(_command)
 
 pool_commands.register(bench)

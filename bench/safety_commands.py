@@ -43,13 +43,18 @@ def crash(trials: int, as_json: bool) -> None:
 @click.option("--hostile-cases", type=int, default=None, help="Hypothesis cases (default 10,000; --quick: 300).")
 @click.option("--kill-rounds", type=int, default=None,
               help="Rounds of 4 SIGKILL trials (revise stream, import, reindex --embedder, damaged WAL); default 5.")
+@click.option("--retry-rounds", type=int, default=None,
+              help="Rounds of the proxy-drop trial (every retried write, its answer lost after the COMMIT); default 3.")
 @render.json_option
-def chaos(quick: bool, hostile_cases: int | None, kill_rounds: int | None, as_json: bool) -> None:
-    """The safety campaign (issue 16): threads, runtimes, async tasks, processes, SIGKILLs and hostile input.
+def chaos(quick: bool, hostile_cases: int | None, kill_rounds: int | None, retry_rounds: int | None,
+          as_json: bool) -> None:
+    """The safety campaign (issue 16): threads, runtimes, async tasks, processes, SIGKILLs, lost answers and hostile
+    input.
 
     Each scenario prints operations, acknowledged writes, acknowledged writes found afterwards (must be equal),
-    typed errors by class, untyped errors (must be 0) and `check` (must pass); then the throughput of 4 threads vs
-    1 on one runtime. Exits 1 when a scenario fails.
+    typed errors by class, untyped errors (must be 0) and `check` (must pass); the proxy-drop trial also writes
+    applied twice and wrong outcomes (both must be 0). Then the throughput of 4 threads vs 1 on one runtime. Exits 1
+    when a scenario fails.
 
     \b
     Examples:
@@ -66,6 +71,8 @@ def chaos(quick: bool, hostile_cases: int | None, kill_rounds: int | None, as_js
         plan = dataclasses.replace(plan, hostile_cases=hostile_cases)
     if kill_rounds is not None:
         plan = dataclasses.replace(plan, kill_rounds=kill_rounds)
+    if retry_rounds is not None:
+        plan = dataclasses.replace(plan, retry_rounds=retry_rounds)
     say = (lambda _line: None) if as_json else (lambda line: click.echo(f"  … {line}", err=True))
     with tempfile.TemporaryDirectory(prefix="pcmem-chaos-") as tmp:
         from pcmem.cli import main
@@ -80,7 +87,11 @@ def chaos(quick: bool, hostile_cases: int | None, kill_rounds: int | None, as_js
                        f"     operations {scenario['operations']}, acknowledged {scenario['acknowledged']}, found "
                        f"{scenario['found']}, untyped {scenario['untyped_error_count']}, check {scenario['checks']} "
                        f"run / {len(scenario['checks_failed'])} failed\n     typed errors: {typed}")
-            for problem in scenario["untyped_errors"][:3] + scenario["checks_failed"][:3]:
+            if scenario["applied_twice"] or scenario["wrong_outcomes"] or "proxy-drop" in scenario["scenario"]:
+                click.echo(f"     applied twice {scenario['applied_twice']}, wrong outcomes "
+                           f"{scenario['wrong_outcomes']}")
+            for problem in scenario["untyped_errors"][:3] + scenario["checks_failed"][:3] + (
+                    scenario["notes"][:3] if scenario["applied_twice"] or scenario["wrong_outcomes"] else []):
                 click.echo(f"     ! {problem[:300]}")
         figure = result["scaling"]
         click.echo(f"4 threads vs 1 thread, mixed search/remember on one runtime: {figure['ops_per_second_1']} → "

@@ -30,15 +30,22 @@ class Tally:
     checks_failed: list[str] = field(default_factory=list)
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
+    #: Writes sent again after a lost answer that were applied a second time (the proxy-drop trial; must be 0).
+    applied_twice: int = 0
+    #: Writes sent again whose answer was not the first application's (the proxy-drop trial; must be 0).
+    wrong_outcomes: int = 0
 
     @property
     def ok(self) -> bool:
-        return self.acknowledged == self.found and not self.untyped_errors and not self.checks_failed
+        return (self.acknowledged == self.found and not self.untyped_errors and not self.checks_failed
+                and not self.applied_twice and not self.wrong_outcomes)
 
     def merge(self, other: Tally) -> None:
         self.operations += other.operations
         self.acknowledged += other.acknowledged
         self.found += other.found
+        self.applied_twice += other.applied_twice
+        self.wrong_outcomes += other.wrong_outcomes
         self.typed_errors.update(other.typed_errors)
         self.untyped_errors += other.untyped_errors
         self.checks += other.checks

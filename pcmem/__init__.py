@@ -27,6 +27,7 @@ from pcmem.errors import (  # noqa: E402
     EmbeddingError,
     EntryErasedError,
     EntryNotFoundError,
+    EntryStateError,
     InputError,
     InvalidCursorError,
     NotFoundError,
@@ -58,6 +59,16 @@ if TYPE_CHECKING:
     from pcmem.memory.service import MemoryService, ScopedMemory, SyncMemoryService
     from pcmem.rerank.port import MemoryReranker
     from pcmem.search.reindex import ReindexReport
+    from pcmem.types.context import (
+        ContextBlock,
+        ContextItem,
+        ContextOmission,
+        ContextRequest,
+        RecentEntry,
+        RecentPage,
+        RecentRequest,
+        estimate_tokens,
+    )
     from pcmem.types.embedding import EmbeddingProfile
     from pcmem.types.memory import (
         Change,
@@ -92,7 +103,15 @@ if TYPE_CHECKING:
         MemoryRerankDecision,
         RerankPolicy,
     )
-    from pcmem.types.search import SEARCH_MODES, MemoryHit, RerankTrace, SearchMemoryRequest, SearchMode, SearchPage
+    from pcmem.types.search import (
+        SEARCH_MODES,
+        MemoryHit,
+        RerankTrace,
+        SearchMemoryRequest,
+        SearchMode,
+        SearchPage,
+        WarmReport,
+    )
     from pcmem.types.usage import Usage
     from pcmem.validation import metadata_filter
 
@@ -112,6 +131,10 @@ _LAZY: dict[str, str] = {
         "pcmem.rerank.port": ("MemoryReranker",),
         "pcmem.search.reindex": ("ReindexReport",),
         "pcmem.config": ("InferenceConfig", "RuntimeConfig"),
+        "pcmem.types.context": (
+            "ContextBlock", "ContextItem", "ContextOmission", "ContextRequest", "RecentEntry", "RecentPage",
+            "RecentRequest", "estimate_tokens",
+        ),
         "pcmem.types.embedding": ("EmbeddingProfile",),
         "pcmem.types.memory": (
             "Change", "ChangesPage", "ChangesRequest", "Citation", "EntryHistory", "EntryPage", "EntryRequest",
@@ -124,7 +147,7 @@ _LAZY: dict[str, str] = {
             "MODEL_RERANK_POLICIES", "RERANK_POLICIES", "CandidateDecision", "MemoryRerankDecision", "RerankPolicy",
         ),
         "pcmem.types.search": (
-            "SEARCH_MODES", "MemoryHit", "RerankTrace", "SearchMemoryRequest", "SearchMode", "SearchPage",
+            "SEARCH_MODES", "MemoryHit", "RerankTrace", "SearchMemoryRequest", "SearchMode", "SearchPage", "WarmReport",
         ),
         "pcmem.types.usage": ("Usage",),
         "pcmem.validation": ("metadata_filter",),
@@ -157,6 +180,10 @@ __all__ = [
     "Citation",
     "ConcurrentWriteError",
     "ConfigurationError",
+    "ContextBlock",
+    "ContextItem",
+    "ContextOmission",
+    "ContextRequest",
     "DecisionModel",
     "Embedder",
     "EmbeddingError",
@@ -166,6 +193,7 @@ __all__ = [
     "EntryNotFoundError",
     "EntryPage",
     "EntryRequest",
+    "EntryStateError",
     "EntryVersion",
     "ForgetRequest",
     "HistoryEvent",
@@ -188,6 +216,9 @@ __all__ = [
     "Progress",
     "RERANK_POLICIES",
     "ReactivateRequest",
+    "RecentEntry",
+    "RecentPage",
+    "RecentRequest",
     "ReindexReport",
     "RememberRequest",
     "RerankPolicy",
@@ -222,9 +253,11 @@ __all__ = [
     "SyncScopedMemory",
     "Tombstone",
     "Usage",
+    "WarmReport",
     "WriteResult",
     "__version__",
     "build_reranker",
+    "estimate_tokens",
     "metadata_filter",
     "open",
     "open_async",

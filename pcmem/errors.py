@@ -59,10 +59,24 @@ class RevisionConflictError(PcmemError):
 
     exit_code = 3
 
-    def __init__(self, message: str, *, expected: int | None = None, actual: int | None = None) -> None:
+    def __init__(self, message: str, *, expected: int | None = None, actual: int | None = None,
+                 about: str = "revision") -> None:
         super().__init__(message)
         self.expected = expected
         self.actual = actual
+        #: What ``expected`` and ``actual`` count: ``"revision"`` (the scope's head) or ``"version"`` (the entry's).
+        self.about = about
+
+
+class EntryStateError(RevisionConflictError):
+    """The entry is not in the state the write needs: a revise or retire of a retired entry (``state`` is
+    ``"retired"``), a reactivate of an active one (``"active"``). Nothing was written."""
+
+    def __init__(self, message: str, *, state: str = "retired", expected: int | None = None,
+                 actual: int | None = None, about: str = "state") -> None:
+        super().__init__(message, expected=expected, actual=actual, about=about)
+        #: The state the entry is in.
+        self.state = state
 
 
 class ConcurrentWriteError(RevisionConflictError):
@@ -172,9 +186,9 @@ class RerankError(PcmemError):
 
 
 class OwnerGoneError(StoreError):
-    """The pcmem process that owned the store exited while it was running a write for this process, and the write
-    cannot be sent again safely: it may or may not have been applied. The store itself is fine (another process
-    took it over); read before writing again. Reads, and writes with an expected revision or version or a keyed
-    upsert, are retried instead of raising this."""
+    """The store's owner went away again and again while running one call for this process (a client sends a call
+    again each time its owner goes away, up to 3 times), so nothing more is tried. A write may have been applied —
+    once, never twice: the message names its idempotency key; the same call with that key applies it at most once
+    and answers what it did. The store itself is fine."""
 
     exit_code = 15

@@ -62,6 +62,16 @@ _EARLY_ONNXRUNTIME = ("onnxruntime was imported before pcmem, with its telemetry
                       "first")
 
 
+def telemetry_off(environ: Mapping[str, str] | None = None) -> bool:
+    """Whether onnxruntime's telemetry is off in this environment (it reads ``ORT_DISABLE_TELEMETRY`` when it loads)."""
+    return is_set((os.environ if environ is None else environ).get("ORT_DISABLE_TELEMETRY"))
+
+
+def onnxruntime_imported_first() -> bool:
+    """Whether onnxruntime was already loaded, with its telemetry on, when pcmem was imported (pcmem cannot undo it)."""
+    return _early_onnxruntime
+
+
 def problems(environ: Mapping[str, str] | None = None) -> list[str]:
     """What keeps this process from being offline, one sentence each (empty: nothing): for ``pcmem doctor``."""
     environ = os.environ if environ is None else environ

@@ -277,3 +277,13 @@ def wait_passively_in_openmp() -> str:
 def openmp_wait_policy() -> str | None:
     """The OpenMP wait policy in this process's environment (what a loaded llama.cpp read), if any."""
     return os.environ.get(OMP_WAIT_POLICY_ENV)
+
+
+#: Where the MCP hosts ``pcmem mcp install`` knows keep their configuration, by their own conventions: the XDG config
+#: folder (Claude Desktop and VS Code on Linux), Windows' APPDATA, Codex's CODEX_HOME. pcmem only reads them.
+HOST_CONFIG_ENVS = ("XDG_CONFIG_HOME", "APPDATA", "CODEX_HOME")
+
+
+def host_config_environment() -> dict[str, str]:
+    """The :data:`HOST_CONFIG_ENVS` that are set (and not blank)."""
+    return {name: value for name in HOST_CONFIG_ENVS if (value := os.environ.get(name, "").strip())}

@@ -76,11 +76,11 @@ def test_remember_retries_a_lost_race_internally(project, monkeypatch):
     calls = []
     original = scoped.SyncScopedMemory._remember
 
-    def flaky(self, request):
+    def flaky(self, request, keyed):
         calls.append(1)
         if len(calls) < 3:
             raise ConcurrentWriteError("another writer committed to the same scope at the same moment")
-        return original(self, request)
+        return original(self, request, keyed)
 
     monkeypatch.setattr(scoped.SyncScopedMemory, "_remember", flaky)
     assert project.remember("written after two lost races").memory.revision == 1
@@ -271,10 +271,10 @@ async def test_a_cancelled_async_remember_may_still_commit(tmp_path):
     entered, release = threading.Event(), threading.Event()
     original = scoped.SyncScopedMemory._remember
 
-    def slow(self, request):
+    def slow(self, request, keyed):
         entered.set()
         release.wait(10)
-        return original(self, request)
+        return original(self, request, keyed)
 
     async with pcmem.open_runtime(tmp_path / "c.duckdb", embedder=None) as runtime:
         scope = runtime.memory.for_scope("chat")

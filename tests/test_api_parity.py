@@ -133,8 +133,9 @@ CONVENTION: dict[str, tuple[type, str | None]] = {
     "changes": (ChangesRequest, "since_revision"),
     "search": (SearchMemoryRequest, "query"),
 }
-#: Keywords that are not the request's: the scopes a service-wide search covers, how it reranks and reports.
-NOT_REQUEST_FIELDS = {"scopes", "reranker", "rerank", "progress"}
+#: Keywords that are not the request's: the scopes a service-wide search covers, how it reranks and reports, and
+#: which write a call is (its idempotency key: the same write sent again is answered, not applied again).
+NOT_REQUEST_FIELDS = {"scopes", "reranker", "rerank", "progress", "idempotency_key"}
 #: ``remember(text, kind=..., metadata=..., entry_id=...)`` builds its one NewEntry from these keywords as well.
 ENTRY_FIELDS = set(NewEntry.model_fields) - {"text"}
 #: Positional before this convention, kept so existing calls (``get_entry("k", 3)``) keep working.

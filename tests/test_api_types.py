@@ -151,6 +151,8 @@ VALID: dict[type, dict[str, object]] = {
     pcmem.ForgetRequest: {"entry_id": "e"},
     pcmem.ChangesRequest: {},
     pcmem.SearchMemoryRequest: {"query": "q"},
+    pcmem.ContextRequest: {"query": "q"},
+    pcmem.RecentRequest: {},
 }
 
 #: Values of another type than the field's, by the field's type: what pydantic's lax mode coerced.

@@ -517,7 +517,7 @@ def test_a_seekdb_store_of_schema_version_1_is_upgraded_and_keeps_its_revisions(
     """Schema version 2 added revisions.reason: an older store gets the column on open, and its revisions stay."""
     from pcmem.store.seekdb import SeekdbBackend
     from pcmem.store.seekdb.engine import Connector, parse
-    from pcmem.store.seekdb.schema import meta
+    from pcmem.store.seekdb.schema import SCHEMA_VERSION, meta
 
     with pcmem.open_sync(seekdb_url, embedder=None) as runtime:
         runtime.memory.for_scope("p").remember(NewEntry(text="Deploys happen on Thursdays.", entry_id="d"))
@@ -536,6 +536,6 @@ def test_a_seekdb_store_of_schema_version_1_is_upgraded_and_keeps_its_revisions(
         backend.close()
     db = Connector(parse(seekdb_url)).connect()
     try:
-        assert meta(db, "schema_version") == "2"
+        assert meta(db, "schema_version") == SCHEMA_VERSION  # and every step after 2 (tests/test_write_records.py)
     finally:
         db.close()

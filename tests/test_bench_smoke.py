@@ -200,3 +200,16 @@ def test_the_writes_probe_reports_the_serving_peak_apart_from_the_close(tmp_path
     report = json.loads(done.stdout)
     assert report["remembers"] == 4
     assert 0 < report["rss_after_open_mb"] <= report["peak_rss_serving_mb"] <= report["peak_rss_mb"]
+
+
+def test_bench_stall_runs_end_to_end(tmp_path):
+    """Every step of every kind is reported, with the references; the figures themselves are the README's."""
+    result = CliRunner().invoke(main, ["bench", "stall", "--entries", "40", "--repeats", "1", "--out",
+                                       str(tmp_path / "stall.json"), "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads((tmp_path / "stall.json").read_text())
+    kinds = [(kind["variant"], kind["warm"], [step["step"] for step in kind["steps"]]) for kind in report["kinds"]]
+    cold, warm = ["open", "first search", "remember", "close"], ["open", "warm", "first search", "remember", "close"]
+    assert kinds == [("thread", False, cold), ("thread", True, warm), ("asyncio", False, cold), ("asyncio", True, warm)]
+    assert all(kind["busy_python_worst_ms_p50"] >= 0 and step["rss_mb_p50"] > 0
+               for kind in report["kinds"] for step in kind["steps"])

@@ -57,7 +57,8 @@ def test_llama_cpp_gets_one_thread_per_core_this_process_may_use(monkeypatch) ->
     import types
 
     loaded: dict = {}
-    fake = types.SimpleNamespace(Llama=lambda **kwargs: loaded.update(kwargs) or object())
+    fake = types.SimpleNamespace(Llama=lambda **kwargs: loaded.update(kwargs) or object(),
+                                 llama_print_system_info=lambda: b"AVX2 = 1")
     monkeypatch.setattr(gemma_preset, "require_llama_cpp", lambda needed_for: fake)
     monkeypatch.setattr(os, "cpu_count", lambda: 8)
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0}, raising=False)

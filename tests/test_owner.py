@@ -138,21 +138,22 @@ def _outcome(call) -> object:  # noqa: ANN001
         return error
 
 
-def test_a_write_in_flight_when_the_owner_dies_is_retried_only_when_safe(tmp_path):
+def test_a_write_in_flight_when_the_owner_dies_is_sent_again_and_applied_once(tmp_path):
     path = tmp_path / "store.duckdb"
     owner = start_owner(path)
     with pcmem.open_sync(path, embedder=None) as runtime:
         scope = runtime.memory.for_scope("p")
-        # A keyed upsert cannot apply twice: it is sent again to the new owner (this process) and succeeds.
+        # A keyed upsert is sent again to the new owner (this process) and succeeds.
         result = _call_while_owner_dies(owner, lambda: scope.remember("keyed", entry_id="k1", upsert=True))
         assert isinstance(result, pcmem.WriteResult) and result.citations[0].entry_id == "k1"
     owner = start_owner(path)
     with pcmem.open_sync(path, embedder=None) as runtime:
         scope = runtime.memory.for_scope("p")
-        # A plain remember might have been applied: a typed, retryable error says so; the store is usable at once.
-        error = _call_while_owner_dies(owner, lambda: scope.remember("plain note"))
-        assert isinstance(error, pcmem.OwnerGoneError) and isinstance(error, pcmem.StoreError)
-        assert "may or may not have been applied" in str(error)
+        # So is a plain remember: it carries an idempotency key, so it cannot be applied twice (it was OwnerGoneError,
+        # "may or may not have been applied", before every write had one). The store is usable at once.
+        result = _call_while_owner_dies(owner, lambda: scope.remember("plain note"))
+        assert isinstance(result, pcmem.WriteResult), result
+        assert [e.entry.text for e in scope.list().entries].count("plain note") == 1
         assert scope.get_entry("k1").entry.text == "keyed"
         assert scope.remember("after the hand-off").memory.revision >= 3
 
@@ -350,15 +351,3 @@ def test_a_client_takes_the_identity_and_keyword_calls_and_the_request_objects(t
             assert scope.forget(pcmem.ForgetRequest(entry_id="deploy")).memory.revision == 5
     finally:
         stop_owner(owner)
-
-
-def test_a_write_with_its_expectation_as_a_keyword_is_resent_after_a_lost_answer():
-    from pcmem.owner.operations import repeatable
-
-    assert repeatable("scope.revise", {"request": "k", "text": "x", "expected_version": 2})
-    assert repeatable("scope.retire", {"request": "k", "expected_revision": 3})
-    assert repeatable("scope.remember", {"request": "x", "expected_revision": 0})
-    assert not repeatable("scope.revise", {"request": {"entry_id": "k", "text": "x", "expected_version": None,
-                                                       "expected_revision": None}})
-    assert repeatable("scope.remember", {"request": "x", "entry_id": "k", "upsert": True})
-    assert not repeatable("scope.remember", {"request": "x"})

@@ -31,14 +31,19 @@ async def test_two_mcp_hosts_share_one_store(tmp_path):
             written = _payload(await first.call_tool("remember_memory", {
                 "scope_id": "agent", "kind": "preference", "text": "The user prefers the Helix editor."}))
             listed = _payload(await second.call_tool("list_memory_entries", {"scope_id": "agent"}))
-            assert [e["citation"] for e in listed["entries"]] == [written["entry"]["citation"]]
+            assert listed["entries"] == [written["entry"]]
             _payload(await second.call_tool("remember_memory", {
                 "scope_id": "agent", "kind": "fact", "text": "The build runs on Fridays."}))
             hits = _payload(await first.call_tool("search_memory", {"scope_id": "agent", "query": "build day"}))
             assert "The build runs on Fridays." in [hit["text"] for hit in hits["hits"]]
             hits = _payload(await second.call_tool("search_memory", {"scope_id": "agent", "query": "editor"}))
             assert hits["hits"][0]["text"] == "The user prefers the Helix editor."
-            scopes = _payload(await second.call_tool("list_scopes", {}))["items"]
-            assert [(s["scope"], s["head_revision"]) for s in scopes] == [("agent", 2)]
+            scopes = _payload(await second.call_tool("list_scopes", {}))["scopes"]
+            assert [(s["scope_id"], s["revision"]) for s in scopes] == [("agent", 2)]
+            # The new library reads reach the owner too: a context block and recent entries, from the second host.
+            block = _payload(await second.call_tool("prepare_context", {"scope_id": "agent", "query": "editor"}))
+            assert "Helix" in block["text"] and block["bytes"] <= 8000
+            recent = _payload(await second.call_tool("list_recent_memory", {"scope_ids": ["agent"]}))
+            assert [e["text"] for e in recent["entries"]][0] == "The build runs on Fridays."
     finally:
         shutil.rmtree(run, ignore_errors=True)

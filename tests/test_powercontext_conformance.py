@@ -2,7 +2,8 @@
 
 ``tests/data/powercontext-1.4.1-memory.json`` is the wheel's document (``powercontext/http/_generated/schema.py``
 of ``powercontext==1.4.1`` on PyPI, Apache-2.0: ``tests/data/powercontext-1.4.1-LICENSE.txt``) cut down to the
-memory routes, ``/health/*`` and ``/v1/capabilities`` with the components they use. For every route,
+routes pcmem serves — the memory routes, ``/v1/context/prepare`` and ``/v1/context/bootstrap``, ``/health/*``,
+``/v1/capabilities`` and ``/v1/server-info`` — with the components they use. For every route,
 hypothesis generates request bodies from PowerContext's request schema (:func:`from_schema`, half of them aimed at
 a scope that has entries; hypothesis-jsonschema does not run on this hypothesis) and the test checks what a
 PowerContext client relies on: the status is one the document lists for the operation, and a 200 body validates
@@ -90,6 +91,11 @@ def from_schema(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
         _, _, section, name = schema["$ref"].split("/")
         return st.deferred(lambda: from_schema(COMPONENTS[section][name] | {
             k: v for k, v in schema.items() if k != "$ref"}))
+    if "allOf" in schema:  # 1.4.1 wraps a $ref with a default this way: {"allOf": [{"$ref"}], "default": ...}
+        merged = {k: v for k, v in schema.items() if k != "allOf"}
+        for part in schema["allOf"]:
+            merged = {**merged, **part}
+        return from_schema(merged)
     for key in ("anyOf", "oneOf"):
         if key in schema:
             rest = {k: v for k, v in schema.items() if k != key}
@@ -134,7 +140,8 @@ def test_the_document_is_powercontext_1_4_1_memory_family():
     assert {op["operationId"] for item in DOCUMENT["paths"].values() for op in item.values()} == {
         "flush_memory", "remember_memory", "search_memory", "get_memory_capacity", "list_memory_entries",
         "get_memory_entry", "revise_memory_entry", "retire_memory_entry", "list_memory_changes",
-        "get_memory_entry_tags", "replace_memory_entry_tags", "get_readiness", "get_liveness", "get_capabilities"}
+        "get_memory_entry_tags", "replace_memory_entry_tags", "get_readiness", "get_liveness", "get_capabilities",
+        "prepare_context", "prepare_bootstrap_context", "get_server_info"}
 
 
 @pytest.mark.parametrize("path", POST_ROUTES)
@@ -158,7 +165,7 @@ def test_generated_requests_get_documented_answers(client, path):
 
 
 def test_health_capabilities_and_entry_tags_match_the_document(client):
-    for path in ("/health/live", "/health/ready", "/v1/capabilities"):
+    for path in ("/health/live", "/health/ready", "/v1/capabilities", "/v1/server-info"):
         response = client.get(path)
         assert response.status_code == 200
         jsonschema.validate(response.json(), _response_schema(_operation(path, "get")))
@@ -178,3 +185,42 @@ def test_health_capabilities_and_entry_tags_match_the_document(client):
     found = client.post("/v1/memory/entries/list", json={
         "scope_id": KNOWN_SCOPE, "tag_filter": {"tags": ["release"], "match": "all"}}).json()
     assert [e["artifact"]["artifact_id"] for e in found["entries"]] == [artifact_id]
+
+
+def test_prepared_context_and_bootstrap_answer_in_1_4_1_shape(client):
+    """The context routes on a scope with entries: ready packages within max_bytes, validated by the document, with
+    1.4.1's invariants (content_bytes is the content's size, package_digest its sha256, items at most 7)."""
+    import hashlib
+
+    prepare = _response_schema(_operation("/v1/context/prepare"))
+    for max_bytes in (512, 1000, 8000):
+        body = {"scope_id": KNOWN_SCOPE, "query": "deploy checklist", "max_bytes": max_bytes}
+        prepared = client.post("/v1/context/prepare", json=body).json()
+        jsonschema.validate(prepared, prepare)
+        assert prepared["status"] == "ready" and set(prepared) == {"schema", "status", "content", "content_bytes"}
+        assert prepared["content_bytes"] == len(prepared["content"].encode()) <= max_bytes
+    empty = client.post("/v1/context/prepare", json={"scope_id": "nobody", "query": "anything"}).json()
+    assert (empty["status"], empty["content"], empty["content_bytes"]) == ("empty", None, 0)
+    jsonschema.validate(empty, prepare)
+
+    bootstrap = _response_schema(_operation("/v1/context/bootstrap"))
+    start = {"scope_id": KNOWN_SCOPE, "lifecycle": "startup", "integration": "pcmem-tests", "enabled": True}
+    ready = client.post("/v1/context/bootstrap", json=start).json()
+    jsonschema.validate(ready, bootstrap)
+    assert ready["status"] == "ready" and ready["receipt"]["state"] == "pending" and 1 <= len(ready["items"]) <= 7
+    assert ready["package_digest"] == "sha256:" + hashlib.sha256(ready["content"].encode()).hexdigest()
+    assert ready["content_bytes"] == len(ready["content"].encode()) <= 4096
+    assert all(item["kind"] == "atomic-memory" and item["scope_id"] == KNOWN_SCOPE for item in ready["items"])
+    skipped = client.post("/v1/context/bootstrap", json={**start, "enabled": False}).json()
+    jsonschema.validate(skipped, bootstrap)
+    assert (skipped["status"], skipped["reason"], skipped["receipt"]["state"]) == ("skipped", "disabled", "skipped")
+    nothing = client.post("/v1/context/bootstrap", json={**start, "scope_id": "nobody"}).json()
+    jsonschema.validate(nothing, bootstrap)
+    assert (nothing["status"], nothing["reason"]) == ("empty", "no_eligible_context")
+    handoff = {"family": "handoff", "artifact_id": "h1", "revision": 1}
+    assert client.post("/v1/context/bootstrap", json={**start, "handoff": handoff}).status_code == 404
+
+    info = client.get("/v1/server-info").json()
+    assert info["product"] == "powercontext" and info["api_contract_version"] == {"major": 1, "minor": 4}
+    assert client.get("/v1/server-info").json()["server_id"] == info["server_id"], "stable"
+    assert "powercontext.prepared-context.v1" in client.get("/v1/capabilities").json()["context_versions"]

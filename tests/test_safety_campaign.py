@@ -32,3 +32,12 @@ def test_hostile_input_a_few_hundred_cases(tmp_path):
 
     tally = hostile.run(tmp_path, 300, main, seed=1)
     assert tally.operations >= 300 and not tally.untyped_errors, tally.untyped_errors[:5]
+
+
+def test_every_retried_write_whose_answer_a_proxy_drops_is_applied_once(tmp_path, monkeypatch):
+    import tempfile
+
+    monkeypatch.setenv("XDG_RUNTIME_DIR", tempfile.mkdtemp(prefix="pcm", dir="/tmp"))  # a short socket path
+    tally = chaos.retry_scenario(tmp_path, 1)
+    assert tally.ok and tally.operations == tally.found == 18, tally.as_dict()
+    assert (tally.applied_twice, tally.wrong_outcomes) == (0, 0)

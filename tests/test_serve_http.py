@@ -242,13 +242,43 @@ def test_stale_revisions_are_409_revision_conflict(client, server):
                      {"scope_id": "cas", "kind": "fact", "text": "x", "expected_revision": 5}, 409)
     assert error["code"] == "revision_conflict"
     assert error["details"] == {"expected_revision": 5, "head_revision": 1}
-    stale = citation_of(server, "cas", first["records"][0])
+    cited = citation_of(server, "cas", first["records"][0])
     remember(client, "cas", "Another entry moves the head.")
+    # The compare-and-swap is on the entry (as MCP's): another entry's write does not make the citation stale.
+    revised = post(client, "/v1/memory/entries/revise",
+                   {"scope_id": "cas", "citation": cited, "kind": "fact", "text": "Version two."})
+    assert revised["records"][0]["artifact"]["revision"] == 2
+    # The entry itself changed since the citation: 409, with what was expected and what holds, by their names.
     error = error_of(client, "/v1/memory/entries/revise",
-                     {"scope_id": "cas", "citation": stale, "kind": "fact", "text": "Version two."}, 409)
+                     {"scope_id": "cas", "citation": cited, "kind": "fact", "text": "Version three."}, 409)
     assert error["code"] == "revision_conflict"
-    assert error_of(client, "/v1/memory/entries/retire", {"scope_id": "cas", "citation": stale}, 409)["code"] == \
+    assert error["details"] == {"expected_version": 1, "current_version": 2}
+    assert error_of(client, "/v1/memory/entries/retire", {"scope_id": "cas", "citation": cited}, 409)["code"] == \
         "revision_conflict"
+
+
+def test_a_record_from_search_or_list_is_its_own_citation(client):
+    """1.4.1 records carry no citation field (additionalProperties: false), but a record's ``artifact`` names the entry
+    and its version: revise, retire and get take it as the citation, so a client acts on a hit as it is."""
+    remember(client, "records", "The build runs at midnight.")
+    hit = post(client, "/v1/memory/search", {"scope_id": "records", "query": "build midnight"})["hits"][0]
+    artifact = hit["memory"]["artifact"]
+    got = post(client, "/v1/memory/entries/get", {"scope_id": "records", "citation": artifact})
+    assert got == hit["memory"]
+    revised = post(client, "/v1/memory/entries/revise", {"scope_id": "records", "citation": artifact,
+                                                         "kind": "fact", "text": "The build runs at one."})
+    new = revised["records"][0]["artifact"]
+    assert new["revision"] == 2
+    old = post(client, "/v1/memory/entries/get", {"scope_id": "records", "citation": artifact})
+    assert old["text"] == "The build runs at midnight.", "an older version is read as it was"
+    stale = error_of(client, "/v1/memory/entries/retire", {"scope_id": "records", "citation": artifact}, 409)
+    assert stale["details"] == {"expected_version": 1, "current_version": 2}
+    listed = post(client, "/v1/memory/entries/list", {"scope_id": "records"})["entries"][0]
+    retired = post(client, "/v1/memory/entries/retire", {"scope_id": "records", "citation": listed["artifact"]})
+    assert retired["records"][0]["state"] == "retired"
+    other = {**artifact, "family": "skill"}
+    assert error_of(client, "/v1/memory/entries/get", {"scope_id": "records", "citation": other}, 404)["code"] == \
+        "artifact_not_found"
 
 
 def test_revising_a_retired_entry_is_409_memory_entry_inactive(client, server):
@@ -472,7 +502,8 @@ def test_openapi_v1_paths_operations_and_schemas_match_powercontext_1_4_1(client
         assert ours["additionalProperties"] is False, name
     for name in ("AtomicMemoryRecord", "MemoryMutationResponse", "ListMemoryEntriesResponse",
                  "SearchMemoryResponse", "AtomicMemorySearchHit", "TagFilter", "ArtifactTagSet",
-                 "FlushMemoryResponse", "ReadinessResponse", "Capabilities"):
+                 "FlushMemoryResponse", "ReadinessResponse", "Capabilities", "PreparedContext", "BootstrapContext",
+                 "ServerInfo"):
         ours, theirs = spec["components"]["schemas"][name], theirs_schemas[name]
         assert set(ours["properties"]) <= set(theirs["properties"]), name
         assert set(theirs.get("required", ())) <= set(ours["properties"]), name
@@ -500,8 +531,13 @@ def test_without_a_valid_token_every_route_is_401(token_server, authorization):
                              ("POST", "/mcp")]:
             response = client.request(method, path, json={"scope_id": "s", "query": "q"})
             assert response.status_code == 401, path
-            assert response.json()["error"]["code"] == "unauthorized"
+            error = response.json()["error"]
+            if path == "/mcp":  # a JSON-RPC error, whose message an MCP client shows
+                assert error["data"]["code"] == "unauthorized" and "--token-file" in error["message"]
+            else:
+                assert error["code"] == "unauthorized" and "--token-file" in error["message"]
             assert response.headers["www-authenticate"] == "Bearer" and response.headers[REQUEST_ID]
+        assert client.get("/.well-known/oauth-protected-resource").status_code == 404, "no OAuth flow to start"
         assert client.get("/health/live").status_code == 200, "liveness stays public, as in PowerContext"
 
 

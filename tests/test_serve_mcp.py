@@ -31,6 +31,14 @@ def _payload(result) -> dict:  # noqa: ANN001
     return json.loads(result.content[0].text)
 
 
+def _leaves(error: BaseException, kind: type) -> list[BaseException]:
+    """The exceptions of type ``kind`` in ``error`` or in the exception groups it nests."""
+    if isinstance(error, BaseExceptionGroup):
+        return [leaf for inner in error.exceptions for leaf in _leaves(inner, kind)]
+    found = [error] if isinstance(error, kind) else []
+    return found + (_leaves(error.__context__, kind) if error.__context__ is not None else [])
+
+
 def _stdio(db_path) -> StdioServerParameters:  # noqa: ANN001
     return StdioServerParameters(command=sys.executable, args=["-m", "pcmem", "mcp"],
                                  env={**os.environ, "PCMEM_DB": str(db_path)})
@@ -40,12 +48,11 @@ async def test_stdio_tools_round_trip_and_error_mapping(tmp_path):
     async with Client(_stdio(tmp_path / "agent.duckdb")) as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
         assert set(tools) == set(TOOL_NAMES) == {
-            "search_memory", "remember_memory", "list_memory_entries", "get_memory_entry", "revise_memory_entry",
-            "retire_memory_entry", "reactivate_memory_entry", "forget_memory_entry", "forget_memory_scope",
-            "list_recent_memory", "list_scopes", "entry_history"}
+            "prepare_context", "search_memory", "remember_memory", "list_memory_entries", "get_memory_entry",
+            "revise_memory_entry", "retire_memory_entry", "reactivate_memory_entry", "forget_memory_entry",
+            "forget_memory_scope", "list_recent_memory", "list_scopes", "entry_history"}
         search_schema = tools["search_memory"].input_schema
         assert search_schema["required"] == ["scope_id", "query"] and search_schema["additionalProperties"] is False
-        assert "description" in search_schema["properties"]["query"]
         assert tools["search_memory"].annotations.read_only_hint is True
         assert tools["remember_memory"].annotations.read_only_hint is False
 
@@ -55,42 +62,92 @@ async def test_stdio_tools_round_trip_and_error_mapping(tmp_path):
             "scope_id": "agent", "kind": "preference", "text": "The user prefers the Helix editor."}))
         hits = _payload(await client.call_tool("search_memory", query))["hits"]
         assert [hit["text"] for hit in hits] == ["The user prefers the Helix editor."], "search sees its own write"
-        citation = hits[0]["citation"]
-        assert citation == written["entry"]["citation"]
+        entry_id = hits[0]["entry_id"]
+        assert hits[0]["citation"] == written["entry"]["citation"] and hits[0]["version"] == 1
+        assert set(hits[0]) == set(written["entry"]) | {"score", "matched_by"}, "a hit is an entry with a score"
 
         listed = _payload(await client.call_tool("list_memory_entries", {"scope_id": "agent"}))
-        assert [e["citation"] for e in listed["entries"]] == [citation]
-        got = _payload(await client.call_tool("get_memory_entry", {"scope_id": "agent", "citation": citation}))
-        assert got["kind"] == "preference"
+        assert listed["revision"] == 1 and [e["entry_id"] for e in listed["entries"]] == [entry_id]
+        assert listed["entries"][0] == written["entry"], "one entry shape everywhere"
+        got = _payload(await client.call_tool("get_memory_entry", {"scope_id": "agent", "entry_id": entry_id}))
+        assert got == written["entry"]
         revised = _payload(await client.call_tool("revise_memory_entry", {
-            "scope_id": "agent", "citation": citation, "kind": "preference", "text": "The user prefers Neovim."}))
-        assert revised["memory"]["revision"] == 2
-        scopes = _payload(await client.call_tool("list_scopes", {}))["items"]
-        assert [(s["scope"], s["head_revision"]) for s in scopes] == [("agent", 2)]
-        history = _payload(await client.call_tool("entry_history", {"scope_id": "agent",
-                                                                    "entry_id": citation["entry_id"]}))
-        assert [e["entry"]["text"] for e in history["events"]] == [
+            "scope_id": "agent", "entry_id": entry_id, "text": "The user prefers Neovim.", "expected_version": 1}))
+        assert revised["entry"]["version"] == 2 and revised["entry"]["kind"] == "preference"
+        old = _payload(await client.call_tool("get_memory_entry", {"scope_id": "agent",
+                                                                   "citation": written["entry"]["citation"]}))
+        assert old["text"] == "The user prefers the Helix editor.", "a citation reads that exact version"
+        scopes = _payload(await client.call_tool("list_scopes", {}))["scopes"]
+        assert [(s["scope_id"], s["revision"], s["active"]) for s in scopes] == [("agent", 2, 1)]
+        history = _payload(await client.call_tool("entry_history", {"scope_id": "agent", "entry_id": entry_id}))
+        assert [e["text"] for e in history["events"]] == [
             "The user prefers the Helix editor.", "The user prefers Neovim."]
 
-        stale = await client.call_tool("retire_memory_entry", {"scope_id": "agent", "citation": citation})
-        assert stale.is_error
+        stale = await client.call_tool("retire_memory_entry", {"scope_id": "agent", "entry_id": entry_id,
+                                                                "expected_version": 1})
+        assert stale.is_error and stale.structured_content["error"]["code"] == "revision_conflict"
         text = stale.content[0].text
-        assert text.startswith("revision_conflict (409)") and "list_memory_entries" in text and "expected_version" in text
-        stale_version = await client.call_tool("retire_memory_entry", {"scope_id": "agent", "citation": citation,
-                                                                       "expected_version": 1})
-        assert stale_version.is_error and "expected version 1" in stale_version.content[0].text
-        assert stale.structured_content["error"]["code"] == "revision_conflict"
+        assert text.startswith("revision_conflict (409)") and "get_memory_entry" in text
+        assert 'details: {"expected_version": 1, "current_version": 2}.' in text, "JSON, named for what they count"
         retired = _payload(await client.call_tool("retire_memory_entry", {
-            "scope_id": "agent", "citation": revised["entry"]["citation"], "reason": "switched editors"}))
+            "scope_id": "agent", "entry_id": entry_id, "expected_version": 2, "reason": "switched editors"}))
         assert retired["entry"]["state"] == "retired"
+        again = await client.call_tool("retire_memory_entry", {"scope_id": "agent", "entry_id": entry_id})
+        assert again.is_error and again.content[0].text.startswith("memory_entry_inactive (409)")
+        assert "reactivate_memory_entry" in again.content[0].text
 
-        missing = await client.call_tool("get_memory_entry", {"scope_id": "nobody", "citation": citation})
+        missing = await client.call_tool("get_memory_entry", {"scope_id": "nobody", "entry_id": entry_id})
         assert missing.is_error and missing.content[0].text.startswith("memory_not_found (404)")
         invalid = await client.call_tool("search_memory", {"scope_id": "agent", "query": "", "bogus": 1})
         assert invalid.is_error and invalid.content[0].text.startswith("invalid_request (422)")
         assert "bogus" in invalid.content[0].text and "query" in invalid.content[0].text
         unknown = await client.call_tool("forget_everything", {})
         assert unknown.is_error and "unknown_tool" in unknown.content[0].text
+
+
+@pytest.mark.parametrize(("tool", "arguments", "field"), [
+    ("search_memory", {"query": "x", "limit": "5"}, "limit"),
+    ("search_memory", {"query": "x", "limit": 5.0}, "limit"),
+    ("search_memory", {"query": "x", "limit": True}, "limit"),
+    ("list_memory_entries", {"include_inactive": 1}, "include_inactive"),
+    ("list_memory_entries", {"include_inactive": "true"}, "include_inactive"),
+    ("revise_memory_entry", {"entry_id": "k", "text": "t", "expected_version": True}, "expected_version"),
+    ("revise_memory_entry", {"entry_id": "k", "text": "t", "expected_version": "1"}, "expected_version"),
+    ("remember_memory", {"text": "t", "expected_revision": "1"}, "expected_revision"),
+    ("remember_memory", {"text": "t", "metadata": "{}"}, "metadata"),
+    ("prepare_context", {"query": "x", "max_bytes": "900"}, "max_bytes"),
+])
+async def test_tools_refuse_what_the_library_refuses(tmp_path, tool, arguments, field):
+    """One rule for every surface: a tool refuses a value the library's validators refuse (no coercion)."""
+    from pcmem.serve.mcp_tools import call
+
+    runtime = pcmem.open_sync(tmp_path / "strict.duckdb", embedder=None)
+    api = MemoryApi(runtime, tmp_path / "strict.duckdb")
+    try:
+        result = await call(api, tool, {"scope_id": "s", **arguments})
+        assert result.is_error and result.content[0].text.startswith("invalid_request (422)"), result.content[0].text
+        assert field in result.content[0].text
+    finally:
+        api.close()
+        runtime.close()
+
+
+async def test_without_the_token_an_mcp_client_is_told_what_to_send(tmp_path):
+    """The SDK shows a 401's JSON-RPC error message (any other body reads "Server returned an error response")."""
+    from mcp.shared.exceptions import MCPError
+
+    runtime = pcmem.open_sync(tmp_path / "guarded.duckdb", embedder=None)
+    api = MemoryApi(runtime, tmp_path / "guarded.duckdb")
+    try:
+        with LiveServer(create_app(api, ServeOptions(token=TOKEN))) as server:
+            with pytest.raises(BaseException) as refused:  # noqa: PT011 - the SDK raises it inside an ExceptionGroup
+                async with Client(streamable_http_client(f"{server.url}/mcp")) as client:
+                    await client.list_tools()
+            [error] = _leaves(refused.value, MCPError)[:1]
+            assert "Authorization: Bearer TOKEN" in str(error) and "--token-file" in str(error)
+    finally:
+        api.close()
+        runtime.close()
 
 
 def test_mcp_json_lists_the_tools(tmp_path):

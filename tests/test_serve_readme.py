@@ -67,6 +67,7 @@ def test_the_curl_examples_cover_every_v1_endpoint(server):
     [script] = [block for block in _blocks("bash") if "curl" in block]
     for path in ("search", "remember", "entries/list", "entries/get", "entries/revise", "entries/retire", "changes"):
         assert f"/v1/memory/{path} " in script, path
+    assert "/x/pcmem/" not in script, "v1's own records are enough to revise and retire"
     address = server.url.removeprefix("http://")
     result = subprocess.run(["bash", "-euo", "pipefail", "-c", script.replace("localhost:8765", address)],
                             capture_output=True, text=True, timeout=120)
@@ -76,14 +77,22 @@ def test_the_curl_examples_cover_every_v1_endpoint(server):
         document, end = decoder.raw_decode(rest)
         outputs.append(document)
         rest = rest[end:].strip()
-    assert len(outputs) == 7 and not any("error" in output for output in outputs), result.stdout
+    assert len(outputs) == 8 and not any("error" in output for output in outputs), result.stdout
     assert outputs[1]["hits"][0]["memory"]["text"] == "We deploy on Fridays after the 14:00 check."
     assert outputs[3]["text"] == "We deploy on Fridays after the 14:00 check."
     assert outputs[5]["records"][0]["state"] == "retired"
     assert [[c["op"] for c in r["changes"]] for r in outputs[6]["revisions"]] == [["add"], ["revise"], ["deactivate"]]
+    assert outputs[7]["status"] == "empty", "the only entry is retired: nothing to prepare"
 
 
-def test_the_httpx_client_example_runs(server, capsys):
+def test_the_httpx_client_example_runs_and_run_twice_stores_its_entry_once(server, capsys):
     [example] = _blocks("python")
-    exec(compile(example.replace("http://127.0.0.1:8765", server.url), "README.md", "exec"), {})  # noqa: S102
-    assert "Ana prefers morning meetings." in capsys.readouterr().out
+    code = compile(example.replace("http://127.0.0.1:8765", server.url), "README.md", "exec")
+    for _ in range(2):
+        exec(code, {})  # noqa: S102
+    out = capsys.readouterr().out
+    assert "Ana prefers morning meetings." in out and '[1] notes/ana.meetings v1 (preference' in out
+    import httpx
+
+    listed = httpx.post(f"{server.url}/v1/memory/entries/list", json={"scope_id": "notes"}).json()["entries"]
+    assert [entry["text"] for entry in listed] == ["Ana prefers morning meetings."]

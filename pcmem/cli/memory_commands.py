@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from pcmem.cli import render
-from pcmem.cli.jsonl import STDIN, read_entries, read_text
+from pcmem.cli.jsonl import STDIN, read_text
 from pcmem.cli.progress import progress_bar
 from pcmem.cli.render import scope_option
 from pcmem.errors import InputError, NotFoundError
@@ -175,29 +175,6 @@ def remember(scope: str, kind: str, metadata: str | None, entry_id: str | None, 
     memory = _gated_scope(scope, model, as_json) if write_gate else _scope(scope)
     result = memory.remember(request)
     _print_write(result, "remembered", as_json)
-
-
-@click.command("import")
-@scope_option
-@expected_option
-@click.argument("file", type=click.Path(exists=True, dir_okay=False, allow_dash=True, path_type=Path))
-@render.json_option
-def import_(scope: str, expected_revision: int | None, file: Path, as_json: bool) -> None:
-    """Import a JSONL FILE: one {"text": …, "kind"?: …, "metadata"?: {…}, "entry_id"?: …} per line.
-
-    Every line is checked first; a bad line aborts the import (all bad lines are named) and nothing from the file
-    is written. All entries land in one revision. FILE ``-`` reads standard input.
-
-    \b
-    Example:
-      pcmem import --scope notes notes.jsonl
-      cat notes.jsonl | pcmem import --scope notes -
-    """
-    entries = read_entries(file, show_progress=not as_json)
-    if not entries:
-        raise InputError(f"{file} has no entries")
-    result = _scope(scope).remember(RememberRequest(entries=entries, expected_revision=expected_revision))
-    _print_write(result, "imported", as_json)
 
 
 @click.command("list")
@@ -426,5 +403,5 @@ def where(as_json: bool) -> None:
 
 
 def register(group: click.Group) -> None:
-    for command in (remember, import_, list_, history, changes, revise, retire, reactivate, forget, scopes, where):
+    for command in (remember, list_, history, changes, revise, retire, reactivate, forget, scopes, where):
         group.add_command(command)

@@ -139,15 +139,39 @@ def _run_http(api, options, port: int, stops, as_json: bool) -> None:  # noqa: A
     run_http(create_app(api, options), options.host, port, stops, announce)
 
 
-@click.command()
+class _McpGroup(click.Group):
+    """``pcmem mcp`` serves; its subcommands (``install``, ``uninstall``: pcmem.cli.mcp_install) load on first use.
+    Its help lists the tools from their declarations (pcmem.serve.tools), read only when help is shown: looking the
+    command up (``pcmem --help``) loads no pydantic models."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return ["install", "uninstall"]
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.list_commands(ctx):
+            return None
+        from pcmem.cli import mcp_install
+
+        command: click.Command = getattr(mcp_install, cmd_name)
+        return command
+
+    def format_help_text(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        super().format_help_text(ctx, formatter)
+        from pcmem.serve.tools import TOOLS
+
+        with formatter.section("Tools"):
+            formatter.write_dl([(tool.name, tool.description.split(". Returns")[0].rstrip(".") + ".")
+                                for tool in TOOLS])
+
+
+@click.group(cls=_McpGroup, invoke_without_command=True)
 @click.option("--model", metavar="PROVIDER:NAME", default=None, help=_MODEL_HELP)
 @click.option("--rerank", type=_RERANK_CHOICE, default=None, help="Rerank policy (default listwise with --model).")
 @render.json_option
 def mcp(model: str | None, rerank: str | None, as_json: bool) -> None:
     """Serve the MCP tools over stdio, for a desktop agent (Claude Desktop, Cursor, Codex...).
 
-    Tools: search_memory, remember_memory, list_memory_entries, get_memory_entry, revise_memory_entry,
-    retire_memory_entry, list_scopes, entry_history. Logs go to stderr; stdout carries only MCP.
+    The tools are listed below. Logs go to stderr; stdout carries only MCP.
     With --json, print the tools and the store, and exit without serving.
 
     \b
@@ -155,11 +179,14 @@ def mcp(model: str | None, rerank: str | None, as_json: bool) -> None:
       pcmem mcp                                    # the per-user store, or $PCMEM_DB
       PCMEM_DB=~/notes/memory.duckdb pcmem mcp
       pcmem --db memory.duckdb mcp --json          # what it would serve
+      pcmem mcp install --host claude-desktop      # add this pcmem to a host's configuration
     """
+    if click.get_current_context().invoked_subcommand is not None:
+        return
     store = click.get_current_context().obj
     require_serve_extra()
     if as_json:
-        from pcmem.serve.mcp_tools import TOOL_NAMES
+        from pcmem.serve.tools import TOOL_NAMES
 
         render.emit_json({"db": str(store.path), "tools": list(TOOL_NAMES), "model": model})
         return

@@ -5,33 +5,49 @@
 
 It adds no behaviour of its own: each method is the sync runtime's, awaited (``tests/test_api_parity.py`` holds the
 two signatures together), so the sync module has room for what opening a store decides.
+
+This module is light to import: ``pcmem.open_async`` is looked up on the app's event loop, where importing the sync
+runtime (pydantic, the store's types: ~0.2 s) would stall the loop; the first ``await`` imports it in a worker.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine, Generator
+import asyncio
+import threading
+from collections.abc import Callable, Coroutine, Generator, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pcmem.compose import options
-from pcmem.compose.embedders import EmbedderChoice
-from pcmem.compose.runtime import SyncRuntime
-from pcmem.config import InferenceConfig, RuntimeConfig
-from pcmem.decision.port import DecisionModel
-from pcmem.embedding.port import Embedder
-from pcmem.memory.parts import Clock, utc_now
-from pcmem.memory.service import MemoryService, to_thread
-from pcmem.rerank.port import MemoryReranker
-from pcmem.search.reindex import ReindexReport
-from pcmem.types.progress import Progress
-from pcmem.types.rerank import RerankPolicy
+from pcmem.memory.clock import utc_now
+
+if TYPE_CHECKING:
+    from pcmem.compose.embedders import EmbedderChoice
+    from pcmem.compose.runtime import SyncRuntime
+    from pcmem.config import InferenceConfig, RuntimeConfig
+    from pcmem.decision.port import DecisionModel
+    from pcmem.embedding.port import Embedder
+    from pcmem.memory.clock import Clock
+    from pcmem.rerank.port import MemoryReranker
+    from pcmem.search.reindex import ReindexReport
+    from pcmem.types.progress import Progress
+    from pcmem.types.rerank import RerankPolicy
+    from pcmem.types.search import WarmReport
+
+T = TypeVar("T")
+
+
+async def to_thread(function: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+    return await asyncio.to_thread(function, *args, **kwargs)
 
 
 class Runtime:
     """A store opened for async use: ``runtime.memory.for_scope(scope)`` gives the async Memory API."""
 
     def __init__(self, sync: SyncRuntime) -> None:
+        from pcmem.memory.service import MemoryService  # loaded by now: the worker that opened ``sync`` imported it
+
         self.sync = sync
         self.memory = MemoryService(sync.memory)
 
@@ -53,17 +69,38 @@ class Runtime:
         lock_timeout: float = 10.0,
         create: bool = True,
     ) -> Runtime:
-        """As :meth:`SyncRuntime.open` (same options, same errors); opening runs in a worker thread."""
-        return cls(await to_thread(lambda: SyncRuntime.open(
+        """As :meth:`SyncRuntime.open` (same options, same errors); opening runs in a worker thread, and so does
+        importing the sync runtime the first time."""
+        def opening() -> SyncRuntime:
+            from pcmem.compose.runtime import SyncRuntime
+
+            return SyncRuntime.open(
             path, embedder=embedder, rerank_embedder=rerank_embedder, clock=clock, config=config,
             inference=inference, reranker=reranker, model_progress=model_progress, write_gate=write_gate,
-            shared=shared, lock_timeout=lock_timeout, create=create)))
+            shared=shared, lock_timeout=lock_timeout, create=create)
+
+        return cls(await to_thread(opening))
 
     async def reindex(
         self, progress: Progress | None = None, *, embedder: EmbedderChoice = None
     ) -> ReindexReport:
         """As :meth:`SyncRuntime.reindex`, in a worker thread."""
         return await to_thread(lambda: self.sync.reindex(progress, embedder=embedder))
+
+    async def warm(self, scopes: Sequence[str] = (), *, progress: Progress | None = None,
+                   cancel: threading.Event | None = None) -> WarmReport:
+        """As :meth:`SyncRuntime.warm`, in a worker thread: the loop keeps running meanwhile. ``progress`` is called
+        on the loop (scheduled from the worker). Cancelling the awaiting task stops the worker before its next step
+        (the step under way finishes in the background) and raises CancelledError as usual."""
+        loop = asyncio.get_running_loop()
+        stop = cancel if cancel is not None else threading.Event()
+        report = None if progress is None else (
+            lambda done, total: loop.call_soon_threadsafe(progress, done, total))
+        try:
+            return await to_thread(self.sync.warm, scopes, progress=report, cancel=stop)
+        except asyncio.CancelledError:
+            stop.set()
+            raise
 
     async def reindex_secondary(self, progress: Progress | None = None, *,
                                 embedder: EmbedderChoice) -> ReindexReport | None:

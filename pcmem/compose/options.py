@@ -3,6 +3,9 @@
 A wrong name or type is an :class:`~pcmem.errors.InputError` naming the option, raised before a file is created or a
 model loaded — not a ``TypeError`` from the call, nor an ``AttributeError`` from deep inside the first write
 (``embedder=42``), nor a truthy string read as a switch (``shared="yes"``).
+
+Light to import (the checks load their types when they run): ``pcmem.open_async`` is looked up on an app's asyncio
+loop, and its module must not make the loop import pydantic and the store's types; opening imports them in a worker.
 """
 
 from __future__ import annotations
@@ -13,8 +16,6 @@ import os
 from collections.abc import Callable, Mapping
 from typing import Any, ParamSpec, TypeVar
 
-from pcmem.compose.embedders import check_embedder_choice
-from pcmem.config import InferenceConfig, RuntimeConfig
 from pcmem.errors import InputError
 from pcmem.validation import validate_flag
 
@@ -29,6 +30,8 @@ def _flag(value: object, name: str) -> None:
 
 
 def _embedder(value: object, name: str) -> None:
+    from pcmem.compose.embedders import check_embedder_choice
+
     check_embedder_choice(value, name)
 
 
@@ -44,8 +47,12 @@ def _optional(check: Callable[[object, str], None]) -> Callable[[object, str], N
     return optional
 
 
-def _instance(kind: type) -> Callable[[object, str], None]:
+def _config(kind_name: str) -> Callable[[object, str], None]:
+    """An instance of ``pcmem.config``'s class ``kind_name``."""
     def instance(value: object, name: str) -> None:
+        import pcmem.config
+
+        kind = getattr(pcmem.config, kind_name)
         if not isinstance(value, kind):
             raise InputError(f"{name} must be a {kind.__name__}, got {type(value).__name__}")
     return instance
@@ -63,8 +70,8 @@ OPEN_OPTIONS: dict[str, Callable[[object, str], None]] = {
     "embedder": _embedder,
     "rerank_embedder": _embedder,
     "clock": _callable,
-    "config": _optional(_instance(RuntimeConfig)),
-    "inference": _optional(_instance(InferenceConfig)),
+    "config": _optional(_config("RuntimeConfig")),
+    "inference": _optional(_config("InferenceConfig")),
     "reranker": _optional(_with_method("rerank", "a MemoryReranker")),
     "model_progress": _optional(_callable),
     "write_gate": _optional(_with_method("evaluate", "a DecisionModel")),

@@ -12,7 +12,8 @@ raises ConfigurationError rather than failing at the first search.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -37,6 +38,7 @@ from pcmem.settings import SearchFusion
 from pcmem.store.port import StorageBackend
 from pcmem.types.progress import Progress
 from pcmem.types.rerank import RerankPolicy
+from pcmem.types.search import WarmReport
 
 if TYPE_CHECKING:
     from pcmem.decision.port import DecisionModel
@@ -179,6 +181,20 @@ class SyncRuntime:
             self.embedder = target
             self.memory.parts.use_embedder(target)
         return report
+
+    def warm(self, scopes: Sequence[str] = (), *, progress: Progress | None = None,
+             cancel: threading.Event | None = None) -> WarmReport:
+        """Load now what the first searches of ``scopes`` would load: the embedding model (one query embedding) and
+        each scope's search views, so that the user's first search answers as fast as the next.
+
+        Steps: the model, then each scope; ``progress(done, total)`` is called before the first and after each (in
+        the calling thread); ``cancel`` (set from any thread) stops it before the next step, and the report says
+        ``cancelled``. In a client of another process, the owner loads its model and views (they serve this
+        process's searches) and nothing loads here. Returns a :class:`WarmReport`; raises InputError (a scope name),
+        EmbeddingError or ConfigurationError (the model cannot load), StoreError."""
+        from pcmem.compose.warm import warm
+
+        return warm(self.memory, scopes, progress, cancel)
 
     def reindex_secondary(self, progress: Progress | None = None, *,
                           embedder: EmbedderChoice) -> ReindexReport | None:

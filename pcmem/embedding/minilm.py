@@ -84,9 +84,37 @@ def prepare_model_dir(model_dir: Path) -> Path:
     return model_dir
 
 
+def model_dir(cache_dir: str | os.PathLike[str] | None = None) -> Path:
+    """Where the verified copies of the model files are kept (made on first use)."""
+    return resolve_cache_dir(cache_dir) / _MODEL_SUBDIR
+
+
+def source_problems() -> list[str]:
+    """What is wrong with the installed model files (missing, or not their pinned sha256), each saying what to do;
+    empty when both are intact. Hashes ~23 MB (once per process and file)."""
+    problems = []
+    for pinned in _FILES:
+        try:
+            source = _locate(pinned)
+        except ConfigurationError as missing:
+            problems.append(str(missing))
+            continue
+        if not is_intact(source, pinned.sha256):
+            problems.append(f"{pinned.name} at {source} is corrupt (sha256 mismatch): reinstall it with "
+                            f"pip install --force-reinstall '{pinned.requirement}'")
+    return problems
+
+
+def damaged_copies(cache_dir: str | os.PathLike[str] | None = None) -> list[Path]:
+    """The copies in :func:`model_dir` that exist but are not their pinned sha256 (the next use copies them again)."""
+    folder = model_dir(cache_dir)
+    return [folder / pinned.name for pinned in _FILES
+            if (folder / pinned.name).exists() and not is_intact(folder / pinned.name, pinned.sha256)]
+
+
 class MiniLMEmbedder(OnnxEmbedder):
     """all-MiniLM-L6-v2 int8, 384-d, unit vectors. Cheap to build; the model loads on the first embed call."""
 
     def __init__(self, cache_dir: str | os.PathLike[str] | None = None) -> None:
-        self.model_dir = resolve_cache_dir(cache_dir) / _MODEL_SUBDIR
+        self.model_dir = model_dir(cache_dir)
         super().__init__(PROFILE, lambda: open_session(prepare_model_dir(self.model_dir)), batch_size=_BATCH)

@@ -24,7 +24,6 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pcmem.embedding.vector_lru import query_memo
 from pcmem.errors import ConfigurationError, EmbeddingError, PcmemError
 from pcmem.types.embedding import EmbeddingProfile
 from pcmem.types.progress import Progress
@@ -179,6 +178,8 @@ class OnnxEmbedder:
         self._normalize = normalize
         self._model: Any = None
         self._lock = threading.Lock()
+        from pcmem.embedding.vector_lru import query_memo  # lazy: it loads numpy, which only embedding needs
+
         self._queries = query_memo()
 
     @classmethod

@@ -4,24 +4,16 @@ embedders (with the search service built on them)."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Protocol
 
 from pcmem.embedding.port import Embedder
+from pcmem.memory.clock import Clock, utc_now
 from pcmem.memory.vectors import EmbedderFinder, Embedders, SearchFactory
 from pcmem.store.port import Maintenance, RevisionLog, StoreSettings, VectorReads
 
 if TYPE_CHECKING:
     from pcmem.memory.write_gate import WriteGate
     from pcmem.search.service import SearchService
-
-Clock = Callable[[], datetime]
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)
-
 
 class ScopeLocks:
     """One mutation lock per scope, shared by every handle on the same store."""

@@ -14,16 +14,17 @@ from typing import TYPE_CHECKING, Any
 from pcmem.errors import (
     EntryErasedError,
     EntryNotFoundError,
-    RevisionConflictError,
+    EntryStateError,
     ScopeNotFoundError,
 )
 from pcmem.ids import content_hash, new_id
-from pcmem.memory import arguments
+from pcmem.memory import arguments, write_records
 from pcmem.memory import write_rules as rules
 from pcmem.memory.parts import MemoryParts
 from pcmem.memory.scoped_reads import ScopedReads
 from pcmem.memory.upsert import Identity, plan_upsert, same_content
 from pcmem.memory.vectors import NOTHING_PREPARED, Prepared
+from pcmem.memory.write_records import KeyedWrite
 from pcmem.store.port import GroupedWrites, WriteTransaction
 from pcmem.types.memory import (
     Citation,
@@ -40,9 +41,10 @@ from pcmem.types.memory import (
     WriteResult,
 )
 from pcmem.types.storage import EntryEvent, HeadEntry
-from pcmem.validation import validate_id
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     import numpy as np
 
 
@@ -69,6 +71,7 @@ class SyncScopedMemory(ScopedReads):
         allow_duplicates: bool = False,
         expected_revision: int | None = None,
         reason: str | None = None,
+        idempotency_key: str | None = None,
     ) -> WriteResult:
         """Add entries in one new revision (creating the scope's memory on first use).
 
@@ -77,26 +80,31 @@ class SyncScopedMemory(ScopedReads):
         keywords are the :class:`RememberRequest`'s (see :mod:`pcmem.memory.arguments`).
         Returns a :class:`WriteResult` with a citation per entry written or left unchanged, in request order.
         Without ``expected_revision`` a race lost to another process is retried internally; with it, a head other
-        than the expected one raises RevisionConflictError. Raises InputError (bad values, an existing id without
-        upsert, a reserved ``~<number>`` id; a forgotten key is written as a new entry: :mod:`pcmem.memory.keys`),
-        ConfigurationError (no embedder for the store's vectors), EmbeddingError, StoreError. Nothing is written when it raises.
+        than the expected one raises RevisionConflictError. ``idempotency_key`` makes the write happen once: sent
+        again with the same key (after a lost answer), it returns the first outcome (:mod:`.write_records`). Raises
+        InputError (bad values, an existing id without upsert, a reserved ``~<number>`` id; a forgotten key is written
+        as a new entry: :mod:`pcmem.memory.keys`), ConfigurationError (no embedder for the store's vectors),
+        EmbeddingError, StoreError. Nothing is written when it raises.
         """
         request = arguments.remember_request(
             request, entry={"kind": kind, "metadata": metadata, "entry_id": entry_id}, upsert=upsert,
             allow_duplicates=allow_duplicates, options={"expected_revision": expected_revision, "reason": reason})
-        return rules.retrying(lambda: self._remember(request), retry=request.expected_revision is None)
+        keyed = write_records.of_remember(arguments.idempotency_key(idempotency_key), self.scope, request)
+        return rules.retrying(lambda: self._remember(request, keyed), retry=request.expected_revision is None)
 
-    def _remember(self, request: RememberRequest) -> WriteResult:
-        if request.expected_revision is not None and self._parts.write_gate is not None:
+    def _remember(self, request: RememberRequest, keyed: KeyedWrite | None) -> WriteResult:
+        if request.expected_revision is not None and self._parts.write_gate is not None and keyed is None:
             rules.check_head(self.head(), request.expected_revision)  # fail fast, before spending model decisions
         duplicates = self._gate(request)
         skipped = {duplicate.index for duplicate in duplicates}
         entries = [entry for index, entry in enumerate(request.entries) if index not in skipped]
-        if not entries:
+        if not entries and keyed is None:
             memory = self.head()
             assert memory is not None  # the gate only runs on a scope with memory
             return WriteResult(memory=memory, citations=(), duplicates=duplicates)
         now = self._clock()
+        if not entries:
+            return self._write(lambda tx: self._all_duplicates(tx, request, duplicates), keyed, now)
         drafts = [rules.first_version(entry, 0, now) for entry in entries]
         # Embedding is the slow part of a write: do it before the write transaction.
         texts = {v.entry_version_id: v.text for v in drafts}
@@ -126,15 +134,25 @@ class SyncScopedMemory(ScopedReads):
             return WriteResult(memory=memory, citations=tuple(Citation.of(memory, v) for v in plan.cited),
                                duplicates=duplicates, unchanged_entry_ids=plan.unchanged)
 
-        return self._write(write)
+        return self._write(write, keyed, now)
 
-    def _write(self, write: Callable[[WriteTransaction], WriteResult]) -> WriteResult:
-        """One write transaction of this scope running ``write``: grouped with other threads' writes where the
-        backend commits them together (one COMMIT and fsync for the group; issue #30), else under the scope lock."""
+    def _all_duplicates(self, tx: WriteTransaction, request: RememberRequest,
+                        duplicates: tuple[Duplicate, ...]) -> WriteResult:
+        """The gate found every entry stated already: nothing is written (a key still records this outcome)."""
+        rules.check_expected(tx, request.expected_revision)
+        assert tx.memory is not None  # the gate only runs on a scope with memory
+        return WriteResult(memory=tx.memory, citations=(), duplicates=duplicates)
+
+    def _write(self, write: Callable[[WriteTransaction], WriteResult], keyed: KeyedWrite | None,
+               now: datetime) -> WriteResult:
+        """One write transaction of this scope running ``write`` (once per idempotency key: :mod:`.write_records`):
+        grouped with other threads' writes where the backend commits them together (one COMMIT and fsync for the
+        group; issue #30), else under the scope lock."""
+        body = write_records.once(keyed, write, now)
         if isinstance(self._backend, GroupedWrites):
-            return self._backend.write_grouped(self.scope, write)
+            return self._backend.write_grouped(self.scope, body)
         with self._lock, self._backend.write(self.scope) as tx:
-            return write(tx)
+            return body(tx)
 
     def _revived_vectors(self, tx: WriteTransaction, revived: builtins.list[EntryVersion]) -> dict[str, np.ndarray]:
         """Vectors for versions made active again that were written unembedded (rare)."""
@@ -163,22 +181,29 @@ class SyncScopedMemory(ScopedReads):
 
     def revise(self, request: ReviseRequest | str, *, text: str | None = None, kind: str | None = None,
                metadata: dict[str, Any] | None = None, expected_revision: int | None = None,
-               expected_version: int | None = None, reason: str | None = None) -> WriteResult:
+               expected_version: int | None = None, reason: str | None = None,
+               idempotency_key: str | None = None) -> WriteResult:
         """Write a new version of an active entry. An unchanged text/kind/metadata writes nothing (``unchanged``).
 
         ``request`` is a :class:`ReviseRequest`, or the entry id with its fields as keywords
         (``revise("k", text="...", expected_version=2)``). Compare-and-swap on ``expected_revision`` (the scope
         head) and/or ``expected_version`` (the entry's version: writes to other entries never conflict with it).
-        Returns a :class:`WriteResult` with the new version's citation. Raises RevisionConflictError when an
-        expectation does not hold or the entry is retired, EntryNotFoundError / EntryErasedError, ConfigurationError,
-        EmbeddingError, StoreError.
+        ``idempotency_key``: as :meth:`remember`. Returns a :class:`WriteResult` with the new version's citation.
+        Raises RevisionConflictError when an expectation does not hold or the entry is retired, EntryNotFoundError /
+        EntryErasedError, ConfigurationError, EmbeddingError, StoreError.
         """
         request = arguments.request_of(ReviseRequest, request, "revise", "entry_id", {
             "text": text, "kind": kind, "metadata": metadata, "expected_revision": expected_revision,
             "expected_version": expected_version, "reason": reason})
-        return rules.retrying(lambda: self._revise(request), retry=request.expected_revision is None)
+        keyed = self._keyed(idempotency_key, "revise", request)
+        return rules.retrying(lambda: self._revise(request, keyed), retry=request.expected_revision is None)
 
-    def _revise(self, request: ReviseRequest) -> WriteResult:
+    def _keyed(self, key: object, operation: str,
+               request: ReviseRequest | RetireRequest | ReactivateRequest) -> KeyedWrite | None:
+        return write_records.of_head_write(arguments.idempotency_key(key), self.scope, operation, request.entry_id,
+                                           request.expected_revision, request.expected_version)
+
+    def _revise(self, request: ReviseRequest, keyed: KeyedWrite | None) -> WriteResult:
         now = self._clock()
         version_id = new_id("ver")
         prepared = self._vectors.vectors_for({version_id: request.text})
@@ -187,7 +212,8 @@ class SyncScopedMemory(ScopedReads):
             current = self._head_entry(tx, request)
             assert tx.memory is not None  # the entry exists, so the scope has a head
             if current.state != "active":
-                raise RevisionConflictError(f"entry {request.entry_id!r} is retired; reactivate it before revising")
+                raise EntryStateError(f"entry {request.entry_id!r} is retired; reactivate it before revising",
+                                      state=current.state)
             old = current.version
             kind = request.kind if request.kind is not None else old.kind
             metadata = request.metadata if request.metadata is not None else old.metadata
@@ -213,52 +239,58 @@ class SyncScopedMemory(ScopedReads):
             memory = tx.commit("revise", [version], [event], now, vectors, reason=request.reason)
             return WriteResult(memory=memory, citations=(Citation.of(memory, version),))
 
-        return self._write(write)
+        return self._write(write, keyed, now)
 
     def retire(self, request: RetireRequest | str, *, expected_revision: int | None = None,
-               expected_version: int | None = None, reason: str | None = None) -> WriteResult:
+               expected_version: int | None = None, reason: str | None = None,
+               idempotency_key: str | None = None) -> WriteResult:
         """Deactivate an entry; it stays readable in past revisions and in its history.
 
-        A :class:`RetireRequest`, or the entry id and its fields as keywords; compare-and-swap as :meth:`revise`.
-        Returns the :class:`WriteResult` of the new revision. Raises
+        A :class:`RetireRequest`, or the entry id and its fields as keywords; compare-and-swap and
+        ``idempotency_key`` as :meth:`revise`. Returns the :class:`WriteResult` of the new revision. Raises
         RevisionConflictError (an expectation does not hold, or the entry is already retired), EntryNotFoundError /
         EntryErasedError, StoreError.
         """
         retire = arguments.request_of(RetireRequest, request, "retire", "entry_id", {
             "expected_revision": expected_revision, "expected_version": expected_version, "reason": reason})
-        return self._set_state(retire, "retire", from_state="active", to_state="retired")
+        keyed = self._keyed(idempotency_key, "retire", retire)
+        return self._set_state(retire, "retire", keyed, from_state="active", to_state="retired")
 
     def reactivate(self, request: ReactivateRequest | str, *, expected_revision: int | None = None,
-                   expected_version: int | None = None, reason: str | None = None) -> WriteResult:
+                   expected_version: int | None = None, reason: str | None = None,
+                   idempotency_key: str | None = None) -> WriteResult:
         """Make a retired entry active again at the version it had.
 
-        A :class:`ReactivateRequest`, or the entry id and its fields as keywords; compare-and-swap as :meth:`revise`.
-        Returns the :class:`WriteResult` of the new revision. Raises
+        A :class:`ReactivateRequest`, or the entry id and its fields as keywords; compare-and-swap and
+        ``idempotency_key`` as :meth:`revise`. Returns the :class:`WriteResult` of the new revision. Raises
         RevisionConflictError (an expectation does not hold, or the entry is active), EntryNotFoundError /
         EntryErasedError, ConfigurationError (its vector is missing and no embedder fits), StoreError.
         """
         reactivate = arguments.request_of(ReactivateRequest, request, "reactivate", "entry_id", {
             "expected_revision": expected_revision, "expected_version": expected_version, "reason": reason})
-        return self._set_state(reactivate, "reactivate", from_state="retired", to_state="active")
+        keyed = self._keyed(idempotency_key, "reactivate", reactivate)
+        return self._set_state(reactivate, "reactivate", keyed, from_state="retired", to_state="active")
 
     def _set_state(
         self,
         request: RetireRequest | ReactivateRequest,
         operation: Operation,
+        keyed: KeyedWrite | None,
         *,
         from_state: EntryState,
         to_state: EntryState,
     ) -> WriteResult:
-        return rules.retrying(lambda: self._set_state_once(request, operation, from_state, to_state),
+        return rules.retrying(lambda: self._set_state_once(request, operation, keyed, from_state, to_state),
                          retry=request.expected_revision is None)
 
     def _set_state_once(self, request: RetireRequest | ReactivateRequest, operation: Operation,
-                        from_state: EntryState, to_state: EntryState) -> WriteResult:
+                        keyed: KeyedWrite | None, from_state: EntryState, to_state: EntryState) -> WriteResult:
         now = self._clock()
         def write(tx: WriteTransaction) -> WriteResult:
             current = self._head_entry(tx, request)
             if current.state != from_state:
-                raise RevisionConflictError(f"cannot {operation} entry {request.entry_id!r}: it is {current.state}")
+                raise EntryStateError(f"cannot {operation} entry {request.entry_id!r}: it is {current.state}",
+                                      state=current.state)
             version = current.version
             vectors: dict[str, np.ndarray] = {}
             if to_state == "active":
@@ -268,7 +300,7 @@ class SyncScopedMemory(ScopedReads):
             memory = tx.commit(operation, [], [event], now, vectors, reason=request.reason)
             return WriteResult(memory=memory, citations=(Citation.of(memory, version),))
 
-        return self._write(write)
+        return self._write(write, keyed, now)
 
     def _head_entry(self, tx: WriteTransaction, request: ReviseRequest | RetireRequest | ReactivateRequest) -> HeadEntry:
         rules.check_expected(tx, request.expected_revision)
@@ -283,57 +315,70 @@ class SyncScopedMemory(ScopedReads):
 
     # --- erasure ----------------------------------------------------------------------------------------------
 
-    def forget(self, entry_id: str | ForgetRequest) -> WriteResult:
+    def forget(self, entry_id: str | ForgetRequest, *, idempotency_key: str | None = None) -> WriteResult:
         """Erase an entry for good: the text, kind-independent metadata and vectors of every version it ever had.
 
         Unlike every other write this changes the past: all revisions that held the entry lose its content. The
         revision chain stays intact — a new revision (operation ``forget``) records a tombstone with the entry's ids
         — and citations of the entry resolve to EntryErasedError. When it returns, the erased bytes are no longer in
         the store (the DuckDB file is checkpointed and the freed space overwritten; see the README). Forgetting an
-        entry already erased is a no-op (``unchanged``). Returns the :class:`WriteResult` of the forget revision
-        (its citation names the erased version). Raises EntryNotFoundError for an unknown entry, StoreError.
-        Cannot be undone.
+        entry already erased is a no-op (``unchanged``). ``idempotency_key``: as :meth:`remember` (sent again, it
+        answers what it erased then, and erases nothing written since). Returns the :class:`WriteResult` of the
+        forget revision (its citation names the erased version). Raises EntryNotFoundError for an unknown entry,
+        StoreError. Cannot be undone.
         """
-        key = entry_id.entry_id if isinstance(entry_id, ForgetRequest) else validate_id(entry_id)
-        return rules.retrying(lambda: self._forget([key], whole_scope=False), retry=True)
+        key = arguments.entry_id_of(entry_id, ForgetRequest)
+        keyed = write_records.keyed(arguments.idempotency_key(idempotency_key), self.scope, "forget", {"entry_id": key})
+        return rules.retrying(lambda: self._forget([key], keyed, whole_scope=False), retry=True)
 
-    def forget_scope(self) -> WriteResult:
+    def forget_scope(self, *, idempotency_key: str | None = None) -> WriteResult:
         """Erase every entry of this scope as :meth:`forget` does, in one revision (a no-op when nothing is left).
 
         Returns the :class:`WriteResult` of the forget revision (``unchanged`` when there was nothing to erase; a
         scope with no memory raises ScopeNotFoundError). The scope keeps its revision chain and can be written
-        again; a forgotten key written again is a new entry (see :mod:`pcmem.memory.keys`). Raises StoreError. Cannot be undone.
+        again; a forgotten key written again is a new entry (see :mod:`pcmem.memory.keys`). ``idempotency_key``: as
+        :meth:`forget`. Raises StoreError. Cannot be undone.
         """
-        return rules.retrying(lambda: self._forget([], whole_scope=True), retry=True)
+        keyed = write_records.keyed(arguments.idempotency_key(idempotency_key), self.scope, "forget_scope", {})
+        return rules.retrying(lambda: self._forget([], keyed, whole_scope=True), retry=True)
 
-    def _forget(self, entry_ids: builtins.list[str], *, whole_scope: bool) -> WriteResult:
+    def _forget(self, entry_ids: builtins.list[str], keyed: KeyedWrite | None, *, whole_scope: bool) -> WriteResult:
         now = self._clock()
+        erased: builtins.list[bool] = []
         with self._lock, self._backend.write(self.scope) as tx:
-            memory = tx.memory
-            if memory is None:
-                if whole_scope:
-                    raise ScopeNotFoundError(f"scope {self.scope!r} has no memory (nothing was remembered in it)")
-                raise EntryNotFoundError(f"no entry {entry_ids[0]!r} in scope {self.scope!r} (it has no memory)")
+            result = write_records.once(keyed, lambda tx: self._erase(tx, entry_ids, whole_scope, now, erased), now)(tx)
+        if erased:
+            self._backend.reclaim()  # after the commit: checkpoint and overwrite the freed space
+        return result
+
+    def _erase(self, tx: WriteTransaction, entry_ids: builtins.list[str], whole_scope: bool, now: datetime,
+               erased: builtins.list[bool]) -> WriteResult:
+        """Inside ``tx``: the forget revision of these entries (or of every entry), their content erased."""
+        memory = tx.memory
+        if memory is None:
             if whole_scope:
-                entry_ids = [e.entry.entry_id for e in self._backend.manifest(memory, include_retired=True)]
-            events: builtins.list[EntryEvent] = []
-            versions: builtins.list[EntryVersion] = []
-            gone: builtins.list[str] = []
-            for key in entry_ids:
-                found = rules.identity(tx, key) if not whole_scope else Identity(key, tx.head_entry(key), True)
-                entry_id, current = found.entry_id, found.current
-                if current is None:
-                    entry_id = key
-                    if not tx.existing_entry_ids([entry_id]):
-                        raise EntryNotFoundError(f"no entry {entry_id!r} in scope {self.scope!r}")
-                    gone.append(entry_id)
-                    continue
-                versions.append(current.version)
-                events.append(EntryEvent(entry_id, current.version.entry_version_id, "erased"))
-            if not events:
-                return WriteResult(memory=memory, citations=(), unchanged=True, unchanged_entry_ids=tuple(gone))
-            committed = tx.commit("forget", [], events, now, {})
-            tx.erase([event.entry_id for event in events])
-        self._backend.reclaim()  # after the commit: checkpoint and overwrite the freed space
+                raise ScopeNotFoundError(f"scope {self.scope!r} has no memory (nothing was remembered in it)")
+            raise EntryNotFoundError(f"no entry {entry_ids[0]!r} in scope {self.scope!r} (it has no memory)")
+        if whole_scope:
+            entry_ids = [e.entry.entry_id for e in self._backend.manifest(memory, include_retired=True)]
+        events: builtins.list[EntryEvent] = []
+        versions: builtins.list[EntryVersion] = []
+        gone: builtins.list[str] = []
+        for key in entry_ids:
+            found = rules.identity(tx, key) if not whole_scope else Identity(key, tx.head_entry(key), True)
+            entry_id, current = found.entry_id, found.current
+            if current is None:
+                entry_id = key
+                if not tx.existing_entry_ids([entry_id]):
+                    raise EntryNotFoundError(f"no entry {entry_id!r} in scope {self.scope!r}")
+                gone.append(entry_id)
+                continue
+            versions.append(current.version)
+            events.append(EntryEvent(entry_id, current.version.entry_version_id, "erased"))
+        if not events:
+            return WriteResult(memory=memory, citations=(), unchanged=True, unchanged_entry_ids=tuple(gone))
+        committed = tx.commit("forget", [], events, now, {})
+        tx.erase([event.entry_id for event in events])
+        erased.append(True)
         return WriteResult(memory=committed, citations=tuple(Citation.of(committed, v) for v in versions),
                            unchanged_entry_ids=tuple(gone))

@@ -10,11 +10,12 @@ from datetime import datetime
 from typing import Any, Literal
 
 from pcmem.errors import EntryErasedError, EntryNotFoundError, RevisionNotFoundError
-from pcmem.memory import arguments, keys, paging
-from pcmem.memory import write_rules as rules
+from pcmem.memory import arguments, context_block, keys, paging
 from pcmem.memory.parts import MemoryParts
+from pcmem.memory.recent import recent_page
 from pcmem.rerank.choice import RerankerChoice, chosen_reranker
 from pcmem.settings import SearchFusion
+from pcmem.types.context import ContextBlock, ContextRequest, RecentPage, RecentRequest
 from pcmem.types.memory import (
     ChangesPage,
     ChangesRequest,
@@ -87,7 +88,7 @@ class ScopedReads:
         Raises EntryNotFoundError when the citation names nothing in this scope, EntryErasedError when the entry
         was forgotten, RevisionNotFoundError for a revision outside 1..head.
         """
-        citation = rules.expect(citation, Citation, "get")
+        citation = arguments.expect(citation, Citation, "get")
         if self.head() is None:
             raise EntryNotFoundError(f"citation {citation} names nothing in scope {self.scope!r} (it has no memory)")
         memory = self._at(citation.revision)
@@ -108,10 +109,7 @@ class ScopedReads:
         Raises EntryNotFoundError when it does not exist there (also in a scope with no memory), EntryErasedError
         when it was forgotten, RevisionNotFoundError for a revision outside 1..head.
         """
-        if isinstance(entry_id, EntryRequest):
-            request = arguments.request_of(EntryRequest, entry_id, "get_entry", "entry_id", {"revision": revision})
-            entry_id, revision = request.entry_id, request.revision
-        entry_id = validate_id(entry_id)
+        entry_id, revision = arguments.entry_of(entry_id, revision)
         memory = self._at(revision)
         entry = None if memory is None else self._backend.entry_in_revision(memory, entry_id)
         if entry is None and memory is not None:
@@ -134,11 +132,8 @@ class ScopedReads:
         the first page. Raises RevisionNotFoundError when ``since_revision`` is past the head, InputError for a
         negative one, InvalidCursorError / StaleCursorError for a bad or stale cursor.
         """
-        if isinstance(since_revision, ChangesRequest):
-            request = arguments.request_of(ChangesRequest, since_revision, "changes", "since_revision",
-                                           {"limit": limit, "cursor": cursor})
-            since_revision, limit, cursor = request.since_revision, request.limit, request.cursor
-        return paging.changes_page(self._backend, self.scope, since_revision, limit, cursor)
+        since, limit, cursor = arguments.changes_of(since_revision, limit, cursor)
+        return paging.changes_page(self._backend, self.scope, since, limit, cursor)
 
     def history(self, entry_id: str | HistoryRequest) -> EntryHistory:
         """Every revision that changed this entry (its id, or a :class:`HistoryRequest`), with the version it pointed
@@ -147,7 +142,7 @@ class ScopedReads:
         Raises EntryNotFoundError for an unknown entry (also in a scope with no memory), EntryErasedError for a
         forgotten one.
         """
-        entry_id = entry_id.entry_id if isinstance(entry_id, HistoryRequest) else validate_id(entry_id)
+        entry_id = arguments.entry_id_of(entry_id, HistoryRequest)
         memory = self.head()
         events = [] if memory is None else self._backend.history(memory, entry_id)
         if not events and memory is not None and (current_id := self._read_identity(memory, entry_id)) != entry_id:
@@ -168,8 +163,9 @@ class ScopedReads:
     def tombstone(self, entry_id: str) -> Tombstone | None:
         """What remains of a forgotten entry (its ids and the revision that erased it), or ``None`` when the entry was
         not forgotten (or does not exist). Raises InputError for a bad id, StoreError."""
+        entry_id = validate_id(entry_id)
         memory = self.head()
-        return None if memory is None else self._backend.tombstone(memory, validate_id(entry_id))
+        return None if memory is None else self._backend.tombstone(memory, entry_id)
 
     def _read_identity(self, memory: MemoryRef, key: str) -> str:
         """The entry id a read of ``key`` finds (see :mod:`pcmem.memory.keys`): ``key`` itself unless it was
@@ -220,3 +216,36 @@ class ScopedReads:
             "limit": limit, "mode": mode, "kinds": kinds, "metadata": metadata, "created_from": created_from,
             "created_before": created_before, "fusion": fusion})
         return self._parts.search.chosen((self.scope,), request, chosen_reranker(reranker, rerank), progress)
+
+    def recent(self, request: RecentRequest | None = None, *, limit: int | None = None,
+               since: datetime | str | None = None) -> RecentPage:
+        """The newest active entries (last remembered, revised or reactivated first), at most ``limit`` (default
+        20), optionally only those written at or after ``since``; or as a :class:`RecentRequest` says.
+
+        Reads the scope's latest revisions back (:mod:`pcmem.memory.recent`), not its whole manifest. Returns a
+        :class:`RecentPage` (empty for a scope with no memory). Raises InputError for bad values, StoreError.
+        """
+        request = arguments.request_of(RecentRequest, request, "recent", None, {"limit": limit, "since": since})
+        return recent_page(self._backend, [self.head()], request.limit, request.since)
+
+    def context(self, request: ContextRequest | str | None = None, *, max_bytes: int | None = None,
+                max_tokens: int | None = None, relevant: int | None = None, recent: int | None = None,
+                kinds: Sequence[str] | None = None, mode: SearchMode | None = None, explain: bool | None = None,
+                reranker: RerankerChoice = "default") -> ContextBlock:
+        """A prompt-ready block of this scope's memory under a budget: the entries relevant to the query (a
+        search) and the newest ones, each once, with citations (:mod:`pcmem.memory.context_block`). A query text
+        takes the :class:`ContextRequest`'s other fields as keywords (``context("deploy day", max_bytes=2000)``);
+        ``None`` packs the newest entries only.
+
+        Returns a :class:`ContextBlock` whose text never exceeds ``max_bytes`` nor ``max_tokens`` (as
+        :func:`~pcmem.types.context.estimate_tokens` counts). Raises as :meth:`search`, and InputError for bad values.
+        """
+        request = arguments.context_request(request, {"max_bytes": max_bytes, "max_tokens": max_tokens,
+                                             "relevant": relevant, "recent": recent, "kinds": kinds, "mode": mode,
+                                             "explain": explain})
+        choice = chosen_reranker(reranker, None)
+        return context_block.build(
+            request, search=lambda query: self._parts.search.chosen((self.scope,), query, choice, None),
+            recent=lambda n: recent_page(self._backend, [self.head()], n),
+            versions=self._backend.entry_versions)
+

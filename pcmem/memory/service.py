@@ -12,10 +12,12 @@ from datetime import datetime
 from typing import Any, Literal, TypeVar
 
 from pcmem.errors import InputError
-from pcmem.memory import arguments
+from pcmem.memory import arguments, context_block
+from pcmem.memory.recent import recent_page
 from pcmem.memory.scoped import MemoryParts, SyncScopedMemory
 from pcmem.rerank.choice import RerankerChoice, chosen_reranker
-from pcmem.settings import SEARCH_FUSIONS, SearchFusion
+from pcmem.settings import SearchFusion
+from pcmem.types.context import ContextBlock, ContextRequest, RecentPage, RecentRequest
 from pcmem.types.memory import (
     ChangesPage,
     ChangesRequest,
@@ -39,7 +41,7 @@ from pcmem.types.memory import (
     WriteResult,
 )
 from pcmem.types.progress import Progress
-from pcmem.types.search import FusionDefault, SearchMemoryRequest, SearchMode, SearchPage
+from pcmem.types.search import FusionDefault, SearchMemoryRequest, SearchMode, SearchPage, WarmReport
 from pcmem.validation import validate_scope
 
 T = TypeVar("T")
@@ -67,10 +69,24 @@ class SyncMemoryService:
         """Every scope that has a memory, with counts at its head. Raises StoreError."""
         return self.parts.backend.scope_summaries()
 
-    def forget_scope(self, scope: str) -> WriteResult:
+    def forget_scope(self, scope: str, *, idempotency_key: str | None = None) -> WriteResult:
         """Erase every entry of ``scope`` for good: ``for_scope(scope).forget_scope()`` (see there; it raises what
         that raises). Cannot be undone."""
-        return self.for_scope(scope).forget_scope()
+        return self.for_scope(scope).forget_scope(idempotency_key=idempotency_key)
+
+    def warm(self, scopes: Sequence[str] = ()) -> WarmReport:
+        """Load now what the first search of each of ``scopes`` would load: the embedding model (one query
+        embedding) and each scope's search views. :meth:`SyncRuntime.warm <pcmem.SyncRuntime.warm>` does the same
+        a step at a time, with progress and cancellation. Returns a :class:`WarmReport`; raises InputError (a scope
+        name), EmbeddingError or ConfigurationError (the model cannot load), StoreError."""
+        if isinstance(scopes, str):
+            raise InputError("scopes takes a list of scope names, not one string")
+        names = tuple(dict.fromkeys(validate_scope(scope) for scope in scopes))
+        search = self.parts.search
+        profile = search.load_embedder()
+        loaded = tuple(name for name in names if search.warm(name))
+        return WarmReport(model=profile.model_id if profile is not None else None, scopes=loaded,
+                          empty_scopes=tuple(name for name in names if name not in loaded))
 
     def search_fusion(self) -> FusionDefault:
         """The fusion a search that does not choose one runs, why, and the store's own default. Raises StoreError."""
@@ -81,9 +97,7 @@ class SyncMemoryService:
         """Keep ``fusion`` in the store as the default of every search that does not choose one and runs where
         ``PCMEM_SEARCH_FUSION`` is unset, in every process (``None`` removes it: the contract's rrf). Raises
         InputError for an unknown name, StoreReadOnlyError, StoreError."""
-        if fusion is not None and fusion not in SEARCH_FUSIONS:
-            raise InputError(f"unknown fusion {fusion!r}: one of {', '.join(SEARCH_FUSIONS)}")
-        self.parts.backend.set_search_fusion_default(fusion)
+        self.parts.backend.set_search_fusion_default(arguments.fusion_of(fusion))
         return self.search_fusion()
 
     def search(
@@ -111,17 +125,34 @@ class SyncMemoryService:
         request = arguments.search_request(request, {
             "limit": limit, "mode": mode, "kinds": kinds, "metadata": metadata, "created_from": created_from,
             "created_before": created_before, "fusion": fusion})
-        names = _scopes(scopes)
+        names = arguments.scopes_of(scopes)
         return self.parts.search.chosen(names, request, chosen_reranker(reranker, rerank), progress)
 
+    def recent(self, request: RecentRequest | None = None, *, scopes: Sequence[str], limit: int | None = None,
+               since: datetime | str | None = None) -> RecentPage:
+        """The newest active entries of several scopes together, newest write first (see
+        :meth:`SyncScopedMemory.recent`). Raises as that does, and InputError for an empty or duplicated ``scopes``."""
+        request = arguments.request_of(RecentRequest, request, "recent", None, {"limit": limit, "since": since})
+        heads = [self.parts.backend.find_memory(scope) for scope in arguments.scopes_of(scopes)]
+        return recent_page(self.parts.backend, heads, request.limit, request.since)
 
-def _scopes(scopes: Sequence[str]) -> tuple[str, ...]:
-    if isinstance(scopes, str):
-        raise InputError("scopes takes a list of scope names, not one string")
-    names = tuple(validate_scope(scope) for scope in scopes)
-    if not names or len(set(names)) != len(names):
-        raise InputError("scopes must name at least one scope, each once")
-    return names
+    def context(self, request: ContextRequest | str | None = None, *, scopes: Sequence[str],
+                max_bytes: int | None = None, max_tokens: int | None = None, relevant: int | None = None,
+                recent: int | None = None, kinds: Sequence[str] | None = None, mode: SearchMode | None = None,
+                explain: bool | None = None, reranker: RerankerChoice = "default") -> ContextBlock:
+        """A context block over several scopes: one search over them all and their newest entries together (see
+        :meth:`SyncScopedMemory.context`). Raises as that does, and InputError for an empty or duplicated
+        ``scopes``."""
+        request = arguments.context_request(request, {"max_bytes": max_bytes, "max_tokens": max_tokens,
+                                             "relevant": relevant, "recent": recent, "kinds": kinds, "mode": mode,
+                                             "explain": explain})
+        names = arguments.scopes_of(scopes)
+        choice = chosen_reranker(reranker, None)
+        backend = self.parts.backend
+        return context_block.build(
+            request, search=lambda query: self.parts.search.chosen(names, query, choice, None),
+            recent=lambda n: recent_page(backend, [backend.find_memory(scope) for scope in names], n),
+            versions=backend.entry_versions)
 
 
 class ScopedMemory:
@@ -146,21 +177,23 @@ class ScopedMemory:
         allow_duplicates: bool = False,
         expected_revision: int | None = None,
         reason: str | None = None,
+        idempotency_key: str | None = None,
     ) -> WriteResult:
         """As :meth:`SyncScopedMemory.remember`. Cancellation: the write runs in a worker thread that cannot be
         interrupted, so a ``remember`` cancelled while it runs may still commit — the caller gets CancelledError
-        and the entries exist. Use ``entry_id`` + ``upsert=True`` to make the retry after a cancellation safe."""
+        and the entries exist. Give it an ``idempotency_key`` and send it again with the same key after a
+        cancellation: it is applied once and the second call returns the first outcome."""
         return await to_thread(self.sync.remember, request, kind=kind, metadata=metadata, entry_id=entry_id,
                                upsert=upsert, allow_duplicates=allow_duplicates,
-                               expected_revision=expected_revision, reason=reason)
+                               expected_revision=expected_revision, reason=reason, idempotency_key=idempotency_key)
 
-    async def forget(self, entry_id: str | ForgetRequest) -> WriteResult:
+    async def forget(self, entry_id: str | ForgetRequest, *, idempotency_key: str | None = None) -> WriteResult:
         """As :meth:`SyncScopedMemory.forget` (cannot be undone)."""
-        return await to_thread(self.sync.forget, entry_id)
+        return await to_thread(self.sync.forget, entry_id, idempotency_key=idempotency_key)
 
-    async def forget_scope(self) -> WriteResult:
+    async def forget_scope(self, *, idempotency_key: str | None = None) -> WriteResult:
         """As :meth:`SyncScopedMemory.forget_scope` (cannot be undone)."""
-        return await to_thread(self.sync.forget_scope)
+        return await to_thread(self.sync.forget_scope, idempotency_key=idempotency_key)
 
     async def tombstone(self, entry_id: str) -> Tombstone | None:
         """As :meth:`SyncScopedMemory.tombstone` (runs in a worker thread): same result, same errors."""
@@ -168,22 +201,26 @@ class ScopedMemory:
 
     async def revise(self, request: ReviseRequest | str, *, text: str | None = None, kind: str | None = None,
                      metadata: dict[str, Any] | None = None, expected_revision: int | None = None,
-                     expected_version: int | None = None, reason: str | None = None) -> WriteResult:
+                     expected_version: int | None = None, reason: str | None = None,
+                     idempotency_key: str | None = None) -> WriteResult:
         """As :meth:`SyncScopedMemory.revise` (runs in a worker thread): same result, same errors."""
         return await to_thread(self.sync.revise, request, text=text, kind=kind, metadata=metadata,
-                               expected_revision=expected_revision, expected_version=expected_version, reason=reason)
+                               expected_revision=expected_revision, expected_version=expected_version, reason=reason,
+                               idempotency_key=idempotency_key)
 
     async def retire(self, request: RetireRequest | str, *, expected_revision: int | None = None,
-                     expected_version: int | None = None, reason: str | None = None) -> WriteResult:
+                     expected_version: int | None = None, reason: str | None = None,
+                     idempotency_key: str | None = None) -> WriteResult:
         """As :meth:`SyncScopedMemory.retire` (runs in a worker thread): same result, same errors."""
         return await to_thread(self.sync.retire, request, expected_revision=expected_revision,
-                               expected_version=expected_version, reason=reason)
+                               expected_version=expected_version, reason=reason, idempotency_key=idempotency_key)
 
     async def reactivate(self, request: ReactivateRequest | str, *, expected_revision: int | None = None,
-                         expected_version: int | None = None, reason: str | None = None) -> WriteResult:
+                         expected_version: int | None = None, reason: str | None = None,
+                         idempotency_key: str | None = None) -> WriteResult:
         """As :meth:`SyncScopedMemory.reactivate` (runs in a worker thread): same result, same errors."""
         return await to_thread(self.sync.reactivate, request, expected_revision=expected_revision,
-                               expected_version=expected_version, reason=reason)
+                               expected_version=expected_version, reason=reason, idempotency_key=idempotency_key)
 
     async def list(self, request: ListRequest | None = None, *, state: Literal["active", "all"] | None = None,
                    revision: int | None = None, limit: int | None = None, cursor: str | None = None) -> EntryPage:
@@ -210,6 +247,20 @@ class ScopedMemory:
     async def revisions(self) -> builtins.list[RevisionInfo]:
         """As :meth:`SyncScopedMemory.revisions` (runs in a worker thread): same result, same errors."""
         return await to_thread(self.sync.revisions)
+
+    async def recent(self, request: RecentRequest | None = None, *, limit: int | None = None,
+                     since: datetime | str | None = None) -> RecentPage:
+        """As :meth:`SyncScopedMemory.recent` (runs in a worker thread): same result, same errors."""
+        return await to_thread(self.sync.recent, request, limit=limit, since=since)
+
+    async def context(self, request: ContextRequest | str | None = None, *, max_bytes: int | None = None,
+                      max_tokens: int | None = None, relevant: int | None = None, recent: int | None = None,
+                      kinds: Sequence[str] | None = None, mode: SearchMode | None = None,
+                      explain: bool | None = None, reranker: RerankerChoice = "default") -> ContextBlock:
+        """As :meth:`SyncScopedMemory.context` (runs in a worker thread): same result, same errors."""
+        return await to_thread(self.sync.context, request, max_bytes=max_bytes, max_tokens=max_tokens,
+                               relevant=relevant, recent=recent, kinds=kinds, mode=mode, explain=explain,
+                               reranker=reranker)
 
     async def search(
         self,
@@ -243,17 +294,35 @@ class MemoryService:
         """A handle on one scope (cheap; nothing is read). Raises InputError for an invalid scope name."""
         return ScopedMemory(self.sync.for_scope(scope))
 
-    async def forget_scope(self, scope: str) -> WriteResult:
+    async def forget_scope(self, scope: str, *, idempotency_key: str | None = None) -> WriteResult:
         """As :meth:`SyncMemoryService.forget_scope` (cannot be undone)."""
-        return await to_thread(self.sync.forget_scope, scope)
+        return await to_thread(self.sync.forget_scope, scope, idempotency_key=idempotency_key)
 
     async def scopes(self) -> list[ScopeSummary]:
         """As :meth:`SyncMemoryService.scopes` (runs in a worker thread): same result, same errors."""
         return await to_thread(self.sync.scopes)
 
+    async def warm(self, scopes: Sequence[str] = ()) -> WarmReport:
+        """As :meth:`SyncMemoryService.warm` (runs in a worker thread)."""
+        return await to_thread(self.sync.warm, scopes)
+
     async def search_fusion(self) -> FusionDefault:
         """As :meth:`SyncMemoryService.search_fusion` (runs in a worker thread)."""
         return await to_thread(self.sync.search_fusion)
+
+    async def recent(self, request: RecentRequest | None = None, *, scopes: Sequence[str],
+                     limit: int | None = None, since: datetime | str | None = None) -> RecentPage:
+        """As :meth:`SyncMemoryService.recent` (runs in a worker thread): same result, same errors."""
+        return await to_thread(self.sync.recent, request, scopes=scopes, limit=limit, since=since)
+
+    async def context(self, request: ContextRequest | str | None = None, *, scopes: Sequence[str],
+                      max_bytes: int | None = None, max_tokens: int | None = None, relevant: int | None = None,
+                      recent: int | None = None, kinds: Sequence[str] | None = None, mode: SearchMode | None = None,
+                      explain: bool | None = None, reranker: RerankerChoice = "default") -> ContextBlock:
+        """As :meth:`SyncMemoryService.context` (runs in a worker thread): same result, same errors."""
+        return await to_thread(self.sync.context, request, scopes=scopes, max_bytes=max_bytes,
+                               max_tokens=max_tokens, relevant=relevant, recent=recent, kinds=kinds, mode=mode,
+                               explain=explain, reranker=reranker)
 
     async def set_search_fusion(self, fusion: SearchFusion | None) -> FusionDefault:
         """As :meth:`SyncMemoryService.set_search_fusion` (runs in a worker thread)."""

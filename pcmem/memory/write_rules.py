@@ -31,7 +31,7 @@ def check_version(current: HeadEntry, expected: int | None) -> None:
     if expected is not None and current.version.version != expected:
         raise RevisionConflictError(
             f"expected version {expected} of entry {current.version.entry_id!r} but it is at version "
-            f"{current.version.version}", expected=expected, actual=current.version.version)
+            f"{current.version.version}", expected=expected, actual=current.version.version, about="version")
 
 
 def retrying(write: Callable[[], WriteResult], retry: bool) -> WriteResult:
@@ -91,5 +91,5 @@ def first_version(entry: NewEntry, revision: int, now: datetime) -> EntryVersion
         content_hash=content_hash(entry.text),
         metadata=entry.metadata,
         created_in_revision=revision,
-        created_at=now,
+        created_at=entry.created_at or now,
     )

@@ -7,9 +7,11 @@ them, with their signatures and docstrings); each call becomes one request to th
 
 **Hand-off.** When the owner goes away (it quit, or was killed), the next call notices (connection refused, or the
 connection ends), and :class:`Caller` asks for a new link — the composition root opens the file (the file lock
-decides who becomes the owner: no split brain) or connects to whoever did. A call whose request never reached the
-owner, or that cannot apply twice (reads, writes with an expected revision/version, keyed upserts, forget), is sent
-again; any other write raises :class:`~pcmem.errors.OwnerGoneError`, which says it may have been applied.
+decides who becomes the owner: no split brain) or connects to whoever did — and sends the call again. Every write
+crosses with an idempotency key (the caller's, or a new uuid4 per call), kept on every resend: the owner records it
+with the write, in the write's transaction, so a write whose answer was lost is answered again with its first outcome
+— by the same owner or by the one that took the file over — and never applied twice
+(:mod:`pcmem.memory.write_records`).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import contextlib
 import functools
 import socket
 import threading
+import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -27,7 +30,7 @@ from pcmem.memory.scoped import SyncScopedMemory
 from pcmem.memory.service import SyncMemoryService
 from pcmem.owner import protocol
 from pcmem.owner.dial import handshake
-from pcmem.owner.operations import SCOPED_OPERATIONS, STORE_OPERATIONS, operation, repeatable
+from pcmem.owner.operations import SCOPED_OPERATIONS, STORE_OPERATIONS, operation
 from pcmem.owner.rerank_spec import RerankSpec
 from pcmem.rerank.choice import DEFAULT, chosen_reranker
 from pcmem.validation import validate_scope
@@ -137,7 +140,8 @@ class RerankChoice:
 
 
 class Caller:
-    """Sends calls over the current link; on a lost owner, gets a new link and resends what is safe to resend."""
+    """Sends calls over the current link; on a lost owner, gets a new link and sends the call again (a write with the
+    same idempotency key: see the module docstring)."""
 
     def __init__(self, link: Link, relink: Callable[[], Link], default_rerank: MemoryReranker | None) -> None:
         self.link = link
@@ -147,24 +151,22 @@ class Caller:
 
     def call(self, key: str, scope: str | None, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         op = operation(key)
-        wire, local = op.encode(args, kwargs)
-        rerank = self._rerank(local.get("reranker", DEFAULT), wire.pop("rerank", None)) if op.takes_reranker else None
+        wire, local = op.encode(args, kwargs)  # the library's own check: a call it refuses is refused here
+        if op.is_write and wire.get("idempotency_key") is None:
+            wire["idempotency_key"] = uuid.uuid4().hex  # this write, on every resend: applied once, answered again
+        rerank = self._rerank(local.get("reranker", DEFAULT), local.get("rerank")) if op.takes_reranker else None
         request = {"op": key, "scope": scope, "args": wire, "rerank": rerank}
         for attempt in range(MAX_ATTEMPTS + 1):
             link = self.link
             try:
                 response = link.call(request)
-            except OwnerLost as lost:
+            except OwnerLost:
                 self._replace(link)
-                if lost.sent and not repeatable(key, wire):
-                    raise OwnerGoneError(
-                        f"the pcmem process that owned the store exited during {op.name}: the write may or may not "
-                        "have been applied; read the scope (list/changes) before writing it again, or give the "
-                        "write an expected revision/version or an entry id with upsert so it can be retried "
-                        "safely") from None
                 if attempt == MAX_ATTEMPTS:
+                    again = (f": it may have been applied, once; call it again with idempotency_key="
+                             f"{wire['idempotency_key']!r} to apply it at most once" if op.is_write else "")
                     raise OwnerGoneError(f"the store's owner went away {MAX_ATTEMPTS + 1} times during "
-                                         f"{op.name}; nothing more is tried") from None
+                                         f"{op.name}; nothing more is tried{again}") from None
                 continue
             if "error" in response:
                 raise protocol.decode_error(response["error"])

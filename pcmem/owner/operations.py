@@ -6,6 +6,11 @@ Nothing here restates a signature. Each operation is a public method of
 ``TypeAdapter`` (``dump_python(mode="json")`` / ``validate_python``), so a request and a result are the same models
 the library takes and returns. ``reranker`` and ``progress`` stay in the calling process: a reranker crosses as a
 :class:`~pcmem.owner.rerank_spec.RerankSpec` the owner builds, progress is not reported across the socket.
+
+One check of the arguments, on both sides: the client runs the library method's own check
+(:func:`pcmem.memory.arguments.canonical`) before sending and sends what it returns (a request object for its
+keywords), so it refuses what the library refuses, with the same error; the owner runs it again on what arrives —
+the wire is never trusted, and nothing arriving is coerced (``true`` is not read as ``1``).
 """
 
 from __future__ import annotations
@@ -17,9 +22,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import BaseModel, TypeAdapter
 
 from pcmem.errors import InputError
+from pcmem.memory.arguments import canonical
 from pcmem.memory.scoped import SyncScopedMemory
 from pcmem.memory.service import SyncMemoryService
 from pcmem.owner.protocol import encode_error
@@ -27,12 +33,14 @@ from pcmem.owner.rerank_spec import RerankSpec
 from pcmem.rerank.port import MemoryReranker
 
 SCOPED_OPERATIONS = ("head", "list", "get", "get_entry", "changes", "history", "revisions", "tombstone", "search",
-                     "remember", "revise", "retire", "reactivate", "forget", "forget_scope")
-STORE_OPERATIONS = ("scopes", "search", "forget_scope", "search_fusion", "set_search_fusion")
-#: Operations that change the store: after a lost connection only a repeatable one is sent again.
+                     "recent", "context", "remember", "revise", "retire", "reactivate", "forget", "forget_scope")
+STORE_OPERATIONS = ("scopes", "search", "recent", "context", "forget_scope", "search_fusion", "set_search_fusion",
+                    "warm")
+#: Operations that change the store: each crosses with an idempotency key (see :class:`pcmem.owner.client.Caller`).
 WRITES = frozenset({"remember", "revise", "retire", "reactivate", "forget", "forget_scope"})
-#: Parameters that never cross the socket (see the module docstring).
-LOCAL_PARAMETERS = frozenset({"reranker", "progress"})
+#: Parameters that never cross the socket as arguments (see the module docstring; search's deprecated ``rerank``
+#: flag is folded into the reranker the caller names).
+LOCAL_PARAMETERS = frozenset({"reranker", "progress", "rerank"})
 
 
 @dataclass(frozen=True)
@@ -45,22 +53,27 @@ class Operation:
     method: Callable[..., Any]
     signature: inspect.Signature
     parameters: dict[str, TypeAdapter[Any]]
+    #: The model a parameter's JSON object stands for (its annotation's first pydantic model: the request object).
+    models: dict[str, type[BaseModel]]
     result: TypeAdapter[Any]
 
     @property
     def takes_reranker(self) -> bool:
         return "reranker" in self.signature.parameters
 
+    @property
+    def is_write(self) -> bool:
+        return self.name in WRITES
+
     def encode(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-        """The call's arguments as (JSON for the wire, the local-only ones). A call the method could not take raises
-        the TypeError a local call would."""
+        """The call's arguments as (JSON for the wire, the local-only ones), checked as the library method checks
+        them: a call the library refuses raises its InputError here, and one the method could not take the TypeError
+        a local call would."""
         bound = self.signature.bind(*args, **kwargs)
+        local = {name: value for name, value in bound.arguments.items() if name in LOCAL_PARAMETERS}
+        given = {name: value for name, value in bound.arguments.items() if name not in LOCAL_PARAMETERS}
         wire: dict[str, Any] = {}
-        local: dict[str, Any] = {}
-        for name, value in bound.arguments.items():
-            if name in LOCAL_PARAMETERS:
-                local[name] = value
-                continue
+        for name, value in canonical(self.key, given).items():
             try:
                 wire[name] = self.parameters[name].dump_python(value, mode="json", warnings=False)
             except Exception:  # noqa: BLE001 - pydantic's serialisation errors vary; the message says what it was
@@ -69,18 +82,16 @@ class Operation:
         return wire, local
 
     def decode(self, wire: dict[str, Any]) -> dict[str, Any]:
-        """Arguments from the wire. A value that does not validate is passed as it came, so the method refuses it
-        with the same InputError a local call gets."""
-        decoded = {}
+        """Arguments from the wire, checked again as the library method checks them (the same InputError a local
+        call gets). A JSON object where the method takes a request model (or a citation) is that model; every other
+        value is passed as it came, never coerced."""
+        given = {}
         for name, value in wire.items():
-            adapter = self.parameters.get(name)
-            if adapter is None:
+            if name not in self.parameters:
                 raise InputError(f"{self.name} has no parameter {name!r}")
-            try:
-                decoded[name] = adapter.validate_python(value)
-            except ValidationError:
-                decoded[name] = value
-        return decoded
+            model = self.models.get(name)
+            given[name] = model(**value) if model is not None and isinstance(value, dict) else value
+        return canonical(self.key, given)
 
 
 @functools.cache
@@ -95,26 +106,17 @@ def operation(key: str) -> Operation:
     hints = typing.get_type_hints(method)
     signature = inspect.signature(method)
     signature = signature.replace(parameters=list(signature.parameters.values())[1:])  # without self
-    parameters = {p: TypeAdapter(hints[p]) for p in signature.parameters if p not in LOCAL_PARAMETERS}
-    return Operation(key, name, on == "scope", method, signature, parameters, TypeAdapter(hints["return"]))
+    wired = [p for p in signature.parameters if p not in LOCAL_PARAMETERS]
+    parameters = {p: TypeAdapter(hints[p]) for p in wired}
+    models = {p: found[0] for p in wired if (found := _models(hints[p]))}
+    return Operation(key, name, on == "scope", method, signature, parameters, models, TypeAdapter(hints["return"]))
 
 
-def repeatable(key: str, wire: dict[str, Any]) -> bool:
-    """Whether sending the request again after a lost answer cannot apply it twice: a read; a write with an
-    expected revision or version (a second attempt conflicts instead); a keyed upsert; a forget (idempotent)."""
-    name = key.partition(".")[2]
-    if name not in WRITES or name in ("forget", "forget_scope"):
-        return True
-    request = wire.get("request")
-    # The request's fields come in it, or as keywords next to the identity (``revise("k", expected_version=2)``).
-    fields = request if isinstance(request, dict) else wire
-    if fields.get("expected_revision") is not None or fields.get("expected_version") is not None:
-        return True
-    if name != "remember":
-        return False
-    upsert = bool(wire.get("upsert") or fields.get("upsert"))
-    entries = fields.get("entries", [fields])  # remember("text", entry_id=..., upsert=True): the keywords
-    return upsert and all(isinstance(e, dict) and e.get("entry_id") is not None for e in entries)
+def _models(hint: Any) -> list[type[BaseModel]]:
+    """The pydantic models an annotation names, in order (``ReviseRequest | str`` → ``[ReviseRequest]``)."""
+    if isinstance(hint, type) and issubclass(hint, BaseModel):
+        return [hint]
+    return [model for arg in typing.get_args(hint) for model in _models(arg)]
 
 
 class Dispatcher:
@@ -127,10 +129,14 @@ class Dispatcher:
     def __call__(self, request: dict[str, Any]) -> dict[str, Any]:
         try:
             op = operation(str(request.get("op")))
-            args = op.decode(dict(request.get("args") or {}))
+            wire = request.get("args") or {}
+            if not isinstance(wire, dict):
+                raise InputError(f"the arguments of {op.name} must be a JSON object, not {type(wire).__name__}")
+            args = op.decode(wire)
             if op.takes_reranker and request.get("rerank") is not None:
                 args["reranker"] = self._rerankers(RerankSpec.model_validate(request["rerank"]))
-            target = self.memory.for_scope(str(request.get("scope"))) if op.on_scope else self.memory
+            scope: Any = request.get("scope")  # for_scope checks it, as a client's scope handle does (never str()-ed)
+            target = self.memory.for_scope(scope) if op.on_scope else self.memory
             value = op.method(target, **args)
             return {"result": op.result.dump_python(value, mode="json")}
         except Exception as error:  # noqa: BLE001 - every failure goes back to the caller, typed

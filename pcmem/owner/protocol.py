@@ -20,7 +20,8 @@ from typing import Any
 from pcmem import errors
 from pcmem.errors import PcmemError, StoreError
 
-PROTOCOL_VERSION = 1
+#: 2: every write carries an idempotency key and is sent again after a lost answer (pcmem.memory.write_records).
+PROTOCOL_VERSION = 2
 MAX_FRAME_BYTES = 256 * 1024 * 1024
 _LENGTH = struct.Struct(">I")
 

@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from pcmem.rerank.port import MemoryReranker
+    from pcmem.types.embedding import EmbeddingProfile
     from pcmem.types.progress import Progress
     from pcmem.types.rerank import MemoryRerankDecision
 
@@ -82,10 +83,26 @@ class SearchService:
     ) -> None:
         self._backend = backend
         self._embedder = embedder
+        self._embedder_loaded = False  # by load_embedder (a later switch of vector space builds another service)
         self._rerank_embedder = rerank_embedder  # the embedding policy's default: its answer, else the store's own
         self.reranker = reranker
         self.candidate_limit = candidate_limit
         self.fusion = fusion  # the runtime's (PCMEM_SEARCH_FUSION); None: the store's default, else the contract's
+
+    def load_embedder(self) -> EmbeddingProfile | None:
+        """Load the query embedder now (it loads its model on first use) by embedding one query; its profile, or
+        ``None`` when this service searches full text only. Raises EmbeddingError, ConfigurationError."""
+        if self._embedder is None:
+            return None
+        if not self._embedder_loaded:
+            self._embedder.embed_query("warm up")
+            self._embedder_loaded = True
+        return self._embedder.profile
+
+    def warm(self, scope: str) -> bool:
+        """Load what the scope's first search would read first (:meth:`SearchIndex.warm`; its vector view only when
+        this service embeds queries); ``False`` when the scope has no memory. Raises StoreError."""
+        return self._backend.warm(scope, vectors=self._embedder is not None)
 
     def default_fusion(self) -> tuple[SearchFusion, FusionSource]:
         """The fusion a search that does not choose one runs, and where that comes from (see :func:`choose_fusion`)."""

@@ -1,169 +1,186 @@
-"""What the MCP tools do (:mod:`pcmem.serve.mcp_tools`), on the server's :class:`~pcmem.serve.operations.MemoryApi`.
+"""What the MCP tools (and ``POST /x/pcmem/tools/{name}``) do, on the server's :class:`~pcmem.serve.operations.MemoryApi`.
 
-Each function takes the tool's validated arguments (:mod:`pcmem.serve.agent_models`), runs the library call off
-the event loop and answers a small JSON-able model. Errors are pcmem's own; the tool layer maps them to codes and
-advice (:mod:`pcmem.serve.errors`).
+Each function takes the tool's validated arguments (:mod:`pcmem.serve.agent_models`), runs library calls off the
+event loop and answers plain JSON. Every entry, wherever it appears (a list, a search hit, a write, recent entries),
+has one flat shape, :func:`entry_json`; a hit adds its score. Errors are pcmem's own; the tool layer maps them to
+codes and advice (:mod:`pcmem.serve.errors`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import pcmem
-from pcmem.errors import EntryNotFoundError, InputError, RevisionConflictError
+from pcmem.errors import EntryErasedError, EntryNotFoundError, InputError
 from pcmem.serve import agent_models as m
-from pcmem.serve import convert
 from pcmem.serve.operations import MemoryApi
 
+Json = dict[str, Any]
 
-def agent_entry(scope: str, value: pcmem.MemoryEntry) -> m.AgentEntry:
+
+def entry_json(scope: str, value: pcmem.MemoryEntry) -> Json:
+    """An entry as every tool result shows it: what it says, its state, and how to name it (``entry_id``, the
+    ``version`` a compare-and-swap expects, the exact ``citation``)."""
     version = value.entry
-    return m.AgentEntry(scope_id=scope, citation=convert.citation(value.citation), version=version.version,
-                        kind=version.kind, text=version.text, state=value.state, metadata=version.metadata,
-                        created_at=version.created_at)
+    return {"scope_id": scope, "entry_id": version.entry_id, "version": version.version, "kind": version.kind,
+            "text": version.text, "state": value.state, "metadata": version.metadata,
+            "created_at": _time(version.created_at), "citation": str(value.citation)}
 
 
-def _mutation(scoped: Any, result: pcmem.WriteResult) -> m.MutationResult:
+def _time(value: datetime) -> str:
+    return value.isoformat().replace("+00:00", "Z")
+
+
+def _written(scoped: Any, result: pcmem.WriteResult) -> Json:
     changed = not (result.unchanged or result.unchanged_entry_ids or result.duplicates)
     cited = result.citations[0] if result.citations else (result.duplicates[0].existing if result.duplicates else None)
-    entry = None if cited is None else agent_entry(scoped.scope, scoped.get(cited))
-    return m.MutationResult(memory=convert.artifact_reference(result.memory.artifact_id, result.memory.revision),
-                            changed=changed, entry=entry)
+    return {"changed": changed, "entry": None if cited is None else entry_json(scoped.scope, scoped.get(cited))}
 
 
-async def remember(api: MemoryApi, args: m.RememberArgs) -> m.MutationResult:
+async def remember(api: MemoryApi, args: m.RememberArgs) -> Json:
     new = pcmem.NewEntry(text=args.text, kind=args.kind, metadata=args.metadata or {}, entry_id=args.key)
     request = pcmem.RememberRequest(entries=(new,), expected_revision=args.expected_revision,
                                     upsert=args.key is not None, reason=args.reason)
     scoped = api.scope(args.scope_id)
-    return await api.run(lambda: _mutation(scoped, scoped.remember(request)))
+    return await api.run(lambda: _written(scoped, scoped.remember(request)))
 
 
-def _entry_id(scoped: Any, citation: Any) -> str:
-    """The cited entry's id, after checking the citation is of this scope's Memory."""
-    cited = convert.pcmem_citation(citation)
-    head = scoped.head()
-    if cited is None or head is None or cited.artifact_id != head.artifact_id:
-        raise EntryNotFoundError(f"the citation does not name an entry of scope {scoped.scope!r}")
-    return cited.entry_id
+def _expected(scoped: Any, args: m.EntryWrite) -> dict[str, Any]:
+    """The write's compare-and-swap on the entry (never on the whole scope: writes to other entries do not matter):
+    the version the caller read, else the one the entry has now (the library re-checks it inside the write)."""
+    if args.expected_version is not None:
+        return {"expected_version": args.expected_version}
+    return {"expected_version": scoped.get_entry(args.entry_id).entry.version}
 
 
-def _expectations(scoped: Any, args: m.EntryWrite, entry_id: str) -> dict[str, int | None]:
-    """The compare-and-swap of a tool write: the caller's, else "the cited version is still the entry's current one"
-    (per entry, so writes to other entries of the scope never invalidate a citation)."""
-    if args.expected_version is not None or args.expected_revision is not None:
-        return {"expected_version": args.expected_version, "expected_revision": args.expected_revision}
-    current = scoped.get_entry(entry_id).entry
-    if current.entry_version_id != args.citation.entry_version_id:
-        raise RevisionConflictError(f"entry {entry_id!r} changed since this citation: it is at version "
-                                    f"{current.version} now; read it again")
-    return {"expected_version": current.version}  # re-checked inside the write transaction
-
-
-#: Writes one cited entry: (the scope, the entry's id, the compare-and-swap keywords) -> the write's result.
-CitedWrite = Callable[[Any, str, dict[str, int | None]], pcmem.WriteResult]
-
-
-async def _change_cited(api: MemoryApi, args: m.EntryWrite, write: CitedWrite) -> m.MutationResult:
-    """A write to the entry a tool call cites, off the event loop: the citation checked against the scope, its
-    compare-and-swap expectations taken (:func:`_expectations`), the result as the tool answers it."""
+async def revise(api: MemoryApi, args: m.ReviseArgs) -> Json:
     scoped = api.scope(args.scope_id)
-
-    def change() -> m.MutationResult:
-        entry_id = _entry_id(scoped, args.citation)
-        return _mutation(scoped, write(scoped, entry_id, _expectations(scoped, args, entry_id)))
-
-    return await api.run(change)
+    return await api.run(lambda: _written(scoped, scoped.revise(pcmem.ReviseRequest(
+        entry_id=args.entry_id, text=args.text, kind=args.kind, metadata=args.metadata, reason=args.reason,
+        **_expected(scoped, args)))))
 
 
-async def revise(api: MemoryApi, args: m.ReviseArgs) -> m.MutationResult:
-    return await _change_cited(api, args, lambda scoped, entry_id, expected: scoped.revise(pcmem.ReviseRequest(
-        entry_id=entry_id, text=args.text, kind=args.kind, metadata=args.metadata, reason=args.reason, **expected)))
-
-
-async def retire(api: MemoryApi, args: m.RetireArgs) -> m.MutationResult:
-    return await _change_cited(api, args, lambda scoped, entry_id, expected: scoped.retire(pcmem.RetireRequest(
-        entry_id=entry_id, reason=args.reason, **expected)))
-
-
-async def reactivate(api: MemoryApi, args: m.ReactivateArgs) -> m.MutationResult:
-    return await _change_cited(api, args, lambda scoped, entry_id, expected: scoped.reactivate(
-        pcmem.ReactivateRequest(entry_id=entry_id, reason=args.reason, **expected)))
-
-
-def _forgotten(result: pcmem.WriteResult) -> m.ForgetResult:
-    return m.ForgetResult(memory=convert.artifact_reference(result.memory.artifact_id, result.memory.revision),
-                          changed=not result.unchanged and bool(result.citations),
-                          erased_entry_ids=[citation.entry_id for citation in result.citations])
-
-
-async def forget(api: MemoryApi, args: m.ForgetArgs) -> m.ForgetResult:
+async def retire(api: MemoryApi, args: m.EntryWrite) -> Json:
     scoped = api.scope(args.scope_id)
-    return await api.run(lambda: _forgotten(scoped.forget(args.entry_id)))
+    return await api.run(lambda: _written(scoped, scoped.retire(pcmem.RetireRequest(
+        entry_id=args.entry_id, reason=args.reason, **_expected(scoped, args)))))
 
 
-async def forget_scope(api: MemoryApi, args: m.ForgetScopeArgs) -> m.ForgetResult:
+async def reactivate(api: MemoryApi, args: m.EntryWrite) -> Json:
+    scoped = api.scope(args.scope_id)
+    return await api.run(lambda: _written(scoped, scoped.reactivate(pcmem.ReactivateRequest(
+        entry_id=args.entry_id, reason=args.reason, **_expected(scoped, args)))))
+
+
+def _erased(result: pcmem.WriteResult) -> Json:
+    return {"changed": not result.unchanged and bool(result.citations),
+            "erased_entry_ids": [citation.entry_id for citation in result.citations]}
+
+
+async def forget(api: MemoryApi, args: m.ForgetArgs) -> Json:
+    scoped = api.scope(args.scope_id)
+    return await api.run(lambda: _erased(scoped.forget(args.entry_id)))
+
+
+async def forget_scope(api: MemoryApi, args: m.ForgetScopeArgs) -> Json:
     if args.confirm_scope_id != args.scope_id:
         raise InputError("confirm_scope_id must repeat scope_id exactly; nothing was erased")
     scoped = api.scope(args.scope_id)
-    return await api.run(lambda: _forgotten(scoped.forget_scope()))
+    return await api.run(lambda: _erased(scoped.forget_scope()))
 
 
-async def list_entries(api: MemoryApi, args: m.ListArgs) -> m.EntryListing:
+async def list_entries(api: MemoryApi, args: m.ListArgs) -> Json:
     scoped = api.scope(args.scope_id)
     request = pcmem.ListRequest(state="all" if args.include_inactive else "active", limit=args.limit,
                                 cursor=args.cursor)
     page = await api.run(lambda: scoped.list(request))
-    return m.EntryListing(memory=convert.memory_reference(page.memory),
-                          entries=[agent_entry(scoped.scope, entry) for entry in page.entries],
-                          next_cursor=page.next_cursor)
+    return {"revision": page.memory.revision if page.memory else 0,
+            "entries": [entry_json(scoped.scope, entry) for entry in page.entries], "next_cursor": page.next_cursor}
 
 
-async def get_entry(api: MemoryApi, args: m.GetArgs) -> m.AgentEntry:
+async def get_entry(api: MemoryApi, args: m.GetArgs) -> Json:
     scoped = api.scope(args.scope_id)
-    cited = convert.pcmem_citation(args.citation)
-    if cited is None:
-        raise EntryNotFoundError(f"the citation does not name an entry of scope {scoped.scope!r}")
-    return agent_entry(scoped.scope, await api.run(lambda: scoped.get(cited)))
+    if args.citation is not None:
+        cited = pcmem.Citation.parse(args.citation)
+        return entry_json(scoped.scope, await api.run(lambda: scoped.get(cited)))
+    entry_id = args.entry_id
+    assert entry_id is not None  # the model requires one of them
+    return entry_json(scoped.scope, await api.run(lambda: scoped.get_entry(entry_id)))
 
 
-async def search(api: MemoryApi, args: m.SearchArgs) -> m.SearchResult:
+async def search(api: MemoryApi, args: m.SearchArgs) -> Json:
     request = pcmem.SearchMemoryRequest(
-        query=args.query, limit=args.limit, mode=args.mode.value, kinds=args.kinds, metadata=args.metadata,
+        query=args.query, limit=args.limit, mode=args.mode, kinds=args.kinds, metadata=args.metadata,
         created_from=args.created_from, created_before=args.created_before)
-    scopes = [args.scope_id, *args.more_scope_ids]
+    scopes = m.scopes_of(args)
 
-    def read() -> pcmem.SearchPage:
-        if len(scopes) == 1:
-            return api.scope(scopes[0]).search(request)
-        return api.runtime.memory.search(request, scopes=scopes)
+    def read() -> Json:
+        page = (api.scope(scopes[0]).search(request) if len(scopes) == 1
+                else api.runtime.memory.search(request, scopes=scopes))
+        scope_of = {memory.artifact_id: memory.scope for memory in (*page.memories, *filter(None, [page.memory]))}
+        hits = []
+        for hit in page.hits:  # the version and date a hit lacks: one read each, of the exact version it cites
+            scope = scope_of.get(hit.citation.artifact_id, args.scope_id)
+            hits.append({**entry_json(scope, api.scope(scope).get(hit.citation)), "score": round(hit.score, 6),
+                         "matched_by": list(hit.matched_by)})
+        return {"mode": page.mode, "hits": hits}
 
-    page = await api.run(read, may_rerank=True)
-    scope_of = {memory.artifact_id: memory.scope for memory in (*page.memories, *filter(None, [page.memory]))}
-    return m.SearchResult(mode=page.mode, hits=[
-        m.AgentHit(scope_id=scope_of.get(hit.citation.artifact_id, args.scope_id),
-                   citation=convert.citation(hit.citation), kind=hit.kind, text=hit.text, score=hit.score,
-                   matched_by=list(hit.matched_by), metadata=hit.metadata)
-        for hit in page.hits])
-
-
-async def recent(api: MemoryApi, args: m.RecentArgs) -> m.RecentResult:
-    """The newest active entry versions of the given scopes (remembered or revised last), newest first."""
-    if len(set(args.scope_ids)) != len(args.scope_ids):
-        raise InputError("scope_ids must name each scope once")
-    handles = [api.scope(scope) for scope in args.scope_ids]
-
-    def read() -> list[m.AgentEntry]:
-        found = [agent_entry(scoped.scope, entry) for scoped in handles
-                 for entry in scoped.list(pcmem.ListRequest(state="active")).entries
-                 if args.since is None or entry.entry.created_at >= _utc(args.since)]
-        found.sort(key=lambda entry: (entry.created_at, entry.citation.entry_id), reverse=True)
-        return found[: args.limit]
-
-    return m.RecentResult(entries=await api.run(read))
+    return await api.run(read, may_rerank=True)
 
 
-def _utc(value: datetime) -> datetime:
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value
+async def recent(api: MemoryApi, args: m.RecentArgs) -> Json:
+    page = await api.run(lambda: api.runtime.memory.recent(scopes=args.scope_ids, limit=args.limit,
+                                                           since=args.since))
+    return {"entries": [entry_json(item.scope, item.entry) for item in page.entries]}
+
+
+async def scopes(api: MemoryApi, args: m.NoArgs) -> Json:
+    found = await api.list_scopes()
+    return {"scopes": [{"scope_id": s.scope, "revision": s.head_revision, "active": s.active_count,
+                        "retired": s.retired_count, "updated_at": _time(s.updated_at)} for s in found]}
+
+
+async def history(api: MemoryApi, args: m.HistoryArgs) -> Json:
+    """Every revision that changed the entry, oldest first; a forgotten entry shows its erasure (which revisions
+    changed it and which one erased it; its text, kind, metadata and reasons are gone)."""
+    scoped = api.scope(args.scope_id)
+
+    def read() -> Json:
+        try:
+            found = scoped.history(args.entry_id)
+        except EntryErasedError as error:
+            return _erasure(scoped, error)
+        events = [{"revision": e.revision, "operation": e.operation, "at": _time(e.created_at),
+                   "version": e.entry.version, "kind": e.entry.kind, "text": e.entry.text, "state": e.state,
+                   "reason": e.reason} for e in found.events]
+        return {"entry_id": found.entry_id, "state": events[-1]["state"], "events": events}
+
+    return await api.run(read)
+
+
+def _erasure(scoped: Any, error: EntryErasedError) -> Json:
+    tombstone = error.tombstone
+    if not isinstance(tombstone, pcmem.Tombstone):
+        raise EntryNotFoundError(str(error))
+    times = {info.revision: info.created_at for info in scoped.revisions()}
+    events = [{"revision": c.revision, "operation": c.operation, "at": _time(times[c.revision]), "state": c.state}
+              for c in scoped.changes(0).changes if c.entry_id == tombstone.entry_id]
+    return {"entry_id": tombstone.entry_id, "state": "erased", "erased_in_revision": tombstone.erased_in_revision,
+            "events": events}
+
+
+async def context(api: MemoryApi, args: m.ContextArgs) -> Json:
+    scopes = m.scopes_of(args)
+    block = await api.run(lambda: api.runtime.memory.context(
+        args.query, scopes=scopes, max_bytes=args.max_bytes, max_tokens=args.max_tokens, relevant=args.relevant,
+        recent=args.recent, explain=args.explain), may_rerank=args.query is not None)
+    result: Json = {"text": block.text, "bytes": block.bytes, "tokens": block.tokens, "items": [
+        {"n": item.number, "scope_id": item.scope, "entry_id": item.citation.entry_id, "version": item.version,
+         "citation": str(item.citation), "source": item.source, "truncated": item.truncated}
+        for item in block.items]}
+    if args.explain:
+        result["omitted"] = [{"scope_id": o.scope, "entry_id": o.citation.entry_id, "source": o.source,
+                              "reason": o.reason, "duplicate_of": o.duplicate_of, "bytes": o.bytes}
+                             for o in block.omitted]
+    return result

@@ -7,6 +7,7 @@ same pydantic models the routes and MCP tools validate with.
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,7 +20,8 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp
 
 import pcmem
-from pcmem.serve import openapi_doc, wire
+from pcmem.serve import context_ops, openapi_doc, wire
+from pcmem.serve import wire_context as wc
 from pcmem.serve.errors import ApiError, failure_for
 from pcmem.serve.middleware import (
     DEFAULT_MAX_BODY_BYTES,
@@ -31,6 +33,7 @@ from pcmem.serve.middleware import (
     log_bug,
 )
 from pcmem.serve.operations import EntryHistoryRequest, MemoryApi, Readiness, TracedSearchRequest, etag
+from pcmem.serve.tools import TOOLS, Tool
 from pcmem.types.search import FusionDefault
 
 _ERRORS = {
@@ -70,16 +73,35 @@ V1_ROUTES = (
 )
 
 
-def _endpoint(operation: Callable[[Any], Awaitable[BaseModel]], request_model: type[BaseModel]) -> Callable[..., Any]:
+#: The v1 writes that take an ``Idempotency-Key`` header (a pcmem addition; IETF draft-ietf-httpapi-idempotency-key-
+#: header): the same write sent again with the same key is answered with its first outcome, never applied twice.
+KEYED_WRITES = frozenset({"remember_memory", "revise_memory_entry", "retire_memory_entry"})
+IDEMPOTENCY_KEY = Header(default=None, alias="Idempotency-Key", max_length=128,
+                         description="Names this write (1..128 printable ASCII characters, e.g. a UUID): sent again "
+                                     "with the same key — after a lost answer — it is answered with the first "
+                                     "outcome instead of being applied again (kept 24 hours).")
+
+
+def _endpoint(operation: Callable[..., Awaitable[BaseModel]], request_model: type[BaseModel],
+              keyed: bool = False) -> Callable[..., Any]:
     """A route handler that serialises the (already valid) response model once, instead of FastAPI validating it
-    again; ``response_model`` still documents it in /openapi.json."""
+    again; ``response_model`` still documents it in /openapi.json. ``keyed``: the route takes an Idempotency-Key."""
 
     async def endpoint(request: BaseModel) -> Response:
-        result = await operation(request)
-        return Response(result.__pydantic_serializer__.to_json(result), media_type="application/json")
+        return _json(await operation(request))
 
-    endpoint.__annotations__ = {"request": request_model, "return": Response}
-    return endpoint
+    async def keyed_endpoint(request: BaseModel, idempotency_key: str | None = IDEMPOTENCY_KEY) -> Response:
+        return _json(await operation(request, idempotency_key=idempotency_key))
+
+    handler = keyed_endpoint if keyed else endpoint
+    handler.__annotations__ = {"request": request_model, "return": Response,
+                               **({"idempotency_key": str | None} if keyed else {})}
+    return handler
+
+
+def _json(result: BaseModel) -> Response:
+    # by alias: 1.4.1's prepared context names a field "schema", which pydantic models cannot (it is a method)
+    return Response(result.__pydantic_serializer__.to_json(result, by_alias=True), media_type="application/json")
 
 
 @dataclass(frozen=True)
@@ -143,14 +165,50 @@ def _install_error_handlers(app: FastAPI) -> None:
         return _error_response(500, "internal_error", "The Server failed.")
 
 
+#: PowerContext 1.4.1's prepared-context routes (see pcmem.serve.context_ops), as V1_ROUTES.
+CONTEXT_ROUTES = (
+    ("/v1/context/prepare", "prepare_context", wc.PrepareContextRequest, wc.PreparedContext, context_ops.prepare,
+     (422, 503)),
+    ("/v1/context/bootstrap", "prepare_bootstrap_context", wc.BootstrapContextRequest, wc.BootstrapContext,
+     context_ops.bootstrap, (404, 422, 503)),
+)
+
+
 def _add_v1_routes(app: FastAPI, api: MemoryApi) -> None:
     for path, operation_id, request_model, response_model, statuses in V1_ROUTES:
-        handler = _endpoint(getattr(api, operation_id), request_model)
+        handler = _endpoint(getattr(api, operation_id), request_model, operation_id in KEYED_WRITES)
         app.add_api_route(
             path, handler, methods=["POST"], operation_id=operation_id, response_model=response_model,
             responses=_responses(401, *statuses, 413, 500), tags=["memory"],
             summary=operation_id.replace("_", " ").capitalize(),
         )
+    for context_path, context_id, context_request, context_response, operation, errors in CONTEXT_ROUTES:
+        app.add_api_route(
+            context_path, _endpoint(functools.partial(operation, api), context_request), methods=["POST"],
+            operation_id=context_id, response_model=context_response, tags=["context"],
+            responses=_responses(401, *errors, 413, 500), summary=context_id.replace("_", " ").capitalize())
+
+    @app.get("/v1/server-info", operation_id="get_server_info", response_model=wc.ServerInfo, tags=["server"],
+             responses=_responses(401, 503))
+    async def server_info() -> wc.ServerInfo:
+        return context_ops.server_info(api)
+
+
+def _add_tool_routes(app: FastAPI, api: MemoryApi) -> None:
+    """``POST /x/pcmem/tools/{name}``: every MCP tool over plain HTTP, with the same arguments and results (errors as
+    every route's: ``{"error": {code, message, details}}``)."""
+    for tool in TOOLS:
+        app.add_api_route(f"/x/pcmem/tools/{tool.name}", _tool_endpoint(tool, api), methods=["POST"],
+                          operation_id=f"tool_{tool.name}", tags=["pcmem tools"], summary=tool.description,
+                          responses=_responses(401, 404, 409, 413, 422, 500, 503))
+
+
+def _tool_endpoint(tool: Tool, api: MemoryApi) -> Callable[..., Any]:
+    async def endpoint(request: BaseModel) -> JSONResponse:
+        return JSONResponse(await tool.call(api, request))
+
+    endpoint.__annotations__ = {"request": tool.arguments, "return": JSONResponse}
+    return endpoint
 
 
 def _add_pcmem_routes(app: FastAPI, api: MemoryApi) -> None:
@@ -240,6 +298,7 @@ def create_app(api: MemoryApi, options: ServeOptions | None = None) -> ASGIApp:
     _install_error_handlers(app)
     _add_v1_routes(app, api)
     _add_pcmem_routes(app, api)
+    _add_tool_routes(app, api)
     openapi_doc.install(app, token_required=bool(options.token))
     if mcp_manager is not None:
         from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
@@ -251,7 +310,7 @@ def create_app(api: MemoryApi, options: ServeOptions | None = None) -> ASGIApp:
         from starlette.middleware.cors import CORSMiddleware
 
         wrapped = CORSMiddleware(wrapped, allow_origins=list(options.cors_origins), allow_methods=["GET", "POST"],
-                                 allow_headers=["authorization", "content-type"])
+                                 allow_headers=["authorization", "content-type", "idempotency-key"])
     wrapped = BodyLimit(wrapped, options.max_body_bytes)
     if options.token:
         wrapped = BearerToken(wrapped, options.token)

@@ -8,6 +8,7 @@ purpose, i.e. a bug. Messages never carry entry text.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,6 +16,7 @@ from pcmem.errors import (
     CapabilityNotSupportedError,
     ConfigurationError,
     EmbeddingError,
+    EntryStateError,
     InferenceError,
     InferenceTimeoutError,
     InputError,
@@ -46,8 +48,12 @@ class Failure:
 
 
 def conflict_details(error: RevisionConflictError) -> dict[str, Any] | None:
+    """What the caller expected and what holds now, named for what they count: the scope's revision (``head``) or
+    the entry's version (``current``)."""
     if error.expected is None and error.actual is None:
         return None
+    if error.about == "version":
+        return {"expected_version": error.expected, "current_version": error.actual}
     return {"expected_revision": error.expected, "head_revision": error.actual}
 
 
@@ -55,6 +61,9 @@ def failure_for(error: BaseException) -> Failure:
     """The wire form of any exception; order matters (subclasses first)."""
     if isinstance(error, ApiError):
         return Failure(error.status, error.code, error.message, error.details)
+    if isinstance(error, EntryStateError):
+        code = "memory_entry_active" if error.state == "active" else "memory_entry_inactive"
+        return Failure(409, code, str(error), {"state": error.state})
     if isinstance(error, RevisionConflictError):
         return Failure(409, "revision_conflict", str(error), conflict_details(error))
     if isinstance(error, NotFoundError):
@@ -74,33 +83,40 @@ def failure_for(error: BaseException) -> Failure:
     return Failure(500, "internal_error", "The Server failed.")
 
 
-#: What an agent should do next, by error code (the MCP tool error text ends with it).
+#: What an agent should do next, by error code (the MCP tool error text ends with it). Every tool and field named
+#: here exists (tests/test_mcp_tool_text.py checks it against the tool declarations and the result shapes).
 ADVICE = {
-    "revision_conflict": "The entry changed since you read it. Read it again (search_memory or "
-                         "list_memory_entries give its current citation and version), check your change still "
-                         "applies, then retry with the new citation and expected_version.",
-    "memory_entry_inactive": "The entry is retired; reactivate_memory_entry brings it back, or call "
-                             "list_memory_entries to see the active entries.",
-    "memory_not_found": "Check scope_id (list_scopes shows them) and copy the citation unchanged from "
-                        "list_memory_entries or search_memory; a forgotten entry no longer exists.",
+    "revision_conflict": "The entry changed since you read it. get_memory_entry (entry_id) gives its current text "
+                         "and version: check your change still applies, then retry with that expected_version.",
+    "memory_entry_inactive": "The entry is retired: reactivate_memory_entry brings it back; list_memory_entries "
+                             "shows the active ones.",
+    "memory_entry_active": "The entry is already active: nothing to do.",
+    "memory_not_found": "Check scope_id (list_scopes names them) and entry_id (list_memory_entries and "
+                        "search_memory give them). A forgotten entry is gone for good.",
     "invalid_request": "Fix the arguments as the message says and call the tool again.",
-    "capability_not_supported": "This store cannot search in that mode; retry with mode 'auto' or 'fts'.",
-    "inference_timeout": "The local model took too long; retry the search once, or search again later.",
-    "inference_unavailable": "A local model is not available; retry later or tell the user to check `pcmem check`.",
+    "capability_not_supported": "This store cannot search in that mode; retry with mode 'auto'.",
+    "inference_timeout": "The local model took too long; retry once, or later.",
+    "inference_unavailable": "A local model is not available; retry later, or tell the user to run `pcmem check`.",
     "store_unavailable": "The store could not be read or written; tell the user to run `pcmem check`.",
+    "unavailable": "pcmem could not do this now; tell the user the message.",
+    "unknown_tool": "Call one of the tools the message lists.",
     "internal_error": "This is a bug in pcmem; do not retry the same call.",
 }
 
-#: Advice that depends on the tool as well: a new entry has no citation to refresh.
-TOOL_ADVICE = {
-    ("remember_memory", "revision_conflict"):
-        "The scope changed since the expected_revision you gave. Read its head revision (memory.revision in a "
-        "list_memory_entries or search_memory result), check the entry is still needed, then retry with that "
-        "expected_revision, or leave expected_revision out to add the entry whatever the head is.",
-}
+#: Advice that depends on the tool and on what the conflict was about (the details' keys).
+SCOPE_CONFLICT_ADVICE = ("The scope changed since the expected_revision you gave. list_memory_entries gives its "
+                         "current revision: retry with it, or leave expected_revision out.")
+
+
+def advice(failure: Failure, tool: str = "") -> str:
+    """What the agent should do next after ``failure`` of ``tool``."""
+    if failure.code == "revision_conflict" and (tool == "remember_memory"
+                                                or "head_revision" in (failure.details or {})):
+        return SCOPE_CONFLICT_ADVICE
+    return ADVICE.get(failure.code, "")
 
 
 def tool_error_text(failure: Failure, tool: str = "") -> str:
-    advice = TOOL_ADVICE.get((tool, failure.code)) or ADVICE.get(failure.code, "")
-    details = f" details: {failure.details}." if failure.details else ""
-    return f"{failure.code} ({failure.status}): {failure.message}.{details} {advice}".strip()
+    """``code (status): message. details: {JSON}. advice`` — the text a model reads."""
+    details = f" details: {json.dumps(failure.details, ensure_ascii=False)}." if failure.details else ""
+    return f"{failure.code} ({failure.status}): {failure.message.rstrip('.')}.{details} {advice(failure, tool)}".strip()

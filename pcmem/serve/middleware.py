@@ -25,6 +25,14 @@ REQUEST_ID_HEADER = "X-PowerContext-Request-ID"
 DEFAULT_MAX_BODY_BYTES = 1024 * 1024
 #: Paths that answer without a token (PowerContext keeps liveness public too).
 PUBLIC_PATHS = frozenset({"/health/live"})
+#: OAuth discovery documents (RFC 8414, RFC 9728) answer 404 without a token: an MCP client that gets 401 looks
+#: there first, and must learn that this server takes a plain bearer token, not an OAuth flow.
+NO_OAUTH_PREFIX = "/.well-known/"
+UNAUTHORIZED_HINT = ("A bearer token is required: send the header `Authorization: Bearer TOKEN`, where TOKEN is the "
+                     "content of the file `pcmem serve` was started with (--token-file); in an MCP host, put that "
+                     "header in the server's configuration.")
+#: JSON-RPC's server-defined error range (-32000..-32099): the request was not authorised.
+JSONRPC_UNAUTHORIZED = -32001
 #: The names every server answers to, on any port (IPv6 in brackets, as in a Host header).
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
 #: Bind addresses that are no name at all (every interface): clients reach them under names given by --allow-host.
@@ -33,7 +41,12 @@ _WILDCARD_ADDRESSES = ("0.0.0.0", "::", "[::]")
 
 async def send_error(send: Send, status: int, code: str, message: str, details: dict[str, Any] | None = None,
                      headers: Sequence[tuple[bytes, bytes]] = ()) -> None:
-    body = json.dumps({"error": {"code": code, "message": message, "details": details}}).encode()
+    await send_json(send, status, {"error": {"code": code, "message": message, "details": details}}, headers)
+
+
+async def send_json(send: Send, status: int, payload: dict[str, Any],
+                    headers: Sequence[tuple[bytes, bytes]] = ()) -> None:
+    body = json.dumps(payload).encode()
     await send({"type": "http.response.start", "status": status, "headers": [
         (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *headers]})
     await send({"type": "http.response.body", "body": body})
@@ -83,7 +96,7 @@ class BearerToken:
         self._token = token.encode()
 
     def _allows(self, scope: Scope) -> bool:
-        if scope["path"] in PUBLIC_PATHS:
+        if scope["path"] in PUBLIC_PATHS or scope["path"].startswith(NO_OAUTH_PREFIX):
             return True
         header = dict(scope.get("headers", [])).get(b"authorization", b"")
         scheme, _, credential = header.partition(b" ")
@@ -93,8 +106,15 @@ class BearerToken:
         if scope["type"] != "http" or self._allows(scope):
             await self.app(scope, receive, send)
             return
-        await send_error(send, 401, "unauthorized", "A valid bearer token is required.",
-                         headers=[(b"www-authenticate", b"Bearer")])
+        challenge = [(b"www-authenticate", b"Bearer")]
+        if scope["path"].rstrip("/") == "/mcp":
+            # An MCP client shows a JSON-RPC error's message; for any other body it shows only "Server returned an
+            # error response" (the MCP SDK), so the hint travels as one.
+            await send_json(send, 401, {"jsonrpc": "2.0", "id": None, "error": {
+                "code": JSONRPC_UNAUTHORIZED, "message": f"unauthorized: {UNAUTHORIZED_HINT}",
+                "data": {"code": "unauthorized", "message": UNAUTHORIZED_HINT}}}, challenge)
+            return
+        await send_error(send, 401, "unauthorized", UNAUTHORIZED_HINT, headers=challenge)
 
 
 class BodyLimit:

@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 
 import pcmem
-from pcmem.errors import CapabilityNotSupportedError, RevisionNotFoundError
+from pcmem.errors import CapabilityNotSupportedError, EntryNotFoundError, RevisionNotFoundError
 from pcmem.serve import convert, wire
 from pcmem.serve.errors import ApiError
 from pcmem.settings import SearchFusion
@@ -128,13 +128,17 @@ class MemoryApi:
         except CapabilityNotSupportedError as error:
             raise ApiError(422, "capability_not_supported", str(error), {"capability": request.mode.value}) from None
 
-    async def remember_memory(self, request: wire.RememberMemoryRequest) -> wire.MemoryMutationResponse:
+    async def remember_memory(self, request: wire.RememberMemoryRequest, *,
+                              idempotency_key: str | None = None) -> wire.MemoryMutationResponse:
+        """``idempotency_key`` (the Idempotency-Key header): the same write sent again is answered, not applied
+        again (:mod:`pcmem.memory.write_records`); its records are read again for the answer."""
         remember = pcmem.RememberRequest(
             entries=(pcmem.NewEntry(text=request.text, kind=request.kind),),
             expected_revision=request.expected_revision, reason=request.reason,
         )
         scoped = self.scope(request.scope_id)
-        return await self.run(lambda: self._mutation(scoped, scoped.remember(remember)))
+        return await self.run(lambda: self._mutation(scoped, scoped.remember(remember,
+                                                                            idempotency_key=idempotency_key)))
 
     async def list_memory_entries(self, request: wire.ListMemoryEntriesRequest) -> wire.ListMemoryEntriesResponse:
         scoped = self.scope(request.scope_id)
@@ -153,34 +157,35 @@ class MemoryApi:
     async def get_memory_entry(self, request: wire.GetMemoryEntryRequest) -> wire.AtomicMemoryRecord:
         scoped = self.scope(request.scope_id)
         if request.citation is not None:
-            cited = _pcmem_citation(request.citation)
-            return convert.record(await self.run(lambda: _cited_entry(scoped, cited)))
+            citation = request.citation
+            return convert.record(await self.run(lambda: _named_version(scoped, citation)))
         target = request.target
         assert target is not None  # the model requires one of them
         return convert.record(await self.run(lambda: _target_entry(scoped, target)))
 
-    async def revise_memory_entry(self, request: wire.ReviseMemoryEntryRequest) -> wire.MemoryMutationResponse:
+    async def revise_memory_entry(self, request: wire.ReviseMemoryEntryRequest, *,
+                                  idempotency_key: str | None = None) -> wire.MemoryMutationResponse:
         scoped = self.scope(request.scope_id)
-        cited = _pcmem_citation(request.citation)
 
         def write() -> wire.MemoryMutationResponse:
-            _active(_cited_entry(scoped, cited))
-            result = scoped.revise(pcmem.ReviseRequest(
-                entry_id=cited.entry_id, expected_revision=cited.revision, text=request.text, kind=request.kind,
-                reason=request.reason,
-            ))
+            cited = _named_version(scoped, request.citation).entry  # the library checks it is current and active,
+            result = scoped.revise(pcmem.ReviseRequest(               # after looking up the idempotency key
+                entry_id=cited.entry_id, expected_version=cited.version, text=request.text,
+                kind=request.kind, reason=request.reason,
+            ), idempotency_key=idempotency_key)
             return self._mutation(scoped, result)
 
         return await self.run(write)
 
-    async def retire_memory_entry(self, request: wire.RetireMemoryEntryRequest) -> wire.MemoryMutationResponse:
+    async def retire_memory_entry(self, request: wire.RetireMemoryEntryRequest, *,
+                                  idempotency_key: str | None = None) -> wire.MemoryMutationResponse:
         scoped = self.scope(request.scope_id)
-        cited = _pcmem_citation(request.citation)
 
         def write() -> wire.MemoryMutationResponse:
-            _active(_cited_entry(scoped, cited))
-            result = scoped.retire(pcmem.RetireRequest(entry_id=cited.entry_id, expected_revision=cited.revision,
-                                                       reason=request.reason))
+            cited = _named_version(scoped, request.citation).entry
+            result = scoped.retire(pcmem.RetireRequest(entry_id=cited.entry_id,
+                                                       expected_version=cited.version, reason=request.reason),
+                                   idempotency_key=idempotency_key)
             return self._mutation(scoped, result)
 
         return await self.run(write)
@@ -268,13 +273,14 @@ class MemoryApi:
         return wire.ReadinessResponse(status=wire.ReadinessStatus.ready, checks=checks)
 
     def capabilities(self) -> wire.Capabilities:
-        """What this server does: explicit Memory only (no Sources, extraction, handoffs or prepared context);
-        vector and hybrid search only with an embedder."""
+        """What this server does: explicit Memory and prepared context from it (no Sources, extraction or
+        handoffs); vector and hybrid search only with an embedder."""
         modes = [wire.MemorySearchMode.auto, wire.MemorySearchMode.fts]
         if self.runtime.embedder is not None:
             modes += [wire.MemorySearchMode.vector, wire.MemorySearchMode.hybrid]
         return wire.Capabilities(source_types=[], artifact_families=[wire.MEMORY_FAMILY], memory_extraction=False,
-                                 handoff_generation=False, search_modes=modes, context_versions=[])
+                                 handoff_generation=False, search_modes=modes,
+                                 context_versions=["powercontext.prepared-context.v1"])
 
     def readiness(self) -> Readiness:
         embedder = self.runtime.embedder
@@ -305,6 +311,29 @@ def _cited_entry(scoped: Any, cited: pcmem.Citation) -> pcmem.MemoryEntry:
         raise ApiError(404, "artifact_not_found", f"the citation names an artifact that is not scope "
                        f"{scoped.scope!r}'s Memory")
     return scoped.get(cited)
+
+
+def _named_version(scoped: Any, citation: wire.MemoryCitation | wire.ArtifactReference) -> pcmem.MemoryEntry:
+    """The entry version a v1 citation names: an exact citation as it stood in its revision; a record's artifact
+    (entry id, version) as that version stood when it was current."""
+    if isinstance(citation, wire.MemoryCitation):
+        return _cited_entry(scoped, _pcmem_citation(citation))
+    entry_id = _artifact_entry_id(citation)
+    current = scoped.get_entry(entry_id)
+    if current.entry.version == citation.revision:
+        return current
+    for event in scoped.history(current.entry.entry_id).events:
+        if event.entry.version == citation.revision:
+            return scoped.get(pcmem.Citation(artifact_id=current.citation.artifact_id, revision=event.revision,
+                                             entry_id=event.entry.entry_id,
+                                             entry_version_id=event.entry.entry_version_id))
+    raise EntryNotFoundError(f"entry {entry_id!r} has no version {citation.revision}")
+
+
+def _artifact_entry_id(artifact: wire.ArtifactReference) -> str:
+    if artifact.family != wire.MEMORY_FAMILY:
+        raise ApiError(404, "artifact_not_found", f"family {artifact.family!r} is not a Memory artifact")
+    return validate_id(artifact.artifact_id)
 
 
 def _target_entry(scoped: Any, target: wire.MemoryEntryTarget) -> pcmem.MemoryEntry:

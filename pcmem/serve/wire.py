@@ -33,7 +33,7 @@ ScopeId = Annotated[str, Field(
 RefId = Annotated[str, Field(min_length=1, max_length=128, pattern=r"^[\x21-\x7E]+$")]
 Reason = Annotated[Annotated[str, Field(max_length=512, json_schema_extra=_NO_CONTROLS)] | None, Field(
     default=None,
-    description="Why this change is made (optional, for the audit trail); shown by list_memory_changes.",
+    description="Why this change is made (optional, for the audit trail); /v1/memory/changes shows it.",
 )]
 EntryText = Annotated[str, Field(
     min_length=1, json_schema_extra=_NO_CONTROLS,
@@ -116,6 +116,14 @@ class MemoryCitation(_Wire):
     memory_ref: ArtifactReference
     entry_id: RefId
     entry_version_id: RefId
+
+
+#: What names an entry version on the v1 routes: an exact citation, or a record's ``artifact`` (the entry id as
+#: ``artifact_id`` and its version as ``revision``), so a client can act on a search hit or a listed record as is.
+CitationRef = Annotated[MemoryCitation | ArtifactReference, Field(
+    description="An exact citation {memory_ref, entry_id, entry_version_id}, or a record's artifact {family: "
+                "\"memory\", artifact_id: <entry id>, revision: <entry version>} as search and list return it.",
+)]
 
 
 class SourceReference(_Wire):
@@ -219,7 +227,7 @@ class GetMemoryEntryRequest(_Wire):
     """Exactly one of ``citation`` (the exact version) or ``target`` (the entry as it stands at the head)."""
 
     scope_id: ScopeId
-    citation: MemoryCitation | None = None
+    citation: CitationRef | None = None
     target: MemoryEntryTarget | None = None
 
     @model_validator(mode="after")
@@ -231,9 +239,9 @@ class GetMemoryEntryRequest(_Wire):
 
 class ReviseMemoryEntryRequest(_Wire):
     scope_id: ScopeId
-    citation: MemoryCitation = Field(
-        description="The entry's citation at the current head revision (from list_memory_entries or a fresh "
-                    "search). A citation of an older revision fails with revision_conflict.",
+    citation: CitationRef = Field(
+        description="The entry version you read: a record's artifact (from search or list) or an exact citation. "
+                    "Fails with revision_conflict if the entry changed since (writes to other entries do not matter).",
     )
     kind: Kind
     text: EntryText
@@ -242,9 +250,9 @@ class ReviseMemoryEntryRequest(_Wire):
 
 class RetireMemoryEntryRequest(_Wire):
     scope_id: ScopeId
-    citation: MemoryCitation = Field(
-        description="The entry's citation at the current head revision. A citation of an older revision fails "
-                    "with revision_conflict.",
+    citation: CitationRef = Field(
+        description="The entry version you read: a record's artifact (from search or list) or an exact citation. "
+                    "Fails with revision_conflict if the entry changed since.",
     )
     reason: Reason
 

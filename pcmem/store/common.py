@@ -7,11 +7,12 @@ completeness. The DuckDB and seekdb backends both use these, so the contract sui
 
 from __future__ import annotations
 
+import itertools
 import json
 import secrets
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from pcmem.errors import StoreError, StoreFormatError
@@ -71,6 +72,37 @@ def check_dimension(profile: EmbeddingProfile, batch: Mapping[str, np.ndarray]) 
             raise StoreError(f"vector for {version_id} has {np.asarray(vector).size} dimensions, "
                              f"{profile.describe()} has {profile.dimension}")
 
+
+
+
+# --- recorded writes: how long an idempotency key is kept ----------------------------------------------------------
+# A client sends a write again only after its connection broke, within at most MAX_ATTEMPTS relinks of up to
+# lock_timeout seconds each (pcmem.owner.client: under a minute by default); an HTTP or MCP caller with its own key
+# may retry later. Records are pruned inside write transactions, so the table stays bounded without a sweeper.
+
+#: A write's record (:mod:`pcmem.memory.write_records`) is kept this long after the write ...
+RECORDS_KEPT_FOR = timedelta(hours=24)
+#: ... but when more than this many are kept, the oldest go sooner ...
+RECORDS_KEPT_AT_MOST = 10_000
+#: ... never one younger than this, which is what a resend after a lost answer needs, with a wide margin.
+RECORDS_KEPT_AT_LEAST_FOR = timedelta(hours=1)
+#: The first write of a backend that records its key drops the records past their time, then every 64th one.
+PRUNE_EVERY = 64
+
+
+class RecordPruning:
+    """When a recording write also drops the records past their keeping time (one per backend; thread-safe)."""
+
+    def __init__(self) -> None:
+        self._writes = itertools.count()
+
+    def due(self) -> bool:
+        return next(self._writes) % PRUNE_EVERY == 0
+
+
+def prune_cutoffs(now: datetime) -> tuple[datetime, datetime]:
+    """(recorded before this: dropped; before this and beyond the newest RECORDS_KEPT_AT_MOST: dropped)."""
+    return now - RECORDS_KEPT_FOR, now - RECORDS_KEPT_AT_LEAST_FOR
 
 
 # --- reads: a search's candidates ----------------------------------------------------------------------------------

@@ -39,7 +39,7 @@ from pcmem.types.memory import (
     ScopeSummary,
     Tombstone,
 )
-from pcmem.types.storage import ChannelCandidates, EntryEvent, HeadEntry, VectorStatus
+from pcmem.types.storage import ChannelCandidates, EntryEvent, HeadEntry, VectorStatus, WriteRecord
 
 if TYPE_CHECKING:
     import numpy as np
@@ -74,6 +74,15 @@ class WriteTransaction(Protocol):
     def store_secondary_vectors(self, profile: EmbeddingProfile, batch: Mapping[str, np.ndarray]) -> None:
         """Store vectors computed under ``profile`` with this transaction (dropped unless it is the secondary
         profile): they commit, or roll back, with the entries."""
+
+    def recorded_write(self, key: str) -> WriteRecord | None:
+        """The write recorded under idempotency ``key`` (by any process, in any scope), as this transaction sees it, or
+        ``None`` (never recorded, or no longer kept: see :data:`pcmem.store.common.RECORDS_KEPT_FOR`)."""
+
+    def record_write(self, record: WriteRecord) -> None:
+        """Keep ``record`` with this transaction (it commits, or rolls back, with the write it records); records past
+        their keeping time may go in the same transaction. A key already recorded raises StoreError and nothing of
+        the transaction stays: :meth:`recorded_write` is looked at first."""
 
     def erase(self, entry_ids: Sequence[str]) -> None:
         """After :meth:`commit` recorded their ``erased`` events: delete the text, metadata and vectors of every
@@ -267,6 +276,11 @@ class SearchIndex(Snapshots, Protocol):
 
     def vector_status(self, scope: str) -> VectorStatus:
         """The scope's head, the store's profile and vector completeness, in one snapshot."""
+
+    def warm(self, scope: str, *, vectors: bool = True) -> bool:
+        """Read now what the scope's first search would read before ranking anything (DuckDB: its full-text view and,
+        with ``vectors``, its vector view, at its head); ``False`` when the scope has no memory. An engine that keeps
+        nothing in memory for searches does nothing. Raises StoreError."""
 
 
 #: True while the caller searches once and exits (see :func:`searching_once`); per context, so a CLI command's flag

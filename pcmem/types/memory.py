@@ -6,7 +6,7 @@ from bad input raises :class:`~pcmem.errors.InputError`.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
@@ -24,6 +24,7 @@ from pcmem.types.base import (
     Request,
     Revision,
     String,
+    Timestamp,
 )
 
 #: "erased": the entry was forgotten (:meth:`~pcmem.memory.scoped.SyncScopedMemory.forget`); only its ids remain.
@@ -130,12 +131,20 @@ class ScopeSummary(Frozen):
 
 
 class NewEntry(Request):
-    """One entry to remember. ``entry_id`` is generated when omitted."""
+    """One entry to remember. ``entry_id`` is generated when omitted. ``created_at`` (optional; naive datetimes are
+    UTC) keeps an imported entry's own date instead of the time of the write; an upsert that finds the same text,
+    kind and metadata writes nothing, whatever the date (``pcmem import --upsert`` run twice changes nothing)."""
 
     text: EntryText
     kind: Kind = "fact"
     metadata: Metadata = Field(default_factory=dict)
     entry_id: EntryId | None = None
+    created_at: Timestamp | None = None
+
+    @field_validator("created_at", mode="after")
+    @classmethod
+    def _utc(cls, value: datetime | None) -> datetime | None:
+        return None if value is None else (value.replace(tzinfo=UTC) if value.tzinfo is None else value)
 
 
 class RememberRequest(Request):

@@ -167,6 +167,17 @@ class FusionDefault(Frozen):
     store_default: SearchFusion | None
 
 
+class WarmReport(Frozen):
+    """What ``runtime.warm`` loaded: the embedding model (``model``: its id; ``None`` when searches run full text
+    only), the scopes whose search views are loaded, the named scopes that hold no memory yet (nothing to load), and
+    whether a cancel stopped it before the end."""
+
+    model: str | None = None
+    scopes: tuple[str, ...] = ()
+    empty_scopes: tuple[str, ...] = ()
+    cancelled: bool = False
+
+
 class SearchPage(Frozen):
     """The memory searched (``None`` when the scope is empty, and for a search over several scopes: see
     ``memories``), the mode that actually ran, the hits, and the rerank trace when a reranker ran."""

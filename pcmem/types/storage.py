@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from pcmem.types.embedding import EmbeddingProfile
 from pcmem.types.memory import EntryState, EntryVersion, MemoryRef
@@ -43,3 +44,20 @@ class VectorStatus:
     memory: MemoryRef | None
     profile: EmbeddingProfile | None
     complete: bool  # every active head entry has a vector for ``profile``
+
+
+@dataclass(frozen=True, slots=True)
+class WriteRecord:
+    """A write made with an idempotency key, as its own transaction recorded it: what the same write sent again is
+    answered with (see :mod:`pcmem.memory.write_records`). Ids only: never an entry's text, kind, metadata or reason."""
+
+    key: str
+    scope: str
+    #: ``remember``, ``revise``, ``retire``, ``reactivate``, ``forget`` or ``forget_scope``.
+    operation: str
+    #: sha256 (hex) of what the write asked, by ids.
+    fingerprint: str
+    #: The write's :class:`~pcmem.types.memory.WriteResult` as JSON, without the duplicates' texts.
+    outcome: str
+    #: When the write ran (the Memory's clock; UTC): records are kept for a while after it (see pcmem.store.common).
+    recorded_at: datetime

@@ -11,7 +11,7 @@ the same one.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar, cast
@@ -19,12 +19,13 @@ from typing import TYPE_CHECKING, TypeVar, cast
 import duckdb
 
 from pcmem.errors import StoreError, StoreFormatError, StoreLockedError
+from pcmem.store import common
 from pcmem.store.common import CompletenessMemo, VersionCache, assemble_candidates, check_candidate_limit
 from pcmem.store.duckdb import check as check_module
 from pcmem.store.duckdb import erasure, files, fts_direct, fts_index, indexes, migrations, reads, vectors, wal
 from pcmem.store.duckdb.connection import create_database
 from pcmem.store.duckdb.files import remove_store_files
-from pcmem.store.duckdb.fts_cache import FtsCache, IndexStats, read_index_terms, read_terms
+from pcmem.store.duckdb.fts_cache import FtsCache, IndexStats, IndexTotals, read_index_terms, read_terms
 from pcmem.store.duckdb.meta_settings import MetaSettings
 from pcmem.store.duckdb.schema_check import verify_head, verify_schema
 from pcmem.store.duckdb.search_memo import LazySnapshot, SearchMemo
@@ -96,6 +97,7 @@ class DuckDBBackend:
         self._versions = VersionCache()
         self._id_floor = fts_index.IdFloor()  # next full-text ids, kept between writes (under _write_lock)
         self._sound_scopes: set[str] = set()  # scopes whose head this backend verified before writing (_sound)
+        self._pruning = common.RecordPruning()  # when a recording write drops old idempotency keys
         pool: CursorPool | None = None
         try:
             pool = self._connections = CursorPool(self.path, lock_timeout, shared=shared, read_only=self.read_only,
@@ -208,7 +210,7 @@ class DuckDBBackend:
                     self._id_floor.begin_write(self._transactions.clock.begun(), sole_writer=not self.shared)
                     writes = WritesInOneTransaction(cursor, scope, known, lambda scope, memory, profiles: TrackedWrite(
                         cursor, scope, self._sound(cursor, memory, scope), self.analyzer, self._versions.clear,
-                        profiles, self._id_floor))
+                        profiles, self._id_floor, self._pruning))
                     yield writes
             except BaseException:
                 self._openings.forget()
@@ -447,11 +449,16 @@ class DuckDBBackend:
 
     def _index_stats(self, cursor: duckdb.DuckDBPyConnection, terms: Sequence[str]) -> IndexStats | None:
         """BM25's statistics for ``terms``; the terms a memo of this write generation knows are not read again."""
+        return IndexStats.of(*self._index_terms(cursor, terms))
+
+    def _index_terms(self, cursor: duckdb.DuckDBPyConnection, terms: Sequence[str]
+                     ) -> tuple[IndexTotals, Iterable[tuple[int, int] | None]]:
+        """The index totals and each of ``terms``' (termid, df) or None (see :meth:`_index_stats`)."""
         lazy: LazySnapshot | None = getattr(self._snapshot, "lazy", None)
         distinct = list(dict.fromkeys(terms))
         if lazy is None:
             totals, found = read_index_terms(cursor, distinct)
-            return IndexStats.of(totals, found.values())
+            return totals, found.values()
         known, found, missing = self._memo.index_terms(lazy.generation, distinct)
         if known is None:  # the first search of a generation reads the totals; the others wait for them
             with self._memo.fills.lead_or_wait("totals") as leading:
@@ -466,7 +473,7 @@ class DuckDBBackend:
             read = lazy.read(lambda fresh: read_terms(fresh, missing))
             self._memo.remember_index_terms(lazy.generation, known, read)
             found.update(read)
-        return IndexStats.of(known, found.values())
+        return known, found.values()
 
     def vector_status(self, scope: str) -> VectorStatus:
         with self._reader() as cursor:
@@ -480,6 +487,16 @@ class DuckDBBackend:
                 if complete:
                     self._complete.remember_complete(key)
         return VectorStatus(memory=memory, profile=profile, complete=complete)
+
+    def warm(self, scope: str, *, vectors: bool = True) -> bool:
+        with self.reading(), self._reader() as cursor:
+            memory, profile = self._head_and_profile(cursor, scope)
+            if memory is None:
+                return False
+            self._fts_cache.load(cursor, memory, self._index_terms(cursor, ())[0][2])  # [2]: the index generation
+            if vectors and profile is not None:
+                self._vector_cache.load(cursor, memory, profile)
+        return True
 
     def candidates(
         self, scope: str, *, fts_terms: Sequence[str] | None, query_vector: np.ndarray | None, limit: int,

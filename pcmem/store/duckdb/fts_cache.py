@@ -28,7 +28,7 @@ import duckdb
 from pcmem.store.duckdb import connection
 from pcmem.store.duckdb.fts_index import SCHEMA
 from pcmem.store.duckdb.ranking import best_positions
-from pcmem.store.duckdb.scope_views import CatchUps, ScopeLRU, head_moves
+from pcmem.store.duckdb.scope_views import CatchUps, RowIds, ScopeLRU, head_moves
 from pcmem.types.memory import MemoryRef
 from pcmem.types.search import Candidate
 
@@ -100,7 +100,7 @@ def read_index_terms(db: duckdb.DuckDBPyConnection, terms: Sequence[str]
 class _ScopePostings:
     revision: int
     generation: str | None
-    entries: list[tuple[str, str]] = field(default_factory=list)  # slot → (entry_id, entry_version_id)
+    entries: RowIds = field(default_factory=RowIds)  # slot → (entry_id, entry_version_id)
     slot_of: dict[str, int] = field(default_factory=dict)  # entry_id → its live slot
     lengths: list[int] = field(default_factory=list)  # slot → document length (terms)
     dead: set[int] = field(default_factory=set)
@@ -119,12 +119,14 @@ class _ScopePostings:
     def live(self) -> int:
         return len(self.slot_of)
 
-    def append(self, entry_id: str, version_id: str, length: int) -> None:
-        """A new slot for the entry's document (its postings come with :meth:`add_postings`)."""
-        self.remove(entry_id)
-        self.slot_of[entry_id] = len(self.entries)
-        self.entries.append((entry_id, version_id))
-        self.lengths.append(length)
+    def extend(self, entry_ids: list[str], version_ids: list[str], lengths: list[int]) -> None:
+        """A new slot for each entry's document, in order (their postings come with :meth:`add_postings`)."""
+        for entry_id in entry_ids:
+            self.remove(entry_id)
+        first = len(self.entries)
+        self.slot_of.update(zip(entry_ids, range(first, first + len(entry_ids)), strict=True))
+        self.entries.extend(entry_ids, version_ids)
+        self.lengths.extend(lengths)
         self._alive = self._length_array = None
 
     def add_postings(self, terms: np.ndarray, slots: np.ndarray, tfs: np.ndarray) -> None:
@@ -161,9 +163,9 @@ class _ScopePostings:
         renumber = np.full(len(self.entries), -1, dtype=np.int64)
         keep = sorted(self.slot_of.values())
         renumber[keep] = np.arange(len(keep))
-        self.entries = [self.entries[s] for s in keep]
+        self.entries = self.entries.keep(keep)
         self.lengths = [self.lengths[s] for s in keep]
-        self.slot_of = {entry_id: slot for slot, (entry_id, _) in enumerate(self.entries)}
+        self.slot_of = self.entries.row_of()
         self.dead = set()
         self.delta, self.delta_size = {}, 0
         if not triples_term:
@@ -311,12 +313,16 @@ class FtsCache:
                     continue  # another thread moved it past this search's snapshot meanwhile: look again
                 slots, scores, matched = score(state, stats)
                 entries = state.entries
-                best = best_positions(scores, limit, lambda at: list(map(entries.__getitem__, slots[at].tolist())))
+                best = best_positions(scores, limit, lambda at: entries.at(slots[at].tolist()))
                 chosen = [(float(scores[i]), entries[int(slots[i])], int(matched[i])) for i in best]
                 break
         artifact = memory.artifact_id
         return [Candidate(artifact, entry_id, version_id, value, count)
                 for value, (entry_id, version_id), count in chosen]
+
+    def load(self, db: duckdb.DuckDBPyConnection, memory: MemoryRef, generation: str | None) -> None:
+        """Bring the scope's view to ``memory.revision`` now (what its next search would do first)."""
+        self._view_at(db, memory, generation)
 
     def _view_at(self, db: duckdb.DuckDBPyConnection, memory: MemoryRef, generation: str | None
                  ) -> _ScopePostings:
@@ -353,18 +359,41 @@ class FtsCache:
 
 
 def _load(db: duckdb.DuckDBPyConnection, memory: MemoryRef, generation: str | None) -> _ScopePostings:
+    """The scope's view, read in ``memory``'s snapshot. Its documents come from DuckDB as numpy columns, not as a
+    row tuple per document: ``fetchall`` built them in one C call holding the GIL, which an app's UI thread or
+    asyncio loop waited for."""
     state = _ScopePostings(revision=memory.revision, generation=generation)
     scope_docs = (f"SELECT d.docid FROM head_entries h JOIN {SCHEMA}.docs d ON d.name = h.entry_version_id "
                   "WHERE h.artifact_id = $artifact AND h.state = 'active'")
-    documents = db.execute(
+    found = db.execute(
         f"""SELECT d.docid, d.len, h.entry_id, h.entry_version_id
             FROM head_entries h JOIN {SCHEMA}.docs d ON d.name = h.entry_version_id
             WHERE h.artifact_id = $artifact AND h.state = 'active' ORDER BY d.docid""",
         {"artifact": memory.artifact_id},
-    ).fetchall()
+    ).fetchnumpy()
+    documents = _Documents(found["docid"], found["len"].tolist(), found["entry_id"].tolist(),
+                           found["entry_version_id"].tolist())
     postings = _read_postings(db, documents, f"({scope_docs})", {"artifact": memory.artifact_id})
     state.build(*_append(state, documents, postings))
     return state
+
+
+@dataclass
+class _Documents:
+    """Documents of a scope's view, in docid order, as columns."""
+
+    docids: np.ndarray
+    lengths: list[int]
+    entry_ids: list[str]
+    version_ids: list[str]
+
+    @classmethod
+    def of(cls, rows: list[tuple[int, int, str, str]]) -> _Documents:
+        """From ``(docid, len, entry_id, entry_version_id)`` rows in docid order."""
+        import numpy as np  # lazy: numpy costs ~0.15-0.2 s of a cold CLI call that never searches
+
+        return cls(np.asarray([row[0] for row in rows], dtype=np.int64), [row[1] for row in rows],
+                   [row[2] for row in rows], [row[3] for row in rows])
 
 
 @dataclass
@@ -373,56 +402,55 @@ class _Moves:
     documents (with their postings) of those that are active now."""
 
     rows: list[tuple[str, str, str]]
-    documents: list[tuple[int, int, str, str]]
+    documents: _Documents
     postings: dict[str, np.ndarray]
 
 
 def _read_moves(db: duckdb.DuckDBPyConnection, memory: MemoryRef, since: int) -> _Moves:
     rows = head_moves(db, memory, since)
     active = {version_id: entry_id for entry_id, version_id, entry_state in rows if entry_state == "active"}
-    documents: list[tuple[int, int, str, str]] = []
+    found: list[tuple[int, int, str, str]] = []
     if active:
-        documents = [(docid, length, active[name], name) for docid, length, name in db.execute(
+        found = [(docid, length, active[name], name) for docid, length, name in db.execute(
             f"SELECT docid, len, name FROM {SCHEMA}.docs WHERE name IN {connection.in_list(active)} ORDER BY docid"
         ).fetchall()]
-    wanted = "(" + ", ".join(str(int(docid)) for docid, *_ in documents) + ")"
+    documents = _Documents.of(found)
+    wanted = "(" + ", ".join(str(int(docid)) for docid in documents.docids.tolist()) + ")"
     return _Moves(rows, documents, _read_postings(db, documents, wanted, {}))
 
 
 def _apply_moves(state: _ScopePostings, moves: _Moves, revision: int) -> None:
     for entry_id, _version_id, _state in moves.rows:
         state.remove(entry_id)
-    if moves.documents:
+    if moves.documents.entry_ids:
         state.add_postings(*_append(state, moves.documents, moves.postings))
     state.revision = revision
 
 
-def _read_postings(db: duckdb.DuckDBPyConnection, documents: list[tuple[int, int, str, str]], wanted: str,
+def _read_postings(db: duckdb.DuckDBPyConnection, documents: _Documents, wanted: str,
                    parameters: dict) -> dict[str, np.ndarray]:
-    """The postings ``(docid, termid, tf)`` of ``(docid, len, entry_id, entry_version_id)`` documents (in docid
-    order) from the index's ``terms`` table; ``wanted`` is SQL for their docids (a literal list for a few, a
-    subquery for a whole scope)."""
+    """The postings ``(docid, termid, tf)`` of ``documents`` from the index's ``terms`` table; ``wanted`` is SQL for
+    their docids (a literal list for a few, a subquery for a whole scope)."""
     import numpy as np  # lazy: numpy costs ~0.15-0.2 s of a cold CLI call that never searches
 
-    if not documents:
+    if not documents.entry_ids:
         return {"docid": np.empty(0, np.int64), "termid": np.empty(0, np.int64), "tf": np.empty(0, np.int64)}
     # The BETWEEN lets DuckDB skip row groups by their docid range (new documents sit at the end of the table).
     return db.execute(
         f"""SELECT docid, termid, count(*)::BIGINT AS tf FROM {SCHEMA}.terms
             WHERE docid BETWEEN $low AND $high AND docid IN {wanted} GROUP BY ALL""",
-        {"low": documents[0][0], "high": documents[-1][0], **parameters},
+        {"low": int(documents.docids[0]), "high": int(documents.docids[-1]), **parameters},
     ).fetchnumpy()
 
 
-def _append(state: _ScopePostings, documents: list[tuple[int, int, str, str]], postings: dict[str, np.ndarray],
+def _append(state: _ScopePostings, documents: _Documents, postings: dict[str, np.ndarray],
             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Append the documents to ``state``'s slots; their postings as (termids, slots, tfs) arrays."""
     import numpy as np  # lazy: numpy costs ~0.15-0.2 s of a cold CLI call that never searches
 
     first = len(state.entries)
-    docids = np.asarray([docid for docid, *_ in documents], dtype=np.int64)
-    for _docid, length, entry_id, version_id in documents:
-        state.append(entry_id, version_id, int(length))
+    state.extend(documents.entry_ids, documents.version_ids, documents.lengths)
+    docids = np.asarray(documents.docids, dtype=np.int64)
     slots = first + np.searchsorted(docids, np.asarray(postings["docid"], dtype=np.int64))
     return (np.asarray(postings["termid"], dtype=np.int64), slots.astype(np.int64),
             np.asarray(postings["tf"], dtype=np.int64))

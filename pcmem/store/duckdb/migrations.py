@@ -149,6 +149,15 @@ def _revision_reasons(db: duckdb.DuckDBPyConnection) -> None:
     db.execute("ALTER TABLE revisions ADD COLUMN IF NOT EXISTS reason VARCHAR")
 
 
+def _recorded_writes(db: duckdb.DuckDBPyConnection) -> None:
+    # Writes made with an idempotency key record their key and outcome in their own transaction, so a write sent
+    # again after a lost answer returns the first outcome (pcmem.memory.write_records). Also makes an older pcmem,
+    # which would apply such a write a second time, refuse the file.
+    from pcmem.store.duckdb import write_records
+
+    write_records.create(db)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration("0001_core_schema", _core_schema),
     Migration("0002_search_projections", _search_projections),
@@ -158,6 +167,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("0006_secondary_embeddings", _secondary_embeddings),
     Migration("0007_rebuild_secondary_indexes", _create_secondary_indexes, prepare=_drop_secondary_indexes),
     Migration("0008_revision_reasons", _revision_reasons),
+    Migration("0009_recorded_writes", _recorded_writes),
 )
 
 

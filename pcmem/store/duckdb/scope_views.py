@@ -41,6 +41,55 @@ def head_moves(db: duckdb.DuckDBPyConnection, memory: MemoryRef, since: int) -> 
     return [(entry_id, version_id, state) for entry_id, version_id, state in rows]
 
 
+class RowIds:
+    """The (entry_id, entry_version_id) of each row (slot) of a scope's view, as two lists of strings.
+
+    Why not a tuple per row: strings are not tracked by Python's cycle collector, tuples are (until a collection
+    untracks them), so a scope loaded as 10,000 tuples made the collector run a full pass right then — tens of ms
+    holding the GIL, which an app's UI thread or asyncio loop waited for."""
+
+    __slots__ = ("entry_ids", "version_ids")
+
+    def __init__(self, entry_ids: list[str] | None = None, version_ids: list[str] | None = None) -> None:
+        self.entry_ids: list[str] = entry_ids if entry_ids is not None else []
+        self.version_ids: list[str] = version_ids if version_ids is not None else []
+
+    def __len__(self) -> int:
+        return len(self.entry_ids)
+
+    def __getitem__(self, row: int) -> tuple[str, str]:
+        return self.entry_ids[row], self.version_ids[row]
+
+    def at(self, rows: list[int]) -> list[tuple[str, str]]:
+        """The ids of ``rows``, in order (a channel's tie-break compares them)."""
+        return list(zip(map(self.entry_ids.__getitem__, rows), map(self.version_ids.__getitem__, rows), strict=True))
+
+    def append(self, entry_id: str, version_id: str) -> None:
+        self.entry_ids.append(entry_id)
+        self.version_ids.append(version_id)
+
+    def extend(self, entry_ids: list[str], version_ids: list[str]) -> None:
+        self.entry_ids.extend(entry_ids)
+        self.version_ids.extend(version_ids)
+
+    def move(self, to_row: int, from_row: int) -> None:
+        """Row ``to_row`` takes ``from_row``'s ids (a swap-remove; the caller pops the last row)."""
+        self.entry_ids[to_row] = self.entry_ids[from_row]
+        self.version_ids[to_row] = self.version_ids[from_row]
+
+    def pop(self) -> None:
+        self.entry_ids.pop()
+        self.version_ids.pop()
+
+    def keep(self, rows: list[int]) -> RowIds:
+        """Only ``rows``, in that order."""
+        return RowIds([self.entry_ids[row] for row in rows], [self.version_ids[row] for row in rows])
+
+    def row_of(self) -> dict[str, int]:
+        """Entry id → its row."""
+        return dict(zip(self.entry_ids, range(len(self.entry_ids)), strict=True))
+
+
 class ScopeLRU(LRU[str, V]):
     """Scopes' views by scope key, bounded by their entries (``budget``), the least recently used out first."""
 

@@ -11,6 +11,7 @@ Scopes are kept in a :class:`~pcmem.store.duckdb.scope_views.ScopeLRU` bounded b
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -18,7 +19,7 @@ import duckdb
 
 from pcmem.store.duckdb import connection
 from pcmem.store.duckdb.ranking import best_positions
-from pcmem.store.duckdb.scope_views import CatchUps, ScopeLRU, head_moves
+from pcmem.store.duckdb.scope_views import CatchUps, RowIds, ScopeLRU, head_moves
 from pcmem.types.embedding import EmbeddingProfile
 from pcmem.types.memory import MemoryRef
 from pcmem.types.search import Candidate
@@ -68,7 +69,7 @@ class _ScopeMatrix:
     revision: int
     matrix: np.ndarray  # capacity × dimension; rows [0, size) are live
     size: int = 0
-    entries: list[tuple[str, str]] = field(default_factory=list)  # row → (entry_id, entry_version_id)
+    entries: RowIds = field(default_factory=RowIds)  # row → (entry_id, entry_version_id)
     row_of: dict[str, int] = field(default_factory=dict)  # entry_id → row
     missing: dict[str, str] = field(default_factory=dict)  # entry_id → version id whose vector was not stored yet
 
@@ -80,7 +81,7 @@ class _ScopeMatrix:
             grown[: self.size] = self.matrix[: self.size]
             self.matrix = grown
         self.matrix[self.size] = vector
-        self.entries.append((entry_id, version_id))
+        self.entries.append(entry_id, version_id)
         self.row_of[entry_id] = self.size
         self.size += 1
 
@@ -93,9 +94,8 @@ class _ScopeMatrix:
         last = self.size - 1
         if row != last:
             self.matrix[row] = self.matrix[last]
-            moved = self.entries[last]
-            self.entries[row] = moved
-            self.row_of[moved[0]] = row
+            self.entries.move(row, last)
+            self.row_of[self.entries.entry_ids[row]] = row
         self.entries.pop()
         self.size -= 1
 
@@ -130,11 +130,15 @@ class VectorCache:
                 rows = _rows_that_can_rank(matrix, unit_query, limit)
                 similarity = _similarities(matrix[rows], unit_query)  # exact for the few rows that can rank
                 entries = state.entries
-                best = best_positions(similarity, limit, lambda at: list(map(entries.__getitem__, rows[at].tolist())))
+                best = best_positions(similarity, limit, lambda at: entries.at(rows[at].tolist()))
                 picked = [(float(similarity[i]), entries[int(rows[i])]) for i in best]
                 break
         artifact = memory.artifact_id
         return [Candidate(artifact, entry_id, version_id, score) for score, (entry_id, version_id) in picked]
+
+    def load(self, db: duckdb.DuckDBPyConnection, memory: MemoryRef, profile: EmbeddingProfile) -> None:
+        """Bring the scope's matrix to ``memory.revision`` now (what its next search would do first)."""
+        self._view_at(db, memory, profile)
 
     def _view_at(self, db: duckdb.DuckDBPyConnection, memory: MemoryRef, profile: EmbeddingProfile) -> _ScopeMatrix:
         """The scope's matrix, brought to ``memory.revision`` and given the vectors stored since (the caller checks
@@ -187,9 +191,16 @@ class VectorCache:
 #: ``index_scan_max_count``); see :func:`_load`.
 _INDEX_SCAN_KEYS = 2048
 
+#: Rows copied into a scope's matrix per numpy call while it loads (see :func:`_fill`).
+_COPY_ROWS = 1024
+
 
 def _load(db: duckdb.DuckDBPyConnection, memory: MemoryRef, profile: EmbeddingProfile) -> _ScopeMatrix:
     """The scope's matrix, read in ``memory``'s snapshot.
+
+    The vectors come from DuckDB as numpy arrays (``fetchnumpy``: one float32 array per row), never as Python floats:
+    ``fetchall`` built 384 float objects per entry in one C call holding the GIL — an app's UI thread or asyncio loop
+    stalled for the whole load of a large scope, and the transient lists cost more memory than the matrix.
 
     A scope of up to ``_INDEX_SCAN_KEYS`` entries reads its vectors by key, through the primary key's index. A join
     scanned the whole embeddings table: DuckDB skips blocks by min/max statistics, which keep 8 bytes of a string,
@@ -197,43 +208,66 @@ def _load(db: duckdb.DuckDBPyConnection, memory: MemoryRef, profile: EmbeddingPr
     1,000,000-entry store read ~1.4 GB of vectors into DuckDB's buffers (an owner grew to 1.8 GB). A larger scope
     is a sizeable part of the table anyway, and a long key list is slower than the scan (~60-100 µs a key).
     """
-    import numpy as np  # lazy: numpy costs ~0.15-0.2 s of a cold CLI call that searches full text only
     heads = db.execute(
         "SELECT entry_id, entry_version_id FROM head_entries WHERE artifact_id = ? AND state = 'active' "
         "ORDER BY entry_id",
         [memory.artifact_id],
-    ).fetchall()
-    if len(heads) <= _INDEX_SCAN_KEYS:
-        stored = dict(db.execute(
-            f"SELECT entry_version_id, vec FROM embeddings WHERE entry_version_id IN "
-            f"{connection.in_list(version_id for _, version_id in heads)}",
-        ).fetchall()) if heads else {}
-        rows = [(entry_id, version_id, stored.get(version_id)) for entry_id, version_id in heads]
+    ).fetchnumpy()
+    entry_ids, version_ids = heads["entry_id"].tolist(), heads["entry_version_id"].tolist()
+    vectors: Sequence[np.ndarray] | np.ndarray  # a list, or an object array of one array per row
+    if len(version_ids) <= _INDEX_SCAN_KEYS:
+        found = db.execute(
+            f"SELECT entry_version_id, vec FROM embeddings WHERE entry_version_id IN {connection.in_list(version_ids)}",
+        ).fetchnumpy() if version_ids else {"entry_version_id": [], "vec": []}
+        vector_of = dict(zip(found["entry_version_id"], found["vec"], strict=True))
+        kept = [row for row, version_id in enumerate(version_ids) if version_id in vector_of]
+        present = RowIds([entry_ids[row] for row in kept], [version_ids[row] for row in kept])
+        vectors = [vector_of[version_id] for version_id in present.version_ids]
     else:
-        rows = db.execute(
+        joined = db.execute(
             """SELECT h.entry_id, h.entry_version_id, e.vec FROM head_entries h
-               LEFT JOIN embeddings e USING (entry_version_id)
+               JOIN embeddings e USING (entry_version_id)
                WHERE h.artifact_id = ? AND h.state = 'active' ORDER BY h.entry_id""",
             [memory.artifact_id],
-        ).fetchall()
-    state = _ScopeMatrix(profile, memory.revision, np.empty((max(16, len(rows)), profile.dimension), np.float32))
-    present = [(entry_id, version_id, vec) for entry_id, version_id, vec in rows if vec is not None]
-    if present:
-        state.matrix[: len(present)] = _unit(np.asarray([vec for _, _, vec in present], dtype=np.float32))
-        state.entries = [(entry_id, version_id) for entry_id, version_id, _ in present]
-        state.row_of = {entry_id: row for row, (entry_id, _) in enumerate(state.entries)}
-        state.size = len(present)
-    state.missing = {entry_id: version_id for entry_id, version_id, vec in rows if vec is None}
+        ).fetchnumpy()
+        present = RowIds(joined["entry_id"].tolist(), joined["entry_version_id"].tolist())
+        vectors = joined["vec"]
+    state = _fill(_ScopeMatrix(profile, memory.revision, _empty(len(present), profile)), present, vectors)
+    if len(present) < len(entry_ids):
+        stored = set(present.version_ids)
+        state.missing = {entry_id: version_id for entry_id, version_id in zip(entry_ids, version_ids, strict=True)
+                         if version_id not in stored}
+    return state
+
+
+def _empty(rows: int, profile: EmbeddingProfile) -> np.ndarray:
+    import numpy as np  # lazy: numpy costs ~0.15-0.2 s of a cold CLI call that searches full text only
+    return np.empty((max(16, rows), profile.dimension), np.float32)
+
+
+def _fill(state: _ScopeMatrix, present: RowIds, vectors: Sequence[np.ndarray] | np.ndarray) -> _ScopeMatrix:
+    """``state`` holding ``present``'s entries with their ``vectors`` (one array per row), unit-scaled.
+
+    Copied ``_COPY_ROWS`` rows per numpy call: each call holds the GIL while it runs, and the interpreter lets other
+    threads in only between calls."""
+    import numpy as np  # lazy: numpy costs ~0.15-0.2 s of a cold CLI call that searches full text only
+    for start in range(0, len(present), _COPY_ROWS):
+        block = vectors[start:start + _COPY_ROWS]
+        state.matrix[start:start + len(block)] = _unit(np.stack(list(block)).astype(np.float32, copy=False))
+    state.entries = present
+    state.row_of = present.row_of()
+    state.size = len(present)
     return state
 
 
 def _read_vectors(db: duckdb.DuckDBPyConnection, versions: dict[str, str]) -> list[tuple[str, str, np.ndarray]]:
-    """(entry_id, version_id, unit vector) of those of ``versions`` (entry id → version id) stored by now."""
-    import numpy as np  # lazy: numpy costs ~0.15-0.2 s of a cold CLI call that searches full text only
+    """(entry_id, version_id, unit vector) of those of ``versions`` (entry id → version id) stored by now (as numpy
+    arrays: see :func:`_load`)."""
     if not versions:
         return []
     entry_of = {version_id: entry_id for entry_id, version_id in versions.items()}
-    rows = db.execute(
+    found = db.execute(
         f"SELECT entry_version_id, vec FROM embeddings WHERE entry_version_id IN {connection.in_list(entry_of)}",
-    ).fetchall()
-    return [(entry_of[version_id], version_id, _unit(np.asarray([vec], dtype=np.float32))[0]) for version_id, vec in rows]
+    ).fetchnumpy()
+    return [(entry_of[version_id], version_id, _unit(vec.reshape(1, -1))[0])
+            for version_id, vec in zip(found["entry_version_id"], found["vec"], strict=True)]

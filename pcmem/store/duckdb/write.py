@@ -11,12 +11,12 @@ import duckdb
 
 from pcmem.analysis import Analyzer
 from pcmem.errors import StoreError
-from pcmem.store.common import V_COLUMNS, check_events, next_revision, version_from_row
-from pcmem.store.duckdb import connection, erasure, fts_index, rows, vectors
+from pcmem.store.common import V_COLUMNS, RecordPruning, check_events, next_revision, version_from_row
+from pcmem.store.duckdb import connection, erasure, fts_index, rows, vectors, write_records
 from pcmem.store.duckdb.arrow import registered
 from pcmem.types.embedding import EmbeddingProfile
 from pcmem.types.memory import EntryVersion, MemoryRef, Operation
-from pcmem.types.storage import EntryEvent, HeadEntry
+from pcmem.types.storage import EntryEvent, HeadEntry, WriteRecord
 from pcmem.validation import canonical_json
 
 if TYPE_CHECKING:
@@ -64,9 +64,10 @@ class DuckDBWrite:
     def __init__(
         self, cursor: duckdb.DuckDBPyConnection, scope: str, memory: MemoryRef | None, analyzer: Analyzer,
         forget_cached_versions: Callable[[], None], profiles: dict[str, EmbeddingProfile] | None = None,
-        id_floor: fts_index.IdFloor | None = None,
+        id_floor: fts_index.IdFloor | None = None, pruning: RecordPruning | None = None,
     ) -> None:
         self.analyzer = analyzer
+        self._pruning = pruning or RecordPruning()
         self._forget_cached_versions = forget_cached_versions
         self._cursor = cursor
         self._scope = scope
@@ -144,6 +145,17 @@ class DuckDBWrite:
     def embedding_profile(self) -> EmbeddingProfile | None:
         return self._profile()
 
+    def recorded_write(self, key: str) -> WriteRecord | None:
+        self._flush()
+        row = self._cursor.execute(write_records.lookup_sql(key)).fetchone()
+        return None if row is None else write_records.from_row(key, row)
+
+    def record_write(self, record: WriteRecord) -> None:
+        self._pending.append(write_records.insert_sql(record))
+        if self._pruning.due():
+            self._pending.append(write_records.prune_sql(record.recorded_at))
+        self._flush()
+
     def erase(self, entry_ids: Sequence[str]) -> None:
         if self.memory is None:
             raise StoreError("nothing to erase in a scope with no memory")
@@ -183,7 +195,7 @@ class DuckDBWrite:
         self._pending.append(
             "INSERT INTO revisions (artifact_id, revision, operation, change_count, created_at, reason) VALUES "
             + rows.values([(artifact_id, revision, operation, len(events), stamp, reason)]))
-        self._insert_versions(artifact_id, revision, new_versions, stamp)
+        self._insert_versions(artifact_id, revision, new_versions)
         texts = {version.entry_version_id: version.text for version in new_versions}
         # A first version starts its entry: the memory layer numbers a version 1 only where the entry has no head row
         # (a new id, or the next generation of a forgotten key; memory/upsert.py), so there is no row to look up.
@@ -211,15 +223,13 @@ class DuckDBWrite:
             self._pending.append(f"UPDATE memories SET head_revision = {int(revision)}, updated_at = "
                                  f"{rows.sql_value(stamp)} WHERE artifact_id = {connection.literal(artifact_id)}")
 
-    def _insert_versions(
-        self, artifact_id: str, revision: int, new_versions: Sequence[EntryVersion], stamp: datetime
-    ) -> None:
+    def _insert_versions(self, artifact_id: str, revision: int, new_versions: Sequence[EntryVersion]) -> None:
         if not new_versions:
             return
         if len(new_versions) <= fts_index.POINT_WRITES:
             self._pending.append("INSERT INTO entry_versions VALUES " + rows.values(
                 (v.entry_version_id, artifact_id, v.entry_id, v.version, v.kind, v.text, v.content_hash,
-                 canonical_json(v.metadata), revision, stamp) for v in new_versions))
+                 canonical_json(v.metadata), revision, _naive_utc(v.created_at)) for v in new_versions))
             return
         self._flush()
         import pyarrow as pa  # lazy: importing pyarrow costs ~100 ms, a search never needs it
@@ -234,7 +244,8 @@ class DuckDBWrite:
                 "content_hash": [v.content_hash for v in new_versions],
                 "metadata": [canonical_json(v.metadata) for v in new_versions],
                 "created_in_revision": pa.array([revision] * len(new_versions), pa.int64()),
-                "created_at": pa.array([stamp] * len(new_versions), pa.timestamp("us")),
+                # A version's own time: the write's, or an imported entry's date (NewEntry.created_at).
+                "created_at": pa.array([_naive_utc(v.created_at) for v in new_versions], pa.timestamp("us")),
             }
         )
         with registered(self._cursor, "pcmem_versions", versions):

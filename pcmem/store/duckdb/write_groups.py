@@ -38,7 +38,7 @@ from pcmem.store.duckdb.write import DuckDBWrite, opened, opening_sql
 from pcmem.store.duckdb.write_opening import Opening
 from pcmem.types.embedding import EmbeddingProfile
 from pcmem.types.memory import EntryVersion, MemoryRef, Operation
-from pcmem.types.storage import EntryEvent
+from pcmem.types.storage import EntryEvent, WriteRecord
 
 if TYPE_CHECKING:
     import numpy as np
@@ -70,6 +70,10 @@ class TrackedWrite(DuckDBWrite):
     def erase(self, entry_ids: Sequence[str]) -> None:
         self.wrote = True
         super().erase(entry_ids)
+
+    def record_write(self, record: WriteRecord) -> None:
+        self.wrote = True
+        super().record_write(record)
 
     def transaction_alive(self) -> bool:
         """DuckDB still runs the transaction: after a failed statement it aborts it, and a COMMIT then succeeds

@@ -25,6 +25,7 @@ from pcmem.store.common import (
     V_COLUMNS,
     CompletenessMemo,
     PagingSecret,
+    RecordPruning,
     assemble_candidates,
     check_candidate_limit,
     check_dimension,
@@ -69,6 +70,7 @@ class SeekdbBackend:
         self._connections: list[Connection] = []
         self._connections_lock = threading.Lock()
         self._write_lock = threading.Lock()
+        self._pruning = RecordPruning()  # when a recording write drops old idempotency keys
         self._closed = False
         self._complete = CompletenessMemo()
         self._paging_secret = PagingSecret()
@@ -164,7 +166,7 @@ class SeekdbBackend:
                 "SELECT artifact_id, head_revision FROM memories WHERE scope_key = %s FOR UPDATE", schema.scope_key(scope)
             ))
             memory = MemoryRef(scope=scope, artifact_id=rows[0][0], revision=int(rows[0][1])) if rows else None
-            yield SeekdbWrite(db, scope, memory, self.analyzer)
+            yield SeekdbWrite(db, scope, memory, self.analyzer, self._pruning)
 
     # --- reads ------------------------------------------------------------------------------------------------
 
@@ -380,6 +382,10 @@ class SeekdbBackend:
             raise CapabilityNotSupportedError(
                 "a secondary embedding profile is not supported on the seekdb backend yet (DuckDB stores only); "
                 "`--rerank-embedder` still works at search time, embedding the candidates in process")
+
+    def warm(self, scope: str, *, vectors: bool = True) -> bool:
+        """Nothing to load: seekdb answers searches itself (no in-process views)."""
+        return self.find_memory(scope) is not None
 
     def vector_status(self, scope: str) -> VectorStatus:
         with self._transaction() as db:

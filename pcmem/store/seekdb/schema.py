@@ -22,13 +22,23 @@ from pcmem.store.seekdb.sql import Connection, render
 from pcmem.types.embedding import EmbeddingProfile
 
 FORMAT_MARKER = "pcmem-store-seekdb"
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"
+_TABLE_OPTIONS = "DEFAULT CHARSET utf8mb4 COLLATE utf8mb4_bin"
+# A write's idempotency key and outcome, kept with the write (pcmem.memory.write_records): ids only, no text.
+_RECORDED_WRITES = f"""CREATE TABLE IF NOT EXISTS recorded_writes (
+        idempotency_key VARCHAR(128) PRIMARY KEY,
+        scope VARCHAR(1024) NOT NULL,
+        operation VARCHAR(16) NOT NULL,
+        fingerprint CHAR(64) NOT NULL,
+        outcome LONGTEXT NOT NULL,
+        recorded_at DATETIME(6) NOT NULL,
+        KEY recorded_writes_by_time (recorded_at)) {_TABLE_OPTIONS}"""
 #: schema version → the statements that bring a store of it to the next version (DDL commits on its own; each step
 #: is safe to run again after an interruption, see :func:`_upgrade`).
 _UPGRADES = {
     "1": ("ALTER TABLE revisions ADD COLUMN reason VARCHAR(2048) NULL",),  # why a write was made (its reason)
+    "2": (_RECORDED_WRITES,),
 }
-_TABLE_OPTIONS = "DEFAULT CHARSET utf8mb4 COLLATE utf8mb4_bin"
 VECTOR_TABLE_PREFIX = "pcmem_vec_"
 
 # Ids are printable ASCII of at most 128 characters; artifact/version ids are generated (short).
@@ -148,6 +158,7 @@ def ensure(db: Connection) -> str:
     if marker is None:
         for statement in _TABLES:
             db.run(f"{statement} {_TABLE_OPTIONS}")
+        db.run(_RECORDED_WRITES)
         set_meta(db, "schema_version", SCHEMA_VERSION)
         if meta(db, "fts_analyzer") is None:
             set_meta(db, "fts_analyzer", DEFAULT_ANALYZER)
@@ -168,7 +179,7 @@ def _upgrade(db: Connection, version: str | None) -> str | None:
     interrupted after its DDL is run again on the next open: a column that exists already is not added twice."""
     while version in _UPGRADES:
         for statement in _UPGRADES[version]:
-            if not _column_exists(db, statement):
+            if statement.startswith("CREATE TABLE IF NOT EXISTS") or not _column_exists(db, statement):
                 db.run(statement)
         version = str(int(version) + 1)
         set_meta(db, "schema_version", version)

@@ -14,20 +14,31 @@ import numpy as np
 
 from pcmem.analysis import Analyzer
 from pcmem.errors import ConcurrentWriteError, StoreError
-from pcmem.store.common import V_COLUMNS, check_dimension, check_events, next_revision, version_from_row
+from pcmem.store import common
+from pcmem.store.common import (
+    V_COLUMNS,
+    RecordPruning,
+    check_dimension,
+    check_events,
+    next_revision,
+    utc,
+    version_from_row,
+)
 from pcmem.store.seekdb import fulltext, schema, vectors
 from pcmem.store.seekdb.sql import Connection, DuplicateKeyError, chunks, in_list, insert_rows, quote, render, row
 from pcmem.types.embedding import EmbeddingProfile
 from pcmem.types.memory import EntryVersion, MemoryRef, Operation
-from pcmem.types.storage import EntryEvent, HeadEntry
+from pcmem.types.storage import EntryEvent, HeadEntry, WriteRecord
 from pcmem.validation import canonical_json
 
 
 class SeekdbWrite:
     """A :class:`~pcmem.store.port.WriteTransaction` inside an open seekdb transaction (see SeekdbBackend.write)."""
 
-    def __init__(self, db: Connection, scope: str, memory: MemoryRef | None, analyzer: Analyzer) -> None:
+    def __init__(self, db: Connection, scope: str, memory: MemoryRef | None, analyzer: Analyzer,
+                 pruning: RecordPruning | None = None) -> None:
         self._db = db
+        self._pruning = pruning or RecordPruning()
         self._scope = scope
         self.analyzer = analyzer
         self.memory = memory
@@ -54,6 +65,40 @@ class SeekdbWrite:
                 f"AND entry_id IN {in_list(batch)}"
             ))
         return found
+
+    def recorded_write(self, key: str) -> WriteRecord | None:
+        # A locking read: it sees what another process committed after this repeatable-read transaction began (the
+        # same write sent to two processes at once: the second waits for the scope's row lock, then finds the record)
+        rows = self._db.run(render("SELECT scope, operation, fingerprint, outcome, recorded_at FROM recorded_writes "
+                                   "WHERE idempotency_key = %s FOR UPDATE", key))
+        if not rows:
+            return None
+        scope, operation, fingerprint, outcome, recorded_at = rows[0]
+        return WriteRecord(key=key, scope=scope, operation=operation, fingerprint=fingerprint, outcome=outcome,
+                           recorded_at=utc(recorded_at))
+
+    def record_write(self, record: WriteRecord) -> None:
+        try:
+            self._db.run("INSERT INTO recorded_writes VALUES " + row(
+                record.key, record.scope, record.operation, record.fingerprint, record.outcome, record.recorded_at))
+        except DuplicateKeyError:
+            # another process recorded the key after this write looked: run it again, and it finds the record
+            raise ConcurrentWriteError(f"another writer recorded idempotency_key {record.key!r} at the same moment; "
+                                       "retry") from None
+        if self._pruning.due():
+            self._prune(record.recorded_at)
+
+    def _prune(self, now: datetime) -> None:
+        """Drop the records past their keeping time (see pcmem.store.common): MySQL cannot delete from a table
+        with a subquery on it, so the cutoff of the newest RECORDS_KEPT_AT_MOST is read first."""
+        expired, young = common.prune_cutoffs(now)
+        newest = self._db.run(f"SELECT recorded_at FROM recorded_writes ORDER BY recorded_at DESC "
+                              f"LIMIT 1 OFFSET {int(common.RECORDS_KEPT_AT_MOST)}")
+        beyond = ""  # the records past the newest RECORDS_KEPT_AT_MOST, but none younger than ``young``
+        if newest:
+            cap = utc(newest[0][0])
+            beyond = render(" OR recorded_at <= %s", cap) if cap < young else render(" OR recorded_at < %s", young)
+        self._db.run(render("DELETE FROM recorded_writes WHERE recorded_at < %s", expired) + beyond)
 
     def erase(self, entry_ids: Sequence[str]) -> None:
         """Delete every version's text/metadata and every vector of these entries, and the reasons of the revisions
@@ -127,7 +172,7 @@ class SeekdbWrite:
                + row(artifact_id, revision, operation, len(events), now, reason))
         insert_rows(db, "INSERT INTO entry_versions", [
             row(v.entry_version_id, artifact_id, v.entry_id, v.version, v.kind, v.text, v.content_hash,
-                canonical_json(v.metadata), revision, now)
+                canonical_json(v.metadata), revision, v.created_at)  # the write's time, or an imported entry's
             for v in new_versions
         ])
         insert_rows(db, "INSERT INTO entry_events",
