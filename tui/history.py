@@ -54,7 +54,7 @@ def _read(file: Path) -> list[str]:
 
 def _write(file: Path, queries: list[str]) -> None:
     """Rewrite ``file`` at once (a crash leaves the old file or the new one, never half of one); private to the user."""
-    file.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    _private_folders(file.parent)
     descriptor, temporary = tempfile.mkstemp(dir=file.parent, prefix=f".{file.name}.", suffix=".tmp")
     try:
         with os.fdopen(descriptor, "w", encoding="utf-8") as out:
@@ -63,6 +63,21 @@ def _write(file: Path, queries: list[str]) -> None:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def _private_folders(folder: Path) -> None:
+    """Create ``folder`` and each missing parent 0700, whatever the umask (``mkdir(parents=True)`` made the state
+    folder ``pcmem`` 0755, 0777 under umask 000): the queries searched are the user's alone."""
+    missing = []
+    while not folder.exists() and folder != folder.parent:
+        missing.append(folder)
+        folder = folder.parent
+    for new in reversed(missing):
+        try:
+            new.mkdir(mode=0o700)
+        except FileExistsError:
+            continue
+        new.chmod(0o700)  # the umask can take the owner's bits away too
 
 
 class SearchHistory:

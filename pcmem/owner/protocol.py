@@ -38,10 +38,16 @@ def send_frame(sock: socket.socket, message: dict[str, Any]) -> None:
 
 
 def recv_frame(sock: socket.socket) -> dict[str, Any]:
+    """The next frame's JSON object. Anything else — over the size limit, not UTF-8, not JSON, nested deeper than the
+    parser recurses (100,000 ``[`` printed a RecursionError traceback on the owner's stderr), not an object — is a
+    broken connection (ConnectionLost), as is the other side closing it."""
     (length,) = _LENGTH.unpack(_recv_exactly(sock, _LENGTH.size))
     if length > MAX_FRAME_BYTES:
         raise ConnectionLost(f"a frame of {length} bytes is over the limit")
-    message = json.loads(_recv_exactly(sock, length))
+    try:
+        message = json.loads(_recv_exactly(sock, length))
+    except (ValueError, RecursionError):  # not UTF-8 or not JSON; nested deeper than the parser's recursion limit
+        raise ConnectionLost("a frame that is not JSON") from None
     if not isinstance(message, dict):
         raise ConnectionLost("a frame that is not a JSON object")
     return message
