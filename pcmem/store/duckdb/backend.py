@@ -81,6 +81,7 @@ class DuckDBBackend:
         if existed:
             files.check_readable(self.path)
         else:
+            wal.prepare_leftover_wal(self.path)  # a log next to a missing store is refused before a store is made
             files.make_private_folders(self.path.parent)
             existed = not files.create_store_file(self.path, create_database)  # else: theirs
         #: A store whose file or folder is not writable opens read-only: reads work, writes raise StoreReadOnlyError.
