@@ -20,6 +20,8 @@ class Draft:
     entry_id: str = ""
     metadata: str = ""
     upsert: bool = False
+    #: Why the write is made (Remember, Revise), as typed.
+    reason: str = ""
 
 
 def remember_key(scope: str | None) -> tuple[str, ...]:

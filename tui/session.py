@@ -22,10 +22,12 @@ from pcmem import (
     InferenceConfig,
     MemoryEntry,
     NewEntry,
+    NotFoundError,
     ReactivateRequest,
     RememberRequest,
     RetireRequest,
     ReviseRequest,
+    RevisionConflictError,
     RevisionInfo,
     ScopeSummary,
     SearchMemoryRequest,
@@ -322,23 +324,54 @@ class Session:
     # not make the user's typing fail. A change to an existing entry checks that entry only (per-entry CAS,
     # ``expected_version`` = the version the user was looking at), never the whole scope's head.
 
-    def remember(self, scope: str, entry: NewEntry, *, upsert: bool = False) -> WriteResult:
+    def remember(self, scope: str, entry: NewEntry, *, upsert: bool = False, reason: str | None = None,
+                 keep_metadata: bool = False) -> WriteResult:
         """The first write to a store that does not exist yet creates it (and its folder). ``upsert``: an entry with
-        this id gets a new version (or is left as it is when nothing differs) instead of an InputError."""
+        this id gets a new version (or is left as it is when nothing differs) instead of an InputError.
+        ``keep_metadata`` (an upsert whose metadata field was left blank): an existing entry keeps its metadata."""
         runtime = self._open(create=True)
         assert runtime is not None
-        return runtime.memory.for_scope(scope).remember(RememberRequest(entries=(entry,), upsert=upsert))
+        memory = runtime.memory.for_scope(scope)
+        if upsert and keep_metadata and entry.entry_id:
+            kept = self._upsert_keeping_metadata(memory, entry, reason)
+            if isinstance(kept, WriteResult):
+                return kept
+            entry = kept
+        return memory.remember(RememberRequest(entries=(entry,), upsert=upsert, reason=reason))
 
-    def revise(self, scope: str, entry_id: str, text: str, expected_version: int) -> WriteResult:
-        request = ReviseRequest(entry_id=entry_id, text=text, expected_version=expected_version)
+    #: Times an upsert that keeps the metadata reads the entry again after another writer changed it meanwhile.
+    UPSERT_TRIES = 3
+
+    def _upsert_keeping_metadata(self, memory: Any, entry: NewEntry, reason: str | None) -> WriteResult | NewEntry:
+        """An active entry gets its new version as a revise that leaves the metadata alone, checked against the
+        version just read (another writer's change in between is read again, never written over); a retired one
+        comes back through the upsert, carrying the metadata it had. An unknown id: ``entry`` as it is."""
+        assert entry.entry_id is not None
+        for _ in range(self.UPSERT_TRIES):
+            try:
+                current = memory.get_entry(entry.entry_id)
+            except NotFoundError:
+                return entry
+            if current.state != "active":
+                return entry.model_copy(update={"metadata": current.entry.metadata})
+            try:
+                return memory.revise(ReviseRequest(entry_id=current.entry.entry_id, text=entry.text, kind=entry.kind,
+                                                   expected_version=current.entry.version, reason=reason))
+            except RevisionConflictError:
+                continue
+        raise RevisionConflictError(f"{entry.entry_id!r} kept changing while it was being written: try again")
+
+    def revise(self, scope: str, entry_id: str, text: str, expected_version: int,
+               reason: str | None = None) -> WriteResult:
+        request = ReviseRequest(entry_id=entry_id, text=text, expected_version=expected_version, reason=reason)
         return self.runtime.memory.for_scope(scope).revise(request)
 
-    def retire(self, scope: str, entry_id: str, expected_version: int) -> WriteResult:
-        request = RetireRequest(entry_id=entry_id, expected_version=expected_version)
+    def retire(self, scope: str, entry_id: str, expected_version: int, reason: str | None = None) -> WriteResult:
+        request = RetireRequest(entry_id=entry_id, expected_version=expected_version, reason=reason)
         return self.runtime.memory.for_scope(scope).retire(request)
 
-    def reactivate(self, scope: str, entry_id: str, expected_version: int) -> WriteResult:
-        request = ReactivateRequest(entry_id=entry_id, expected_version=expected_version)
+    def reactivate(self, scope: str, entry_id: str, expected_version: int, reason: str | None = None) -> WriteResult:
+        request = ReactivateRequest(entry_id=entry_id, expected_version=expected_version, reason=reason)
         return self.runtime.memory.for_scope(scope).reactivate(request)
 
     def forget(self, scope: str, entry_id: str) -> WriteResult:

@@ -164,3 +164,11 @@ class StoreScreen(Screen):
             return
         if len(self.app.screen_stack) > 2:  # never pop the root scopes screen
             self.app.pop_screen()
+
+
+def refuse_read_only(screen: StoreScreen) -> bool:
+    """``n`` on a store this user cannot write: said at once, not after the text is typed and saved."""
+    if not screen.session.read_only():
+        return False
+    screen.status.error(f"{screen.session.path} is read-only for you: nothing can be written to it")
+    return True

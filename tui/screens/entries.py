@@ -16,7 +16,7 @@ from pcmem_tui import garbage
 from pcmem_tui.format import one_line, plain, state_text
 from pcmem_tui.messages import ManifestLoaded, RevisionsLoaded, WorkFailed
 from pcmem_tui.ordering import OrderedEntries
-from pcmem_tui.screens.base import StoreScreen
+from pcmem_tui.screens.base import StoreScreen, refuse_read_only
 from pcmem_tui.screens.dialogs import ConfirmScreen, Outcome, RememberScreen, confirm_question
 from pcmem_tui.screens.entry import EntryScreen
 from pcmem_tui.screens.forget import ForgetEntryScreen
@@ -51,7 +51,9 @@ SORTS = {
 
 
 #: The actions :meth:`EntriesScreen.check_action` enables from the manifest (where it is, what it may step to).
-MANIFEST_KEYS = (("step", (-1,)), ("step", (1,)), ("head", ()), ("remember", ()))
+MANIFEST_KEYS = (("step", (-1,)), ("step", (1,)), ("head", ()), ("remember", ()), ("retire", ()))
+#: The writes a past revision does not offer.
+WRITES = ("remember", "retire", "reactivate")
 
 
 class EntriesScreen(StoreScreen):
@@ -68,9 +70,15 @@ class EntriesScreen(StoreScreen):
         Binding("n", "remember", "New"),
         Binding("d", "retire", "Retire"),
         Binding("u", "reactivate", "Reactivate", show=False),
+        # a past revision is read-only: its footer offers no write, and a write key says why (instead of nothing)
+        Binding("n", "why_read_only('remember')", "Why read-only", show=False),
+        Binding("d", "why_read_only('retire')", "Why read-only", show=False),
+        Binding("u", "why_read_only('reactivate')", "Why read-only", show=False),
         Binding("x", "forget", "Forget…", show=False),
+        Binding("y,c", "copy_citation", "Copy citation", show=False),
         Binding("f,slash", "filter", "Filter", show=False),
-        Binding("s", "sort", "Sort", show=False),
+        Binding("s,greater_than_sign", "sort(1)", "Sort", show=False),
+        Binding("less_than_sign", "sort(-1)", "Sort back", show=False),
         Binding("r", "refresh", "Refresh", show=False),
     ]
 
@@ -224,25 +232,36 @@ class EntriesScreen(StoreScreen):
     def action_filter(self) -> None:
         self.query_one(ListTable).action_prompt("filter")
 
-    def action_sort(self) -> None:
+    def action_sort(self, step: int = 1) -> None:
         names = list(SORTS)
-        self.sort = names[(names.index(self.sort) + 1) % len(names)]
+        self.sort = names[(names.index(self.sort) + step) % len(names)]
         self.fill()
         self._show_title()
-        self.status.info(f"sorted by {self.sort} (s: next order)")
+        self.status.info(f"sorted by {self.sort} (s or >: next order, <: the one before)")
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Stepping only where there is somewhere to step to. Writes stay enabled in a past revision so that
-        pressing them says why nothing happens instead of doing nothing."""
+        """Stepping only where there is somewhere to step to; writes only at the head (pressed in a past
+        revision, their keys say why instead)."""
         manifest = self.manifest
         if manifest is None:
-            return action not in ("remember", "retire", "reactivate", "step", "head")
+            return action not in (*WRITES, "why_read_only", "step", "head")
         if action == "step":
             target = manifest.revision + int(parameters[0])  # type: ignore[call-overload]
             return 1 <= target <= manifest.head
         if action == "head":
             return not manifest.is_head
+        if action in WRITES:
+            return manifest.is_head
+        if action == "why_read_only":
+            return not manifest.is_head
         return True
+
+    def action_why_read_only(self, verb: str) -> None:
+        self._refuse_in_the_past(verb)
+
+    def action_copy_citation(self) -> None:
+        if (entry := self._selected()) is not None:
+            self.copy_citation(entry.citation)
 
     def on_list_table_row_selected(self, event: ListTable.RowSelected) -> None:
         event.stop()
@@ -253,7 +272,8 @@ class EntriesScreen(StoreScreen):
 
     def action_open(self) -> None:
         if (entry_id := self._entry_id()) and self.manifest:
-            self.app.push_screen(EntryScreen(self.scope, entry_id, self.manifest.revision))
+            self.app.push_screen(EntryScreen(self.scope, entry_id, self.manifest.revision,
+                                             past=not self.manifest.is_head))
 
     def action_search(self) -> None:
         note = None
@@ -311,7 +331,7 @@ class EntriesScreen(StoreScreen):
         return False
 
     def action_remember(self) -> None:
-        if not self._refuse_in_the_past("remember"):
+        if not self._refuse_in_the_past("remember") and not refuse_read_only(self):
             self.app.push_screen(RememberScreen(self.session, self.scope), self._written)
 
     def action_retire(self) -> None:

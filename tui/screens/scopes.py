@@ -11,7 +11,7 @@ from textual.widgets import Header, Static
 from pcmem import ScopeSummary
 from pcmem_tui.format import count, count_cell, plain, when
 from pcmem_tui.messages import ScopesLoaded
-from pcmem_tui.screens.base import StoreScreen
+from pcmem_tui.screens.base import StoreScreen, refuse_read_only
 from pcmem_tui.screens.dialogs import Outcome, RememberScreen
 from pcmem_tui.screens.entries import EntriesScreen
 from pcmem_tui.screens.forget import ForgetScopeScreen
@@ -20,6 +20,12 @@ from pcmem_tui.table import Cell, ListTable
 from pcmem_tui.widgets import StatusLine, StoreBar, WorkProgress, key_footer
 
 COLUMNS = (("scope", None), ("active", 7), ("retired", 7), ("head", 5), ("last change (UTC)", 19))
+#: ``s`` cycles through these (``<`` back): by name, the biggest first, the latest change first.
+SORTS = {
+    "name": lambda s: (s.scope,),
+    "entries": lambda s: (-(s.active_count + s.retired_count), s.scope),
+    "last change": lambda s: (-s.updated_at.timestamp(), s.scope),
+}
 EMPTY_HINT = "No scopes yet: press n to remember something, or run `pcmem demo` to seed a sample."
 
 
@@ -30,6 +36,8 @@ class ScopesScreen(StoreScreen):
         Binding("n", "remember", "Remember"),
         Binding("r", "refresh", "Refresh"),
         Binding("x", "forget", "Forget…", show=False),
+        Binding("s,greater_than_sign", "sort(1)", "Sort", show=False),
+        Binding("less_than_sign", "sort(-1)", "Sort back", show=False),
         Binding("q", "app.quit", "Quit"),
     ]
 
@@ -44,6 +52,7 @@ class ScopesScreen(StoreScreen):
 
     scopes: list[ScopeSummary] = []
     follow: str | None = None  # a scope the cursor should land on after the next load
+    sort = "name"
 
     def on_mount(self) -> None:
         self.sub_title = "scopes"
@@ -67,8 +76,15 @@ class ScopesScreen(StoreScreen):
         self.query_one("#title", Static).update(Text(title))
 
     def fill(self) -> None:
-        self.query_one(ListTable).set_rows([(s.scope, s) for s in self.scopes], keep=self.follow)
+        ordered = sorted(self.scopes, key=SORTS[self.sort])
+        self.query_one(ListTable).set_rows([(s.scope, s) for s in ordered], keep=self.follow)
         self.follow = None
+
+    def action_sort(self, step: int = 1) -> None:
+        names = list(SORTS)
+        self.sort = names[(names.index(self.sort) + step) % len(names)]
+        self.fill()
+        self.status.info(f"scopes by {self.sort} (s or >: next order, <: the one before)")
 
     def on_list_table_row_selected(self, event: ListTable.RowSelected) -> None:
         event.stop()
@@ -89,7 +105,9 @@ class ScopesScreen(StoreScreen):
         self.load()
 
     def action_remember(self) -> None:
-        self.app.push_screen(RememberScreen(self.session, scope=None), self._written)
+        """A new entry in the scope under the cursor (the scope field is filled in: another one can be typed)."""
+        if not refuse_read_only(self):
+            self.app.push_screen(RememberScreen(self.session, scope=None, suggested=self._scope()), self._written)
 
     def action_forget(self) -> None:
         scope = self._scope()
