@@ -23,7 +23,7 @@ from textual.worker import get_current_worker
 
 from pcmem import InferenceConfig, PcmemError, StoreError, StoreLockedError, SyncRuntime
 from pcmem_tui import garbage
-from pcmem_tui.drafts import Drafts
+from pcmem_tui.drafts import Drafts, describe, drafts_file
 from pcmem_tui.history import SearchHistory, history_file
 from pcmem_tui.messages import EmbedderWarmed, ScopesLoaded, StoreOpened, StoreStateChanged, WorkFailed
 from pcmem_tui.notices import Notices
@@ -69,7 +69,7 @@ class PcmemApp(App[None]):
         self.inference = inference
         self.session: Session | None = None
         self._signal_handlers: dict[int, Any] = {}
-        self.drafts = Drafts()
+        self.drafts = Drafts(None if isinstance(source, SyncRuntime) else drafts_file(source))
         #: The search screen's mode, limit and rerank policy as last used: a new visit starts from them.
         self.search_defaults: dict[str, str] = {}
         #: ↑/↓ in the search field: kept across sessions per store file (this session only for an open runtime).
@@ -200,11 +200,33 @@ class PcmemApp(App[None]):
 
     def action_back_or_quit(self) -> None:
         if isinstance(self.screen, ScopesScreen) or self.session is None:
-            self.exit()
+            self._quit_or_say_drafts()
         elif isinstance(self.screen, ModalScreen):
             return  # a dialog owns its keys (typing q into a text field must not close it)
         else:
             self.pop_screen()
+
+    #: Whether quitting has said what becomes of the kept drafts (said once: the next q quits).
+    _drafts_said = False
+
+    async def action_quit(self) -> None:
+        self._quit_or_say_drafts()
+
+    def _quit_or_say_drafts(self) -> None:
+        """``q`` on the scopes screen. With drafts kept, the first ``q`` says where they stay (or that they go, when
+        they could not be saved) and the second quits."""
+        if not self.drafts or self._drafts_said:
+            self.exit()
+            return
+        self._drafts_said = True
+        kept = ", ".join(describe(key) for key in self.drafts.keys()[:3])
+        more = f" and {len(self.drafts) - 3} more" if len(self.drafts) > 3 else ""
+        if self.drafts.unsaved is None:
+            text = f"kept drafts ({kept}{more}) stay for the next start, in {self.drafts.file} · q again quits"
+            self.notify(text, title="pcmem", severity="information", timeout=10)
+        else:
+            text = f"kept drafts ({kept}{more}) will be lost: {self.drafts.unsaved} · q again quits"
+            self.notify(text, title="pcmem", severity="warning", timeout=10)
 
     def on_work_failed(self, message: WorkFailed) -> None:
         if message.retry:

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.widgets import Header, Input, Select, Static
 
@@ -44,7 +44,8 @@ class SearchScreen(StoreScreen):
         Binding("ctrl+r", "search", "Search"),
         Binding("enter", "open", "Open", show=False),
         Binding("t", "trace", "Trace"),
-        Binding("ctrl+f", "filters", "Filters, scopes", show=False),  # (said on the status line: 80 columns)
+        # (said on the status line: 80 columns); before the list's ctrl+f (a page down): the filters are this screen's
+        Binding("ctrl+f", "filters", "Filters, scopes", show=False, priority=True),
         Binding("y,c", "copy_citation", "Copy citation", show=False),
     ]
 
@@ -102,6 +103,28 @@ class SearchScreen(StoreScreen):
     def _submitted(self) -> None:
         self.action_search()
 
+    @on(Select.Changed, "#mode, #rerank")
+    def _choice_changed(self) -> None:
+        """Another mode or rerank policy answers the question already asked: it runs again at once."""
+        if self.searched is not None and self.query_one("#query", Input).value.strip():
+            self.action_search()
+
+    #: The query last searched (``None`` before the first search).
+    searched: str | None = None
+
+    def on_key(self, event: events.Key) -> None:
+        """Typing on the hits list goes to the query: the list's own keys (j/k, g/G, /, :, space…) and the screen's
+        (t, y, S…) keep their meaning, and any other printable key starts editing the query with it, so a word
+        typed after the hits came ("decision") never runs the commands its letters name."""
+        table = self.query_one(ListTable)
+        if self.focused is not table or not event.is_printable or event.character is None or event.key in BOUND:
+            return
+        event.stop()
+        event.prevent_default()
+        query = self.query_one("#query", Input)
+        query.focus()
+        query.insert_text_at_cursor(event.character)
+
     def action_search(self) -> None:
         """A new search replaces the last one's results at once: if it fails, no earlier hits (or their trace)
         stay on screen as if they answered this query."""
@@ -116,6 +139,7 @@ class SearchScreen(StoreScreen):
         self._show_page(None)
         where = form.scopes.strip() or repr(form.scope)
         self.status.info(f"searching {where} for {form.query!r}… (esc cancels)")
+        self.searched = form.query
         self.run_search(form)
 
     @work(thread=True, exclusive=True)
@@ -128,7 +152,10 @@ class SearchScreen(StoreScreen):
         self._hide_busy()
         self._show_page(page)
         self.status.info(_summary(page))
-        if page.hits:
+        query = self.query_one("#query", Input)
+        # the hits take the focus only from a query that is as it was searched: one the user goes on typing into
+        # (or another field they moved to) keeps it, so the next keys are not taken as the list's commands
+        if page.hits and self.focused is query and query.value == self.searched:
             self.query_one(ListTable).focus()
 
     def _show_page(self, page: SearchPage | None) -> None:
@@ -183,16 +210,19 @@ class SearchScreen(StoreScreen):
         self.query_one("#query", Input).focus()
 
     def action_filters(self) -> None:
-        """Show the filter fields (and go to the first), or hide them when none is set."""
+        """Show the filter fields and go to the first; from inside them, back to the query (hiding them when none
+        is set: a hidden filter would narrow searches unseen)."""
         filters = self.query_one("#search-filters")
-        if not filters.display:
+        inside = self.focused is not None and filters in self.focused.ancestors
+        if not filters.display or not inside:
             filters.display = True
             self.query_one("#scopes", Input).focus()
-        elif not any(getattr(self.form(), field) for _, field, _ in FILTERS):
+            return
+        if not any(getattr(self.form(), field) for _, field, _ in FILTERS):
             filters.display = False
-            self.query_one("#query", Input).focus()
         else:
-            self.status.info("clear the filters to hide them: a hidden filter would narrow searches unseen")
+            self.status.info("filters kept (and shown) while set: clear them to hide them · ctrl+f: back to them")
+        self.query_one("#query", Input).focus()
 
     def action_open(self) -> None:
         key = self.query_one(ListTable).cursor_key
@@ -209,6 +239,15 @@ class SearchScreen(StoreScreen):
     def action_trace(self) -> None:
         if self.page is not None and self.page.rerank is not None:
             self.app.push_screen(TraceScreen(self.page))
+
+
+def _bound_keys(*binding_lists: list[BindingType]) -> frozenset[str]:
+    return frozenset(binding.key for bindings in binding_lists for binding in Binding.make_bindings(bindings))
+
+
+#: The keys that keep their meaning on the hits list (the list's, this screen's, every store screen's, the app's).
+BOUND = _bound_keys(ListTable.BINDINGS, SearchScreen.BINDINGS, StoreScreen.BINDINGS,
+                    [Binding("question_mark", "help"), Binding("q", "back"), Binding("ctrl+c", "cancel")])
 
 
 class Ranked(NamedTuple):
