@@ -60,8 +60,9 @@ class SearchScreen(StoreScreen):
         policy = last.get("policy") if last.get("policy") in policies else policies[0]
         yield Header()
         with Horizontal(id="search-form"):
+            # no select-all on focus: letters typed on the hits continue the query (S selects it all, to retype it)
             yield HistoryInput(self.pcmem_app.search_history, self.initial_query, placeholder=f"search {self.scope}…",
-                               id="query")
+                               id="query", select_on_focus=False)
             yield Select([(mode, mode) for mode in SEARCH_MODES], value=last.get("mode", "auto"), allow_blank=False,
                          id="mode")
             yield Input(last.get("limit", "10"), type="integer", max_length=2, id="limit", tooltip="results (1..50)")
@@ -122,8 +123,9 @@ class SearchScreen(StoreScreen):
         event.stop()
         event.prevent_default()
         query = self.query_one("#query", Input)
+        query.value += event.character
+        query.cursor_position = len(query.value)
         query.focus()
-        query.insert_text_at_cursor(event.character)
 
     def action_search(self) -> None:
         """A new search replaces the last one's results at once: if it fails, no earlier hits (or their trace)
@@ -207,7 +209,9 @@ class SearchScreen(StoreScreen):
         return True
 
     def action_focus_query(self) -> None:
-        self.query_one("#query", Input).focus()
+        query = self.query_one("#query", Input)
+        query.focus()
+        query.select_all()
 
     def action_filters(self) -> None:
         """Show the filter fields and go to the first; from inside them, back to the query (hiding them when none
