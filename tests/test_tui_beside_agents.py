@@ -8,11 +8,17 @@ Real stores (the seeded template of ``test_tui``), real writer processes, Textua
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import shutil
+import signal
 import stat
 import subprocess
 import sys
+import time
 
+import pytest
 from test_tui import (  # noqa: F401 - fixtures used by name
     SIZE,
     _no_model_from_the_environment,
@@ -35,9 +41,12 @@ import pcmem
 from pcmem import NewEntry, RememberRequest
 from pcmem_tui.app import make_app
 from pcmem_tui.drafts import drafts_file
+from pcmem_tui.messages import StoreStateChanged
 from pcmem_tui.screens.dialogs import ConfirmScreen, KeepDraftScreen, RememberScreen, ReviseScreen
 from pcmem_tui.screens.entry import EntryScreen
 from pcmem_tui.screens.scopes import ScopesScreen
+from pcmem_tui.session import process_alive
+from pcmem_tui.widgets import StoreBar
 
 WRITE = """
 import sys, pcmem
@@ -182,3 +191,133 @@ async def test_a_retire_carries_its_reason_and_the_history_shows_it(app, runtime
         history = app.screen.query_one("#history")
         assert "the venue is booked" in history.cells_at(history.row_count - 1)
     assert runtime.memory.for_scope("notes").history("n2").events[-1].reason == "the venue is booked"
+
+
+# --- 3. the owner named is a live one; ctrl+z hands the store on ------------------------------------------------------
+
+OWNER = """
+import sys, pcmem
+runtime = pcmem.open_sync(sys.argv[1], embedder=None)  # the owner: it serves every other pcmem process
+print("owner", flush=True)
+sys.stdin.readline()
+"""
+
+
+def start_owner(path) -> subprocess.Popen[str]:  # noqa: ANN001
+    owner = subprocess.Popen([sys.executable, "-c", OWNER, str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             text=True)
+    assert owner.stdout is not None and owner.stdout.readline().strip() == "owner"
+    return owner
+
+
+def store_bar(app) -> str:  # noqa: ANN001
+    return str(app.screen.query_one(StoreBar).render())
+
+
+async def test_the_status_bar_never_names_a_killed_owner(store_path):
+    """After a kill -9 of the owner the bar named the dead process for 50 s (until a file change made the TUI read):
+    the owner is checked live, and the watcher reconnects at once."""
+    owner = start_owner(store_path)
+    try:
+        app = make_app(store_path, embedder=None, lock_timeout=5)
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            assert f"client of process {owner.pid}" in store_bar(app)
+            owner.kill()
+            owner.wait(timeout=30)
+            app.watch_store()  # the watcher's next tick (once a second), without the wait
+            await settle(pilot)
+            app.screen.post_message(StoreStateChanged())
+            await settle(pilot)
+            assert str(owner.pid) not in store_bar(app) and " · owner · " in store_bar(app)
+    finally:
+        if owner.poll() is None:
+            owner.kill()
+            owner.wait(timeout=30)
+
+
+TUI = """
+import os, sys
+from pcmem_tui.app import make_app
+open(sys.argv[2], "w").write(str(os.getpid()))
+make_app(sys.argv[1], embedder=None, lock_timeout=5).run()
+"""
+
+CLAIM = """
+import sys, pcmem
+runtime = pcmem.open_sync(sys.argv[1], embedder=None, lock_timeout=5)
+runtime.memory.for_scope("notes").remember("Written while the TUI was stopped.")
+print("owner" if runtime.owner_pid is None else f"client of {runtime.owner_pid}", flush=True)
+sys.stdin.readline()
+"""
+
+
+class Terminal:
+    """A real terminal: a tmux server of its own running bash, 120×30."""
+
+    def __init__(self, tmp_path) -> None:  # noqa: ANN001
+        self.socket = str(tmp_path / "tmux.sock")
+        self._tmux("new-session", "-d", "-x", "120", "-y", "30", "bash --norc --noprofile")
+
+    def _tmux(self, *args: str) -> str:
+        return subprocess.run(["tmux", "-S", self.socket, *args], check=True, capture_output=True, text=True,
+                              timeout=30).stdout
+
+    def type(self, *keys: str) -> None:
+        self._tmux("send-keys", *keys)
+
+    def screen(self) -> str:
+        return self._tmux("capture-pane", "-p")
+
+    def wait_for(self, text: str, seconds: float = 90) -> str:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            if text in (shown := self.screen()):
+                return shown
+            time.sleep(0.2)
+        raise AssertionError(f"{text!r} did not show in {seconds} s:\n{self.screen()}")
+
+    def close(self) -> None:
+        subprocess.run(["tmux", "-S", self.socket, "kill-server"], capture_output=True, timeout=30)
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux (a real terminal)")
+@pytest.mark.parametrize("how", ["ctrl+z", "SIGTSTP"])
+def test_suspended_as_owner_the_tui_hands_the_store_on_and_comes_back_as_a_client(store_path, tmp_path, how):
+    """ctrl+z did nothing; a SIGTSTP from outside stopped the owner with the file held, and every agent's call waited
+    on it. Stopped, the TUI has released the store: another process takes it over and writes at once; after fg the
+    TUI is that process's client."""
+    terminal = Terminal(tmp_path)
+    pid_file = tmp_path / "tui.pid"
+    claim = None
+    try:
+        script = tmp_path / "tui.py"
+        script.write_text(TUI)
+        # from the store's folder: the status bar shows the path as given, and a short one leaves room for the rest
+        terminal.type(f"cd {store_path.parent} && {sys.executable} {script} {store_path.name} {pid_file}", "Enter")
+        terminal.wait_for("live · read")
+        if how == "ctrl+z":
+            terminal.type("C-z")
+        else:
+            os.kill(int(pid_file.read_text()), signal.SIGTSTP)
+        terminal.wait_for("pcmem tui: stopped; released the store")
+        terminal.wait_for("Stopped")
+        claim = subprocess.Popen([sys.executable, "-c", CLAIM, str(store_path)], stdin=subprocess.PIPE,
+                                 stdout=subprocess.PIPE, text=True)
+        assert claim.stdout is not None and claim.stdout.readline().strip() == "owner"  # it took the file over
+        terminal.type("fg", "Enter")
+        terminal.wait_for(f"client of process {claim.pid}")
+        terminal.type("q")
+        tui = int(pid_file.read_text())
+        for _ in range(300):  # q quits: the process ends
+            if not process_alive(tui):
+                break
+            time.sleep(0.1)
+        assert not process_alive(tui)
+    finally:
+        if claim is not None:
+            claim.kill()
+            claim.wait(timeout=30)
+        with contextlib.suppress(OSError, ValueError):
+            os.kill(int(pid_file.read_text()), signal.SIGKILL)
+        terminal.close()

@@ -7,7 +7,9 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
+import sys
 import threading
 import time
 from pathlib import Path
@@ -48,6 +50,8 @@ class PcmemApp(App[None]):
         # ctrl+c stops running work (a rerank, a load) wherever the focus is; with nothing running it keeps
         # Textual's meaning (copy in a text field, else how to quit).
         Binding("ctrl+c", "cancel_or_copy", "Cancel work", show=False, priority=True),
+        # to the shell, as lazygit and btop do (fg comes back); the store is handed on meanwhile
+        Binding("ctrl+z", "suspend_process", "Suspend", show=False),
     ]
     #: Seconds between two looks at the store for outside writes (an agent, the CLI): one stat() of the file and
     #: its WAL; the scopes' heads are read only when the file changed.
@@ -171,7 +175,7 @@ class PcmemApp(App[None]):
         session = self.session
         if session is None or any(w.group == "watch" and not w.is_finished for w in self.workers):
             return
-        if session.file_changed() or session.freshness.stale:
+        if session.file_changed() or session.freshness.stale or session.owner_gone():
             self.check_heads()
 
     @work(thread=True, group="watch")
@@ -259,6 +263,9 @@ class PcmemApp(App[None]):
         for number in self.STOP_SIGNALS:
             self._signal_handlers[number] = signal.getsignal(number)
             loop.add_signal_handler(number, self.exit)
+        if hasattr(signal, "SIGTSTP"):  # ctrl+z and `kill -TSTP` from outside: hand the store on, then stop
+            self._signal_handlers[signal.SIGTSTP] = signal.getsignal(signal.SIGTSTP)
+            loop.add_signal_handler(signal.SIGTSTP, self.action_suspend_process)
 
     def _restore_signal_handlers(self) -> None:
         loop = asyncio.get_running_loop()
@@ -266,6 +273,43 @@ class PcmemApp(App[None]):
             loop.remove_signal_handler(number)
             signal.signal(number, previous)
         self._signal_handlers.clear()
+
+    def action_suspend_process(self) -> None:
+        """ctrl+z (or SIGTSTP from outside): to the shell like any terminal program (``fg`` comes back). As the
+        store's owner the TUI first releases the store, so agents and the CLI go on without it (one of them owns it
+        meanwhile); on return it opens the store again, as the owner or a client of whoever took it."""
+        if self._driver is None or not self._driver.can_suspend or not hasattr(signal, "SIGTSTP"):
+            self.notify("this terminal cannot suspend the TUI", title="pcmem", severity="warning")
+            return
+        said = self.session.hand_on() if self.session is not None else "no store open"
+        loop = asyncio.get_running_loop()
+        with self.suspend():  # the terminal as it was before the app started; redrawn when this block ends
+            print(f"pcmem tui: stopped; {said}. fg brings it back.", file=sys.__stderr__, flush=True)
+            handler = self._signal_handlers.get(signal.SIGTSTP)
+            loop.remove_signal_handler(signal.SIGTSTP)  # the default action (stop), as the shell expects
+            os.kill(os.getpid(), signal.SIGTSTP)
+            if handler is not None:
+                loop.add_signal_handler(signal.SIGTSTP, self.action_suspend_process)
+        if self.session is not None:
+            self.notify(f"back from ctrl+z: {said}", title="pcmem", timeout=6)
+            self.resume_store(self.session)
+
+    @work(thread=True, group="watch")
+    def resume_store(self, session: Session) -> None:
+        """After a suspend: open the store again (the first read does), show what changed meanwhile, and warm the
+        embedder again when this process owns the store (and so runs searches) once more."""
+        try:
+            session.heads_moved()
+            session.freshness.note_read()
+        except StoreError as error:
+            session.freshness.note_failure(error)
+        except PcmemError:
+            return
+        self.call_from_thread(self._refresh_visible)
+        self.call_from_thread(self._show_store_state)
+        session.embedder_loading = session.embedder_to_load()
+        if session.embedder_loading:
+            self.call_from_thread(self.warm_embedder, session)
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):

@@ -127,6 +127,7 @@ class Session:
             if self._runtime is None and self.path is not None:
                 try:
                     self._runtime = pcmem.open_sync(self.path, **{**self._open_options, "create": create})
+                    self.handed_on = False
                 except StoreMissingError:
                     if create:
                         raise
@@ -156,10 +157,41 @@ class Session:
         "client of process N" (another pcmem process holds it and runs every call; see the README's "Concurrency")."""
         if self.path is None:
             return "in-process"
-        if self._runtime is None:
-            return "not created yet"
-        owner = self._runtime.owner_pid
-        return "owner" if owner is None else f"client of process {owner}"
+        runtime = self._runtime
+        if runtime is None:
+            return "released while stopped" if self.handed_on else "not created yet"
+        owner = runtime.owner_pid
+        if owner is None:
+            return "owner"
+        # the pid the runtime was linked to is what it says until its next call relinks it: checked live, so a
+        # process killed meanwhile is never named as the owner (the watcher's next look reconnects)
+        return f"client of process {owner}" if process_alive(owner) else f"owner process {owner} gone: reconnecting…"
+
+    def owner_gone(self) -> bool:
+        """Whether this process is a client of an owner that has died (its next store call reconnects)."""
+        runtime = self._runtime
+        owner = runtime.owner_pid if runtime is not None else None
+        return owner is not None and not process_alive(owner)
+
+    #: Whether the runtime was closed to hand the store on while the process stopped (reopened on first need).
+    handed_on = False
+
+    def hand_on(self) -> str:
+        """Before the process stops (ctrl+z, SIGTSTP): release the store, so that another process can own it
+        meanwhile instead of every agent waiting on a stopped owner. What was done, in words. The next store call
+        opens it again, as the owner or a client of whoever took it."""
+        if self.path is None or not self._owns_runtime:
+            return "the store stays held while stopped: the program that runs the TUI opened it"
+        with self._open_lock:
+            runtime, self._runtime = self._runtime, None
+            self._rerankers.clear()  # built for the runtime that goes
+        if runtime is None:
+            return "nothing held while stopped"
+        role = "owner" if runtime.owner_pid is None else "client"
+        runtime.close()
+        self.handed_on = True
+        return "released the store (another process may own it meanwhile)" if role == "owner" else \
+            "disconnected from the store's owner"
 
     def read_only(self) -> bool:
         """Whether writes will be refused because the file (or, for a new store, its folder) is not writable."""
@@ -384,6 +416,17 @@ class Session:
     def current(self, scope: str, entry_id: str) -> MemoryEntry:
         """The entry at the head now (after a conflict: what somebody else made of it)."""
         return self.runtime.memory.for_scope(scope).get_entry(entry_id)
+
+
+def process_alive(pid: int) -> bool:
+    """Whether process ``pid`` exists (another user's counts: it exists, we may not signal it)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _number(text: str | int) -> str | int:
