@@ -351,7 +351,8 @@ async def test_a_mistyped_path_creates_nothing_until_the_first_write_and_the_bar
         app.watch_store()
         await settle(pilot)
         assert not path.parent.exists()
-        assert text_of(app, "#title") == f"No store at {path} yet: press n to remember something, which creates it."
+        assert text_of(app, "#title") == f"No store at {path} yet: press n to remember something, which creates it. " \
+                                         f"Its folder {path.parent} does not exist either: is the path right?"
         assert store_bar(app).startswith(f"{path} · not created yet")
         await pilot.press("n")
         app.screen.query_one("#scope", Input).value = "first"

@@ -26,6 +26,7 @@ from textual.worker import get_current_worker
 from pcmem import InferenceConfig, PcmemError, StoreError, StoreLockedError, SyncRuntime
 from pcmem_tui import garbage
 from pcmem_tui.drafts import Drafts, describe, drafts_file
+from pcmem_tui.freshness import advice
 from pcmem_tui.history import SearchHistory, history_file
 from pcmem_tui.messages import EmbedderWarmed, ScopesLoaded, StoreOpened, StoreStateChanged, WorkFailed
 from pcmem_tui.notices import Notices
@@ -104,6 +105,9 @@ class PcmemApp(App[None]):
             message: StoreOpened | WorkFailed = StoreOpened(Session.open(path, self.inference, **self._open_options))
         except StoreLockedError as error:  # another process holds it: wait for it here instead of giving up
             message = WorkFailed(f"waiting for the store: {error}", retry=True)
+        except StoreError as error:  # damaged, unreadable, another program's file: what to do, as check says it
+            said = advice(error, path)
+            message = WorkFailed(f"cannot open {path}: {error}" + (f"\n\n{said}" if said else ""))
         except PcmemError as error:
             message = WorkFailed(f"cannot open {path}: {error}")
         if not worker.is_cancelled:
@@ -175,7 +179,10 @@ class PcmemApp(App[None]):
         session = self.session
         if session is None or any(w.group == "watch" and not w.is_finished for w in self.workers):
             return
-        if session.file_changed() or session.freshness.stale or session.owner_gone():
+        fresh = session.freshness
+        if fresh.stale and not fresh.due():
+            return  # a damaged or missing file: the looks back off, then stop (r on a list tries again)
+        if session.file_changed() or fresh.stale or session.owner_gone():
             self.check_heads()
 
     @work(thread=True, group="watch")
@@ -185,13 +192,16 @@ class PcmemApp(App[None]):
         was_stale = freshness.stale
         try:
             moved = self.session.heads_moved()
-            freshness.note_read()
+            if not was_stale or freshness.holder is not None:  # a holder let go: the store reads again
+                freshness.note_read()
         except StoreError as error:
             freshness.note_failure(error)
             moved = False
         except PcmemError:
             return
-        if moved or (was_stale and not freshness.stale):
+        # after another failure (a damaged block under one scope's list: the heads read well) only the screen's own
+        # read tells whether it mends, and counts towards giving up when it does not
+        if moved or was_stale:
             self.call_from_thread(self._refresh_visible)
         self.call_from_thread(self._show_store_state)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
@@ -70,10 +72,10 @@ class ScopesScreen(StoreScreen):
     def on_scopes_loaded(self, message: ScopesLoaded) -> None:
         self.scopes = message.value
         self.fill()
-        title = count(len(self.scopes), "scope") if self.scopes else EMPTY_HINT
+        title = Text(count(len(self.scopes), "scope") if self.scopes else EMPTY_HINT)
         if not self.session.created:
-            title = f"No store at {self.session.path} yet: press n to remember something, which creates it."
-        self.query_one("#title", Static).update(Text(title))
+            title = Text(missing_store(self.session.path), style="bold yellow")
+        self.query_one("#title", Static).update(title)
 
     def fill(self) -> None:
         ordered = sorted(self.scopes, key=SORTS[self.sort])
@@ -123,6 +125,16 @@ class ScopesScreen(StoreScreen):
 
     def refresh_from_store(self) -> None:
         self.load()
+
+
+def missing_store(path: Path | None) -> str:
+    """A ``--db`` path with no store: said apart from an empty store, and louder when its folder is missing too
+    (a typo, most likely); nothing is created until the first write."""
+    said = f"No store at {path} yet: press n to remember something, which creates it."
+    folder = path.parent if path is not None else None
+    if folder is not None and not folder.exists():
+        said += f" Its folder {folder} does not exist either: is the path right?"
+    return said
 
 
 def _row(summary: ScopeSummary) -> tuple[Cell, ...]:
