@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from rich.text import Text
 from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -12,6 +13,7 @@ from textual.containers import Horizontal
 from textual.widgets import Header, Input, Select, Static
 
 from pcmem import SEARCH_MODES, MemoryHit, SearchPage
+from pcmem_tui.evidence import Evidence
 from pcmem_tui.format import count, hit_detail, one_line, plain, scope_of, searched
 from pcmem_tui.history import HistoryInput
 from pcmem_tui.messages import SearchDone
@@ -22,8 +24,9 @@ from pcmem_tui.session import SearchForm
 from pcmem_tui.table import Cell, ListTable
 from pcmem_tui.widgets import StatusLine, StoreBar, WorkProgress, key_footer
 
-COLUMNS = (("#", 2), ("score", 6), ("via", 10), ("kind", 10), ("text", None))
-RERANKED_COLUMNS = (("#", 2), ("coarse", 6), ("score", 6), ("via", 10), ("kind", 10), ("text", None))
+#: The score column is headed by the measure that ordered the list (bm25, cos, rrf, p(yes)); "ranks" is each channel's.
+COLUMNS = (("#", 2), ("score", 7), ("ranks", 11), ("kind", 10), ("text", None))
+RERANKED_COLUMNS = (("#", 2), ("coarse", 6), ("score", 7), ("ranks", 11), ("kind", 10), ("text", None))
 #: A search over several scopes shows each hit's scope before its text.
 SCOPE_COLUMN = ("scope", 12)
 #: The filter fields: (input id, the SearchForm field it fills, placeholder). Filters other than the scopes are kept
@@ -53,6 +56,7 @@ class SearchScreen(StoreScreen):
         super().__init__()
         self.scope, self.initial_query, self.note = scope, query, note
         self.page: SearchPage | None = None
+        self.evidence: Evidence | None = None
 
     def compose(self) -> ComposeResult:
         policies = self.session.policies()
@@ -171,12 +175,14 @@ class SearchScreen(StoreScreen):
 
     def _fill(self, page: SearchPage) -> None:
         table = self.query_one(ListTable)
-        coarse = {hit.citation: rank for rank, hit in enumerate(page.rerank.candidates, 1)} if page.rerank else {}
+        evidence = self.evidence = Evidence(page)
+        reranked = page.rerank is not None
         several = len(page.memories) > 1  # a search over several scopes: each hit's scope before its text
-        columns = (RERANKED_COLUMNS if coarse else COLUMNS)[:-1] + ((SCOPE_COLUMN,) if several else ()) + COLUMNS[-1:]
-        table.set_columns(columns)
-        table.set_rows([(str(rank), Ranked(rank, hit, coarse.get(hit.citation, "?") if coarse else None,
-                                           scope_of(page, hit.citation) if several else None))
+        columns = tuple((evidence.ordered_by, width) if label == "score" else (label, width)
+                        for label, width in (RERANKED_COLUMNS if reranked else COLUMNS)[:-1])
+        table.set_columns(columns + ((SCOPE_COLUMN,) if several else ()) + COLUMNS[-1:])
+        table.set_rows([(str(rank), Ranked(rank, hit, (evidence.coarse_rank(hit) or "?") if reranked else None,
+                                           scope_of(page, hit.citation) if several else None, evidence.score(hit)))
                         for rank, hit in enumerate(page.hits, 1)])
         table.move_cursor(row=0)
         self._show_hit(0)
@@ -197,7 +203,8 @@ class SearchScreen(StoreScreen):
         detail.display = 0 <= index < len(hits)
         if not detail.display:
             return
-        detail.update(hit_detail(hits[index], self.app.size.width - 6))  # border and padding: 4, scrollbar: 2
+        detail.update(hit_detail(hits[index], self.app.size.width - 6,  # border and padding: 4, scrollbar: 2
+                                 self.evidence.explain(hits[index]) if self.evidence else ""))
 
     def on_list_table_row_selected(self, event: ListTable.RowSelected) -> None:
         event.stop()
@@ -262,11 +269,13 @@ class Ranked(NamedTuple):
     coarse: int | str | None
     #: The hit's scope when the search read several (its own column), else ``None``.
     scope: str | None = None
+    #: The measure that ordered the list, for this hit (see :class:`~pcmem_tui.evidence.Evidence`).
+    score: str = ""
 
 
 def _cells(row: Ranked) -> tuple[Cell, ...]:
     hit = row.hit
-    cells: tuple[Cell, ...] = (row.rank, f"{hit.score:.4f}", "+".join(hit.matched_by), plain(hit.kind))
+    cells: tuple[Cell, ...] = (row.rank, Text(row.score, justify="right"), Evidence.ranks(hit), plain(hit.kind))
     if row.coarse is not None:
         cells = (cells[0], row.coarse, *cells[1:])
     if row.scope is not None:
