@@ -28,6 +28,7 @@ from test_tui import (  # noqa: F401 - fixtures used by name
     open_scope,
     open_store,
     row_keys,
+    rows,
     runtime,
     seeded_template,
     settle,
@@ -46,6 +47,7 @@ from pcmem_tui.screens.dialogs import ConfirmScreen, KeepDraftScreen, RememberSc
 from pcmem_tui.screens.entry import EntryScreen
 from pcmem_tui.screens.scopes import ScopesScreen
 from pcmem_tui.session import process_alive
+from pcmem_tui.table import ListTable
 from pcmem_tui.widgets import StoreBar
 
 WRITE = """
@@ -70,6 +72,8 @@ async def test_an_open_entry_stays_editable_while_another_process_writes_to_its_
     async with app.run_test(size=SIZE) as pilot:
         await open_scope(pilot, "notes")
         screen = await open_entry(pilot, "n1")
+        app.watch_store()  # the watcher's first look (once a second): the heads as they were
+        await settle(pilot)
         outside_write(store_path, "notes", "An agent's unrelated note.")
         app.watch_store()
         await settle(pilot)
@@ -321,3 +325,54 @@ def test_suspended_as_owner_the_tui_hands_the_store_on_and_comes_back_as_a_clien
         with contextlib.suppress(OSError, ValueError):
             os.kill(int(pid_file.read_text()), signal.SIGKILL)
         terminal.close()
+
+
+# --- 9. what another process just changed ------------------------------------------------------------------------------
+
+WRITE_WITH_REASON = """
+import sys, pcmem
+with pcmem.open_sync(sys.argv[1], embedder=None, shared=True) as runtime:
+    notes = runtime.memory.for_scope("notes")
+    notes.remember(pcmem.RememberRequest(entries=(pcmem.NewEntry(text="An agent's new note."),), reason="agent A"))
+    notes.retire(pcmem.RetireRequest(entry_id="n2", expected_version=1, reason="agent B: booked"))
+"""
+
+
+async def test_rows_another_process_changed_are_marked_for_a_moment_and_w_says_who_changed_what(store_path,
+                                                                                              monkeypatch):
+    app = make_app(store_path, embedder=None)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_scope(pilot, "notes")
+        table = screen.query_one(ListTable)
+        app.watch_store()  # the watcher's first look (once a second): the heads as they were
+        await settle(pilot)
+        subprocess.run([sys.executable, "-c", WRITE_WITH_REASON, str(store_path)], check=True, timeout=120)
+        app.watch_store()
+        await settle(pilot)
+        marked = {key for row, key in enumerate(row_keys(table)) if rows(table)[row][0].startswith("✱ ")}
+        new = next(key for key in row_keys(table) if key not in ("n1", "n2"))
+        assert marked == {new, "n2"}  # the new entry and the retired one; n1 did not change
+        monkeypatch.setattr("pcmem_tui.recent.clock", lambda: time.monotonic() + 60)
+        screen._fade()  # the mark's time is up
+        assert not any(row[0].startswith("✱ ") for row in rows(table))
+        await pilot.press("w")
+        await settle(pilot)
+        recent = app.screen.query_one(ListTable)
+        shown = rows(recent)
+        assert [(row[2], row[3], row[4], row[5]) for row in shown[:2]] == [
+            ("r3", "retire", "n2", "agent B: booked"), ("r2", "remember", new, "agent A")]
+        await pilot.press("enter")  # opens the entry changed
+        await settle(pilot)
+        assert isinstance(app.screen, EntryScreen) and app.screen.entry_id == "n2"
+
+
+async def test_the_users_own_writes_are_not_marked_as_another_processs(app):
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_scope(pilot, "notes")
+        await pilot.press("n")
+        app.screen.query_one(TextArea).text = "My own note."
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        screen.refresh_from_store()  # the watcher sees the file changed by this very write
+        await settle(pilot)
+        assert not any(row[0].startswith("✱ ") for row in rows(screen.query_one(ListTable)))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +41,7 @@ from pcmem import (
 from pcmem_tui import filters
 from pcmem_tui.freshness import Freshness
 from pcmem_tui.manifests import Manifest, Manifests
+from pcmem_tui.recent import RECENT_SCOPES, RecentChange, recent_changes
 
 # StageProgress here: "verifying model" counts bytes, "reranking" counts candidates; total 0 = unknown.
 MODEL_POLICIES = MODEL_RERANK_POLICIES
@@ -297,6 +299,13 @@ class Session:
     def revisions(self, scope: str) -> list[RevisionInfo]:
         return self.runtime.memory.for_scope(scope).revisions()
 
+    def recent(self, scopes: list[str] | None = None) -> list[RecentChange]:
+        """The newest changes of ``scopes`` (``None``: the scopes changed last), newest first."""
+        if scopes is None:
+            summaries = sorted(self.scopes(), key=lambda summary: summary.updated_at, reverse=True)
+            scopes = [summary.scope for summary in summaries[:RECENT_SCOPES]]
+        return recent_changes(self.runtime.memory, scopes)
+
     def entry(self, scope: str, entry_id: str, revision: int | None) -> EntryDetail:
         """The entry as of ``revision`` (the head when ``None``) with its history, read in one store call: the
         history holds every version with its state, so the entry at a revision is its last event up to there."""
@@ -367,9 +376,9 @@ class Session:
         if upsert and keep_metadata and entry.entry_id:
             kept = self._upsert_keeping_metadata(memory, entry, reason)
             if isinstance(kept, WriteResult):
-                return kept
+                return self._own(scope, kept)
             entry = kept
-        return memory.remember(RememberRequest(entries=(entry,), upsert=upsert, reason=reason))
+        return self._own(scope, memory.remember(RememberRequest(entries=(entry,), upsert=upsert, reason=reason)))
 
     #: Times an upsert that keeps the metadata reads the entry again after another writer changed it meanwhile.
     UPSERT_TRIES = 3
@@ -396,15 +405,33 @@ class Session:
     def revise(self, scope: str, entry_id: str, text: str, expected_version: int,
                reason: str | None = None) -> WriteResult:
         request = ReviseRequest(entry_id=entry_id, text=text, expected_version=expected_version, reason=reason)
-        return self.runtime.memory.for_scope(scope).revise(request)
+        return self._own(scope, self.runtime.memory.for_scope(scope).revise(request))
 
     def retire(self, scope: str, entry_id: str, expected_version: int, reason: str | None = None) -> WriteResult:
         request = RetireRequest(entry_id=entry_id, expected_version=expected_version, reason=reason)
-        return self.runtime.memory.for_scope(scope).retire(request)
+        return self._own(scope, self.runtime.memory.for_scope(scope).retire(request))
 
     def reactivate(self, scope: str, entry_id: str, expected_version: int, reason: str | None = None) -> WriteResult:
         request = ReactivateRequest(entry_id=entry_id, expected_version=expected_version, reason=reason)
-        return self.runtime.memory.for_scope(scope).reactivate(request)
+        return self._own(scope, self.runtime.memory.for_scope(scope).reactivate(request))
+
+    #: Seconds a write of this TUI's own is known as such (an outside change marked on the list is not the user's).
+    OWN_FOR = 10.0
+
+    def _own(self, scope: str, result: WriteResult) -> WriteResult:
+        now = time.monotonic()
+        self._own_writes = {key: at for key, at in self._own_writes.items() if now - at < self.OWN_FOR}
+        for citation in result.citations:
+            self._own_writes[(scope, citation.entry_id)] = now
+        return result
+
+    _own_writes: dict[tuple[str, str], float] = {}
+
+    def own_writes(self, scope: str) -> set[str]:
+        """The entries of ``scope`` this TUI wrote in the last :attr:`OWN_FOR` seconds."""
+        now = time.monotonic()
+        return {entry_id for (written_in, entry_id), at in self._own_writes.items()
+                if written_in == scope and now - at < self.OWN_FOR}
 
     def forget(self, scope: str, entry_id: str) -> WriteResult:
         """Erase the entry's every version for good (no compare-and-swap: whatever it holds now goes)."""

@@ -14,12 +14,14 @@ from textual.worker import get_current_worker
 from pcmem import MemoryEntry, RevisionInfo
 from pcmem_tui import garbage
 from pcmem_tui.format import one_line, plain, state_text
-from pcmem_tui.messages import ManifestLoaded, RevisionsLoaded, WorkFailed
+from pcmem_tui.messages import ManifestLoaded, RecentLoaded, RevisionsLoaded, WorkFailed
 from pcmem_tui.ordering import OrderedEntries
+from pcmem_tui.recent import JustChanged
 from pcmem_tui.screens.base import StoreScreen, refuse_read_only
 from pcmem_tui.screens.dialogs import ConfirmScreen, Outcome, RememberScreen, confirm_question
 from pcmem_tui.screens.entry import EntryScreen
 from pcmem_tui.screens.forget import ForgetEntryScreen
+from pcmem_tui.screens.recent import show_recent
 from pcmem_tui.screens.revisions import RevisionScreen
 from pcmem_tui.screens.search import SearchScreen
 from pcmem_tui.session import Manifest
@@ -80,6 +82,7 @@ class EntriesScreen(StoreScreen):
         Binding("s,greater_than_sign", "sort(1)", "Sort", show=False),
         Binding("less_than_sign", "sort(-1)", "Sort back", show=False),
         Binding("r", "refresh", "Refresh", show=False),
+        Binding("w", "recent", "Just changed", show=False),
     ]
 
     def __init__(self, scope: str, revision: int | None = None) -> None:
@@ -91,7 +94,10 @@ class EntriesScreen(StoreScreen):
         self.sort = "created"
         self.follow: str | None = None  # an entry id the cursor should land on after the next load (a new entry)
         self.columns = COLUMNS  # the table's columns: NARROW_COLUMNS below 100 cells (see _fit_columns)
-        self._cells: dict[tuple[str, str, Columns], tuple[Text, ...]] = {}
+        self._cells: dict[tuple[str, str, Columns, bool], tuple[Text, ...]] = {}
+        #: Rows another process changed moments ago (marked ✱ until they fade).
+        self.just_changed = JustChanged()
+        self._outside = False  # the load under way follows another process's write
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -107,12 +113,13 @@ class EntriesScreen(StoreScreen):
     CELLS_KEPT = 1024
 
     def _cells_of(self, entry: MemoryEntry) -> tuple[Text, ...]:
-        key = (entry.entry.entry_version_id, entry.state, self.columns)
+        fresh = bool(self.just_changed) and entry.entry.entry_id in self.just_changed
+        key = (entry.entry.entry_version_id, entry.state, self.columns, fresh)
         cells = self._cells.get(key)
         if cells is None:
             if len(self._cells) >= self.CELLS_KEPT:
                 self._cells.clear()
-            cells = self._cells[key] = _row(entry, self.columns)
+            cells = self._cells[key] = _row(entry, self.columns, fresh)
         return cells
 
     def on_screen_resume(self) -> None:
@@ -143,8 +150,11 @@ class EntriesScreen(StoreScreen):
     def on_manifest_loaded(self, message: ManifestLoaded) -> None:
         unchanged = self.manifest is not None and message.value.entries is self.manifest.entries
         self.manifest = manifest = message.value
+        outside, self._outside = self._outside, False
         if not unchanged:  # a return from an entry, or a look that found nothing new: the rows stand
             self.fill()
+            if outside and self._ordered is not None:
+                self._mark_changed([entry.entry.entry_id for entry in self._ordered.changed])
             if self._ordered is not None and self._ordered.sorted_all and manifest.complete:  # read whole: after
                 self.call_after_refresh(garbage.settle_after_whole_read, len(manifest.entries))  # the rows are painted
         if message.drawn is not None:
@@ -373,20 +383,46 @@ class EntriesScreen(StoreScreen):
         self.revision = None  # no load() here: closing the dialog resumes this screen, which reloads it once
 
     def refresh_from_store(self) -> None:
-        """Another writer moved a scope: reload in place (the cursor stays on its entry)."""
+        """Another writer moved a scope: reload in place (the cursor stays on its entry); the rows it changed are
+        marked for a moment."""
+        self._outside = True
         self.load()
 
+    def _mark_changed(self, entry_ids: list[str]) -> None:
+        own = self.session.own_writes(self.scope)
+        if self.just_changed.mark(entry_id for entry_id in entry_ids if entry_id not in own):
+            self.query_one(ListTable).redraw_rows()
+            self.set_timer(JustChanged.SHOWN_FOR + 0.1, self._fade)
 
-def _row(entry: MemoryEntry, columns: Columns = COLUMNS) -> tuple[Text, ...]:
+    def _fade(self) -> None:
+        self.just_changed.fade()
+        self.query_one(ListTable).redraw_rows()
+
+    def action_recent(self) -> None:
+        self.load_recent()
+
+    @work(thread=True, exclusive=True, group="recent")
+    def load_recent(self) -> None:
+        self.deliver(lambda: self.session.recent([self.scope]), RecentLoaded)
+
+    def on_recent_loaded(self, message: RecentLoaded) -> None:
+        show_recent(self, repr(self.scope), message.value)
+
+
+def _row(entry: MemoryEntry, columns: Columns = COLUMNS, fresh: bool = False) -> tuple[Text, ...]:
     """The cells of one entry's row (made only while the row is on screen; the table cuts them to width). A narrow
-    state column shows the state's mark, a narrow id column a shorter id."""
+    state column shows the state's mark, a narrow id column a shorter id. ``fresh``: another process changed it a
+    moment ago (a ✱ before its text)."""
     version = entry.entry
     dim = "dim" if entry.state == "retired" else ""
     (_, state_width), (_, id_width) = columns[3], columns[4]
     state = state_text(entry.state)
     if (state_width or 0) < len(entry.state):
         state.plain = STATE_MARKS.get(entry.state, entry.state[:1])
-    return (one_line(version.text, dim), plain(version.kind, dim), plain(f"v{version.version}"), state,
+    text = one_line(version.text, dim)
+    if fresh:
+        text = Text.assemble(("✱ ", "bold yellow"), text)
+    return (text, plain(version.kind, dim), plain(f"v{version.version}"), state,
             plain(short_id(version.entry_id, id_width or 12), "dim" if dim else "cyan"))
 
 

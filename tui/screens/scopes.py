@@ -12,11 +12,12 @@ from textual.widgets import Header, Static
 
 from pcmem import ScopeSummary
 from pcmem_tui.format import count, count_cell, plain, when
-from pcmem_tui.messages import ScopesLoaded
+from pcmem_tui.messages import RecentLoaded, ScopesLoaded
 from pcmem_tui.screens.base import StoreScreen, refuse_read_only
 from pcmem_tui.screens.dialogs import Outcome, RememberScreen
 from pcmem_tui.screens.entries import EntriesScreen
 from pcmem_tui.screens.forget import ForgetScopeScreen
+from pcmem_tui.screens.recent import show_recent
 from pcmem_tui.screens.search import SearchScreen
 from pcmem_tui.table import Cell, ListTable
 from pcmem_tui.widgets import StatusLine, StoreBar, WorkProgress, key_footer
@@ -40,6 +41,7 @@ class ScopesScreen(StoreScreen):
         Binding("x", "forget", "Forget…", show=False),
         Binding("s,greater_than_sign", "sort(1)", "Sort", show=False),
         Binding("less_than_sign", "sort(-1)", "Sort back", show=False),
+        Binding("w", "recent", "Just changed", show=False),
         Binding("q", "app.quit", "Quit"),
     ]
 
@@ -125,6 +127,16 @@ class ScopesScreen(StoreScreen):
 
     def refresh_from_store(self) -> None:
         self.load()
+
+    def action_recent(self) -> None:
+        self.load_recent()
+
+    @work(thread=True, exclusive=True, group="recent")
+    def load_recent(self) -> None:
+        self.deliver(self.session.recent, RecentLoaded)
+
+    def on_recent_loaded(self, message: RecentLoaded) -> None:
+        show_recent(self, "the scopes changed last", message.value)
 
 
 def missing_store(path: Path | None) -> str:
