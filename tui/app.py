@@ -12,6 +12,7 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -118,8 +119,8 @@ class PcmemApp(App[None]):
         session.embedder_loading = session.embedder_to_load()  # said before the first screen paints
         self.push_screen(ScopesScreen())
         self.set_interval(self.WATCH_INTERVAL, self.watch_store, name="watch-store")
-        if session.embedder_loading:
-            self.warm_embedder(session)
+        if session.embedder_loading:  # at the first moment no screen waits on the store (loading a model beside a
+            self.when_idle(lambda: self.warm_embedder(session))  # big scope's rows tripled their wait)
 
     @work(thread=True, group="warm-up")
     def warm_embedder(self, session: Session) -> None:
@@ -136,7 +137,7 @@ class PcmemApp(App[None]):
     #: Seconds between two looks for a moment to warm the reads up in: no screen loading, and no key or click for
     #: :attr:`WARM_AFTER_INPUT` seconds (the user reads or types; a warm-up beside a screen they just opened slowed
     #: that screen by its ~0.2 s of CPU).
-    WARM_WHEN_IDLE, WARM_AFTER_INPUT = 0.5, 1.0
+    WARM_WHEN_IDLE, WARM_AFTER_INPUT = 0.2, 1.0
     _last_input = 0.0
 
     async def on_event(self, event: events.Event) -> None:
@@ -148,18 +149,40 @@ class PcmemApp(App[None]):
         """(Bubbled up from the scopes screen.) Once the first screen is drawn, warm the reads up in the background,
         at a moment no screen is loading: beside the first screen or a scope opening at once it would share the
         CPU (and the GIL) with them."""
-        if not self._reads_warmed:
+        if not self._reads_warmed and self.session is not None:
             self._reads_warmed = True
-            self.set_timer(self.WARM_WHEN_IDLE, self._warm_reads_when_idle)
+            session = self.session
+            self.when_idle(lambda: self.warm_reads(session), quiet_input=True)
 
-    def _warm_reads_when_idle(self) -> None:
-        if self.session is None:
+    def when_idle(self, then: Callable[[], object], *, quiet_input: bool = False) -> None:
+        """Call ``then`` at the first moment no screen waits on the store (looked at every :attr:`WARM_WHEN_IDLE`
+        seconds); ``quiet_input``: and no key or click came for :attr:`WARM_AFTER_INPUT` seconds."""
+        def look() -> None:
+            busy = any(not worker.is_finished and worker.group not in ("watch", "warm-up") for worker in self.workers)
+            if busy or quiet_input and time.monotonic() - self._last_input < self.WARM_AFTER_INPUT:
+                self.set_timer(self.WARM_WHEN_IDLE, look)
+            else:
+                then()
+        self.set_timer(self.WARM_WHEN_IDLE, look)
+
+    def warm_scope(self, scope: str, *, at_once: bool = False) -> None:
+        """A scope's search indexes read into memory before its first search (the vector cache of a 10,000-entry
+        scope took most of a second of that search): on the search screen at once (the user types the query
+        meanwhile), after a scope's rows are shown when nothing else waits."""
+        session = self.session
+        if session is None or not session.warms(scope):
             return
-        busy = any(not worker.is_finished and worker.group not in ("watch", "warm-up") for worker in self.workers)
-        if busy or time.monotonic() - self._last_input < self.WARM_AFTER_INPUT:
-            self.set_timer(self.WARM_WHEN_IDLE, self._warm_reads_when_idle)
+        if at_once:
+            self.warm_search(session, scope)
         else:
-            self.warm_reads(self.session)
+            self.when_idle(lambda: self.warm_search(session, scope))
+
+    @work(thread=True, group="warm-up")
+    def warm_search(self, session: Session, scope: str) -> None:
+        try:
+            session.warm_search(scope)
+        except PcmemError:
+            pass  # the user's own search pays for it, and says what is wrong
 
     @work(thread=True, group="warm-up")
     def warm_reads(self, session: Session) -> None:

@@ -110,6 +110,7 @@ class Session:
         #: The embedding model loading at start-up (described), and why it could not load: for the status bar.
         self.embedder_loading: str | None = None
         self.embedder_failure: str | None = None
+        self._warmed: set[str] = set()  # scopes whose search indexes were warmed
 
     @classmethod
     def open(cls, path: str | Path, inference: InferenceConfig, **options: Any) -> Session:
@@ -238,11 +239,22 @@ class Session:
         if scopes:
             smallest = min(scopes, key=lambda summary: summary.active_count + summary.retired_count)
             memory = self.runtime.memory.for_scope(smallest.scope)
-            # words of an entry it holds (a query that matches nothing returns before the ranking is reached), read
-            # without ``list``: the entries screen's reads are its own (a test counts them)
-            changes = memory.changes(0, limit=1).changes
-            text = memory.get_entry(changes[0].entry_id).entry.text if changes else "warm up"
-            memory.search(SearchMemoryRequest(query=text[:64], limit=1, mode="fts"), reranker="none")
+            memory.search(SearchMemoryRequest(query=_some_words(memory), limit=1, mode="fts"), reranker="none")
+
+    def warms(self, scope: str) -> bool:
+        """Whether ``scope``'s search indexes are still to be warmed (each scope once, when a search will need
+        vectors: this process runs searches itself and has an embedder)."""
+        if scope in self._warmed or self._runtime is None or self._runtime.embedder is None:
+            return False
+        self._warmed.add(scope)
+        return True
+
+    def warm_search(self, scope: str) -> None:
+        """One small search of ``scope`` in the mode its searches run in (hybrid with an embedder): the scope's
+        full-text and vector indexes are read into memory, and the query embedding path is loaded. Raises
+        PcmemError. (pcmem has no warm-up call of its own yet: this is one.)"""
+        memory = self.runtime.memory.for_scope(scope)
+        memory.search(SearchMemoryRequest(query=_some_words(memory), limit=1), reranker="none")
 
     # --- watching for outside writes ---------------------------------------------------------------------------
 
@@ -443,6 +455,16 @@ class Session:
     def current(self, scope: str, entry_id: str) -> MemoryEntry:
         """The entry at the head now (after a conflict: what somebody else made of it)."""
         return self.runtime.memory.for_scope(scope).get_entry(entry_id)
+
+
+def _some_words(memory: Any) -> str:
+    """Words of an entry the scope holds, for a warm-up search (a query that matches nothing returns before the
+    full-text index is read), read without ``list``: the entries screen's reads are its own (a test counts them)."""
+    changes = memory.changes(0, limit=1).changes
+    try:
+        return str(memory.get_entry(changes[0].entry_id).entry.text[:64]) if changes else "warm up"
+    except NotFoundError:  # forgotten since
+        return "warm up"
 
 
 def process_alive(pid: int) -> bool:

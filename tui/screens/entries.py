@@ -157,6 +157,8 @@ class EntriesScreen(StoreScreen):
                 self._mark_changed([entry.entry.entry_id for entry in self._ordered.changed])
             if self._ordered is not None and self._ordered.sorted_all and manifest.complete:  # read whole: after
                 self.call_after_refresh(garbage.settle_after_whole_read, len(manifest.entries))  # the rows are painted
+        if manifest.complete and manifest.is_head:  # its search indexes, for the first search, once nothing waits
+            self.pcmem_app.warm_scope(self.scope)
         if message.drawn is not None:
             self.call_after_refresh(message.drawn.set)
         self._show_title()

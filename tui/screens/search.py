@@ -92,6 +92,7 @@ class SearchScreen(StoreScreen):
         filters = self.query_one("#search-filters")
         filters.display = any(self.pcmem_app.search_defaults.get(field) for field in KEPT_FILTERS)  # never a hidden filter
         self.query_one("#query", Input).focus()
+        self.pcmem_app.warm_scope(self.scope, at_once=True)  # while the query is typed
         self.status.info(self.note or "type a query and press enter · ctrl+f: filters and other scopes · ↑↓: history")
 
     def form(self) -> SearchForm:
