@@ -845,7 +845,7 @@ async def test_a_decision_rerank_with_fallback_says_so_in_rows_summary_and_searc
             shown = rows(table)
             assert [row[2] for row in shown[:2]] == ["↩ fallback", "↩ fallback"]
             assert "✓ kept" not in [row[2] for row in shown]
-            assert [row[3] for row in shown[:2]] == ["no · p(yes) 0.05", "no · p(yes) 0.06"]  # 0.05 is p(yes) (#45.7)
+            assert [row[3] for row in shown[:2]] == ["no p(yes)=0.05", "no p(yes)=0.06"]  # 0.05 is p(yes) (#45.7)
             assert "fallback: the model kept nothing" in text_of(app, "#trace-summary")
 
 

@@ -82,7 +82,7 @@ class EntriesScreen(StoreScreen):
         Binding("s,greater_than_sign", "sort(1)", "Sort", show=False),
         Binding("less_than_sign", "sort(-1)", "Sort back", show=False),
         Binding("r", "refresh", "Refresh", show=False),
-        Binding("w", "recent", "Just changed", show=False),
+        Binding("w", "recent", "Who changed what, just now", show=False),
     ]
 
     def __init__(self, scope: str, revision: int | None = None) -> None:

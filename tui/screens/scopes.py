@@ -41,7 +41,7 @@ class ScopesScreen(StoreScreen):
         Binding("x", "forget", "Forget…", show=False),
         Binding("s,greater_than_sign", "sort(1)", "Sort", show=False),
         Binding("less_than_sign", "sort(-1)", "Sort back", show=False),
-        Binding("w", "recent", "Just changed", show=False),
+        Binding("w", "recent", "Who changed what, just now", show=False),
         Binding("q", "app.quit", "Quit"),
     ]
 

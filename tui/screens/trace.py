@@ -17,7 +17,7 @@ from pcmem_tui.widgets import StatusLine, StoreBar, key_footer
 
 #: "model": the model's own measure (a decision's verdict with p(yes), the embedding policy's cosine); "fused": the
 #: coarse list's fused score, which ordered the pool the model judged.
-COLUMNS = (("pick", 4), ("coarse", 6), ("verdict", 10), ("model", 16), ("fused", 6), ("text", None))
+COLUMNS = (("pick", 4), ("coarse", 6), ("verdict", 10), ("model", 17), ("fused", 6), ("text", None))
 KEPT, DROPPED = "green", "dim red"
 
 
@@ -123,7 +123,7 @@ def decision_cell(decision: CandidateDecision | None) -> Text:
     if decision is None:
         return Text("–", style="dim")
     shown = decision.outcome if decision.yes_probability is None else \
-        f"{decision.outcome} · p(yes) {decision.yes_probability:.2f}"
+        f"{decision.outcome} p(yes)={decision.yes_probability:.2f}"
     return Text(shown, style=OUTCOME_STYLES.get(decision.outcome, ""))
 
 
