@@ -113,7 +113,8 @@ class EntriesScreen(StoreScreen):
     CELLS_KEPT = 1024
 
     def _cells_of(self, entry: MemoryEntry) -> tuple[Text, ...]:
-        fresh = bool(self.just_changed) and entry.entry.entry_id in self.just_changed
+        fresh = bool(self.just_changed) and entry.entry.entry_id in self.just_changed and \
+            self.manifest is not None and self.manifest.is_head  # marks say "just now": at the head only
         key = (entry.entry.entry_version_id, entry.state, self.columns, fresh)
         cells = self._cells.get(key)
         if cells is None:
