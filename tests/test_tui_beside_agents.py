@@ -48,7 +48,7 @@ from pcmem_tui.screens.entry import EntryScreen
 from pcmem_tui.screens.scopes import ScopesScreen
 from pcmem_tui.session import process_alive
 from pcmem_tui.table import ListTable
-from pcmem_tui.widgets import StoreBar
+from pcmem_tui.widgets import StoreBar, short_id
 
 WRITE = """
 import sys, pcmem
@@ -359,8 +359,8 @@ async def test_rows_another_process_changed_are_marked_for_a_moment_and_w_says_w
         await settle(pilot)
         recent = app.screen.query_one(ListTable)
         shown = rows(recent)
-        assert [(row[2], row[3], row[4], row[5]) for row in shown[:2]] == [
-            ("r3", "retire", "n2", "agent B: booked"), ("r2", "remember", new, "agent A")]
+        assert [(row[1], row[2], row[3], row[4]) for row in shown[:2]] == [  # one scope: no scope column
+            ("r3", "retire", "n2", "agent B: booked"), ("r2", "remember", short_id(new, 10), "agent A")]
         await pilot.press("enter")  # opens the entry changed
         await settle(pilot)
         assert isinstance(app.screen, EntryScreen) and app.screen.entry_id == "n2"
@@ -376,3 +376,14 @@ async def test_the_users_own_writes_are_not_marked_as_another_processs(app):
         screen.refresh_from_store()  # the watcher sees the file changed by this very write
         await settle(pilot)
         assert not any(row[0].startswith("✱ ") for row in rows(screen.query_one(ListTable)))
+
+
+async def test_w_on_the_scopes_screen_lists_the_scopes_changed_last_with_each_changes_scope(app):
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("w")
+        await settle(pilot)
+        recent = app.screen.query_one(ListTable)
+        assert [label for label, _ in recent.columns][:3] == ["ago", "scope", "rev"]
+        assert {row[1] for row in rows(recent)} == {"notes", "pcmem-demo"}
+        assert (rows(recent)[0][1], rows(recent)[0][2]) == ("notes", "r1")  # written after the demo scope

@@ -18,8 +18,11 @@ from pcmem_tui.format import one_line, plain, when
 from pcmem_tui.recent import RecentChange
 from pcmem_tui.screens.entry import EntryScreen
 from pcmem_tui.table import Cell, ListTable
+from pcmem_tui.widgets import short_id
 
-COLUMNS = (("ago", 6), ("scope", 12), ("rev", 6), ("operation", 10), ("entry", 14), ("reason", 18), ("text", None))
+COLUMNS = (("ago", 6), ("rev", 5), ("operation", 10), ("entry", 10), ("reason", 16), ("text", None))
+#: Changes from several scopes (the scopes screen's ``w``) name each one's scope after its time.
+SCOPE_COLUMN = ("scope", 10)
 
 
 def ago(moment: datetime, now: datetime | None = None) -> str:
@@ -44,10 +47,13 @@ class RecentScreen(ModalScreen[RecentChange | None]):
         with Vertical(classes="dialog-box"):
             yield Label(Text(f"Changed just now in {self.where} (newest first) — enter opens the entry, / filters"),
                         classes="dialog-question")
-            yield ListTable(COLUMNS, _cells, _words, id="recent")
+            several = len({change.scope for change in self.changes}) > 1
+            yield ListTable(COLUMNS, _cells if several else _one_scope_cells, _words, id="recent")
 
     def on_mount(self) -> None:
         table = self.query_one(ListTable)
+        if len({change.scope for change in self.changes}) > 1:
+            table.set_columns((COLUMNS[0], SCOPE_COLUMN, *COLUMNS[1:]))  # (its cells: _cells)
         table.set_rows([(str(index), change) for index, change in enumerate(self.changes)])
         table.focus()
 
@@ -74,8 +80,15 @@ def show_recent(screen: Screen, where: str, changes: list[RecentChange]) -> None
 
 
 def _cells(change: RecentChange) -> tuple[Cell, ...]:
+    """The cells of every column; a table of one scope's changes has no scope column and takes one cell less."""
     return (ago(change.at), plain(change.scope, "bold"), f"r{change.revision}", change.operation,
-            plain(change.entry_id, "cyan"), one_line(change.reason or "", "italic"), one_line(change.text))
+            plain(short_id(change.entry_id, 10), "cyan"), one_line(change.reason or "", "italic"),
+            one_line(change.text))
+
+
+def _one_scope_cells(change: RecentChange) -> tuple[Cell, ...]:
+    cells = _cells(change)
+    return (cells[0], *cells[2:])
 
 
 def _words(change: RecentChange) -> str:
