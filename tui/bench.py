@@ -12,8 +12,9 @@ and the screen repainted): start to first screen, open scope (``ops``, 125 entri
 search, a write, stepping to a past revision. Every pass runs in a fresh process, so the first search pays what a
 user's first search pays (loading the embedder). The app runs headless at 120×36, as in the snapshot tests.
 
-``--big 3000 10000`` adds one scope of each size, each measured in a fresh process of its own: the first open (the
-first rows drawn, then every row loaded), stepping to a past revision read whole (first rows), sort, one filter
+``--big 3000 10000`` adds one scope of each size, each measured in a fresh process of its own: start until the scopes
+are listed, the first open (the first rows drawn, then every row loaded), the first search of the scope (hybrid with
+an embedder), stepping to a past revision read whole (first rows), sort, one filter
 keystroke, ``j`` while another process writes to the scope every 0.75 s (median and worst of 20 presses, from the
 first row down: each from the key's arrival until the cursor is on the next row and the screen is painted, and the
 longest stall of the event loop meanwhile), stepping to the previous revision and back, and the process's CPU while
@@ -52,6 +53,7 @@ from typing import Any
 
 import pcmem
 from pcmem import NewEntry, RememberRequest
+from pcmem_tui.bench_owner import start_mcp_owner, stop_mcp_owner
 
 SCOPES = ("project", "people", "ops", "旅行-notes")
 #: The scope the 500-entry pass opens, searches and writes to (125 entries).
@@ -397,35 +399,6 @@ async def measure_big(path: Path, size: int, role: str | None = None, **options:
         await asyncio.sleep(5.0)
         timings[f"{size}: idle CPU %"] = 100 * (time.process_time() - cpu) / (time.perf_counter() - wall)
     return timings
-
-
-#: The first line an MCP host sends: ``pcmem mcp`` answers it once the store is open (and served to other processes).
-MCP_HELLO = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-             "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}}
-
-
-def start_mcp_owner(path: Path) -> subprocess.Popen[str]:
-    """A real ``pcmem mcp`` holding the store, as an agent started before the TUI holds it; returns once it has
-    answered the host's first request (the store is open then). Closing its stdin stops it, as a host does."""
-    server = subprocess.Popen([sys.executable, "-m", "pcmem", "--db", str(path), "mcp"], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    assert server.stdin is not None and server.stdout is not None
-    server.stdin.write(json.dumps(MCP_HELLO) + "\n")
-    server.stdin.flush()
-    if not server.stdout.readline():
-        server.kill()
-        raise RuntimeError(f"pcmem mcp did not start: {server.communicate()[1][-2000:]}")
-    return server
-
-
-def stop_mcp_owner(server: subprocess.Popen[str]) -> None:
-    assert server.stdin is not None
-    server.stdin.close()
-    try:
-        server.wait(30)
-    except subprocess.TimeoutExpired:
-        server.kill()
-        server.wait()
 
 
 def _one_pass(args: argparse.Namespace, path: Path, app_options: dict[str, Any]) -> dict[str, float]:
