@@ -307,8 +307,10 @@ def test_suspended_as_owner_the_tui_hands_the_store_on_and_comes_back_as_a_clien
         terminal.wait_for("pcmem tui: stopped; released the store")
         terminal.wait_for("Stopped")
         claim = subprocess.Popen([sys.executable, "-c", CLAIM, str(store_path)], stdin=subprocess.PIPE,
-                                 stdout=subprocess.PIPE, text=True)
-        assert claim.stdout is not None and claim.stdout.readline().strip() == "owner"  # it took the file over
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert claim.stdout is not None and claim.stderr is not None
+        said = claim.stdout.readline().strip()
+        assert said == "owner", claim.stderr.read() if claim.poll() is not None else said  # it took the file over
         terminal.type("fg", "Enter")
         terminal.wait_for(f"client of process {claim.pid}")
         terminal.type("q")

@@ -37,6 +37,9 @@ from pcmem_tui.screens.scopes import ScopesScreen
 from pcmem_tui.session import Session
 from pcmem_tui.widgets import key_footer
 
+#: Worker groups that run beside the user: waiting for a moment to warm up in, they do not count as screens waiting.
+BACKGROUND = ("watch", "warm-up", "embedder")
+
 
 class PcmemApp(App[None]):
     """Scopes → entries → entry, and search → trace, on one store."""
@@ -53,7 +56,7 @@ class PcmemApp(App[None]):
         # Textual's meaning (copy in a text field, else how to quit).
         Binding("ctrl+c", "cancel_or_copy", "Cancel work", show=False, priority=True),
         # to the shell, as lazygit and btop do (fg comes back); the store is handed on meanwhile
-        Binding("ctrl+z", "suspend_process", "Suspend", show=False),
+        Binding("ctrl+z", "suspend_to_shell", "Suspend", show=False),
     ]
     #: Seconds between two looks at the store for outside writes (an agent, the CLI): one stat() of the file and
     #: its WAL; the scopes' heads are read only when the file changed.
@@ -122,7 +125,7 @@ class PcmemApp(App[None]):
         if session.embedder_loading:  # at the first moment no screen waits on the store (loading a model beside a
             self.when_idle(lambda: self.warm_embedder(session))  # big scope's rows tripled their wait)
 
-    @work(thread=True, group="warm-up")
+    @work(thread=True, group="embedder")
     def warm_embedder(self, session: Session) -> None:
         """The embedding model loads while the user browses (a real model takes seconds): the first search then
         starts at once instead of stalling on it. The status bar says it is loading, and why it failed if it did."""
@@ -158,7 +161,7 @@ class PcmemApp(App[None]):
         """Call ``then`` at the first moment no screen waits on the store (looked at every :attr:`WARM_WHEN_IDLE`
         seconds); ``quiet_input``: and no key or click came for :attr:`WARM_AFTER_INPUT` seconds."""
         def look() -> None:
-            busy = any(not worker.is_finished and worker.group not in ("watch", "warm-up") for worker in self.workers)
+            busy = any(not worker.is_finished and worker.group not in BACKGROUND for worker in self.workers)
             if busy or quiet_input and time.monotonic() - self._last_input < self.WARM_AFTER_INPUT:
                 self.set_timer(self.WARM_WHEN_IDLE, look)
             else:
@@ -298,7 +301,7 @@ class PcmemApp(App[None]):
             loop.add_signal_handler(number, self.exit)
         if hasattr(signal, "SIGTSTP"):  # ctrl+z and `kill -TSTP` from outside: hand the store on, then stop
             self._signal_handlers[signal.SIGTSTP] = signal.getsignal(signal.SIGTSTP)
-            loop.add_signal_handler(signal.SIGTSTP, self.action_suspend_process)
+            loop.add_signal_handler(signal.SIGTSTP, self._on_sigtstp)
 
     def _restore_signal_handlers(self) -> None:
         loop = asyncio.get_running_loop()
@@ -307,14 +310,44 @@ class PcmemApp(App[None]):
             signal.signal(number, previous)
         self._signal_handlers.clear()
 
-    def action_suspend_process(self) -> None:
+    #: Seconds a suspend waits for store calls under way to end (a stopped process inside a transaction would keep
+    #: the file from the others), before it stops anyway and says so.
+    SUSPEND_WAITS_FOR_CALLS = 3.0
+    _suspending = False
+
+    def _on_sigtstp(self) -> None:
+        if not self._suspending:
+            self.call_later(self.action_suspend_to_shell)
+
+    async def action_suspend_to_shell(self) -> None:
         """ctrl+z (or SIGTSTP from outside): to the shell like any terminal program (``fg`` comes back). As the
         store's owner the TUI first releases the store, so agents and the CLI go on without it (one of them owns it
-        meanwhile); on return it opens the store again, as the owner or a client of whoever took it."""
+        meanwhile), after the store calls under way end; on return it opens the store again, as the owner or a
+        client of whoever took it."""
         if self._driver is None or not self._driver.can_suspend or not hasattr(signal, "SIGTSTP"):
             self.notify("this terminal cannot suspend the TUI", title="pcmem", severity="warning")
             return
-        said = self.session.hand_on() if self.session is not None else "no store open"
+        self._suspending = True
+        try:
+            said = self.session.hand_on() if self.session is not None else "no store open"
+            if not await self._store_calls_ended(self.SUSPEND_WAITS_FOR_CALLS):
+                said += f"; a store call was still running after {self.SUSPEND_WAITS_FOR_CALLS:.0f} s: the file may " \
+                        "stay held until fg"
+            self._stop_until_continued(said)
+        finally:
+            self._suspending = False
+
+    async def _store_calls_ended(self, seconds: float) -> bool:
+        """Wait (the event loop running: workers may be handing results back) until no worker that reads or writes
+        the store is running; whether that happened within ``seconds``."""
+        deadline = time.monotonic() + seconds
+        while any(worker.is_running and worker.group != "embedder" for worker in self.workers):
+            if time.monotonic() > deadline:
+                return False
+            await asyncio.sleep(0.02)
+        return True
+
+    def _stop_until_continued(self, said: str) -> None:
         loop = asyncio.get_running_loop()
         with self.suspend():  # the terminal as it was before the app started; redrawn when this block ends
             print(f"pcmem tui: stopped; {said}. fg brings it back.", file=sys.__stderr__, flush=True)
@@ -322,8 +355,9 @@ class PcmemApp(App[None]):
             loop.remove_signal_handler(signal.SIGTSTP)  # the default action (stop), as the shell expects
             os.kill(os.getpid(), signal.SIGTSTP)
             if handler is not None:
-                loop.add_signal_handler(signal.SIGTSTP, self.action_suspend_process)
+                loop.add_signal_handler(signal.SIGTSTP, self._on_sigtstp)
         if self.session is not None:
+            self.session.resume()
             self.notify(f"back from ctrl+z: {said}", title="pcmem", timeout=6)
             self.resume_store(self.session)
 

@@ -34,6 +34,7 @@ from pcmem import (
     SearchMemoryRequest,
     SearchPage,
     StageProgress,
+    StoreError,
     StoreMissingError,
     SyncRuntime,
     WriteResult,
@@ -128,9 +129,10 @@ class Session:
         """The runtime, opened on first need; ``None`` while the store does not exist and ``create`` is false."""
         with self._open_lock:
             if self._runtime is None and self.path is not None:
+                if self.handed_on:  # a worker still running as the process stops must not take the file back
+                    raise StoreError(f"{self.path} was released while the TUI is stopped")
                 try:
                     self._runtime = pcmem.open_sync(self.path, **{**self._open_options, "create": create})
-                    self.handed_on = False
                 except StoreMissingError:
                     if create:
                         raise
@@ -176,8 +178,13 @@ class Session:
         owner = runtime.owner_pid if runtime is not None else None
         return owner is not None and not process_alive(owner)
 
-    #: Whether the runtime was closed to hand the store on while the process stopped (reopened on first need).
+    #: Whether the runtime was closed to hand the store on while the process stops (:meth:`resume` lets the next
+    #: call open it again).
     handed_on = False
+
+    def resume(self) -> None:
+        """The process runs again: the next store call opens the store (as the owner or a client)."""
+        self.handed_on = False
 
     def hand_on(self) -> str:
         """Before the process stops (ctrl+z, SIGTSTP): release the store, so that another process can own it
@@ -188,11 +195,11 @@ class Session:
         with self._open_lock:
             runtime, self._runtime = self._runtime, None
             self._rerankers.clear()  # built for the runtime that goes
+            self.handed_on = True
         if runtime is None:
             return "nothing held while stopped"
         role = "owner" if runtime.owner_pid is None else "client"
         runtime.close()
-        self.handed_on = True
         return "released the store (another process may own it meanwhile)" if role == "owner" else \
             "disconnected from the store's owner"
 
