@@ -20,11 +20,13 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from pcmem.config import InferenceConfig
 from pcmem.errors import StoreLockedError
-from pcmem.owner import address
-from pcmem.owner.client import SocketLink, connect
+from pcmem.owner import address, waiting
+from pcmem.owner.client import SocketLink
+from pcmem.owner.dial import RETRY_PAUSE
 from pcmem.owner.operations import Dispatcher
 from pcmem.owner.protocol import encode_error
 from pcmem.owner.rerank_spec import RerankSpec
+from pcmem.owner.transport import current
 from pcmem.store.port import FileMaintenance
 
 if TYPE_CHECKING:
@@ -33,9 +35,6 @@ if TYPE_CHECKING:
     from pcmem.rerank.port import MemoryReranker
 
 log = logging.getLogger(__name__)
-
-#: Seconds between attempts while a locked file's owner is not listening yet.
-RETRY_PAUSE = 0.02
 
 class OwnedRuntime(Protocol):
     """What :func:`serve` needs of a runtime (:class:`pcmem.compose.runtime.SyncRuntime`)."""
@@ -62,35 +61,37 @@ def open_owned(path: Path, opener: Callable[[float], R], make_client: Callable[[
 
 
 def owner_or_file(path: Path, opener: Callable[[float], R], lock_timeout: float) -> SocketLink | R:
-    """A link to the file's owner, or the file opened by this process (which is then its owner)."""
+    """A link to the file's owner, or the file opened by this process (which is then its owner). While another
+    process holds the file without answering yet, this waits for it (:mod:`pcmem.owner.waiting`): up to
+    ``lock_timeout`` seconds, or not at all when it is stopped (OwnerStoppedError) or an older pcmem
+    (StoreLockedError)."""
     deadline = time.monotonic() + lock_timeout
-    unsafe: str | None = None
     while True:
         identity = address.FileIdentity.of(path)
         if identity is not None:
+            remaining = max(0.0, deadline - time.monotonic())
             try:
-                link = connect(address.socket_path(identity), identity.as_json())
-            except address.UnsafeRuntimeFolderError as error:
-                link, unsafe = None, str(error)
-            if link is not None:
-                return link
+                found = waiting.owner_or_free(path, identity, remaining)
+            except address.UnsafeRuntimeFolderError:
+                found = None  # nowhere to meet: this process uses the file alone, or waits its lock
+            if found is not None:
+                return SocketLink(*found, identity.as_json())
         try:
             return opener(0.0)
-        except StoreLockedError:
+        except StoreLockedError:  # taken between the look and the open (or no way to look: no POSIX locks here)
             if time.monotonic() + RETRY_PAUSE > deadline:
-                raise _locked(path, lock_timeout, unsafe) from None
+                raise _locked(path, lock_timeout) from None
         time.sleep(RETRY_PAUSE)
 
 
-def _locked(path: Path, waited: float, unsafe: str | None) -> StoreLockedError:
-    from pcmem.store.duckdb.lock_probe import describe_process, lock_holder
+def _locked(path: Path, waited: float) -> StoreLockedError:
+    from pcmem.store.duckdb.lock_probe import lock_holder
 
     holder = lock_holder(path)
-    who = describe_process(holder) if holder is not None else "another process"
-    why = (f"pcmem cannot reach its owner: {unsafe}" if unsafe else
-           "it does not serve the store to other pcmem processes (an older pcmem, or a program that opened the "
-           "file itself); close it there")
-    return StoreLockedError(f"{path} is in use by {who} (waited {waited:g} s): {why}")
+    identity = address.FileIdentity.of(path)
+    if identity is None:
+        return StoreLockedError(f"{path} is in use by another process (waited {waited:g} s)")
+    return waiting.nobody_answers(path, identity, holder, waited)
 
 
 # --- the owner's side ----------------------------------------------------------------------------------------
@@ -139,12 +140,12 @@ def _start(runtime: OwnedRuntime) -> OwnerServer | None:
     identity = address.FileIdentity.of(path)
     if identity is None:
         return None
+    places = current().places(identity, create=True)
+    server = OwnerServer(places.addresses, identity.as_json(), DispatchOnFirstCall(runtime.for_clients), str(path))
     try:
-        socket_path = address.socket_path(identity)
-        server = OwnerServer(socket_path, identity.as_json(), DispatchOnFirstCall(runtime.for_clients), str(path))
         server.start()
-    except (address.UnsafeRuntimeFolderError, OSError) as error:
-        log.warning("pcmem: %s is not served to other processes: %s", path, error)
+    except OSError as error:
+        log.warning("pcmem: %s is not served to other processes: %s", path, "; ".join([*places.refused, str(error)]))
         return None
     return server
 

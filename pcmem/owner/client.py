@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import socket
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -26,7 +25,7 @@ from pcmem.errors import ConfigurationError, OwnerGoneError
 from pcmem.memory.scoped import SyncScopedMemory
 from pcmem.memory.service import SyncMemoryService
 from pcmem.owner import protocol
-from pcmem.owner.dial import handshake
+from pcmem.owner.dial import WatchedConnection, handshake
 from pcmem.owner.operations import SCOPED_OPERATIONS, STORE_OPERATIONS, operation, repeatable
 from pcmem.owner.rerank_spec import RerankSpec
 from pcmem.rerank.choice import DEFAULT, chosen_reranker
@@ -59,9 +58,12 @@ class Link(Protocol):
 
 
 class SocketLink:
-    """Connections to one owner, reused across calls; each thread takes an idle one or opens another."""
+    """Connections to one owner, reused across calls; each thread takes an idle one or opens another.
 
-    def __init__(self, address: Path, identity: list[int], first: socket.socket, owner_pid: int) -> None:
+    A call waits as long as the owner works; a stopped owner ends it with OwnerStoppedError (see
+    :mod:`pcmem.owner.dial`), and that connection is dropped: its answer, if the owner resumes, belongs to no call."""
+
+    def __init__(self, first: WatchedConnection, owner_pid: int, address: Path, identity: list[int]) -> None:
         self.address, self.identity, self.owner_pid = address, identity, owner_pid
         self._idle = [first]
         self._guard = threading.Lock()
@@ -83,7 +85,7 @@ class SocketLink:
         except (OSError, protocol.ConnectionLost):
             connection.close()
             raise OwnerLost(sent=sent) from None
-        except BaseException:  # e.g. a request over the frame limit (InputError): nothing was sent
+        except BaseException:  # a stopped owner; a request over the frame limit (InputError): nothing was sent
             connection.close()
             raise
         with self._guard:
@@ -107,15 +109,6 @@ class LocalLink:
     def __init__(self, handle: Callable[[dict[str, Any]], dict[str, Any]], close: Callable[[], None]) -> None:
         self.call = handle
         self.close = close
-
-
-def connect(address: Path, identity: list[int]) -> SocketLink | None:
-    """A link to the owner at ``address``, or ``None`` when nobody answers there (no owner, or a stale socket)."""
-    try:
-        first, pid = handshake(address, identity)
-    except (OSError, protocol.ConnectionLost):
-        return None
-    return SocketLink(address, identity, first, pid)
 
 
 class RerankChoice:
