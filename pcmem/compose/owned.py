@@ -131,6 +131,15 @@ def _release(key: int) -> None:
         serving.server.stop()
 
 
+def stop_serving() -> None:
+    """Stop every owner listener of this process (at exit: :mod:`pcmem.compose.exit`); the runtimes' own close
+    still works afterwards."""
+    with _guard:
+        servers = [serving.server for serving in _serving.values() if serving.server is not None]
+    for server in servers:
+        server.stop()
+
+
 def _start(runtime: OwnedRuntime) -> OwnerServer | None:
     from pcmem.owner.server import OwnerServer
 

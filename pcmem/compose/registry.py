@@ -31,6 +31,9 @@ class Shareable(Protocol):
     def when_closed(self, callback: Callable[[], object]) -> None:
         """Call ``callback`` once the last user closed the backend."""
 
+    def close_for_exit(self) -> None:
+        """Close the file now, whatever its users (the process is exiting: :mod:`pcmem.compose.exit`)."""
+
 
 B = TypeVar("B", bound=Shareable)
 Key = tuple[int, int] | str
@@ -53,6 +56,9 @@ def acquire(path: Path, open_backend: Callable[[], B]) -> B:
         # mode keeps no descriptor between transactions) can be reused by an unrelated new file.
         if held is not None and key_for(held[1]) == key and held[0].share():
             return held[0]  # type: ignore[return-value]
+        from pcmem.compose.exit import close_stores_at_exit
+
+        close_stores_at_exit()
         backend = open_backend()
         key = key_for(path)  # a store created just now: its identity, so its other names find it
         _backends[key] = (backend, path)
@@ -78,3 +84,11 @@ def holds(path: Path) -> bool:
     closing any descriptor of a file drops the process's POSIX locks on it, DuckDB's included)."""
     with _guard:
         return key_for(path) in _backends
+
+
+def close_all() -> None:
+    """Close every store file this process holds, whatever their users (at exit: :mod:`pcmem.compose.exit`)."""
+    with _guard:
+        held = [backend for backend, _ in _backends.values()]
+    for backend in held:
+        backend.close_for_exit()

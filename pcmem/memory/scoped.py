@@ -24,6 +24,7 @@ from pcmem.memory.parts import MemoryParts
 from pcmem.memory.scoped_reads import ScopedReads
 from pcmem.memory.upsert import Identity, plan_upsert, same_content
 from pcmem.memory.vectors import NOTHING_PREPARED, Prepared
+from pcmem.native_calls import entry_points
 from pcmem.store.port import GroupedWrites, WriteTransaction
 from pcmem.types.memory import (
     Citation,
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
     import numpy as np
 
 
+@entry_points  # each call counts as one native call: see pcmem.native_calls
 class SyncScopedMemory(ScopedReads):
     """Blocking operations on one scope. Obtain it from ``SyncRuntime.memory.for_scope(scope)``. The reads are
     :class:`~pcmem.memory.scoped_reads.ScopedReads`; the writes, which decide what a revision contains, are here."""

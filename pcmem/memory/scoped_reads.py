@@ -13,6 +13,7 @@ from pcmem.errors import EntryErasedError, EntryNotFoundError, RevisionNotFoundE
 from pcmem.memory import arguments, keys, paging
 from pcmem.memory import write_rules as rules
 from pcmem.memory.parts import MemoryParts
+from pcmem.native_calls import entry_points
 from pcmem.rerank.choice import RerankerChoice, chosen_reranker
 from pcmem.settings import SearchFusion
 from pcmem.types.memory import (
@@ -34,6 +35,7 @@ from pcmem.types.search import SearchMemoryRequest, SearchMode, SearchPage
 from pcmem.validation import validate_id, validate_revision, validate_scope
 
 
+@entry_points  # each call counts as one native call: see pcmem.native_calls
 class ScopedReads:
     """What one scope handle reads; every read sees one revision of the store."""
 

@@ -14,6 +14,7 @@ from typing import Any, Literal, TypeVar
 from pcmem.errors import InputError
 from pcmem.memory import arguments
 from pcmem.memory.scoped import MemoryParts, SyncScopedMemory
+from pcmem.native_calls import entry_points
 from pcmem.rerank.choice import RerankerChoice, chosen_reranker
 from pcmem.settings import SEARCH_FUSIONS, SearchFusion
 from pcmem.types.memory import (
@@ -53,6 +54,7 @@ async def to_thread(function: Callable[..., T], /, *args: Any, **kwargs: Any) ->
     return await asyncio.to_thread(function, *args, **kwargs)
 
 
+@entry_points  # each call counts as one native call: see pcmem.native_calls
 class SyncMemoryService:
     """Blocking access to every scope of one store."""
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from pcmem.errors import PcmemError
+from pcmem.native_calls import exempt_this_thread
 from pcmem.owner import protocol
 from pcmem.owner.address import sweep_stale_sockets
 from pcmem.owner.transport import current
@@ -87,6 +88,7 @@ class OwnerServer:
             worker.start()
 
     def _serve(self, connection: socket.socket) -> None:
+        exempt_this_thread()  # joined by stop() before an exiting process drains its native calls
         try:
             uid = current().peer(connection).uid
             if uid is not None and uid != os.getuid():
