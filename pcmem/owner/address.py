@@ -101,6 +101,27 @@ def places(identity: FileIdentity, *, create: bool) -> Places:
     return result
 
 
+def socket_path(identity: FileIdentity) -> Path:
+    """Where a client looks first for the owner of the file with ``identity`` (where an owner listens unless that
+    folder cannot be used: :func:`places` has every place). UnsafeRuntimeFolderError when no place can be used."""
+    found = places(identity, create=False)
+    if not found.addresses:
+        raise UnsafeRuntimeFolderError("; ".join(found.refused))
+    return found.addresses[0]
+
+
+def runtime_folder() -> Path:
+    """The folder this user's owners listen in first, made 0700 if missing; UnsafeRuntimeFolderError when none of
+    :func:`folders` can be used."""
+    refused = []
+    for folder in folders():
+        try:
+            return private_folder(folder, create=True)
+        except UnsafeRuntimeFolderError as error:
+            refused.append(str(error))
+    raise UnsafeRuntimeFolderError("; ".join(refused))
+
+
 def private_folder(folder: Path, *, create: bool) -> Path:
     """``folder``, checked private (and made, 0700, with its missing parents, when ``create``); a folder that is
     missing and not made is returned as it is (nothing can listen there). UnsafeRuntimeFolderError otherwise."""

@@ -142,7 +142,7 @@ def dial(identity: FileIdentity) -> tuple[WatchedConnection, int, Path] | None:
     return None
 
 
-def ask_owner(path: Path, request: dict[str, Any], *, lock_timeout: float) -> Any:
+def ask_owner(path: Path, request: dict[str, Any], *, lock_timeout: float = 0.0) -> Any:
     """The owner's result for one read ``request`` (a frame as :class:`pcmem.owner.client.Caller` sends it), as JSON;
     :data:`NO_OWNER` when nobody holds the store file at ``path`` (or the owner went away mid-call), and the caller
     opens it the full way (this process then owns it). While another process holds the file and does not answer
