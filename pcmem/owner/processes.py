@@ -44,14 +44,17 @@ def state(pid: int) -> ProcessState:
 
 
 def command_line(pid: int, limit: int = 120) -> str:
-    """Process ``pid``'s command line (its name where the command line is unreadable), shortened to ``limit``."""
+    """Process ``pid``'s command line as a person would type it (``python app.py``: paths by their last part), or
+    its name where the command line is unreadable, shortened to ``limit``."""
     try:
         raw = (_PROC / str(pid) / "cmdline").read_bytes()
-        text = raw.rstrip(b"\0").replace(b"\0", b" ").decode("utf-8", errors="replace").strip()
+        words = [word.decode("utf-8", errors="replace") for word in raw.rstrip(b"\0").split(b"\0")]
+        text = " ".join(Path(word).name if word.startswith("/") else word for word in words).strip()
         if not text:
             text = (_PROC / str(pid) / "comm").read_text(encoding="utf-8", errors="replace").strip()
     except OSError:
         return ""
+    text = " ".join(text.split())  # a `python -c` program's newlines
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 

@@ -19,7 +19,7 @@ from typing import Any, Protocol
 from pcmem import errors
 from pcmem.errors import PcmemError, StoreError
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2  # 2: #39 (a request carries its caller's settings; an owner answers in the account's folder)
 MAX_FRAME_BYTES = 256 * 1024 * 1024
 _LENGTH = struct.Struct(">I")
 
