@@ -22,7 +22,6 @@ from pathlib import Path
 import pytest
 
 import pcmem
-from pcmem.owner import address, transport
 
 #: Holds the store: says "ready PID", serves until stdin closes.
 HOLDER = r"""
@@ -163,6 +162,8 @@ def test_another_user_squatting_the_temporary_folder_changes_nothing(tmp_path):
 def test_a_socket_path_longer_than_a_unix_address_still_works(tmp_path):
     """A home (or any folder) deep enough that ``<folder>/<name>.sock`` is over 108 bytes: the owner binds and the
     client connects through the folder's descriptor; no "AF_UNIX path too long"."""
+    from pcmem.owner import transport
+
     deep = tmp_path.joinpath(*["a-rather-long-folder-name"] * 5)
     deep.mkdir(parents=True, mode=0o700)
     where = deep / "feed-f00d.sock"
@@ -265,6 +266,8 @@ def test_an_older_pcmem_that_holds_the_store_is_named_as_one(tmp_path):
 
 def test_the_peer_of_a_connection_is_known(tmp_path):
     """The owner's and the client's check of who is at the other end (SO_PEERCRED on Linux)."""
+    from pcmem.owner import address, transport
+
     if not sys.platform.startswith("linux"):
         pytest.skip("SO_PEERCRED is Linux's")
     left, right = socket.socketpair(socket.AF_UNIX)
