@@ -21,12 +21,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from pcmem.errors import ConfigurationError, OwnerGoneError
+from pcmem.errors import ConfigurationError, OwnerGoneError, OwnerStoppedError
 from pcmem.memory.scoped import SyncScopedMemory
 from pcmem.memory.service import SyncMemoryService
 from pcmem.owner import protocol
 from pcmem.owner.dial import WatchedConnection, handshake
-from pcmem.owner.operations import SCOPED_OPERATIONS, STORE_OPERATIONS, operation, repeatable
+from pcmem.owner.operations import SCOPED_OPERATIONS, STORE_OPERATIONS, WRITES, operation, repeatable
 from pcmem.owner.rerank_spec import RerankSpec
 from pcmem.rerank.choice import DEFAULT, chosen_reranker
 from pcmem.validation import validate_scope
@@ -85,7 +85,14 @@ class SocketLink:
         except (OSError, protocol.ConnectionLost):
             connection.close()
             raise OwnerLost(sent=sent) from None
-        except BaseException:  # a stopped owner; a request over the frame limit (InputError): nothing was sent
+        except OwnerStoppedError as stopped:
+            connection.close()
+            if sent and request.get("op", "").partition(".")[2] in WRITES:
+                raise OwnerStoppedError(f"{stopped}. This write was sent before it stopped and runs when it resumes: "
+                                        "read before writing it again", pid=stopped.pid,
+                                        command=stopped.command) from None
+            raise
+        except BaseException:  # a request over the frame limit (InputError): nothing was sent
             connection.close()
             raise
         with self._guard:

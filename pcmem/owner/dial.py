@@ -46,6 +46,7 @@ class WatchedConnection:
 
     def __init__(self, connection: socket.socket, owner_pid: int | None, *, deadline: float | None = None) -> None:
         self.connection, self.owner_pid, self.deadline = connection, owner_pid, deadline
+        self.doing = "holds the store" if deadline is not None else "serves the store to this process"
         self._stopped_since: float | None = None
         connection.settimeout(LOOK_EVERY)
 
@@ -84,7 +85,7 @@ class WatchedConnection:
             return
         self._stopped_since = self._stopped_since or now
         if now - self._stopped_since >= STOPPED_FOR:
-            raise stopped_error(self.owner_pid, "serves the store to this process")
+            raise stopped_error(self.owner_pid, self.doing)
 
     def close(self) -> None:
         self.connection.close()
@@ -112,7 +113,7 @@ def handshake(where: Path, identity: list[int]) -> tuple[WatchedConnection, int]
         connection = WatchedConnection(raw, peer.pid, deadline=time.monotonic() + HELLO_TIMEOUT)
         protocol.send_frame(connection, protocol.hello(identity))
         answer = protocol.recv_frame(connection)
-        connection.deadline = None
+        connection.deadline, connection.doing = None, "serves the store to this process"
     except BaseException:
         raw.close()
         raise
