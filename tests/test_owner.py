@@ -35,7 +35,7 @@ with pcmem.open_sync(sys.argv[1], embedder=None) as runtime:
 
 
 @pytest.fixture(autouse=True)
-def lock_timeout(monkeypatch):
+def runtime_dir(monkeypatch):
     """Subprocesses give up on a held store after 5 s (the owner's place does not depend on the environment: it is
     the account's, see test_owner_rendezvous.py)."""
     monkeypatch.setenv("PCMEM_LOCK_TIMEOUT", "5")

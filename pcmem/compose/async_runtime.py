@@ -71,6 +71,12 @@ class Runtime:
         return await to_thread(lambda: self.sync.reindex_secondary(progress, embedder=embedder))
 
     @property
+    def owner_pid(self) -> int | None:
+        """As :attr:`SyncRuntime.owner_pid`: the pcmem process that holds the store and serves this runtime, or
+        ``None`` when this process holds it."""
+        return self.sync.owner_pid
+
+    @property
     def rerank_embedder(self) -> Embedder | None:
         """As :attr:`SyncRuntime.rerank_embedder` (reads no store: the one this runtime holds)."""
         return self.sync.rerank_embedder

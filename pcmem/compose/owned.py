@@ -14,18 +14,23 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from pcmem.config import InferenceConfig
 from pcmem.errors import StoreLockedError
+from pcmem.lru import LRU
 from pcmem.owner import address, waiting
 from pcmem.owner.client import SocketLink
+from pcmem.owner.context import CallerSettings
+from pcmem.owner.context import call_time as read_call_time
 from pcmem.owner.dial import RETRY_PAUSE
 from pcmem.owner.operations import Dispatcher
 from pcmem.owner.protocol import encode_error
-from pcmem.owner.rerank_spec import RerankSpec
+from pcmem.owner.rerank_spec import CANDIDATES, RerankSpec
 from pcmem.owner.transport import current
 from pcmem.store.port import FileMaintenance
 
@@ -33,6 +38,7 @@ if TYPE_CHECKING:
     from pcmem.memory.service import SyncMemoryService
     from pcmem.owner.server import OwnerServer
     from pcmem.rerank.port import MemoryReranker
+    from pcmem.types.rerank import MemoryRerankDecision
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +49,7 @@ class OwnedRuntime(Protocol):
 
     def before_close(self, hook: Callable[[], None]) -> None: ...
 
-    def for_clients(self) -> SyncMemoryService: ...
+    def for_clients(self, caller: CallerSettings) -> SyncMemoryService: ...
 
 
 R = TypeVar("R", bound=OwnedRuntime)
@@ -150,7 +156,7 @@ def _start(runtime: OwnedRuntime) -> OwnerServer | None:
     if identity is None:
         return None
     places = current().places(identity, create=True)
-    server = OwnerServer(places.addresses, identity.as_json(), DispatchOnFirstCall(runtime.for_clients), str(path))
+    server = OwnerServer(places.addresses, identity.as_json(), ServedSettings(runtime.for_clients), str(path))
     try:
         server.start()
     except OSError as error:
@@ -159,24 +165,60 @@ def _start(runtime: OwnedRuntime) -> OwnerServer | None:
     return server
 
 
-class DispatchOnFirstCall:
-    """The owner's request handler, built when the first request arrives: the clients' Memory service resolves the
-    store's embedder and reads its profile (a DuckDB read and the preset code, tens of ms), which a one-shot command
-    that owns the store (a cold ``pcmem search``) would otherwise pay although no client may ever connect (#30)."""
+#: The reading of a client's clock that the write being served carries (see :class:`ServedSettings`).
+call_time: ContextVar[datetime | None] = ContextVar("pcmem_call_time", default=None)
 
-    def __init__(self, memory_for_clients: Callable[[], SyncMemoryService]) -> None:
-        self._memory_for_clients = memory_for_clients
-        self._dispatcher: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+#: Distinct client settings kept at once (a few in practice: each app's own); beyond, the oldest are built again.
+MOST_SETTINGS = 16
+
+
+class ServedSettings:
+    """The owner's request handler: each request runs on a Memory service built with its client's settings
+    (:class:`~pcmem.owner.context.CallerSettings`: fusion, candidate limit, embedder choices), kept per distinct
+    set and built when first asked for — a one-shot command that owns the store (a cold ``pcmem search``) never
+    pays for resolving embedders no client asks about (#30). A write's ``now`` (the client's clock) is what the
+    service's clock reads during that call."""
+
+    def __init__(self, memory_for: Callable[[CallerSettings], SyncMemoryService]) -> None:
+        self._memory_for = memory_for
+        self._dispatchers: LRU[CallerSettings, Dispatcher] = LRU(MOST_SETTINGS)
+        self._rerankers = Rerankers()
         self._guard = threading.Lock()
 
     def __call__(self, request: dict[str, Any]) -> dict[str, Any]:
-        with self._guard:  # server threads: the first request builds it, the others wait for it
-            if self._dispatcher is None:
-                try:
-                    self._dispatcher = Dispatcher(self._memory_for_clients(), Rerankers())
-                except Exception as error:  # noqa: BLE001 - e.g. an unreadable profile: the caller gets it, typed
-                    return {"error": encode_error(error)}
-        return self._dispatcher(request)
+        context = request.get("context") or {}
+        try:
+            settings = CallerSettings.from_json({k: v for k, v in context.items() if k != "now"})
+            now = read_call_time(context.get("now"))
+            dispatcher = self._dispatcher(settings)
+        except Exception as error:  # noqa: BLE001 - e.g. an unreadable profile, an unknown preset: typed, to the caller
+            return {"error": encode_error(error)}
+        token = call_time.set(now)
+        try:
+            return dispatcher(request)
+        finally:
+            call_time.reset(token)
+
+    def _dispatcher(self, settings: CallerSettings) -> Dispatcher:
+        with self._guard:  # server threads: the first request of a set builds it, the others wait for it
+            found = self._dispatchers.get(settings)
+            if found is None:
+                found = Dispatcher(self._memory_for(settings), self._rerankers)
+                self._dispatchers.put(settings, found)
+            return found
+
+
+class CandidatePool:
+    """The "reranker" a client asks for when it reranks with an object of its own: selects the first ``limit``, so
+    the page's trace carries the whole coarse pool, which the client's reranker then orders (:mod:`pcmem.owner.
+    in_client`)."""
+
+    policy_id = "pcmem.owner.candidates"
+
+    def rerank(self, query: str, candidates: Any, limit: int, progress: Any = None) -> MemoryRerankDecision:
+        from pcmem.types.rerank import MemoryRerankDecision
+
+        return MemoryRerankDecision(selected_ranks=tuple(range(1, limit + 1)))
 
 
 class Rerankers:
@@ -189,6 +231,8 @@ class Rerankers:
     def __call__(self, spec: RerankSpec) -> MemoryReranker:
         from pcmem.compose.rerankers import build_reranker
 
+        if spec.policy == CANDIDATES:
+            return CandidatePool()
         key = spec.model_dump_json()
         with self._guard:
             if key not in self._built:

@@ -20,16 +20,15 @@ from typing import TYPE_CHECKING, Any
 from pcmem.compose import options
 from pcmem.compose.backends import check_target, is_local_file, open_backend
 from pcmem.compose.embedders import EmbedderChoice, profile_embedder, resolve_embedder, resolve_rerank_embedder
-from pcmem.compose.owned import Rerankers, open_owned, owner_or_file, serve
+from pcmem.compose.owned import call_time, open_owned
 from pcmem.config import InferenceConfig, RuntimeConfig
 from pcmem.embedding.port import Embedder, EmbeddingProfile
-from pcmem.errors import ConfigurationError, StoreLockedError
+from pcmem.errors import ConfigurationError
 from pcmem.memory.parts import Clock, MemoryParts, utc_now
 from pcmem.memory.service import SyncMemoryService
 from pcmem.memory.vectors import SearchFactory
-from pcmem.owner.client import Caller, ClientMemoryService, Link, LocalLink, RerankChoice, SocketLink
-from pcmem.owner.operations import Dispatcher
-from pcmem.owner.rerank_spec import RerankSpec
+from pcmem.owner.client import SocketLink
+from pcmem.owner.context import CallerSettings
 from pcmem.rerank.port import MemoryReranker, SecondEmbedderReranker
 from pcmem.search.reindex import ReindexReport, fill_secondary, reindex
 from pcmem.search.service import SearchedStore, SearchService
@@ -140,8 +139,9 @@ class SyncRuntime:
             return cls._open_file(file, lock_timeout=timeout, **opened_with)
 
         def client(link: SocketLink) -> SyncRuntime:
-            return ClientRuntime(file, link, opener, lock_timeout=lock_timeout, config=config, inference=inference,
-                                 reranker=reranker)
+            from pcmem.compose.client_runtime import ClientRuntime
+
+            return ClientRuntime(file, link, opener, lock_timeout=lock_timeout, opened_with=opened_with)
 
         return open_owned(file, opener, client, lock_timeout=lock_timeout)
 
@@ -223,17 +223,30 @@ class SyncRuntime:
 
         return build_reranker(policy, inference or self.inference, progress, rerank_embedder=rerank_embedder)
 
-    def for_clients(self) -> SyncMemoryService:
-        """The Memory service this process's owner listener runs other processes' calls on: the same backend, the
-        store's own embedder (loaded on first use), no reranker of its own (each call names the one it wants), no
-        write gate. It holds no share of the backend (the listener stops before the file closes). Raises
-        StoreError (the store's profile could not be read)."""
+    def for_clients(self, caller: CallerSettings | None = None) -> SyncMemoryService:
+        """The Memory service this process's owner listener runs another process's calls on, built with that
+        process's settings (``caller``: its fusion, candidate limit and embedder choices, see
+        :mod:`pcmem.owner.context`): the same backend, no reranker of its own (each call names the one it wants),
+        no write gate (a client's runs in the client), and a clock that reads the client's time when a write carries
+        one. It holds no share of the backend (the listener stops before the file closes). Raises StoreError (the
+        store's profile could not be read), ConfigurationError (an embedder the client named is not prepared here)."""
+        caller = caller or CallerSettings()
         profile = self.backend.embedding_profile()
-        second, second_for = resolve_rerank_embedder("auto")
+        choice = caller.embedder
+        if choice == "auto" and profile is None and caller.new_store_embedder:
+            choice = caller.new_store_embedder
+        if choice == "auto":  # the store's own model; an unknown one (another app's embedder) serves full text
+            embedder = profile_embedder(profile) if profile is not None else resolve_embedder("auto", self.backend)
+        else:
+            embedder = resolve_embedder(choice, self.backend)
+        second, second_for = resolve_rerank_embedder(caller.rerank_embedder, environment=False)
+        own_clock = self.memory.parts.clock
         serving = SyncRuntime(
-            self.backend, embedder=profile_embedder(profile) if profile is not None else None,
-            embedder_for=profile_embedder, clock=self.memory.parts.clock, inference=self.inference,
-            config=RuntimeConfig(memory_rerank_candidate_limit=self.config.memory_rerank_candidate_limit),
+            self.backend, embedder=embedder, embedder_for=profile_embedder if isinstance(choice, str) else None,
+            clock=lambda: call_time.get() or own_clock(), inference=self.inference,
+            config=RuntimeConfig(
+                memory_rerank_candidate_limit=caller.candidate_limit or self.config.memory_rerank_candidate_limit,
+                memory_search_fusion=caller.fusion),
             rerank_embedder=second, rerank_embedder_for=second_for)
         return serving.memory
 
@@ -283,93 +296,6 @@ def _search_factory(backend: SearchedStore, reranker: Callable[[], MemoryReranke
         return SearchService(backend, embedder, reranker(), candidate_limit, rerank_embedder=rerank_embedder,
                              fusion=fusion)
     return search_for
-
-
-class ClientRuntime(SyncRuntime):
-    """A store file another pcmem process holds, used through it: ``memory`` and its scopes have the methods, results
-    and errors of a :class:`SyncRuntime`'s (see :mod:`pcmem.owner.client`); nothing here loads a model.
-
-    When the owner goes away, the next call takes the file over (this process becomes the owner: it opens the file
-    with the options it was opened with and serves the others) or connects to whichever process did. Maintenance
-    that needs the file itself (``backend``, ``reindex``, a write gate) raises StoreLockedError while another
-    process owns it.
-    """
-
-    def __init__(self, path: Path, link: SocketLink, opener: Callable[[float], SyncRuntime], *, lock_timeout: float,
-                 config: RuntimeConfig, inference: InferenceConfig, reranker: MemoryReranker | None) -> None:
-        self.path = path
-        self._opener, self._lock_timeout = opener, lock_timeout
-        self._closed = False
-        self._before_close = []
-        self._held: SyncRuntime | None = None
-        self._owner_pid = link.owner_pid
-        self.config, self.inference = config, inference
-        self.embedder = None
-        if reranker is None and config.memory_rerank_enabled:
-            reranker = RerankChoice(RerankSpec(policy="listwise", inference=inference.model_dump(mode="json")))
-        self.reranker = reranker
-        self._caller = Caller(link, self._relink, reranker)
-        self.memory = ClientMemoryService(self._caller)  # type: ignore[assignment]  # the same methods, remotely
-
-    @property
-    def owner_pid(self) -> int | None:
-        """The pid of the process that owns the store (``None`` once this process took it over)."""
-        return None if self._held is not None else self._owner_pid
-
-    @property
-    def backend(self) -> StorageBackend:  # type: ignore[override]  # read-only: a client has no backend of its own
-        if self._held is not None:
-            return self._held.backend
-        raise StoreLockedError(f"{self.path} is held by pcmem process {self._owner_pid}, which serves it to this "
-                               "process; this needs the file itself: run it when that process has exited")
-
-    def _relink(self) -> Link:
-        """The owner went away: take the file over, or connect to whoever did (StoreLockedError after
-        ``lock_timeout`` seconds of neither)."""
-        found = owner_or_file(self.path, self._opener, self._lock_timeout)
-        if isinstance(found, SocketLink):
-            self._owner_pid = found.owner_pid
-            return found
-        self._held = serve(found)
-        self.embedder = found.embedder
-        return LocalLink(Dispatcher(found.memory, Rerankers()), lambda: None)
-
-    def build_reranker(self, policy: RerankPolicy, inference: InferenceConfig | None = None,
-                       progress: Progress | None = None, *, rerank_embedder: str | None = None) -> MemoryReranker:
-        """The reranker named for the owner to build and run (a model is not loaded here)."""
-        spec = RerankSpec(policy=policy, inference=(inference or self.inference).model_dump(mode="json"),
-                          rerank_embedder=rerank_embedder)
-        return RerankChoice(spec)  # crosses the socket by name
-
-    def reindex(self, progress: Progress | None = None, *, embedder: EmbedderChoice = None) -> ReindexReport:
-        return self._file().reindex(progress, embedder=embedder)
-
-    def reindex_secondary(self, progress: Progress | None = None, *,
-                          embedder: EmbedderChoice) -> ReindexReport | None:
-        return self._file().reindex_secondary(progress, embedder=embedder)
-
-    @property
-    def rerank_embedder(self) -> Embedder | None:
-        return self._held.rerank_embedder if self._held is not None else None
-
-    def use_reranker(self, reranker: MemoryReranker | None) -> None:
-        self.reranker = self._caller.default_rerank = reranker
-
-    def use_write_gate(self, decision_model: DecisionModel | None) -> None:
-        self._file().use_write_gate(decision_model)
-
-    def _file(self) -> SyncRuntime:
-        if self._held is None:
-            raise StoreLockedError(f"{self.path} is held by pcmem process {self._owner_pid}, which serves it to "
-                                   "this process; this needs the file itself: run it when that process has exited")
-        return self._held
-
-    def close(self) -> None:
-        if not self._closed:
-            self._closed = True
-            self._caller.close()
-            if self._held is not None:
-                self._held.close()
 
 
 #: ``pcmem.open(path, *, ...)``: open (creating if needed) the store at ``path`` for blocking use — a

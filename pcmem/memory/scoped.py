@@ -154,14 +154,7 @@ class SyncScopedMemory(ScopedReads):
         gate = self._parts.write_gate
         if gate is None or request.allow_duplicates or self.head() is None:
             return ()
-        found = []
-        for index, entry in enumerate(request.entries):
-            if request.upsert and entry.entry_id is not None:
-                continue  # an upsert by key: the key decides what is the same entry
-            existing = gate.duplicate_of(entry.text, lambda search: self._parts.search.coarse((self.scope,), search))
-            if existing is not None:
-                found.append(Duplicate(index=index, text=entry.text, existing=existing))
-        return tuple(found)
+        return gate.duplicates(request, lambda search: self._parts.search.coarse((self.scope,), search))
 
     def revise(self, request: ReviseRequest | str, *, text: str | None = None, kind: str | None = None,
                metadata: dict[str, Any] | None = None, expected_revision: int | None = None,

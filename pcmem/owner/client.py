@@ -17,25 +17,23 @@ from __future__ import annotations
 import contextlib
 import functools
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from pcmem.errors import ConfigurationError, OwnerGoneError, OwnerStoppedError
 from pcmem.memory.scoped import SyncScopedMemory
 from pcmem.memory.service import SyncMemoryService
-from pcmem.owner import protocol
+from pcmem.owner import in_client, protocol
 from pcmem.owner.dial import WatchedConnection, handshake
+from pcmem.owner.in_client import LocalParts
 from pcmem.owner.operations import SCOPED_OPERATIONS, STORE_OPERATIONS, WRITES, operation, repeatable
-from pcmem.owner.rerank_spec import RerankSpec
+from pcmem.owner.rerank_spec import RerankChoice
 from pcmem.rerank.choice import DEFAULT, chosen_reranker
 from pcmem.validation import validate_scope
 
 if TYPE_CHECKING:
     from pcmem.rerank.port import MemoryReranker
-    from pcmem.types.progress import Progress
-    from pcmem.types.rerank import MemoryRerankDecision
-    from pcmem.types.search import MemoryHit
 
 #: Times one call is sent again after the owner went away (each time after a new owner was found).
 MAX_ATTEMPTS = 3
@@ -65,11 +63,14 @@ class SocketLink:
 
     def __init__(self, first: WatchedConnection, owner_pid: int, address: Path, identity: list[int]) -> None:
         self.address, self.identity, self.owner_pid = address, identity, owner_pid
+        #: What the client adds to each request (its settings: :mod:`pcmem.owner.context`).
+        self.frame: Callable[[dict[str, Any]], dict[str, Any]] = _as_it_is
         self._idle = [first]
         self._guard = threading.Lock()
         self._closed = False
 
     def call(self, request: dict[str, Any]) -> dict[str, Any]:
+        request = self.frame(request)
         with self._guard:
             connection = self._idle.pop() if self._idle else None
         if connection is None:
@@ -111,29 +112,18 @@ class SocketLink:
 
 
 class LocalLink:
-    """Requests run on this process's own runtime (a client that took the file over)."""
+    """Requests run on this process's own runtime (a client that took the file over), as the owner would run them."""
 
     def __init__(self, handle: Callable[[dict[str, Any]], dict[str, Any]], close: Callable[[], None]) -> None:
-        self.call = handle
-        self.close = close
+        self._handle, self.close = handle, close
+        self.frame: Callable[[dict[str, Any]], dict[str, Any]] = _as_it_is
+
+    def call(self, request: dict[str, Any]) -> dict[str, Any]:
+        return self._handle(self.frame(request))
 
 
-class RerankChoice:
-    """A reranker named, not built: what a client passes as ``search(reranker=...)``; the owner builds and runs it
-    (:meth:`pcmem.SyncRuntime.build_reranker` returns one in a client)."""
-
-    def __init__(self, spec: RerankSpec) -> None:
-        self.spec = spec
-
-    @property
-    def policy_id(self) -> str:
-        return self.spec.policy
-
-    def rerank(self, query: str, candidates: Sequence[MemoryHit], limit: int,
-               progress: Progress | None = None) -> MemoryRerankDecision:
-        """Never runs here: the search that names it runs in the process that owns the store."""
-        raise ConfigurationError(f"the {self.spec.policy} reranker of a client runs in the process that owns the "
-                                 "store; pass it to a client's search")
+def _as_it_is(request: dict[str, Any]) -> dict[str, Any]:
+    return request
 
 
 class Caller:
@@ -208,9 +198,10 @@ def _remote(key: str, original: Callable[..., Any]) -> Callable[..., Any]:
 class ClientScopedMemory:
     """One scope of a store another process owns; the methods of :class:`~pcmem.memory.scoped.SyncScopedMemory`."""
 
-    def __init__(self, caller: Caller, scope: str) -> None:
+    def __init__(self, caller: Caller, scope: str, local: LocalParts) -> None:
         self.scope = validate_scope(scope)
         self._caller = caller
+        self._local = local
 
 
 class ClientMemoryService:
@@ -218,15 +209,36 @@ class ClientMemoryService:
 
     scope: str | None = None  # its calls name no scope (a ClientScopedMemory's name theirs)
 
-    def __init__(self, caller: Caller) -> None:
+    def __init__(self, caller: Caller, local: LocalParts | None = None) -> None:
         self._caller = caller
+        self._local = local or LocalParts()
 
     def for_scope(self, scope: str) -> ClientScopedMemory:
         """A handle on one scope (cheap; nothing is read). Raises InputError for an invalid scope name."""
-        return ClientScopedMemory(self._caller, scope)
+        return ClientScopedMemory(self._caller, scope, self._local)
+
+
+def _searching(key: str, original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def search(self: Any, *args: Any, **kwargs: Any) -> Any:
+        return in_client.search(self._caller, self._local, key, self.scope, args, kwargs)
+
+    return search
+
+
+def _remembering(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def remember(self: Any, *args: Any, **kwargs: Any) -> Any:
+        return in_client.remember(self._caller, self._local, self.scope, args, kwargs)
+
+    return remember
 
 
 for _name in SCOPED_OPERATIONS:
     setattr(ClientScopedMemory, _name, _remote(f"scope.{_name}", getattr(SyncScopedMemory, _name)))
 for _name in STORE_OPERATIONS:
     setattr(ClientMemoryService, _name, _remote(f"store.{_name}", getattr(SyncMemoryService, _name)))
+# What may run in this process (its own reranker, its write gate): pcmem.owner.in_client
+ClientScopedMemory.search = _searching("scope.search", SyncScopedMemory.search)  # type: ignore[attr-defined]
+ClientMemoryService.search = _searching("store.search", SyncMemoryService.search)  # type: ignore[attr-defined]
+ClientScopedMemory.remember = _remembering(SyncScopedMemory.remember)  # type: ignore[attr-defined]
