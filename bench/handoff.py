@@ -61,19 +61,19 @@ async def _host(name: str, path: Path, calls: Calls, pids: dict[str, int], resta
     from mcp import Client, StdioServerParameters
 
     pid_file = path.with_name(f"{name.replace(' ', '-')}.pid")
-    params = StdioServerParameters(command=sys.executable, args=["-c", _EXEC_MCP, str(pid_file), str(path)],
-                                   env={**os.environ, "PCMEM_LOCK_TIMEOUT": "30"})
+    # The SDK's default environment for a server: a scrubbed one, as desktop hosts start `pcmem mcp` (#39)
+    params = StdioServerParameters(command=sys.executable, args=["-c", _EXEC_MCP, str(pid_file), str(path)])
     i = 0
     lost_at: float | None = None
     while not stop.is_set():
         try:
             async with Client(params, read_timeout_seconds=60) as client:
                 pids[name] = int(pid_file.read_text())
-                print(f"{time.monotonic():.2f} {name} started pid {pids[name]}", file=sys.stderr, flush=True)
+                key = name.replace(" ", "-")
                 while not stop.is_set():
                     i += 1
                     for tool, arguments in (
-                            ("remember_memory", {"scope_id": "hosts", "text": f"{name} note {i}", "key": f"{name.replace(' ', '-')}.k{i % 20}"}),
+                            ("remember_memory", {"scope_id": "hosts", "text": f"{name} note {i}", "key": f"{key}.{i % 20}"}),
                             ("search_memory", {"scope_id": "bench", "query": f"release {i % 7}"})):
                         started = time.monotonic()
                         outcome = await client.call_tool(tool, arguments)
@@ -82,8 +82,7 @@ async def _host(name: str, path: Path, calls: Calls, pids: dict[str, int], resta
                         if ok and lost_at is not None:
                             restarts.append((time.monotonic() - lost_at) * 1000)
                             lost_at = None
-        except Exception as error:  # noqa: BLE001 - the host was killed under its client: start another one
-            print(f"{time.monotonic():.2f} {name} lost: {type(error).__name__} {error}", file=sys.stderr, flush=True)
+        except Exception:  # noqa: BLE001 - the host was killed under its client: start another one
             lost_at = time.monotonic() if lost_at is None else lost_at
             await anyio.sleep(0.05)
 

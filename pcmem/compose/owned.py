@@ -10,6 +10,7 @@ finds its owner gone (:class:`pcmem.compose.runtime.ClientRuntime`): it takes th
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 import time
@@ -23,11 +24,10 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from pcmem.config import InferenceConfig
 from pcmem.errors import StoreLockedError
 from pcmem.lru import LRU
-from pcmem.owner import address, waiting
+from pcmem.owner import address, dial
 from pcmem.owner.client import SocketLink
 from pcmem.owner.context import CallerSettings
 from pcmem.owner.context import call_time as read_call_time
-from pcmem.owner.dial import RETRY_PAUSE
 from pcmem.owner.operations import Dispatcher
 from pcmem.owner.protocol import encode_error
 from pcmem.owner.rerank_spec import CANDIDATES, RerankSpec
@@ -68,7 +68,7 @@ def open_owned(path: Path, opener: Callable[[float], R], make_client: Callable[[
 
 def owner_or_file(path: Path, opener: Callable[[float], R], lock_timeout: float) -> SocketLink | R:
     """A link to the file's owner, or the file opened by this process (which is then its owner). While another
-    process holds the file without answering yet, this waits for it (:mod:`pcmem.owner.waiting`): up to
+    process holds the file without answering yet, this waits for it (:func:`pcmem.owner.dial.owner_or_free`): up to
     ``lock_timeout`` seconds, or not at all when it is stopped (OwnerStoppedError) or an older pcmem
     (StoreLockedError)."""
     deadline = time.monotonic() + lock_timeout
@@ -77,7 +77,7 @@ def owner_or_file(path: Path, opener: Callable[[float], R], lock_timeout: float)
         if identity is not None:
             remaining = max(0.0, deadline - time.monotonic())
             try:
-                found = waiting.owner_or_free(path, identity, remaining)
+                found = dial.owner_or_free(path, identity, remaining)
             except address.UnsafeRuntimeFolderError:
                 found = None  # nowhere to meet: this process uses the file alone, or waits its lock
             if found is not None:
@@ -85,9 +85,9 @@ def owner_or_file(path: Path, opener: Callable[[float], R], lock_timeout: float)
         try:
             return opener(0.0)
         except StoreLockedError:  # taken between the look and the open (or no way to look: no POSIX locks here)
-            if time.monotonic() + RETRY_PAUSE > deadline:
+            if time.monotonic() + dial.RETRY_PAUSE > deadline:
                 raise _locked(path, lock_timeout) from None
-        time.sleep(RETRY_PAUSE)
+        time.sleep(dial.RETRY_PAUSE)
 
 
 def _locked(path: Path, waited: float) -> StoreLockedError:
@@ -97,7 +97,7 @@ def _locked(path: Path, waited: float) -> StoreLockedError:
     identity = address.FileIdentity.of(path)
     if identity is None:
         return StoreLockedError(f"{path} is in use by another process (waited {waited:g} s)")
-    return waiting.nobody_answers(path, identity, holder, waited)
+    return dial.nobody_answers(path, identity, holder, waited)
 
 
 # --- the owner's side ----------------------------------------------------------------------------------------
@@ -156,7 +156,12 @@ def _start(runtime: OwnedRuntime) -> OwnerServer | None:
     if identity is None:
         return None
     places = current().places(identity, create=True)
-    server = OwnerServer(places.addresses, identity.as_json(), ServedSettings(runtime.for_clients), str(path))
+    def greeting() -> dict[str, Any]:  # what a client prepares to take over with (ClientRuntime.prepare_takeover)
+        profile = runtime.backend.embedding_profile()
+        return {"profile": None if profile is None else dataclasses.asdict(profile)}
+
+    server = OwnerServer(places.addresses, identity.as_json(), ServedSettings(runtime.for_clients), str(path),
+                         greeting)
     try:
         server.start()
     except OSError as error:

@@ -56,9 +56,6 @@ def acquire(path: Path, open_backend: Callable[[], B]) -> B:
         # mode keeps no descriptor between transactions) can be reused by an unrelated new file.
         if held is not None and key_for(held[1]) == key and held[0].share():
             return held[0]  # type: ignore[return-value]
-        from pcmem.compose.exit import close_stores_at_exit
-
-        close_stores_at_exit()
         backend = open_backend()
         key = key_for(path)  # a store created just now: its identity, so its other names find it
         _backends[key] = (backend, path)

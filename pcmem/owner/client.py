@@ -63,6 +63,8 @@ class SocketLink:
 
     def __init__(self, first: WatchedConnection, owner_pid: int, address: Path, identity: list[int]) -> None:
         self.address, self.identity, self.owner_pid = address, identity, owner_pid
+        #: The store's embedding profile as the owner said when greeted (JSON), if it did.
+        self.profile: dict[str, Any] | None = first.greeting.get("profile")
         #: What the client adds to each request (its settings: :mod:`pcmem.owner.context`).
         self.frame: Callable[[dict[str, Any]], dict[str, Any]] = _as_it_is
         self._idle = [first]

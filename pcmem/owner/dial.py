@@ -10,6 +10,13 @@ the owner runs (a decision rerank or an import may take minutes), and ends with 
 OwnerStoppedError` once the owner has been seen stopped for :data:`STOPPED_FOR` seconds (see
 :mod:`pcmem.owner.processes`). Only the greeting, which the owner answers without touching the store, has a
 clock: :data:`HELLO_TIMEOUT`.
+
+**Waiting for a held file** (:func:`owner_or_free`). A held file whose owner does not answer yet is normal for a
+moment: the owner is opening the store (replaying a log, migrating) and listens right after. Longer than that, what
+the system says decides: a holder that is stopped will not answer until it is resumed (OwnerStoppedError at once);
+one that answers where an older pcmem listened speaks another protocol (StoreLockedError at once); any other holder
+is waited for up to the caller's lock timeout, then named with what is known of it: its pid, its command line, and
+that it does not answer.
 """
 
 from __future__ import annotations
@@ -22,8 +29,9 @@ from typing import Any
 
 from pcmem.errors import OwnerStoppedError, StoreLockedError
 from pcmem.owner import processes, protocol
-from pcmem.owner.address import FileIdentity, UnsafeRuntimeFolderError
+from pcmem.owner.address import FileIdentity, UnsafeRuntimeFolderError, older_places
 from pcmem.owner.transport import current
+from pcmem.store.duckdb.lock_probe import lock_holder
 
 #: Seconds between two looks at a silent owner, and how long it must stay stopped before a call gives up on it (a
 #: debugger's breakpoint or a job control stop; a tracer's stop on every system call lasts microseconds).
@@ -47,6 +55,8 @@ class WatchedConnection:
     def __init__(self, connection: socket.socket, owner_pid: int | None, *, deadline: float | None = None) -> None:
         self.connection, self.owner_pid, self.deadline = connection, owner_pid, deadline
         self.doing = "holds the store" if deadline is not None else "serves the store to this process"
+        #: The owner's answer to the greeting (its pid, and hints such as the store's embedding profile).
+        self.greeting: dict[str, Any] = {}
         self._stopped_since: float | None = None
         connection.settimeout(LOOK_EVERY)
 
@@ -127,6 +137,7 @@ def handshake(where: Path, identity: list[int]) -> tuple[WatchedConnection, int]
                                f"({mismatch}); use one pcmem version for every process of a store")
     owner_pid = int(answer.get("pid") or peer.pid or 0)
     connection.owner_pid = connection.owner_pid or owner_pid or None
+    connection.greeting = answer
     return connection, owner_pid
 
 
@@ -143,6 +154,79 @@ def dial(identity: FileIdentity) -> tuple[WatchedConnection, int, Path] | None:
     return None
 
 
+#: Seconds an older pcmem's owner may take to answer the greeting when a client looks for one.
+OLDER_HELLO_TIMEOUT = 2.0
+
+
+def owner_or_free(path: Path, identity: FileIdentity,
+                  lock_timeout: float) -> tuple[WatchedConnection, int, Path] | None:
+    """A greeted connection to the owner of the store file at ``path`` (with its pid and address), or ``None`` when
+    nobody holds the file (the caller opens it and becomes the owner). Raises OwnerStoppedError, StoreLockedError
+    (see the module docstring), UnsafeRuntimeFolderError."""
+    deadline = time.monotonic() + lock_timeout
+    looked_at_older = False
+    while True:
+        found = dial(identity)
+        if found is not None:
+            return found
+        holder = lock_holder(path)
+        if holder is None:
+            return None
+        check_holder(holder)
+        if not looked_at_older:
+            looked_at_older = True
+            older = older_owner(identity)
+            if older is not None:
+                raise StoreLockedError(f"{path} is held by {processes.describe(holder)}, an older pcmem: {older}; "
+                                       "use one pcmem version for every process of a store (restart it with this one)")
+        if time.monotonic() + RETRY_PAUSE > deadline:
+            raise nobody_answers(path, identity, holder, lock_timeout)
+        time.sleep(RETRY_PAUSE)
+
+
+def check_holder(holder: int) -> None:
+    """Raise OwnerStoppedError when the process ``holder`` that holds the file is stopped."""
+    if holder and processes.state(holder) == "stopped":
+        raise stopped_error(holder, "holds the store")
+
+
+def nobody_answers(path: Path, identity: FileIdentity, holder: int | None, waited: float) -> StoreLockedError:
+    """The error for a file held by a process that does not answer as a pcmem owner: what is known of it."""
+    places = current().places(identity, create=False)
+    if not places.addresses:
+        return StoreLockedError(f"{path} is in use by {processes.describe(holder)}, and pcmem cannot reach its owner: "
+                                f"{'; '.join(places.refused)}")
+    looked = ", ".join(str(where) for where in places.addresses)
+    return StoreLockedError(
+        f"{path} is in use by {processes.describe(holder)}, which does not answer where pcmem owners listen ({looked}) "
+        f"after {waited:g} s: it opened the file without serving it (a program using DuckDB itself, or a pcmem "
+        "that predates serving); close the store there, or wait for it to exit")
+
+
+def older_owner(identity: FileIdentity) -> str | None:
+    """What answers for this file where an older pcmem listened (see :func:`pcmem.owner.address.older_places`)."""
+    transport = current()
+    for where in older_places(identity):
+        try:
+            raw = transport.connect(where, OLDER_HELLO_TIMEOUT)
+        except OSError:
+            continue
+        try:
+            if transport.peer(raw).uid not in (None, os.getuid()):
+                continue  # another user's socket: nothing of this store is said to it
+            connection = WatchedConnection(raw, None, deadline=time.monotonic() + OLDER_HELLO_TIMEOUT)
+            protocol.send_frame(connection, protocol.hello(identity.as_json()))
+            answer = protocol.recv_frame(connection)
+        except (OSError, protocol.ConnectionLost):
+            return f"it listens at {where} and did not answer this pcmem's greeting"
+        finally:
+            raw.close()
+        said = answer.get("error", {}).get("message") if isinstance(answer.get("error"), dict) else None
+        return (f"it listens at {where}, where older pcmem versions listened"
+                + (f", and answered this pcmem: {said}" if said else f" (protocol {answer.get('pcmem')!r})"))
+    return None
+
+
 def ask_owner(path: Path, request: dict[str, Any], *, lock_timeout: float = 0.0) -> Any:
     """The owner's result for one read ``request`` (a frame as :class:`pcmem.owner.client.Caller` sends it), as JSON;
     :data:`NO_OWNER` when nobody holds the store file at ``path`` (or the owner went away mid-call), and the caller
@@ -150,13 +234,11 @@ def ask_owner(path: Path, request: dict[str, Any], *, lock_timeout: float = 0.0)
     yet (it is opening the store), this waits for it, without loading anything, for up to ``lock_timeout``
     seconds. An error the owner answers is raised as the same pcmem error class; a stopped owner is
     OwnerStoppedError, one that never answers StoreLockedError (both name the process)."""
-    from pcmem.owner import waiting
-
     identity = FileIdentity.of(path)
     if identity is None:
         return NO_OWNER
     try:
-        found = waiting.owner_or_free(path, identity, lock_timeout)
+        found = owner_or_free(path, identity, lock_timeout)
     except UnsafeRuntimeFolderError:
         return NO_OWNER
     if found is None:

@@ -23,8 +23,7 @@ from typing import Any
 from pcmem.errors import PcmemError
 from pcmem.native_calls import exempt_this_thread
 from pcmem.owner import protocol
-from pcmem.owner.address import sweep_stale_sockets
-from pcmem.owner.transport import current
+from pcmem.owner.transport import current, sweep_stale_sockets
 
 log = logging.getLogger(__name__)
 
@@ -36,8 +35,9 @@ class OwnerServer:
     """Serves one store file's Memory API to the same user's other processes."""
 
     def __init__(self, places: list[Path], identity: list[int], handle: Callable[[dict[str, Any]], dict[str, Any]],
-                 store: str) -> None:
+                 store: str, greeting: Callable[[], dict[str, Any]] | None = None) -> None:
         self.places = places
+        self._greeting = greeting or dict
         self.address: Path | None = None
         self.identity = identity
         self._handle = handle
@@ -118,7 +118,12 @@ class OwnerServer:
             protocol.send_frame(connection, {"error": {"type": "StoreLockedError", "fields": {},
                                                        "message": f"the owner refused: {mismatch}"}})
             return False
-        protocol.send_frame(connection, {**protocol.hello(self.identity), "pid": os.getpid(), "store": self._store})
+        try:
+            extra = self._greeting()
+        except Exception:  # noqa: BLE001 - what the greeting adds is a hint (the store's profile), never a reason to refuse
+            extra = {}
+        protocol.send_frame(connection, {**protocol.hello(self.identity), **extra, "pid": os.getpid(),
+                                         "store": self._store})
         return True
 
     def stop(self) -> None:

@@ -20,10 +20,13 @@ Standard library only: ``pcmem search`` beside an owner dials without importing 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import socket
+import stat
 import struct
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -125,6 +128,44 @@ def _reachable(where: Path) -> Iterator[str]:
         yield short
     finally:
         os.close(folder)
+
+
+#: A socket bound this many seconds ago that refuses connections is an owner's leftover (killed with SIGKILL, or a
+#: crash): an owner listens within microseconds of binding, so no live owner is ever this old and still refusing.
+STALE_AFTER = 60.0
+
+
+def sweep_stale_sockets(folder: Path, *, keep: Path, now: float | None = None) -> list[Path]:
+    """Remove the sockets in ``folder`` that no process listens on any more; return what was removed.
+
+    A killed owner cannot remove its socket, and with one socket per store file the folder would only grow. A socket
+    is stale when connecting is refused (nobody listens) and it was bound over :data:`STALE_AFTER` seconds ago (an
+    owner between bind and listen is never removed). ``keep`` (the caller's own socket) is left alone.
+    """
+    now = time.time() if now is None else now
+    removed: list[Path] = []
+    for candidate in folder.glob("*.sock"):
+        if candidate == keep or not _refuses(candidate, now):
+            continue
+        with contextlib.suppress(OSError):
+            candidate.unlink()
+            removed.append(candidate)
+    return removed
+
+
+def _refuses(candidate: Path, now: float) -> bool:
+    try:
+        info = os.lstat(candidate)
+    except OSError:
+        return False
+    if not stat.S_ISSOCK(info.st_mode) or now - info.st_mtime < STALE_AFTER:
+        return False
+    try:
+        probe = connect_path(candidate, timeout=1.0)
+    except OSError as error:
+        return error.errno == errno.ECONNREFUSED
+    probe.close()
+    return False
 
 
 _CURRENT = UnixSocketTransport()
