@@ -2,7 +2,8 @@
 
 Two real ``pcmem mcp`` hosts, each driven by the official MCP SDK client (keyed ``remember_memory`` and
 ``search_memory``, back to back), and a loop of ``pcmem search`` processes share one store. Each round SIGKILLs
-whichever host owns the store; the host's client starts a new one (as a desktop app restarts a server it lost).
+whichever host owns the store, once both hosts have answered for :data:`SETTLE` seconds (a host that just started
+is still loading); the host's client starts a new one (as a desktop app restarts a server it lost).
 Per surviving client and round: the time from the kill to that client's next answer — its call in flight at the
 kill, or the first one it started after — and every call that failed. The killed host's own call in flight is not
 counted (its process is gone); its restart is timed separately (the time an MCP host waits for a new server).
@@ -56,7 +57,7 @@ def _cli_loop(path: Path, calls: Calls, stop: threading.Event) -> None:
 
 
 async def _host(name: str, path: Path, calls: Calls, pids: dict[str, int], restarts: list[float],
-                stop: threading.Event) -> None:
+                answering: dict[str, float], stop: threading.Event) -> None:
     import anyio
     from mcp import Client, StdioServerParameters
 
@@ -79,6 +80,8 @@ async def _host(name: str, path: Path, calls: Calls, pids: dict[str, int], resta
                         outcome = await client.call_tool(tool, arguments)
                         ok = not outcome.is_error
                         calls.add(started, ok, tool if ok else f"{tool}: {str(outcome.content[0])[:200]}")
+                        if ok:
+                            answering.setdefault(name, time.monotonic())
                         if ok and lost_at is not None:
                             restarts.append((time.monotonic() - lost_at) * 1000)
                             lost_at = None
@@ -97,6 +100,7 @@ def handoff(path: Path, rounds: int) -> dict[str, Any]:
     clients = {name: Calls(name) for name in ("host a", "host b", "cli")}
     pids: dict[str, int] = {}
     restarts: list[float] = []
+    answering: dict[str, float] = {}  # host: since when it answers (since its last start)
     kills: list[tuple[float, str]] = []
     taken: list[tuple[float, str]] = []
 
@@ -108,13 +112,15 @@ def handoff(path: Path, rounds: int) -> dict[str, Any]:
 
     def kill_rounds() -> None:
         for _ in range(rounds):
-            time.sleep(SETTLE)
+            while len(answering) < 2 or time.monotonic() - max(answering.values()) < SETTLE:
+                time.sleep(0.05)
             deadline = time.monotonic() + 60
             while (holder := lock_holder(path)) not in pids.values() or not holder:
                 if time.monotonic() > deadline:
                     raise RuntimeError(f"no MCP host holds the store (holder {holder}, hosts {pids})")
                 time.sleep(0.01)
             victim = next(name for name, pid in pids.items() if pid == holder)
+            answering.pop(victim, None)
             os.kill(holder, signal.SIGKILL)
             killed_at = time.monotonic()
             kills.append((killed_at, victim))
@@ -126,9 +132,9 @@ def handoff(path: Path, rounds: int) -> dict[str, Any]:
 
     async def main() -> None:
         async with anyio.create_task_group() as group:
-            group.start_soon(_host, "host a", path, clients["host a"], pids, restarts, stop)
+            group.start_soon(_host, "host a", path, clients["host a"], pids, restarts, answering, stop)
             await anyio.sleep(1.0)  # the first host owns the store; the second is its client
-            group.start_soon(_host, "host b", path, clients["host b"], pids, restarts, stop)
+            group.start_soon(_host, "host b", path, clients["host b"], pids, restarts, answering, stop)
             group.start_soon(anyio.to_thread.run_sync, _cli_loop, path, clients["cli"], stop)
             await anyio.to_thread.run_sync(killer)
 
