@@ -21,8 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-#: Seconds of steady load before each kill, and after the last one.
-SETTLE = 3.0
+#: Seconds of steady load before each kill, and after the last one (a host prepares to take over 3 s after it
+#: starts, then loads for a second or two: see pcmem.compose.standby).
+SETTLE = 6.0
 
 
 @dataclass

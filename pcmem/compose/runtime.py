@@ -12,7 +12,6 @@ raises ConfigurationError rather than failing at the first search.
 
 from __future__ import annotations
 
-import contextlib
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -20,7 +19,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from pcmem import settings
-from pcmem.compose import options
+from pcmem.compose import options, standby
 from pcmem.compose.backends import check_target, is_local_file, open_backend
 from pcmem.compose.embedders import (
     EmbedderChoice,
@@ -321,6 +320,7 @@ class ClientRuntime(SyncRuntime):
         self._owner_pid = link.owner_pid
         self._guard = threading.Lock()
         self._preparing = False
+        self._closing = threading.Event()
         self.config: RuntimeConfig = opened_with["config"]
         self.inference: InferenceConfig = opened_with["inference"]
         self.embedder = None
@@ -393,28 +393,14 @@ class ClientRuntime(SyncRuntime):
 
     def prepare_takeover(self) -> None:
         """Load, in a background thread, what this process needs to take the store over if its owner goes away: the
-        storage engine and the store's embedding model. A hand-off then costs a file open, not a model load (a
-        client loads neither until it takes over: a one-shot command never should). Returns at once; raises
-        nothing (what fails to load now loads at the take-over, as before)."""
+        storage engine and the store's embedding model (see :mod:`pcmem.compose.standby`). A hand-off then costs a
+        file open, not a model load; a client loads neither until then (a one-shot command never should). Returns at
+        once; raises nothing (what fails to load now loads at the take-over, as before)."""
         with self._guard:
             if self._preparing:
                 return
             self._preparing = True
-        profile = getattr(self._caller.link, "profile", None)
-        threading.Thread(target=self._prepare, args=(profile,), name="pcmem-takeover-standby", daemon=True).start()
-
-    def _prepare(self, profile: dict[str, Any] | None) -> None:
-        from pcmem.compose.embedders import named_embedder, profile_embedder
-
-        with contextlib.suppress(Exception):  # only a head start: the take-over loads whatever is missing
-            import pcmem.store.duckdb.backend  # noqa: F401 - DuckDB and the engine, imported once per process
-            choice = self._settings.embedder
-            if choice == "auto":
-                embedder = None if profile is None else profile_embedder(EmbeddingProfile(**profile))
-            else:
-                embedder = None if choice is None else named_embedder(choice)
-            if embedder is not None:
-                embedder.embed_query("warm up")
+        standby.start(self._closing, getattr(self._caller.link, "profile", None), self._settings.embedder)
 
     @property
     def owner_pid(self) -> int | None:
@@ -474,6 +460,7 @@ class ClientRuntime(SyncRuntime):
     def close(self) -> None:
         if not self._closed:
             self._closed = True
+            self._closing.set()
             self._caller.close()
             if self._held is not None:
                 self._held.close()
