@@ -167,6 +167,37 @@ def test_a_full_text_only_client_stays_full_text_only(owned):
         assert runtime.memory.for_scope("p").search("release").mode == "hybrid"
 
 
+#: An app that owns a full-text-only store (no vectors, no model) and writes once more when told to.
+FTS_OWNER = r"""
+import sys, pcmem
+with pcmem.open(sys.argv[1], embedder=None) as runtime:
+    scope = runtime.memory.for_scope("p")
+    scope.remember("The owner writes full text only.")
+    print("ready", flush=True)
+    sys.stdin.readline()
+    scope.remember("And still can after its clients came.")
+    print("wrote", flush=True)
+"""
+
+
+def test_a_default_client_never_gives_a_full_text_store_a_vector_space(tmp_path):
+    """A client opened plainly (``embedder="auto"``) beside an owner whose store has no vectors: its calls run full
+    text, and nothing it does switches the store to a model, which would make the owner's next write fail."""
+    path = tmp_path / "fts.duckdb"
+    owner = subprocess.Popen([sys.executable, "-c", FTS_OWNER, str(path)], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert owner.stdout is not None and owner.stdin is not None and owner.stdout.readline() == "ready\n"
+    with pcmem.open(path) as runtime:
+        scope = runtime.memory.for_scope("p")
+        assert scope.search("owner").mode == "fts"
+        scope.remember("A client's note, full text too.")
+        assert runtime.memory.for_scope("p").search("note").mode == "fts"
+    owner.stdin.write("go\n")
+    owner.stdin.flush()
+    out, err = owner.communicate(timeout=60)
+    assert owner.returncode == 0 and out.endswith("wrote\n"), err
+
+
 def test_what_cannot_cross_is_refused_at_open_and_the_rest_is_accepted(owned):
     path, owner_pid = owned
     with pytest.raises(pcmem.ConfigurationError, match="embedder=HashEmbedder is an object of this process") as refused:

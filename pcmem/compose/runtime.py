@@ -239,10 +239,10 @@ class SyncRuntime:
         caller = caller or CallerSettings()
         profile = self.backend.embedding_profile()
         choice = caller.embedder
-        if choice == "auto" and profile is None and caller.new_store_embedder:
-            choice = caller.new_store_embedder
-        if choice == "auto":  # the store's own model; an unknown one (another app's embedder) serves full text
-            embedder = profile_embedder(profile) if profile is not None else resolve_embedder("auto", self.backend)
+        if choice is None or profile is None:  # a client never picks the vector space of a store that has none yet
+            embedder = None
+        elif choice == "auto":  # the store's own model; an unknown one (another app's embedder) serves full text
+            embedder = profile_embedder(profile)
         else:
             embedder = resolve_embedder(choice, self.backend)
         second, second_for = resolve_rerank_embedder(caller.rerank_embedder, environment=False)
@@ -328,8 +328,7 @@ class ClientRuntime(SyncRuntime):
             self._settings = CallerSettings(
                 fusion=self.config.memory_search_fusion, candidate_limit=self.config.memory_rerank_candidate_limit,
                 embedder=sent_by_name(opened_with["embedder"], "embedder"),
-                rerank_embedder=self._rerank_embedder_named(opened_with["rerank_embedder"]),
-                new_store_embedder=settings.new_store_embedder("") or None)
+                rerank_embedder=self._rerank_embedder_named(opened_with["rerank_embedder"]))
             reranker = opened_with["reranker"]
             if reranker is None and self.config.memory_rerank_enabled:
                 reranker = RerankChoice(RerankSpec(policy="listwise", inference=self.inference.model_dump(mode="json")))

@@ -22,6 +22,7 @@ listens there any more; a client that finds the file held while nobody answers h
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import pwd
 import stat
@@ -162,16 +163,28 @@ def check_private_folder(folder: Path, info: os.stat_result) -> None:
 def _account_home(uid: int) -> Path | None:
     """The account's home (from the password database, not ``$HOME``) when it is a folder of this user that no one
     else may write; else ``None``."""
+    home = _home_of(uid)
+    if home is None:
+        return None
     try:
-        home = Path(pwd.getpwuid(uid).pw_dir)
         info = os.stat(home)
-    except (KeyError, OSError):  # no account entry (a container's bare uid), or no such folder
+    except OSError:  # no such folder
         return None
     if not home.is_absolute() or not stat.S_ISDIR(info.st_mode) or info.st_uid != uid:
         return None
     if stat.S_IMODE(info.st_mode) & 0o022:
         return None  # others could replace what pcmem makes there
     return home
+
+
+@functools.cache
+def _home_of(uid: int) -> Path | None:
+    """The home the password database gives ``uid`` (looked up once per process), or ``None`` (a container's bare
+    uid has no entry)."""
+    try:
+        return Path(pwd.getpwuid(uid).pw_dir)
+    except KeyError:
+        return None
 
 
 def older_places(identity: FileIdentity) -> list[Path]:

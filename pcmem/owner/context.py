@@ -27,12 +27,12 @@ class CallerSettings:
     fusion: str | None = None
     #: ``RuntimeConfig.memory_rerank_candidate_limit`` (``None``: the owner's, which is the default too).
     candidate_limit: int | None = None
-    #: ``"auto"`` (the store's own embedder), ``None`` (full text only), or a preset name or model directory.
+    #: ``"auto"`` (the store's own embedder), ``None`` (full text only), or a preset name or model directory. A
+    #: store with no vectors yet stays so: a client never chooses a store's vector space (its owner, or ``pcmem
+    #: reindex --embedder``, does).
     embedder: str | None = "auto"
     #: The embedding reranker's second embedder: ``"auto"`` (the store's secondary profile), ``"none"``, a name.
     rerank_embedder: str = "auto"
-    #: ``$PCMEM_EMBEDDER`` as the client sees it: the embedder ``"auto"`` gives a store that has none yet.
-    new_store_embedder: str | None = None
 
     def as_json(self) -> dict[str, Any]:
         return asdict(self)
