@@ -117,6 +117,11 @@ def owner_(entries: int, repeats: int, rounds: int, as_json: bool) -> None:
     for mode, row in result["cli_search"].items():
         click.echo(f"CLI search --mode {mode}: cold p50 {row['cold_p50_ms']} ms, beside an owner "
                    f"{row['beside_owner_p50_ms']} ms ({row['ratio_beside_vs_cold']}x; target <= 0.4 and <= 250 ms)")
+    found = result["find_and_stop"]
+    click.echo(f"finding a running owner (pcmem.open): p50 {found['find_p50_ms']} ms; the owner stopped (SIGSTOP): a "
+               f"call ends with OwnerStoppedError after p50 {found['stopped_call_p50_ms']} ms (max "
+               f"{found['stopped_call_max_ms']}), an open after p50 {found['stopped_open_p50_ms']} ms (max "
+               f"{found['stopped_open_max_ms']})")
     repeated = result["repeated_query"]
     click.echo(f"repeated query: owner p50 {repeated['owner_p50_ms']} ms, client {repeated['client_p50_ms']} ms")
     kill = result["kill"]
