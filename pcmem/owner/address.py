@@ -24,13 +24,17 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-import pwd
 import stat
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pcmem import settings
+
+try:
+    import pwd
+except ImportError:  # Windows: no password database (its transport finds its own place: #41)
+    pwd = None  # type: ignore[assignment]
 from pcmem.errors import StorePermissionError
 
 FOLDER_MODE = 0o700
@@ -181,6 +185,8 @@ def _account_home(uid: int) -> Path | None:
 def _home_of(uid: int) -> Path | None:
     """The home the password database gives ``uid`` (looked up once per process), or ``None`` (a container's bare
     uid has no entry)."""
+    if pwd is None:
+        return None
     try:
         return Path(pwd.getpwuid(uid).pw_dir)
     except KeyError:

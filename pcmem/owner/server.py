@@ -85,7 +85,7 @@ class OwnerServer:
                 worker = threading.Thread(target=self._serve, args=(connection,), name="pcmem-owner-conn",
                                           daemon=True)
                 self._workers.add(worker)
-            worker.start()
+                worker.start()  # under the guard: stop() never sees a worker it cannot join yet
 
     def _serve(self, connection: socket.socket) -> None:
         exempt_this_thread()  # joined by stop() before an exiting process drains its native calls
