@@ -175,6 +175,18 @@ class DuckDBBackend:
         for callback in self._on_close:
             callback()
 
+    def close_for_exit(self) -> None:
+        """Close the file now, whatever the users (the process is exiting and no call is in flight any more: see
+        :mod:`pcmem.compose.exit`). Idempotent."""
+        with self._users_lock:
+            if self._transactions.closed:
+                return
+            self._users = 0
+            self._transactions.closed = True
+        self._connections.close()
+        for callback in self._on_close:
+            callback()
+
     def when_closed(self, callback: Callable[[], object]) -> None:
         """Call ``callback`` after the last user closed this backend (the per-process registry forgets it)."""
         self._on_close.append(callback)
