@@ -19,6 +19,8 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
+from pcmem import system
+
 FILE_MODE = 0o600  # agent memory is private: owner-only files ...
 FOLDER_MODE = 0o700  # ... and folders, the intermediate ones too
 STAGING_SUFFIX = ".pcmem-new"  # the folder a file is built in before it is linked into place (see create_privately)
@@ -97,7 +99,7 @@ def _remove_abandoned_staging(path: Path) -> None:
 
 
 def _alive(pid: int) -> bool:
-    if os.name == "nt":  # os.kill(pid, 0) there terminates the process: never ask
+    if system.KIND == "windows":  # os.kill(pid, 0) there sends Ctrl-C to the process group pid: never ask
         return True
     try:
         os.kill(pid, 0)

@@ -20,6 +20,8 @@ constructor arguments; the composition root (:mod:`pcmem.compose`), the CLI and 
   (``RuntimeConfig``) > the store's own default (``pcmem fusion set``, kept in the store file) > ``rrf``, the
   contract's (``convex`` and ``weighted-rrf`` are non-contract). :func:`pcmem.search.fusion.choose_fusion` applies it.
 - The editor ``pcmem tui`` opens an entry's text in: ``VISUAL`` > ``EDITOR``, as git finds it (:func:`editor`).
+- How a store's owner and its clients meet: ``PCMEM_OWNER_TRANSPORT`` (``unix`` or ``pipe``) > the system's own
+  (:func:`owner_transport`); for tests, which run the Windows transport on Linux with it.
 """
 
 from __future__ import annotations
@@ -235,6 +237,24 @@ def lock_timeout() -> float:
     if not 0 <= value <= 3600:
         raise ConfigurationError(f"${LOCK_TIMEOUT_ENV} must be between 0 and 3600 seconds, got {raw!r}")
     return value
+
+
+OWNER_TRANSPORT_ENV = "PCMEM_OWNER_TRANSPORT"
+OwnerTransport = Literal["unix", "pipe"]
+
+
+def owner_transport() -> OwnerTransport | None:
+    """The owner transport ``$PCMEM_OWNER_TRANSPORT`` names (``unix``: a Unix socket, Linux's and macOS's; ``pipe``:
+    multiprocessing's authenticated listener, Windows' named pipe and a Unix socket elsewhere), ``None`` when unset
+    (the system's own: :func:`pcmem.owner.transport.current`). For tests: processes of one store must all use the
+    same, or they do not find each other."""
+    raw = os.environ.get(OWNER_TRANSPORT_ENV, "").strip().lower()
+    if not raw:
+        return None
+    if raw not in get_args(OwnerTransport):
+        raise ConfigurationError(f"${OWNER_TRANSPORT_ENV} must be one of {', '.join(get_args(OwnerTransport))}, "
+                                 f"got {raw!r}")
+    return raw  # type: ignore[return-value]
 
 
 RUNTIME_DIR_ENV = "XDG_RUNTIME_DIR"

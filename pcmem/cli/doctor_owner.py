@@ -38,14 +38,18 @@ def reach_owner(path: Path) -> OwnerReach:
     greeted with the protocol's hello. (One function, so the rendezvous can change without doctor changing.)"""
     from pcmem.errors import PcmemError
     from pcmem.owner import address, dial, protocol
+    from pcmem.owner.transport import current
 
     identity = address.FileIdentity.of(path)
     if identity is None:
         return OwnerReach(None, None, f"no file at {path}")
     try:
-        socket_path = address.socket_path(identity)
-    except PcmemError as unsafe:
-        return OwnerReach(None, None, str(unsafe))
+        places = current().places(identity, create=False)
+    except PcmemError as unusable:
+        return OwnerReach(None, None, str(unusable))
+    if not places.addresses:
+        return OwnerReach(None, None, "; ".join(places.refused) or "no pcmem owner of yours has listened here yet")
+    socket_path = places.addresses[0]
     try:
         connection, pid = dial.handshake(socket_path, identity.as_json())
     except (OSError, protocol.ConnectionLost):
@@ -65,10 +69,11 @@ def reach_elsewhere(path: Path, looked: list[str | None]) -> OwnerReach | None:
 
     from pcmem.errors import PcmemError
     from pcmem.owner import address, dial, protocol
+    from pcmem.owner.transport import current
 
     identity = address.FileIdentity.of(path)
-    if identity is None or not hasattr(os, "getuid"):
-        return None
+    if identity is None or not hasattr(os, "getuid") or current().name != "unix":
+        return None  # only Unix sockets were ever elsewhere
     name = f"{identity.device:x}-{identity.inode:x}.sock"
     uid = os.getuid()
     folders = [Path(f"/run/user/{uid}") / "pcmem", Path(tempfile.gettempdir()) / f"pcmem-{uid}", Path(f"/tmp/pcmem-{uid}")]

@@ -83,7 +83,7 @@ def scan(path: Path) -> BlockScan:
     Never while this process has the file open in DuckDB: closing any descriptor of a file drops every POSIX lock
     the process holds on it, DuckDB's too, and another process could then open it beside us. A backend scans
     through the descriptor it keeps until DuckDB has closed the file (:func:`scan_descriptor`)."""
-    descriptor = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    descriptor = os.open(path, os.O_RDONLY)
     try:
         return scan_descriptor(descriptor, path)
     finally:

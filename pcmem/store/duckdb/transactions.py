@@ -106,7 +106,7 @@ class CursorPool:
             if self._db is None:
                 raise StoreError("the store is not open")
             if self._descriptor is None:
-                self._descriptor = os.open(self._path, os.O_RDONLY | os.O_CLOEXEC)
+                self._descriptor = os.open(self._path, os.O_RDONLY)
             descriptor = self._descriptor
         return blocks.scan_descriptor(descriptor, self._path)
 

@@ -137,7 +137,7 @@ def _read_wal(path: Path) -> bytes | None:
     reading a FIFO at that name hung every command, a directory raised a traceback."""
     wal = files.wal_path(path)
     try:
-        descriptor = os.open(wal, os.O_RDONLY | files.NONBLOCK | os.O_CLOEXEC)
+        descriptor = os.open(wal, os.O_RDONLY | files.NONBLOCK)
     except FileNotFoundError:
         return None
     except OSError as error:
