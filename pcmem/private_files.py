@@ -77,7 +77,8 @@ def create_privately(path: Path, build: Callable[[Path], None]) -> bool:
             if path.exists():
                 return False
             os.rename(staged, path)
-        _fsync_folder(path.parent)
+        with contextlib.suppress(OSError):  # the link is made; a file system that cannot sync a folder keeps it too
+            fsync_folder(path.parent)
         return True
     finally:
         shutil.rmtree(staging, ignore_errors=True)
@@ -110,10 +111,13 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _fsync_folder(folder: Path) -> None:
-    with contextlib.suppress(OSError):  # not every platform opens folders (Windows)
-        descriptor = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(descriptor)
-        finally:
-            os.close(descriptor)
+def fsync_folder(folder: Path) -> None:
+    """Make the entries just made in ``folder`` durable: fsync the folder itself (POSIX). Windows cannot open a folder
+    to sync it, and NTFS journals a folder's entries itself: nothing to do there. Raises OSError."""
+    if system.KIND == "windows":
+        return
+    descriptor = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)

@@ -50,4 +50,4 @@ def file_modes_meaningful() -> bool:
 
 #: Why pcmem skips the mode checks here, in one line (``pcmem doctor`` says it where it skips them).
 NO_FILE_MODES = ("Windows has no file modes (it reports 0o777 for folders): who may read pcmem's files is decided by "
-                 "their folders' ACLs, which Windows makes yours in your profile")
+                 "the ACLs of the folders they are in (your profile's folders are yours alone)")

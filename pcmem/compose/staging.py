@@ -74,7 +74,7 @@ def publish(staged: StagedFile) -> None:
                          f"the copy; the copy is left at {staged.partial}")
     _fsync(staged.partial)
     os.replace(staged.partial, staged.final)
-    _fsync(staged.final.parent)
+    private_files.fsync_folder(staged.final.parent)
 
 
 def discard(staged: StagedFile) -> None:

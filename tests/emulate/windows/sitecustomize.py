@@ -1,0 +1,97 @@
+"""Windows, as far as Linux can play it: run pcmem with ``PYTHONPATH=tests/emulate/windows`` (issue #41).
+
+What this emulates, at interpreter start:
+
+- **The names Windows' CPython lacks are gone**: ``os.getuid``, ``geteuid``, ``getgid``, ``getegid``, ``getgroups``,
+  ``fchown``, ``lchown``, ``fchmod`` (3.11/3.12), ``killpg``, ``getpgid``, ``setsid``, ``fork``, ``sync``; the flags
+  ``os.O_CLOEXEC``, ``O_NOFOLLOW``, ``O_DIRECTORY``, ``O_NONBLOCK``, ``O_NOCTTY``, ``O_PATH``; ``socket.AF_UNIX`` and
+  ``SO_PEERCRED`` (cpython#77589: no AF_UNIX on Windows); ``signal.SIGHUP``, ``SIGTSTP``, ``SIGCONT``, ``SIGSTOP``,
+  ``SIGQUIT``, ``SIGUSR1``, ``SIGUSR2``, ``SIGALRM``, ``SIGTTIN``, ``SIGTTOU``.
+- **Modules Windows has not fail to import**: ``fcntl``, ``pwd``, ``grp``, ``termios``, ``tty``, ``pty``,
+  ``resource``.
+- **pcmem is told it runs on Windows** (``pcmem.system.KIND == "windows"``): its own choices between systems take
+  Windows' branch (no mode checks, no ``os.kill(pid, 0)``, the pipe transport, no process states).
+- **asyncio's ``loop.add_signal_handler`` raises NotImplementedError**, as Windows' event loops do.
+- **``socket.socketpair()`` is a pair of loopback TCP sockets**, as CPython builds it on Windows (asyncio's event
+  loop wakes itself through one).
+- **``os.kill(pid, 0)`` ends the process with a message** (exit 86): on Windows it would send Ctrl-C to process group
+  ``pid`` (signal 0 is ``CTRL_C_EVENT`` there), never "is it alive?".
+
+What it cannot emulate (so nothing here claims it works on Windows):
+
+- Python still says Linux (``sys.platform``, ``os.name``): libraries that pick an implementation by it run their
+  Linux one — platformdirs' paths (imported here first, as its Linux module reads ``os.getuid`` at import), the MCP
+  SDK's stdio (which imports ``fcntl`` on Linux: allowed while it loads), Textual's Linux terminal driver (so the
+  TUI is only imported, never run), asyncio's selector loop.
+- The named pipe itself: ``AF_PIPE`` needs ``_winapi``. With ``AF_UNIX`` gone too, no owner transport can listen
+  under this shim, so each process uses a store alone and a second one waits, then gets StoreLockedError (the pipe
+  transport runs on Linux without the shim: tests/test_owner_transports.py).
+- Windows' files: DuckDB's POSIX lock instead of an exclusive open, deleting or renaming a file that is open, drive
+  letters and backslashes, case-insensitive names, ACLs instead of modes, the console's code page and Ctrl-Break.
+"""
+
+from __future__ import annotations
+
+import asyncio.unix_events
+import os
+import signal
+import socket
+import sys
+from pathlib import Path
+
+import platformdirs.unix  # noqa: F401 - imported while os.getuid exists (see the docstring)
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import emulation  # noqa: E402
+
+sys.path.pop(0)
+
+emulation.tell_pcmem("windows")
+emulation.remove(os, ("getuid", "geteuid", "getgid", "getegid", "getgroups", "fchown", "lchown", "fchmod", "killpg",
+                      "getpgid", "setsid", "fork", "sync", "O_CLOEXEC", "O_NOFOLLOW", "O_DIRECTORY", "O_NONBLOCK",
+                      "O_NOCTTY", "O_PATH"))
+emulation.remove(socket, ("AF_UNIX", "SO_PEERCRED"))
+emulation.remove(signal, ("SIGHUP", "SIGTSTP", "SIGCONT", "SIGSTOP", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGALRM",
+                          "SIGTTIN", "SIGTTOU"))
+emulation.unimportable(("fcntl", "pwd", "grp", "termios", "tty", "pty", "resource"),
+                       linux_branches={"mcp.server.stdio": ("fcntl",)})
+
+
+def _no_signal_handlers(self: object, *args: object) -> None:
+    raise NotImplementedError("Windows' event loops have no add_signal_handler (platform shim)")
+
+
+asyncio.unix_events._UnixSelectorEventLoop.add_signal_handler = _no_signal_handlers  # type: ignore[method-assign]
+asyncio.unix_events._UnixSelectorEventLoop.remove_signal_handler = _no_signal_handlers  # type: ignore[method-assign]
+
+
+
+def _loopback_socketpair(family: int = socket.AF_INET, kind: int = socket.SOCK_STREAM,
+                         proto: int = 0) -> tuple[socket.socket, socket.socket]:
+    """CPython's socketpair where the system has none (Windows): a listener on 127.0.0.1, connected to itself."""
+    with socket.socket(family, kind, proto) as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        one = socket.socket(family, kind, proto)
+        try:
+            one.connect(listener.getsockname())
+            other, _ = listener.accept()
+        except BaseException:
+            one.close()
+            raise
+    return one, other
+
+
+socket.socketpair = _loopback_socketpair
+_kill = os.kill
+
+
+def _windows_kill(pid: int, number: int) -> None:
+    if number == 0:
+        sys.stderr.write(f"platform shim: os.kill({pid}, 0) would send Ctrl-C to process group {pid} on Windows\n")
+        sys.stderr.flush()
+        os._exit(86)
+    _kill(pid, number)
+
+
+os.kill = _windows_kill

@@ -1,0 +1,229 @@
+"""pcmem on Windows and macOS as far as Linux can run them (#41): real processes under the shims of ``tests/emulate/``
+(each shim's docstring says what it emulates and what it cannot).
+
+Under the Windows shim — the names Windows' CPython lacks removed (``os.getuid``, ``os.O_CLOEXEC``, ``socket.AF_UNIX``,
+``signal.SIGHUP``, ``fcntl``, ``pwd``, …) and pcmem told it runs on Windows — the README's Python examples, the CLI
+and an MCP session work, ``pcmem serve`` and ``pcmem tui`` import, and where no transport can listen (the named pipe
+is Windows' own) a second process is told the store is in use, in one line. Under the macOS shim — no
+``SO_PEERCRED``, the 104-byte socket path, ``struct flock`` in macOS's layout, no ``/proc`` — two processes meet and
+check each other's uid, a long home is replaced by the short per-user folder, the lock's holder is named, and a
+stopped owner is seen through ``ps``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+from test_readme import BLOCKS, _needs
+
+EMULATE = Path(__file__).resolve().parent / "emulate"
+SYSTEMS = ("windows", "macos")
+
+
+def emulated(system: str, **extra: str) -> dict[str, str]:
+    """The environment of a process that runs under ``system``'s shim."""
+    inherited = os.environ.get("PYTHONPATH")
+    shim = str(EMULATE / system) + (os.pathsep + inherited if inherited else "")
+    return {**os.environ, "PYTHONPATH": shim, **extra}
+
+
+def python(system: str, program: str, *args: str, cwd: Path | None = None,
+           **extra: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", program, *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=600, env=emulated(system, **extra))
+
+
+def pcmem_cli(system: str, store: Path, *args: str, **extra: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "pcmem", "--db", str(store), *args], capture_output=True, text=True,
+                          timeout=600, env=emulated(system, **extra))
+
+
+@pytest.mark.parametrize("system", SYSTEMS)
+def test_the_shim_is_in_place(system: str) -> None:
+    """Without this, every test below would pass on Linux for nothing."""
+    program = ("import os, socket, signal, pcmem.system as s; from pcmem.owner import transport as t;"
+               "print(s.KIND, hasattr(os, 'getuid'), hasattr(socket, 'AF_UNIX'), hasattr(signal, 'SIGHUP'),"
+               " hasattr(socket, 'SO_PEERCRED'), t.current().name)")
+    done = python(system, program)
+    assert done.returncode == 0, done.stderr
+    if system == "windows":
+        assert done.stdout.split() == ["windows", "False", "False", "False", "False", "pipe"]
+        for module in ("fcntl", "pwd", "grp", "termios"):
+            assert python(system, f"import {module}").returncode == 1
+    else:
+        assert done.stdout.split() == ["macos", "True", "True", "True", "False", "unix"]
+        assert python(system, "open('/proc/self/stat')").returncode == 1
+
+
+@pytest.mark.parametrize("block", [b for b in BLOCKS if _needs(b) is None][:3],
+                         ids=lambda block: block.splitlines()[0][:30])
+@pytest.mark.parametrize("system", SYSTEMS)
+def test_the_readme_examples_run(system: str, block: str, tmp_path: Path) -> None:
+    done = python(system, block, cwd=tmp_path)
+    assert done.returncode == 0, f"stdout:\n{done.stdout}\nstderr:\n{done.stderr[-3000:]}"
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("system", SYSTEMS)
+def test_the_cli_works(system: str, tmp_path: Path) -> None:
+    store = tmp_path / "memory.duckdb"
+    steps = [
+        ("remember", "--scope", "team", "Releases go out on Thursdays."),
+        ("search", "--scope", "team", "when do releases go out?"),
+        ("list", "--scope", "team", "--json"),
+        ("scopes",),
+        ("check",),
+        ("export", "--scope", "team", "--output", str(tmp_path / "team.jsonl")),
+        ("--db", str(tmp_path / "copy.duckdb"), "import", str(tmp_path / "team.jsonl")),
+        ("migrate", "--from", str(store), "--to", str(tmp_path / "migrated.duckdb")),
+        ("where",),
+    ]
+    for step in steps:
+        done = pcmem_cli(system, store, *step)
+        assert done.returncode == 0, f"{step}: {done.stderr[-2000:]}"
+        assert "Traceback" not in done.stderr and "AttributeError" not in done.stderr
+    assert "Thursdays" in pcmem_cli(system, store, "search", "--scope", "team", "release").stdout
+    doctor = pcmem_cli(system, store, "doctor", "--json")
+    said = {check["id"]: check["summary"] for check in json.loads(doctor.stdout)["checks"]}
+    assert "Traceback" not in doctor.stderr
+    if system == "windows":
+        assert said["files.modes"].startswith("mode checks skipped: Windows has no file modes")
+        assert "mode" not in said["store.file"] and "mode" not in said["folders.runtime"]
+    else:
+        assert said["store.file"].endswith("mode 0600, yours") and "files.modes" not in said
+
+
+@pytest.mark.parametrize("system", SYSTEMS)
+async def test_serve_mcp_and_tui_import_and_mcp_serves(system: str, tmp_path: Path) -> None:
+    from mcp import Client, StdioServerParameters
+
+    imports = python(system, "import pcmem.serve.app, pcmem.serve.http_server, pcmem.serve.stdio, pcmem_tui.app;"
+                             "from pcmem.serve.shutdown import STOP_SIGNALS; print(len(STOP_SIGNALS))")
+    assert imports.returncode == 0, imports.stderr
+    assert imports.stdout.split() == (["1"] if system == "windows" else ["2"])  # SIGTERM (+ SIGHUP)
+    for command in ("serve", "mcp", "tui"):
+        helped = pcmem_cli(system, tmp_path / "m.duckdb", command, "--help")
+        assert helped.returncode == 0 and "Usage:" in helped.stdout, helped.stderr
+    server = StdioServerParameters(command=sys.executable, args=["-m", "pcmem", "--db", str(tmp_path / "m.duckdb"),
+                                                                "mcp"], env=emulated(system))
+    async with Client(server) as client:
+        await client.call_tool("remember_memory", {"scope_id": "agent", "text": "The user prefers Helix."})
+        found = await client.call_tool("search_memory", {"scope_id": "agent", "query": "which editor does the user prefer?"})
+        assert "Helix" in found.content[0].text
+
+
+#: Holds the store until stdin closes; says "ready" once it owns it.
+HOLDER = r"""
+import sys, pcmem
+with pcmem.open(sys.argv[1], embedder=None) as runtime:
+    runtime.memory.for_scope("p").remember("held")
+    print("ready", flush=True)
+    sys.stdin.read()
+"""
+
+#: Opens the store beside the holder and says what it became: "ClientRuntime <owner pid> <head revision>".
+PROBE = r"""
+import sys, pcmem
+with pcmem.open(sys.argv[1], embedder=None, lock_timeout=10) as runtime:
+    print(type(runtime).__name__, runtime.owner_pid, runtime.memory.for_scope("p").head().revision, flush=True)
+"""
+
+
+def hold(system: str, path: Path, *args: str, prelude: str = "", **extra: str) -> subprocess.Popen[str]:
+    owner = subprocess.Popen([sys.executable, "-c", prelude + HOLDER, str(path), *args], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=emulated(system, **extra))
+    assert owner.stdout is not None and owner.stdout.readline() == "ready\n", owner.communicate(timeout=60)
+    return owner
+
+
+def release(owner: subprocess.Popen[str]) -> str:
+    if owner.poll() is None:
+        os.kill(owner.pid, signal.SIGCONT)
+    _, err = owner.communicate(timeout=120)
+    return err
+
+
+def test_windows_without_a_transport_a_second_process_is_told_in_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "store.duckdb"
+    owner = hold("windows", path)
+    try:
+        refused = pcmem_cli("windows", path, "list", "--scope", "p", PCMEM_LOCK_TIMEOUT="1")
+        assert refused.returncode == 10, refused.stderr
+        lines = refused.stderr.strip().splitlines()
+        assert len(lines) == 1 and "is in use by another process" in lines[0], refused.stderr
+        assert "neither named pipes nor Unix sockets" in lines[0]
+    finally:
+        said = release(owner)
+    assert "is not served to other processes: this system has neither named pipes nor Unix sockets" in said
+
+
+def test_macos_two_processes_meet_and_know_each_other(tmp_path: Path) -> None:
+    program = ("import os, socket; from pcmem.owner import transport as t; a, b = socket.socketpair();"
+               "print(t.current().peer(a) == t.Peer(os.getpid(), os.getuid()))")
+    peer = python("macos", program)
+    assert peer.stdout.split() == ["True"], peer.stderr
+    path = tmp_path / "store.duckdb"
+    owner = hold("macos", path)
+    try:
+        met = python("macos", PROBE, str(path))
+        assert met.stdout.split() == ["ClientRuntime", str(owner.pid), "1"], met.stderr
+    finally:
+        release(owner)
+
+
+#: Run first: the account's home is argv[2] (a long one), not the password database's.
+LONG_HOME = r"""
+import sys
+from pathlib import Path
+from pcmem.owner import address
+_home = Path(sys.argv.pop(2))
+address._account_home = lambda uid: _home
+"""
+
+
+def test_macos_a_home_too_long_for_a_socket_address_uses_the_short_user_folder(tmp_path: Path) -> None:
+    home = tmp_path.joinpath(*["a-rather-long-folder-name"] * 4)
+    home.mkdir(parents=True, mode=0o700)
+    short = Path(tempfile.mkdtemp(prefix="T", dir="/tmp"))
+    path = tmp_path / "store.duckdb"
+    owner = hold("macos", path, str(home), prelude=LONG_HOME, PCMEM_EMULATED_DARWIN_TEMP=str(short))
+    try:
+        met = python("macos", LONG_HOME + PROBE, str(path), str(home), PCMEM_EMULATED_DARWIN_TEMP=str(short))
+        assert met.stdout.split() == ["ClientRuntime", str(owner.pid), "1"], met.stderr
+        assert len(list((short / "pcmem").glob("*.sock"))) == 1
+        assert not list((home / ".cache" / "pcmem" / "run").glob("*.sock"))
+    finally:
+        release(owner)
+        shutil.rmtree(short, ignore_errors=True)
+
+
+def test_macos_the_lock_holder_is_named_from_macos_flock_layout(tmp_path: Path) -> None:
+    path = tmp_path / "store.duckdb"
+    owner = hold("macos", path)
+    try:
+        asked = python("macos", "import sys; from pathlib import Path; from pcmem.store.duckdb.lock_probe import "
+                                "lock_holder; print(lock_holder(Path(sys.argv[1])))", str(path))
+        assert asked.stdout.split() == [str(owner.pid)], asked.stderr
+    finally:
+        release(owner)
+
+
+def test_macos_a_stopped_owner_is_seen_through_ps(tmp_path: Path) -> None:
+    path = tmp_path / "store.duckdb"
+    owner = hold("macos", path)
+    try:
+        os.kill(owner.pid, signal.SIGSTOP)
+        stopped = pcmem_cli("macos", path, "list", "--scope", "p", PCMEM_LOCK_TIMEOUT="120")
+        assert stopped.returncode == 10, stopped.stderr
+        assert f"process {owner.pid} (" in stopped.stderr and "is stopped" in stopped.stderr
+        assert f"kill -CONT {owner.pid}" in stopped.stderr
+    finally:
+        release(owner)
