@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 from pcmem import private_files, system
 from pcmem.owner import address
 from pcmem.owner.address import FileIdentity, Places
-from pcmem.owner.transport import NotYoursError, Peer, path_limit
+from pcmem.owner.connections import NotYoursError, Peer, path_limit
 
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection as MessageConnection
