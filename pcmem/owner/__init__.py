@@ -18,5 +18,6 @@ results and errors.
 - :mod:`~pcmem.owner.client`: the client's Memory objects, and the hand-off when the owner goes away;
   :mod:`~pcmem.owner.in_client`: what a client runs itself (its own reranker and write gate).
 
-Which process becomes which is decided in :mod:`pcmem.compose.owned`. Standard library only: no TCP, no pickle (the pipe's messages carry the same JSON frames).
+Which process becomes which is decided in :mod:`pcmem.compose.owned`. Standard library only: no TCP, no pickle (the
+pipe's messages carry the same JSON frames).
 """
