@@ -49,7 +49,7 @@ def make_private_folders(folder: Path) -> list[Path]:
 def open_private(path: Path, flags: int) -> int:
     """``os.open`` of a new file, owner-only from its creation; fails if ``path`` exists (a file someone else made,
     perhaps readable by others, is never adopted)."""
-    return os.open(path, flags | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), FILE_MODE)
+    return os.open(path, flags | os.O_CREAT | os.O_EXCL | system.BINARY, FILE_MODE)
 
 
 def create_privately(path: Path, build: Callable[[Path], None]) -> bool:

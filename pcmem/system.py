@@ -36,6 +36,17 @@ def _kind() -> SystemKind:
 KIND: SystemKind = _kind()
 
 
+#: Add to every ``os.open`` of a file: Windows opens a descriptor in text mode unless told (``\n`` becomes ``\r\n``
+#: on write; a read stops at a Ctrl-Z byte). 0 elsewhere.
+BINARY: int = getattr(os, "O_BINARY", 0)
+
+
+def fsync_flags() -> int:
+    """How to open an existing file only to fsync it: Windows flushes only a descriptor that may write
+    (``FlushFileBuffers`` needs write access), POSIX any."""
+    return (os.O_RDWR if KIND == "windows" else os.O_RDONLY) | BINARY
+
+
 def user_id() -> int | None:
     """This process's user id, or ``None`` where the system has none (Windows)."""
     getuid = getattr(os, "getuid", None)

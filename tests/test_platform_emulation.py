@@ -165,6 +165,18 @@ def test_windows_without_a_transport_a_second_process_is_told_in_one_line(tmp_pa
     assert "is not served to other processes: this system has neither named pipes nor Unix sockets" in said
 
 
+def test_windows_a_killed_writer_loses_nothing(tmp_path: Path) -> None:
+    """The next open replays the log a killed owner left (read in binary mode: the shim fails a text-mode open)."""
+    path = tmp_path / "store.duckdb"
+    owner = hold("windows", path)
+    owner.kill()
+    owner.communicate(timeout=60)
+    assert Path(f"{path}.wal").exists(), "the write is in the log only"
+    listed = pcmem_cli("windows", path, "list", "--scope", "p", "--json")
+    assert listed.returncode == 0, listed.stderr
+    assert [entry["entry"]["text"] for entry in json.loads(listed.stdout)["entries"]] == ["held"]
+
+
 def test_macos_two_processes_meet_and_know_each_other(tmp_path: Path) -> None:
     program = ("import os, socket; from pcmem.owner import transport as t; a, b = socket.socketpair();"
                "print(t.current().peer(a) == t.Peer(os.getpid(), os.getuid()))")

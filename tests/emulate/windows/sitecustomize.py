@@ -16,6 +16,11 @@ What this emulates, at interpreter start:
   loop wakes itself through one).
 - **``os.kill(pid, 0)`` ends the process with a message** (exit 86): on Windows it would send Ctrl-C to process group
   ``pid`` (signal 0 is ``CTRL_C_EVENT`` there), never "is it alive?".
+- **Windows' descriptors**: ``os.O_BINARY`` exists (0x8000, taken off before the real call), and an ``os.open`` of a
+  file by pcmem's own code without it ends the process with a message (exit 87: on Windows the descriptor would be
+  in text mode, turning ``\n`` into ``\r\n`` and stopping reads at Ctrl-Z); ``os.open`` of a folder raises
+  PermissionError; ``os.fsync`` of a descriptor opened read-only raises EBADF (``FlushFileBuffers`` needs write
+  access); ``os.pread``/``os.pwrite`` are gone.
 
 What it cannot emulate (so nothing here claims it works on Windows):
 
@@ -33,9 +38,12 @@ What it cannot emulate (so nothing here claims it works on Windows):
 from __future__ import annotations
 
 import asyncio.unix_events
+import errno
+import fcntl
 import os
 import signal
 import socket
+import stat
 import sys
 from pathlib import Path
 
@@ -48,8 +56,8 @@ sys.path.pop(0)
 
 emulation.tell_pcmem("windows")
 emulation.remove(os, ("getuid", "geteuid", "getgid", "getegid", "getgroups", "fchown", "lchown", "fchmod", "killpg",
-                      "getpgid", "setsid", "fork", "sync", "O_CLOEXEC", "O_NOFOLLOW", "O_DIRECTORY", "O_NONBLOCK",
-                      "O_NOCTTY", "O_PATH"))
+                      "getpgid", "setsid", "fork", "sync", "pread", "pwrite", "O_CLOEXEC", "O_NOFOLLOW", "O_DIRECTORY",
+                      "O_NONBLOCK", "O_NOCTTY", "O_PATH"))
 emulation.remove(socket, ("AF_UNIX", "SO_PEERCRED"))
 emulation.remove(signal, ("SIGHUP", "SIGTSTP", "SIGCONT", "SIGSTOP", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGALRM",
                           "SIGTTIN", "SIGTTOU"))
@@ -95,3 +103,30 @@ def _windows_kill(pid: int, number: int) -> None:
 
 
 os.kill = _windows_kill
+
+os.O_BINARY = 0x8000  # type: ignore[attr-defined]
+_open, _fsync = os.open, os.fsync
+
+
+def _windows_open(path: object, flags: int, mode: int = 0o777, *, dir_fd: int | None = None) -> int:
+    name = os.fsdecode(path)  # type: ignore[arg-type]
+    if os.path.isdir(name):
+        raise PermissionError(errno.EACCES, "Permission denied (a folder cannot be opened on Windows: platform shim)",
+                              name)
+    caller = sys._getframe(1).f_globals.get("__name__", "")
+    if not flags & os.O_BINARY and name != os.devnull and caller.partition(".")[0] in ("pcmem", "pcmem_tui"):
+        sys.stderr.write(f"platform shim: {caller} opened {name} without os.O_BINARY: text mode on Windows\n")
+        sys.stderr.flush()
+        os._exit(87)
+    return _open(path, flags & ~os.O_BINARY, mode, dir_fd=dir_fd)  # type: ignore[arg-type]
+
+
+def _windows_fsync(descriptor: int | object) -> None:
+    number = descriptor if isinstance(descriptor, int) else descriptor.fileno()  # type: ignore[attr-defined]
+    if fcntl.fcntl(number, fcntl.F_GETFL) & os.O_ACCMODE == os.O_RDONLY and stat.S_ISREG(os.fstat(number).st_mode):
+        raise OSError(errno.EBADF, "Bad file descriptor (Windows flushes only a descriptor that may write: shim)")
+    _fsync(number)
+
+
+os.open = _windows_open  # type: ignore[assignment]
+os.fsync = _windows_fsync
