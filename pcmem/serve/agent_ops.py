@@ -28,6 +28,16 @@ def entry_json(scope: str, value: pcmem.MemoryEntry) -> Json:
             "created_at": _time(version.created_at), "citation": str(value.citation)}
 
 
+def hit_json(scope: str, hit: pcmem.MemoryHit) -> Json:
+    """A search hit as :func:`entry_json` shows its entry, from the hit alone: a search reads a scope's active head
+    entries, so every hit is active in the revision it cites, and it carries its version and date (no read per hit:
+    through a client of the store's owner each read was a round trip)."""
+    assert hit.version is not None and hit.created_at is not None
+    return {"scope_id": scope, "entry_id": hit.citation.entry_id, "version": hit.version, "kind": hit.kind,
+            "text": hit.text, "state": "active", "metadata": hit.metadata, "created_at": _time(hit.created_at),
+            "citation": str(hit.citation)}
+
+
 def _time(value: datetime) -> str:
     return value.isoformat().replace("+00:00", "Z")
 
@@ -120,10 +130,11 @@ async def search(api: MemoryApi, args: m.SearchArgs) -> Json:
                 else api.runtime.memory.search(request, scopes=scopes))
         scope_of = {memory.artifact_id: memory.scope for memory in (*page.memories, *filter(None, [page.memory]))}
         hits = []
-        for hit in page.hits:  # the version and date a hit lacks: one read each, of the exact version it cites
+        for hit in page.hits:
             scope = scope_of.get(hit.citation.artifact_id, args.scope_id)
-            hits.append({**entry_json(scope, api.scope(scope).get(hit.citation)), "score": round(hit.score, 6),
-                         "matched_by": list(hit.matched_by)})
+            shown = hit_json(scope, hit) if hit.version is not None and hit.created_at is not None else \
+                entry_json(scope, api.scope(scope).get(hit.citation))  # a hit made by hand: read what it lacks
+            hits.append({**shown, "score": round(hit.score, 6), "matched_by": list(hit.matched_by)})
         return {"mode": page.mode, "hits": hits}
 
     return await api.run(read, may_rerank=True)

@@ -130,6 +130,11 @@ class MemoryHit(Frozen):
     score: float  # the fused score: with rrf (the default) Σ 1/(60 + rank) over the channels that admitted it
     matched_by: tuple[Channel, ...]
     metadata: dict[str, Any] = Field(default_factory=dict)
+    #: The entry version's number (what a compare-and-swap on the entry expects) and when it was written. Every search
+    #: fills both from the version it read, so showing or revising a hit needs no read of its own (an agent host that
+    #: is a client of the store's owner used to ask the owner once per hit); ``None`` only in a hit made by hand.
+    version: int | None = None
+    created_at: datetime | None = None
 
 
 class RerankTrace(Frozen):

@@ -1,0 +1,90 @@
+"""A search through a client of the store's owner is one call to the owner (#46 item 4).
+
+An agent host (`pcmem mcp`) that is a client of the process holding the store used to ask the owner once for the
+search and once more per hit (the version and date its tool result shows): 11 round trips for 10 hits, 12x the
+search's own time through a second host. A hit now carries its version and date. Real processes: the owner is an app
+in a subprocess; this process is its client, and runs the MCP tool in-process over that client runtime.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("mcp")
+
+import pcmem  # noqa: E402
+from pcmem.owner import client as owner_client  # noqa: E402
+from pcmem.serve.agent_ops import entry_json  # noqa: E402
+from pcmem.serve.mcp_tools import call  # noqa: E402
+from pcmem.serve.operations import MemoryApi  # noqa: E402
+
+OWNER_APP = r"""
+import sys, pcmem
+with pcmem.open_sync(sys.argv[1], embedder=None) as runtime:
+    scope = runtime.memory.for_scope("agent")
+    for n in range(10):
+        scope.remember(pcmem.NewEntry(text=f"kiwi note {n} about the orchard", entry_id=f"k{n}",
+                                      metadata={"n": n}))
+    scope.revise(pcmem.ReviseRequest(entry_id="k3", text="kiwi note 3, revised, about the orchard",
+                                     expected_version=1))
+    print("ready", type(runtime).__name__, flush=True)
+    sys.stdin.read()
+"""
+
+
+@pytest.fixture
+def owner(tmp_path, monkeypatch):
+    run = Path(tempfile.mkdtemp(prefix="pcm", dir="/tmp"))  # a short runtime folder: the owner's socket lives there
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(run))
+    monkeypatch.setenv("PCMEM_LOCK_TIMEOUT", "5")
+    path = tmp_path / "owned.duckdb"
+    process = subprocess.Popen([sys.executable, "-c", OWNER_APP, str(path)], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = process.stdout.readline() if process.stdout else ""
+    assert line.startswith("ready Sync"), process.stderr.read() if process.stderr else line
+    yield path
+    process.communicate(timeout=60)
+    shutil.rmtree(run, ignore_errors=True)
+
+
+def test_an_mcp_search_through_a_client_is_one_call_to_the_owner(owner, monkeypatch):
+    sent: list[str] = []
+    original = owner_client.Caller.call
+
+    def counted(self, key, scope, args, kwargs):  # noqa: ANN001, ANN202 - records each call, then makes it
+        sent.append(key)
+        return original(self, key, scope, args, kwargs)
+
+    monkeypatch.setattr(owner_client.Caller, "call", counted)
+    with pcmem.open_sync(owner, embedder=None) as runtime:
+        assert type(runtime).__name__ != "SyncRuntime", "this process must be the owner's client"
+        result = asyncio.run(call(MemoryApi(runtime, owner), "search_memory",
+                                  {"scope_id": "agent", "query": "kiwi orchard", "limit": 10}))
+        assert not result.is_error, result.content[0].text
+        hits = json.loads(result.content[0].text)["hits"]
+        assert sent == ["scope.search"]
+        assert len(hits) == 10
+        scoped = runtime.memory.for_scope("agent")
+        for hit in hits:  # what the tool showed is what reading each hit's citation gives
+            read = entry_json("agent", scoped.get(pcmem.Citation.parse(hit["citation"])))
+            assert {key: value for key, value in hit.items() if key not in ("score", "matched_by")} == read
+        assert any(hit["entry_id"] == "k3" and hit["version"] == 2 for hit in hits)
+
+
+def test_a_hit_carries_its_version_and_date(tmp_path):
+    with pcmem.open_sync(tmp_path / "local.duckdb", embedder=None) as runtime:
+        scope = runtime.memory.for_scope("s")
+        scope.remember(pcmem.NewEntry(text="the kiwi orchard opens in May", entry_id="k"))
+        scope.revise(pcmem.ReviseRequest(entry_id="k", text="the kiwi orchard opens in June", expected_version=1))
+        (hit,) = scope.search(pcmem.SearchMemoryRequest(query="kiwi orchard", mode="fts")).hits
+        entry = scope.get(hit.citation)
+    assert (hit.version, hit.created_at) == (2, entry.entry.created_at) == (entry.entry.version,
+                                                                             entry.entry.created_at)
