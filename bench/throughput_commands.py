@@ -49,3 +49,39 @@ def register(bench: click.Group) -> None:
         render.console.print(f"import ÷ FTS5 batch {result['import_vs_fts5_batch']}×; a key costs "
                              f"{result['keyed_vs_plain']}× (CPU {result['keyed_cpu_vs_plain']}×); "
                              f"groups: {json.dumps(result['write_groups'])}")
+
+    @bench.command("clients")
+    @click.option("--entries", type=int, default=1000, show_default=True, help="Entries in the one scope searched.")
+    @click.option("--seconds", type=float, default=5.0, show_default=True, help="Length of each phase.")
+    @click.option("--embedder", default="minilm-l6-int8", show_default=True, metavar="PRESET|none",
+                  help="The store's embedder (hybrid searches); none: full text only.")
+    @click.option("--clients", "kinds", default="library,mcp,mcp,cli", show_default=True,
+                  help="The clients the phases add, in order: library, mcp, cli.")
+    @click.option("--out", type=click.Path(dir_okay=False), default=None, help="Write the results as JSON here.")
+    @render.json_option
+    def clients(entries: int, seconds: float, embedder: str, kinds: str, out: str | None, as_json: bool) -> None:
+        """Several processes searching one store: an owner app alone, then with a library client (the TUI), two
+        MCP hosts and a CLI loop added one by one — searches/s and p95 per process, each client's p95 against the
+        owner's own in the same phase.
+
+        \b
+        Example:
+          pcmem bench clients --seconds 5
+        """
+        from pcmem_bench.clients import run
+
+        chosen = tuple(kind.strip() for kind in kinds.split(",") if kind.strip())
+        result = run(entries=entries, seconds=seconds, embedder=embedder, clients=chosen)
+        if out:
+            Path(out).write_text(json.dumps(result, indent=2))
+        if as_json:
+            render.emit_json(result)
+            return
+        for number, phase in enumerate(result["phases"]):
+            render.table(f"phase {number}: {phase['total_per_s']} searches/s in all, {phase['cores_busy']} cores busy "
+                         f"(the owner {phase['owner_cores_busy']}), load {phase['load_average']}",
+                         ("process", "searches/s", "p50 ms", "p95 ms", "p95 ÷ owner's", "CPU ms a search"),
+                         [(row["process"], row["per_s"], row["p50_ms"], row["p95_ms"], row.get("p95_vs_owner", ""),
+                           row.get("cpu_ms_per_search_served", row["cpu_ms_per_search"])) for row in phase["processes"]])
+        render.console.print(f"one process alone: {result['alone_per_s']} searches/s; the most together: "
+                             f"{result['best_total_per_s']}/s (the owner's CPU column: per search it served)")
