@@ -113,7 +113,10 @@ def mcp(store: str, seed: int, embedder: str) -> None:
     import anyio.to_thread
     from mcp import Client, StdioServerParameters
 
-    params = StdioServerParameters(command=sys.executable, args=["-m", "pcmem", "--db", store, "mcp"])
+    # This process's environment, not the SDK's short default: the host must find the owner's socket where this
+    # process's runtime folder says (XDG_RUNTIME_DIR), as an MCP host's configured environment would.
+    params = StdioServerParameters(command=sys.executable, args=["-m", "pcmem", "--db", store, "mcp"],
+                                   env=dict(os.environ))
     mode = "fts" if embedder == "none" else "auto"
 
     async def run() -> None:
@@ -121,7 +124,7 @@ def mcp(store: str, seed: int, embedder: str) -> None:
             async def search(query: str) -> None:
                 outcome = await client.call_tool("search_memory", {"scope_id": SCOPE, "query": query, "mode": mode})
                 if outcome.is_error:
-                    raise RuntimeError(outcome.content[0].text)
+                    raise RuntimeError(str(outcome.content))
 
             await search("warm up")
             print("ready", flush=True)
