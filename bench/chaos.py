@@ -27,7 +27,7 @@ from pcmem.errors import PcmemError, StoreWALError
 from pcmem.store.duckdb.wal import damaged_wal_copies
 from pcmem.types.memory import Citation, NewEntry, ReactivateRequest, RetireRequest, ReviseRequest
 from pcmem.types.search import SearchMemoryRequest
-from pcmem_bench import crash, file_chaos, programs
+from pcmem_bench import crash, creation_race, file_chaos, programs
 from pcmem_bench import threads as thread_bench
 from pcmem_bench.tally import Tally, attempt, verify
 
@@ -327,13 +327,14 @@ class Plan:
     kill_rounds: int = 5  # x6 kills each = 30 SIGKILL trials
     retry_rounds: int = 3  # x19 writes whose answer a proxy drops (pcmem_bench.retry_trial)
     file_rounds: int = 3  # three names, foreign and cut logs, forged cursors
+    creation_rounds: int = 3  # new stores per umask created while another user polls the folder (root only)
     hostile_cases: int = 10_000
     scaling_seconds: float = 2.0  # per run; rounds of (1 thread, 4 threads), the median pair's ratio
     scaling_rounds: int = 3
 
 
 QUICK = Plan(threads=8, ops=15, shared_ops=7, async_tasks=40, async_ops=2, process_ops=15, kill_rounds=1, retry_rounds=1,
-             file_rounds=1, hostile_cases=300, scaling_seconds=2.0, scaling_rounds=1)
+             file_rounds=1, creation_rounds=1, hostile_cases=300, scaling_seconds=2.0, scaling_rounds=1)
 
 
 def campaign(workdir: Path, plan: Plan, cli_main: Any, progress: Callable[[str], None] = lambda _: None
@@ -357,6 +358,7 @@ def campaign(workdir: Path, plan: Plan, cli_main: Any, progress: Callable[[str],
     step(lambda: kill_scenario(workdir, plan.kill_rounds))
     step(lambda: retry_scenario(workdir, plan.retry_rounds))
     step(lambda: file_chaos.run(workdir, plan.file_rounds))
+    step(lambda: creation_race.trial(plan.creation_rounds))
     step(lambda: hostile_scenario(workdir, plan.hostile_cases, cli_main))
     figure = scaling(workdir / "scaling.duckdb", seconds=plan.scaling_seconds, rounds=plan.scaling_rounds)
     progress(f"4 threads vs 1: {figure['ratio']}x")

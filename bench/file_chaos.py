@@ -95,7 +95,8 @@ def foreign_log_trial(workdir: Path, seed: int) -> Tally:
         scopes = {summary.scope for summary in runtime.memory.scopes()}
         texts = {item.entry.text for item in runtime.memory.for_scope("mine").list().entries}
     tally.found += "mine first note" in texts
-    if [copy.read_bytes() for copy in damaged_wal_copies(mine)] != [cut]:
+    kept = [copy for copy in damaged_wal_copies(mine) if not copy.name.endswith(".foreign")]  # moved aside above
+    if [copy.read_bytes() for copy in kept] != [cut]:
         tally.untyped_errors.append("a log cut short was opened without keeping a copy of it next to the store")
     if damaged_wal_copies(link):
         tally.untyped_errors.append("the copy of a log behind a symlink was kept next to the link")

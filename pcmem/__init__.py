@@ -9,13 +9,18 @@ Open a store, pick a scope, remember and read back with exact citations::
         written = project.remember("The team deploys on Fridays after the 14:00 check.")
         print(written.citations[0])
 
-``import pcmem`` loads only the errors; every other name loads its module on first use (see ``_LAZY``).
+``import pcmem`` loads only the errors and sets the offline environment (:mod:`pcmem.offline`); every other name
+loads its module on first use (see ``_LAZY``).
 """
 
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from pcmem.errors import (
+from pcmem import offline as _offline
+
+_offline.apply()  # first: before anything can import onnxruntime (see pcmem.offline)
+
+from pcmem.errors import (  # noqa: E402
     CapabilityNotSupportedError,
     ConcurrentWriteError,
     ConfigurationError,
@@ -27,6 +32,7 @@ from pcmem.errors import (
     InvalidCursorError,
     NotFoundError,
     OwnerGoneError,
+    OwnerStoppedError,
     PcmemError,
     RevisionConflictError,
     RevisionNotFoundError,
@@ -207,6 +213,7 @@ __all__ = [
     "NewEntry",
     "NotFoundError",
     "OwnerGoneError",
+    "OwnerStoppedError",
     "PcmemError",
     "Progress",
     "RERANK_POLICIES",

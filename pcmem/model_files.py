@@ -16,6 +16,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from pcmem.private_files import make_private_folders
 from pcmem.types.progress import Progress
 
 _CHUNK = 1 << 20
@@ -88,7 +89,7 @@ def is_intact(path: Path, sha256: str, progress: Progress | None = None) -> bool
 def write_atomically(target: Path, sources: bytes | Sequence[Path], progress: Progress | None = None) -> None:
     """Write ``target`` from bytes or the concatenation of files, via a temp file and ``os.replace``, so racing
     processes only ever see a complete file."""
-    target.parent.mkdir(parents=True, exist_ok=True)
+    make_private_folders(target.parent)
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as out:

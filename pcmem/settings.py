@@ -241,8 +241,9 @@ RUNTIME_DIR_ENV = "XDG_RUNTIME_DIR"
 
 
 def runtime_dir() -> Path | None:
-    """The per-user runtime folder the system offers (``$XDG_RUNTIME_DIR``), where a store's owner listens; ``None``
-    when unset (see :mod:`pcmem.owner.address` for the fallback and the checks)."""
+    """The per-user runtime folder the system offers (``$XDG_RUNTIME_DIR``), ``None`` when unset. Owners no longer
+    listen there (the place must not depend on the environment: :mod:`pcmem.owner.address`); a client looks there
+    only to name an older pcmem that holds a store."""
     raw = os.environ.get(RUNTIME_DIR_ENV, "").strip()
     return Path(raw) if raw else None
 
@@ -287,13 +288,3 @@ HOST_CONFIG_ENVS = ("XDG_CONFIG_HOME", "APPDATA", "CODEX_HOME")
 def host_config_environment() -> dict[str, str]:
     """The :data:`HOST_CONFIG_ENVS` that are set (and not blank)."""
     return {name: value for name in HOST_CONFIG_ENVS if (value := os.environ.get(name, "").strip())}
-
-
-#: onnxruntime's own switch for its telemetry; read by the native library when it loads, so it counts only if set
-#: before ``import onnxruntime`` (RECIPES: "Facts checked on 2026-12-04").
-ORT_TELEMETRY_ENV = "ORT_DISABLE_TELEMETRY"
-
-
-def onnxruntime_telemetry_disabled() -> bool:
-    """Whether this process's environment turns onnxruntime's telemetry off (``ORT_DISABLE_TELEMETRY=1``)."""
-    return os.environ.get(ORT_TELEMETRY_ENV, "").strip() == "1"

@@ -71,15 +71,21 @@ def require_str(value: object, field: str) -> str:
 
 def normalize_text(value: object, field: str = "text") -> str:
     """NFC-normalise and strip ``value``; it must then be 1..8192 UTF-8 bytes without control characters."""
+    text = _normalized(value, field)
+    size = len(text.encode("utf-8"))
+    if size > MAX_TEXT_BYTES:
+        raise InputError(f"{field} is {size} UTF-8 bytes; the limit is {MAX_TEXT_BYTES}")
+    return text
+
+
+def _normalized(value: object, field: str) -> str:
+    """``value`` NFC-normalised and stripped; not empty, no control characters (no size limit: the caller's)."""
     text = require_str(value, field)
     _reject_unencodable(text, field)
     text = unicodedata.normalize("NFC", text).strip()
     if not text or all(char.isspace() or unicodedata.category(char) == "Cf" for char in text):
         # zero-width spaces/joiners and byte-order marks are invisible format characters: text of only those is empty
         raise InputError(f"{field} is empty after stripping whitespace and invisible characters")
-    size = len(text.encode("utf-8"))
-    if size > MAX_TEXT_BYTES:
-        raise InputError(f"{field} is {size} UTF-8 bytes; the limit is {MAX_TEXT_BYTES}")
     return text
 
 
@@ -104,14 +110,14 @@ def validate_id(value: object, field: str = "entry_id") -> str:
 
 
 def validate_reason(value: object) -> str | None:
-    """Why a write is made: ``None``, or text as :func:`normalize_text` has it, at most 512 characters. Blank text is
-    no reason (``None``): PowerContext's wire allows an empty ``reason``."""
+    """Why a write is made: ``None``, or text normalised as :func:`normalize_text` does, at most 512 characters. Blank
+    text is no reason (``None``): PowerContext's wire allows an empty ``reason``."""
     if value is None:
         return None
     reason = require_str(value, "reason")
     if not reason.strip():
         return None
-    reason = normalize_text(reason, "reason")
+    reason = _normalized(reason, "reason")  # its own limit, not the text's 8192 bytes (which it used to name)
     if len(reason) > MAX_REASON_CHARS:
         raise InputError(f"reason is {len(reason)} characters; the limit is {MAX_REASON_CHARS}")
     return reason

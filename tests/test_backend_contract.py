@@ -494,6 +494,25 @@ def test_the_reason_a_write_gives_is_kept_with_its_revision(project):
         (1, "from the kickoff notes"), (3, "obsolete since March"), (4, None)]
 
 
+def test_forget_erases_the_reasons_of_every_revision_that_wrote_the_entry(project):
+    """Issue #38: a reason often quotes the value it replaced ("old was …"); forget left every one of them."""
+    project.remember("phone 555-0100", entry_id="phone", reason="first number, from the kickoff")
+    project.remember(RememberRequest(entries=(NewEntry(text="tea", entry_id="likes"),), reason="kept: about tea"))
+    project.revise(ReviseRequest(entry_id="phone", expected_version=1, text="phone 555-0199",
+                                 reason="old was 555-0100"))
+    project.remember(RememberRequest(entries=(NewEntry(text="phone fax", entry_id="fax"),
+                                              NewEntry(text="Porto", entry_id="city")), reason="fax 555-0100 too"))
+    project.forget("phone")
+    project.forget("fax")
+    assert [(c.revision, c.entry_id, c.reason) for c in project.changes(0).changes] == [
+        (1, "phone", None), (2, "likes", "kept: about tea"), (3, "phone", None), (4, "city", None), (4, "fax", None),
+        (5, "phone", None), (6, "fax", None)]
+    assert [r.reason for r in project.revisions()] == [None, "kept: about tea", None, None, None, None]
+    assert [(e.revision, e.reason) for e in project.history("city").events] == [(4, None)]
+    project.forget_scope()  # every reason of the scope goes
+    assert [r.reason for r in project.revisions()] == [None] * 7
+
+
 def test_a_seekdb_store_of_schema_version_1_is_upgraded_and_keeps_its_revisions(seekdb_url):
     """Schema version 2 added revisions.reason: an older store gets the column on open, and its revisions stay."""
     from pcmem.store.seekdb import SeekdbBackend

@@ -251,5 +251,7 @@ def test_a_reason_is_checked_as_text_is(project):
         RetireRequest(entry_id="deploy", expected_version=1, reason="see \x1b[31m")
     with pytest.raises(InputError, match="reason is 513 characters; the limit is 512"):
         RetireRequest(entry_id="deploy", expected_version=1, reason="x" * 513)
+    with pytest.raises(InputError, match="reason is 9000 characters; the limit is 512"):  # #38: it named 8192
+        RetireRequest(entry_id="deploy", expected_version=1, reason="x" * 9000)
     project.retire(RetireRequest(entry_id="deploy", expected_version=1, reason="   "))  # blank: no reason
     assert [c.reason for c in project.changes(1).changes] == [None]

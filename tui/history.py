@@ -30,14 +30,19 @@ FOLDER = "search-history"
 
 
 def history_file(store: str | Path) -> Path:
-    """The file that keeps ``store``'s search history: the store's name (readable) and a digest of its full path
-    (two stores of one name in different folders keep apart)."""
+    """The file that keeps ``store``'s search history."""
+    return state_file(store, FOLDER)
+
+
+def state_file(store: str | Path, folder: str) -> Path:
+    """The file of the user's state ``folder`` kept for ``store``: the store's name (readable) and a digest of its
+    full path (two stores of one name in different folders keep apart)."""
     import platformdirs  # the state folder: $XDG_STATE_HOME/pcmem, else ~/.local/state/pcmem (each OS's own elsewhere)
 
     resolved = Path(store).expanduser().resolve()
     digest = hashlib.sha256(str(resolved).encode()).hexdigest()[:16]
     name = re.sub(r"[^\w.-]", "_", resolved.stem)[:40]
-    return Path(platformdirs.user_state_dir("pcmem", appauthor=False)) / FOLDER / f"{name}-{digest}.json"
+    return Path(platformdirs.user_state_dir("pcmem", appauthor=False)) / folder / f"{name}-{digest}.json"
 
 
 def _read(file: Path) -> list[str]:
@@ -54,7 +59,7 @@ def _read(file: Path) -> list[str]:
 
 def _write(file: Path, queries: list[str]) -> None:
     """Rewrite ``file`` at once (a crash leaves the old file or the new one, never half of one); private to the user."""
-    file.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    _private_folders(file.parent)
     descriptor, temporary = tempfile.mkstemp(dir=file.parent, prefix=f".{file.name}.", suffix=".tmp")
     try:
         with os.fdopen(descriptor, "w", encoding="utf-8") as out:
@@ -63,6 +68,21 @@ def _write(file: Path, queries: list[str]) -> None:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def _private_folders(folder: Path) -> None:
+    """Create ``folder`` and each missing parent 0700, whatever the umask (``mkdir(parents=True)`` made the state
+    folder ``pcmem`` 0755, 0777 under umask 000): the queries searched are the user's alone."""
+    missing = []
+    while not folder.exists() and folder != folder.parent:
+        missing.append(folder)
+        folder = folder.parent
+    for new in reversed(missing):
+        try:
+            new.mkdir(mode=0o700)
+        except FileExistsError:
+            continue
+        new.chmod(0o700)  # the umask can take the owner's bits away too
 
 
 class SearchHistory:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from pcmem import __version__
+from pcmem import __version__, offline
 from pcmem.errors import PcmemError
 from pcmem.settings import DB_ENV, lock_timeout, resolve_db_path, skip_pydantic_plugin_discovery
 
@@ -82,6 +82,7 @@ class _Group(click.Group):
     """Commands load on first use (see :data:`COMMAND_MODULES`); ``--help`` lists them all."""
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
+        offline.apply(own_process=True)  # the CLI, TUI, servers and benchmarks, and every process they start
         _degrade_unencodable_output()
         skip_pydantic_plugin_discovery()  # before the first validator is built
         return super().main(*args, **kwargs)

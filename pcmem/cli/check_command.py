@@ -46,7 +46,8 @@ def check(repair: bool, recover_wal: bool, as_json: bool) -> None:
         backend.close()
     result = {"ok": report.ok, "problems": report.problems, "scopes": report.scopes, "revisions": report.revisions,
               "entry_versions": report.entry_versions, "tombstones": report.tombstones, "notes": report.notes,
-              "damaged_blocks": report.damaged_blocks, "repaired": repair and not report.damaged_blocks}
+              "damaged_blocks": report.damaged_blocks, "log_copies": report.log_copies,
+              "repaired": repair and not report.damaged_blocks}
     if recovery is not None:
         result["recovered_wal"] = {"kept_transactions": recovery.kept_transactions,
                                    "dropped_bytes": recovery.dropped_bytes,

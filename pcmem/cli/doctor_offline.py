@@ -25,13 +25,11 @@ class TelemetryState:
 
 
 def telemetry_state() -> TelemetryState:
-    """The interface issue #38 gives pcmem (it makes pcmem turn the telemetry off before onnxruntime loads, and
-    remembers whether onnxruntime was already loaded). Until that lands, the same facts read here: the switch in
-    this process's environment, and whether onnxruntime is loaded already — ``pcmem doctor`` itself never imports
-    it, so a loaded onnxruntime was imported before pcmem had any say."""
-    from pcmem.settings import onnxruntime_telemetry_disabled
+    """What :mod:`pcmem.offline` knows: the switch in this process's environment (``import pcmem`` sets it unless the
+    user did), and whether onnxruntime was already loaded when pcmem was imported."""
+    from pcmem import offline
 
-    return TelemetryState(onnxruntime_telemetry_disabled(), "onnxruntime" in sys.modules)
+    return TelemetryState(offline.telemetry_off(), offline.onnxruntime_imported_first())
 
 
 def telemetry_finding(state: TelemetryState | None = None) -> Finding:

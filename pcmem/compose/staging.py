@@ -16,6 +16,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from pcmem import private_files
 from pcmem.compose import registry
 from pcmem.compose.backends import StoreTarget, is_local_file
 from pcmem.errors import InputError, StoreError, StoreLockedError
@@ -54,8 +55,8 @@ def stage(target: StoreTarget) -> StagedFile | None:
         raise StoreLockedError(f"{final} is in use by {lock_probe.describe_process(holder)}; close it there first")
     replaces = _identity(final)
     for source, copy in ((final, partial), (files.wal_path(final), files.wal_path(partial))):
-        if source.exists():  # the copy is owner-only from its first byte
-            descriptor = os.open(copy, os.O_CREAT | os.O_WRONLY | os.O_TRUNC | os.O_CLOEXEC, files.FILE_MODE)
+        if source.exists():  # the copy is owner-only from its first byte, and never a file someone else made
+            descriptor = private_files.open_private(copy, os.O_WRONLY)
             with os.fdopen(descriptor, "wb") as out, open(source, "rb") as original:
                 shutil.copyfileobj(original, out)
     return StagedFile(final, partial, replaces, removed)

@@ -2,7 +2,8 @@
 
 Thin on purpose, and the one embedder pcmem cannot exercise offline: fastembed downloads catalogue models into its
 cache on first use, so this works only on a machine that can reach the model hub once (or whose fastembed cache
-already holds the model). pcmem's presets and local directories never download.
+already holds the model), and, in pcmem's own commands, only with ``HF_HUB_OFFLINE=0`` set explicitly (they set it
+to 1 otherwise: :mod:`pcmem.offline`). pcmem's presets and local directories never download.
 """
 
 from __future__ import annotations
@@ -36,7 +37,8 @@ def catalog_embedder(model_name: str, batch_size: int = 16) -> OnnxEmbedder:
             return TextEmbedding(name, threads=1)
         except Exception as exc:
             raise EmbeddingError(f"fastembed could not load {name} (it downloads catalogue models on first use, "
-                                 f"which needs network access): {exc}") from exc
+                                 "which needs network access; pcmem's own commands run with HF_HUB_OFFLINE=1 unless "
+                                 f"you set it: HF_HUB_OFFLINE=0 allows the download): {exc}") from exc
 
     # Catalogue models do not all normalise their output, so rows are rescaled to unit length here.
     return OnnxEmbedder(EmbeddingProfile(f"fastembed:{name}", int(entry["dim"]), True), load,

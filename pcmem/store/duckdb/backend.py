@@ -23,9 +23,11 @@ from pcmem.store import common
 from pcmem.store.common import CompletenessMemo, VersionCache, assemble_candidates, check_candidate_limit
 from pcmem.store.duckdb import check as check_module
 from pcmem.store.duckdb import erasure, files, fts_direct, fts_index, indexes, migrations, reads, vectors, wal
+from pcmem.store.duckdb.connection import create_database
 from pcmem.store.duckdb.files import remove_store_files
 from pcmem.store.duckdb.fts_cache import FtsCache, IndexStats, IndexTotals, read_index_terms, read_terms
 from pcmem.store.duckdb.meta_settings import MetaSettings
+from pcmem.store.duckdb.schema_check import verify_head, verify_schema
 from pcmem.store.duckdb.search_memo import LazySnapshot, SearchMemo
 from pcmem.store.duckdb.transactions import CursorPool, Transactions, first_line, translate
 from pcmem.store.duckdb.vector_cache import VectorCache
@@ -79,7 +81,9 @@ class DuckDBBackend:
         if existed:
             files.check_readable(self.path)
         else:
+            wal.prepare_leftover_wal(self.path)  # a log next to a missing store is refused before a store is made
             files.make_private_folders(self.path.parent)
+            existed = not files.create_store_file(self.path, create_database)  # else: theirs
         #: A store whose file or folder is not writable opens read-only: reads work, writes raise StoreReadOnlyError.
         self.read_only = existed and not files.writable(self.path)
         self.shared = shared
@@ -93,6 +97,7 @@ class DuckDBBackend:
         self._complete = CompletenessMemo()
         self._versions = VersionCache()
         self._id_floor = fts_index.IdFloor()  # next full-text ids, kept between writes (under _write_lock)
+        self._sound_scopes: set[str] = set()  # scopes whose head this backend verified before writing (_sound)
         self._pruning = common.RecordPruning()  # when a recording write drops old idempotency keys
         pool: CursorPool | None = None
         try:
@@ -113,13 +118,16 @@ class DuckDBBackend:
         except BaseException as error:
             if pool is not None:
                 pool.close()
-            if not existed and not isinstance(error, StoreLockedError):  # locked: another process just made it
+            # a store this call created and could not set up goes, so no later open adopts it half-made; unless
+            # another process holds it already (it opened the new file first, and is setting it up itself)
+            if not existed and not isinstance(error, StoreLockedError):
                 remove_store_files(self.path)
             raise
 
     def _prepare(self, db: duckdb.DuckDBPyConnection) -> None:
         """Apply pending migrations and read the analyzer; damaged pcmem metadata becomes a typed error."""
         try:
+            verify_schema(db, self.path, [migration.name for migration in migrations.MIGRATIONS])
             pending = migrations.pending(db)
             if pending and self.read_only:
                 files.refuse_write(self.path)
@@ -167,6 +175,18 @@ class DuckDBBackend:
         for callback in self._on_close:
             callback()
 
+    def close_for_exit(self) -> None:
+        """Close the file now, whatever the users (the process is exiting and no call is in flight any more: see
+        :mod:`pcmem.compose.exit`). Idempotent."""
+        with self._users_lock:
+            if self._transactions.closed:
+                return
+            self._users = 0
+            self._transactions.closed = True
+        self._connections.close()
+        for callback in self._on_close:
+            callback()
+
     def when_closed(self, callback: Callable[[], object]) -> None:
         """Call ``callback`` after the last user closed this backend (the per-process registry forgets it)."""
         self._on_close.append(callback)
@@ -192,6 +212,9 @@ class DuckDBBackend:
         of ``scope``. It opens with the last write's scope head and profiles when nothing came after it
         (:mod:`.write_opening`), else reads them with its BEGIN, and leaves the opening of its last write."""
         with self._write_lock:
+            if scope not in self._sound_scopes:  # verified before this write's transaction: a refusal writes nothing
+                with self._transaction() as cursor:
+                    self._sound(cursor, reads.find_memory(cursor, scope), scope)
             nested, before = self._transactions.in_transaction(), self._transactions.clock.begun()
             known = self._openings.known(scope, nested=nested)
             try:
@@ -199,13 +222,22 @@ class DuckDBBackend:
                     # held, the file is this process's alone: no other process takes full-text ids between two writes
                     self._id_floor.begin_write(self._transactions.clock.begun(), sole_writer=not self.shared)
                     writes = WritesInOneTransaction(cursor, scope, known, lambda scope, memory, profiles: TrackedWrite(
-                        cursor, scope, memory, self.analyzer, self._versions.clear, profiles, self._id_floor,
-                        self._pruning))
+                        cursor, scope, self._sound(cursor, memory, scope), self.analyzer, self._versions.clear,
+                        profiles, self._id_floor, self._pruning))
                     yield writes
             except BaseException:
                 self._openings.forget()
                 raise
             self._openings.committed(*writes.left(), before, nested=nested)
+
+    def _sound(self, cursor: duckdb.DuckDBPyConnection, memory: MemoryRef | None, scope: str) -> MemoryRef | None:
+        """``memory``, the head of ``scope``, once verified (before the first write to each scope in this backend,
+        see :func:`.schema_check.verify_head`; a scope a group reaches later, inside its transaction)."""
+        if scope not in self._sound_scopes:
+            if memory is not None:
+                verify_head(cursor, self.path, memory)
+            self._sound_scopes.add(scope)
+        return memory
 
     # --- reads ------------------------------------------------------------------------------------------------
 
@@ -276,7 +308,8 @@ class DuckDBBackend:
         """Verify the file without changing it (see :mod:`pcmem.store.duckdb.check`): first every storage block on
         disk (blocks.py), while this process holds the file and no write of it can checkpoint, then the contents."""
         with self._write_lock, self._transaction() as cursor:
-            return check_module.check(cursor, self._connections.scan_blocks())
+            report = check_module.check(cursor, self._connections.scan_blocks())
+        return check_module.note_log_copies(report, wal.damaged_wal_copies(self.path))
 
     def repair(self, analyzer: str | None = None) -> check_module.CheckReport:
         """Rebuild derived data from the event log in one transaction (optionally with another full-text analyzer);

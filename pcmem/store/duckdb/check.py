@@ -25,10 +25,29 @@ class CheckReport:
     tombstones: int = 0  # forgotten entries (their ids remain, their content is erased)
     notes: list[str] = field(default_factory=list)  # facts worth knowing that are not problems
     damaged_blocks: list[int] = field(default_factory=list)  # storage blocks whose checksum fails (see blocks.py)
+    log_copies: dict[str, int] = field(default_factory=dict)  # copies of the log next to the store: path -> bytes
 
     @property
     def ok(self) -> bool:
         return not self.problems
+
+
+def note_log_copies(report: CheckReport, copies: list[Path]) -> CheckReport:
+    """Add the copies of the store's log kept next to it (:func:`pcmem.store.duckdb.wal.damaged_wal_copies`) to
+    ``report``: a note, not a problem — the store does not need them, but they may hold entries' text."""
+    for copy in copies:
+        try:
+            report.log_copies[str(copy)] = copy.stat().st_size
+        except OSError:
+            continue
+    if report.log_copies:
+        names = ", ".join(Path(copy).name for copy in list(report.log_copies)[:5]) + (" …" if len(copies) > 5 else "")
+        report.notes.append(
+            f"{len(report.log_copies)} copies of the write-ahead log next to the store ({names}; "
+            f"{sum(report.log_copies.values()):,} bytes), set aside after a log was cut short (a kill inside a commit) "
+            "or moved aside by hand: the store does not need them, and they may hold entries' text, forgotten ones "
+            "too. Keep them only to investigate, then delete them; `pcmem forget` overwrites and deletes them.")
+    return report
 
 
 def _count(db: duckdb.DuckDBPyConnection, sql: str, params: list | None = None) -> int:

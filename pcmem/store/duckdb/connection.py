@@ -108,14 +108,7 @@ def connect(path: Path, *, lock_timeout: float = 0.0, read_only: bool = False) -
             leftover_log = wal.prepare_leftover_wal(path, read_only=read_only)  # only when nobody is writing it
             replays = not read_only and leftover_log
             try:
-                config: dict[str, str | bool | int | float | list[str]] = {"autoinstall_known_extensions": False}
-                if DUCKDB_THREADS is not None:
-                    config["threads"] = DUCKDB_THREADS
-                # Always, not only for a new file: an existing file keeps its own format whatever this says, and
-                # one configuration for every connection lets a second connection in this process join the first
-                # (DuckDB refuses "a different configuration than existing connections")
-                config["storage_compatibility_version"] = NEW_STORE_STORAGE
-                connection = duckdb.connect(str(path), read_only=read_only, config=config)
+                connection = duckdb.connect(str(path), read_only=read_only, config=_config())
                 # a global setting (the instance's, every connection's); DuckDB's config dict ignores this one
                 connection.execute(f"SET GLOBAL disabled_compression_methods = '{DISABLED_COMPRESSION}'")
                 if replays:
@@ -137,6 +130,30 @@ def connect(path: Path, *, lock_timeout: float = 0.0, read_only: bool = False) -
         time.sleep(delay + random.random() * delay)  # jitter: two waiting processes should not collide again
         delay = min(delay * 2, 0.02)  # poll often: a busy shared-mode process leaves short gaps (see backend)
     return quiet(connection)
+
+
+def _config() -> dict[str, str | bool | int | float | list[str]]:
+    config: dict[str, str | bool | int | float | list[str]] = {"autoinstall_known_extensions": False}
+    if DUCKDB_THREADS is not None:
+        config["threads"] = DUCKDB_THREADS
+    # Always, not only for a new file: an existing file keeps its own format whatever this says, and one
+    # configuration for every connection lets a second connection in this process join the first (DuckDB refuses
+    # "a different configuration than existing connections")
+    config["storage_compatibility_version"] = NEW_STORE_STORAGE
+    return config
+
+
+def create_database(path: Path) -> None:
+    """Create an empty DuckDB database file at ``path`` (in :data:`NEW_STORE_STORAGE`'s format) and close it.
+
+    DuckDB creates the file with the umask's mode and refuses to adopt an empty file made beforehand ("exists, but
+    it is not a valid DuckDB database file"), so a store is born this way in a private folder and linked into place
+    (:func:`files.create_store_file`); pcmem's tables are added by the normal open that follows."""
+    try:
+        duckdb.connect(str(path), config=_config()).close()
+    except duckdb.Error as error:
+        raise StoreError(f"cannot create a DuckDB database ({str(error).splitlines()[0] if str(error) else error})"
+                         ) from error
 
 
 def checkpoint_replayed(connection: duckdb.DuckDBPyConnection, path: Path) -> None:

@@ -33,8 +33,9 @@ _CHECKPOINT_WAIT = 10.0  # seconds to wait for other transactions of this proces
 
 
 def erase(db: duckdb.DuckDBPyConnection, artifact_id: str, entry_ids: Sequence[str]) -> None:
-    """Delete every version's text and metadata, and every vector, of these entries; drop index terms no document
-    uses any more (the commit already removed their full-text documents). Runs inside the write transaction."""
+    """Delete every version's text and metadata, and every vector, of these entries, and the reasons of the revisions
+    that wrote them; drop index terms no document uses any more (the commit already removed their full-text
+    documents). Runs inside the write transaction."""
     import pyarrow as pa  # lazy: importing pyarrow costs ~100 ms, a search never needs it
     wanted = pa.table({"entry_id": pa.array(list(entry_ids), pa.string())})
     with registered(db, "pcmem_erased", wanted):
@@ -43,6 +44,11 @@ def erase(db: duckdb.DuckDBPyConnection, artifact_id: str, entry_ids: Sequence[s
             "WHERE artifact_id = ?", [artifact_id]).fetchall()]
         db.execute("DELETE FROM entry_versions WHERE artifact_id = ? AND entry_id IN (SELECT entry_id FROM pcmem_erased)",
                    [artifact_id])
+        # A write's reason often quotes the value it replaced ("corrected the phone from …"): the reason of every
+        # revision that wrote one of these entries goes with them (for the revision's other entries too).
+        db.execute("UPDATE revisions SET reason = NULL WHERE artifact_id = ? AND reason IS NOT NULL AND revision IN "
+                   "(SELECT revision FROM entry_events JOIN pcmem_erased USING (entry_id) WHERE artifact_id = ?)",
+                   [artifact_id, artifact_id])
     for table in _existing(db, VECTOR_TABLES.values()):
         db.execute(f"DELETE FROM {table} WHERE entry_version_id IN (SELECT unnest($ids))", {"ids": versions})
     db.execute(f"DELETE FROM {FTS_SCHEMA}.dict WHERE df <= 0")
@@ -116,6 +122,9 @@ def reclaim(db: duckdb.DuckDBPyConnection) -> None:
     db.execute("BEGIN TRANSACTION")
     try:
         _rewrite(db, "main", "entry_versions")
+        # The erased reasons: DuckDB 1.5.5's checkpoint writes an updated column anew (the old blocks become free
+        # and are overwritten below), but how a checkpoint stores an UPDATE is DuckDB's to change; a copy is not.
+        _rewrite(db, "main", "revisions")
         _rewrite(db, FTS_SCHEMA, "dict")
         for table in _existing(db, VECTOR_TABLES.values()):
             _rewrite(db, "main", table)

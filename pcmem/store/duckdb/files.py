@@ -10,8 +10,10 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from collections.abc import Callable
 from pathlib import Path
 
+from pcmem import private_files
 from pcmem.errors import (
     InputError,
     StoreError,
@@ -25,8 +27,7 @@ from pcmem.settings import expand_user, local_path_text
 
 NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # POSIX: open a FIFO without waiting for its other end
 
-FILE_MODE = 0o600  # agent memory is private: owner-only files ...
-FOLDER_MODE = 0o700  # ... and folders, the intermediate ones too
+FILE_MODE = private_files.FILE_MODE
 
 
 def store_path(target: str | os.PathLike[str]) -> Path:
@@ -117,20 +118,23 @@ def os_error(error: OSError, doing: str) -> StoreError:
 
 
 def make_private_folders(folder: Path) -> None:
-    """Create ``folder`` and every missing parent with mode 0700 (``mkdir(parents=True)`` would give the
-    intermediate ones the umask's mode)."""
-    missing = []
-    while not folder.exists():
-        missing.append(folder)
-        folder = folder.parent
-    for created in reversed(missing):
-        try:
-            created.mkdir(mode=FOLDER_MODE)
-        except FileExistsError:
-            pass
-        except OSError as error:
-            raise os_error(error, f"create the folder {created}") from None
-        os.chmod(created, FOLDER_MODE)  # mkdir's mode is filtered by the umask
+    """Create ``folder`` and every missing parent with mode 0700 (see :mod:`pcmem.private_files`)."""
+    try:
+        private_files.make_private_folders(folder)
+    except OSError as error:
+        raise os_error(error, f"create the folder {error.filename or folder}") from None
+
+
+def create_store_file(path: Path, build: Callable[[Path], None]) -> bool:
+    """Create the store file ``path`` with ``build`` (DuckDB's creation of an empty database) owner-only from its
+    first instant: DuckDB creates a file with the umask's mode, and a chmod afterwards leaves a handle another user
+    opened in between readable — and writable under umask 000 — for good (see :func:`pcmem.private_files.
+    create_privately`). Returns False when another process created the file first (then it is theirs, and the
+    caller opens it like any existing store)."""
+    try:
+        return private_files.create_privately(path, build)
+    except OSError as error:
+        raise os_error(error, f"create {path}") from None
 
 
 def make_owner_only(path: Path) -> None:

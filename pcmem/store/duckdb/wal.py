@@ -7,7 +7,6 @@ from __future__ import annotations
 import errno
 import logging
 import os
-import re
 import stat
 import struct
 from dataclasses import dataclass
@@ -325,14 +324,24 @@ def _damaged_copy(wal: Path, number: int) -> Path:
 
 
 def damaged_wal_copies(path: Path) -> list[Path]:
-    """Every set-aside copy of the store's log next to it (made by :func:`recover_wal` or by hand, as advised)."""
-    wal = files.wal_path(path)
-    pattern = re.compile(re.escape(f"{wal.name}.damaged") + r"(\.[0-9]+)?")
+    """Every copy of the store's log kept next to it: the regular files named ``FILE.wal.`` and anything —
+    ``FILE.wal.damaged``, ``.damaged.N`` (made by :func:`recover_wal`), and what a user named a log moved aside by hand
+    (``.aside`` as a refusal advises, ``.bak``, ``.damaged-2``…). The one definition both ``pcmem check`` (which lists
+    them) and ``forget`` (which erases them: they may hold forgotten text) use. Symlinks and folders are not copies."""
+    prefix = files.wal_path(path).name + "."
     try:
         names = os.listdir(path.parent)
     except OSError:
         return []
-    return sorted(path.parent / name for name in names if pattern.fullmatch(name))
+    return sorted(path.parent / name for name in names if name.startswith(prefix) and len(name) > len(prefix)
+                  and _regular_file(path.parent / name))
+
+
+def _regular_file(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(path.lstat().st_mode)
+    except OSError:
+        return False
 
 
 def erase_damaged_wal_copies(path: Path) -> list[Path]:

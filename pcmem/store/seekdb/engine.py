@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from pcmem import private_files
 from pcmem.errors import ConfigurationError, InputError, StoreError
 from pcmem.settings import STORE_SCHEMES, store_scheme
 from pcmem.store.seekdb.sql import Connection, EmbeddedConnection, ServerConnection
@@ -108,7 +109,7 @@ def _lock_directory(path: Path, timeout: float) -> int:
     succeed), which would corrupt it; pcmem refuses instead, after retrying for ``timeout`` seconds."""
     import fcntl  # Unix only, like embedded seekdb itself
 
-    fd = os.open(path / ".pcmem-embedded.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    fd = os.open(path / ".pcmem-embedded.lock", os.O_RDWR | os.O_CREAT, private_files.FILE_MODE)
     deadline = time.monotonic() + max(timeout, 0.0)
     while True:
         try:
@@ -140,7 +141,10 @@ def _embedded_instance(path: Path, lock_timeout: float = 10.0) -> Any:
             raise ConfigurationError(f"embedded seekdb needs pylibseekdb (Linux only); {INSTALL_HINT}") from None
         if path.exists() and not path.is_dir():
             raise StoreError(f"{path} is a file, not a seekdb data directory")
-        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        try:
+            private_files.make_private_folders(path)  # 0700, the missing parents too (the data inside is seekdb's)
+        except OSError as error:
+            raise StoreError(f"cannot create the seekdb data directory {path}: {error.strerror}") from None
         lock = _lock_directory(path, lock_timeout)
         try:
             instance = pylibseekdb.open(db_dir=str(path))

@@ -101,8 +101,8 @@ class SeekdbWrite:
         self._db.run(render("DELETE FROM recorded_writes WHERE recorded_at < %s", expired) + beyond)
 
     def erase(self, entry_ids: Sequence[str]) -> None:
-        """Delete every version's text/metadata and every vector of these entries (their events stay: the
-        tombstone). The commit already removed their full-text documents."""
+        """Delete every version's text/metadata and every vector of these entries, and the reasons of the revisions
+        that wrote them (their events stay: the tombstone). The commit already removed their full-text documents."""
         if self.memory is None:
             raise StoreError("nothing to erase in a scope with no memory")
         db, artifact = self._db, quote(self.memory.artifact_id)
@@ -111,6 +111,10 @@ class SeekdbWrite:
                 f"SELECT DISTINCT entry_version_id FROM entry_events WHERE artifact_id = {artifact} "
                 f"AND entry_id IN {in_list(batch)}")]
             db.run(f"DELETE FROM entry_versions WHERE artifact_id = {artifact} AND entry_id IN {in_list(batch)}")
+            # the reasons of the revisions that wrote them (a reason often quotes the value it replaced)
+            db.run(f"UPDATE revisions SET reason = NULL WHERE artifact_id = {artifact} AND reason IS NOT NULL AND "
+                   f"revision IN (SELECT revision FROM entry_events WHERE artifact_id = {artifact} "
+                   f"AND entry_id IN {in_list(batch)})")
             for table in dict.fromkeys(vectors.profile_tables(db).values()):
                 for ids in chunks(versions):
                     db.run(f"DELETE FROM {table} WHERE entry_version_id IN {in_list(ids)}")
