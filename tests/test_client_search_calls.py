@@ -66,6 +66,7 @@ def test_an_mcp_search_through_a_client_is_one_call_to_the_owner(owner, monkeypa
     monkeypatch.setattr(owner_client.Caller, "call", counted)
     with pcmem.open_sync(owner, embedder=None) as runtime:
         assert type(runtime).__name__ != "SyncRuntime", "this process must be the owner's client"
+        sent.clear()  # what opening asked (the owner checks a client's settings then), not the search
         result = asyncio.run(call(MemoryApi(runtime, owner), "search_memory",
                                   {"scope_id": "agent", "query": "kiwi orchard", "limit": 10}))
         assert not result.is_error, result.content[0].text
