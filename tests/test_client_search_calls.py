@@ -89,3 +89,34 @@ def test_a_hit_carries_its_version_and_date(tmp_path):
         entry = scope.get(hit.citation)
     assert (hit.version, hit.created_at) == (2, entry.entry.created_at) == (entry.entry.version,
                                                                              entry.entry.created_at)
+
+
+def test_a_v1_search_shows_each_hit_without_reading_it_back(tmp_path, monkeypatch):
+    """`pcmem serve`'s PowerContext v1 search read every hit back (one DuckDB read each, ~2.5 ms, or one round
+    trip each when serve is a client); the record and the tag filter now come from the hit."""
+    from pcmem.memory.scoped_reads import ScopedReads
+    from pcmem.serve import convert, wire
+
+    with pcmem.open_sync(tmp_path / "v1.duckdb", embedder=None) as runtime:
+        scope = runtime.memory.for_scope("agent")
+        for n in range(6):
+            scope.remember(pcmem.NewEntry(text=f"kiwi note {n} about the orchard", entry_id=f"k{n}",
+                                          metadata={"tags": ["Fruit"] if n % 2 else ["tree"]}))
+        scope.revise(pcmem.ReviseRequest(entry_id="k1", text="kiwi note 1, revised, about the orchard",
+                                         expected_version=1))
+        api = MemoryApi(runtime, tmp_path / "v1.duckdb")
+        reads: list[object] = []
+        original = ScopedReads.get
+        monkeypatch.setattr(ScopedReads, "get", lambda self, citation: reads.append(citation) or original(
+            self, citation))
+        request = wire.SearchMemoryRequest(scope_id="agent", query="kiwi orchard", mode="fts",
+                                           tag_filter=wire.TagFilter(tags=["fruit"]))
+        found = asyncio.run(api.search_memory(request))
+        assert reads == []
+        monkeypatch.setattr(ScopedReads, "get", original)
+        page = scope.search(pcmem.SearchMemoryRequest(query="kiwi orchard", mode="fts"))
+        expected = [convert.record(scope.get(hit.citation)) for hit in page.hits
+                    if convert.tags_match(scope.get(hit.citation), request.tag_filter)]
+    assert [hit.memory for hit in found.hits] == expected
+    assert sorted(hit.memory.artifact.artifact_id for hit in found.hits) == ["k1", "k3", "k5"]
+    assert any(hit.memory.artifact.revision == 2 for hit in found.hits)  # k1's version 2
