@@ -120,3 +120,29 @@ def test_a_v1_search_shows_each_hit_without_reading_it_back(tmp_path, monkeypatc
     assert [hit.memory for hit in found.hits] == expected
     assert sorted(hit.memory.artifact.artifact_id for hit in found.hits) == ["k1", "k3", "k5"]
     assert any(hit.memory.artifact.revision == 2 for hit in found.hits)  # k1's version 2
+
+
+def test_the_owner_answers_with_its_result_encoded_once_as_the_same_json(tmp_path):
+    """The owner sends a result as pydantic's ``dump_json`` writes it, not through Python values and ``json.dumps``
+    (~7x the time, on every call it serves); the frame is the same JSON, and a client reads back the same value."""
+    import socket
+
+    from pcmem.compose.owned import Rerankers
+    from pcmem.owner import protocol
+    from pcmem.owner.operations import Dispatcher, operation
+
+    with pcmem.open_sync(tmp_path / "frames.duckdb", embedder=None) as runtime:
+        scope = runtime.memory.for_scope("s")
+        scope.remember(pcmem.NewEntry(text="Die Kiwi-Ernte beginnt im Mai — 收获 🥝", metadata={"n": 1.5}))
+        request = {"op": "scope.search", "scope": "s", "rerank": None,
+                   "args": {"request": {"query": "kiwi", "mode": "fts"}}}
+        answer = Dispatcher(runtime.memory, Rerankers())(request)
+        assert isinstance(answer["result"], protocol.Encoded)
+        page = scope.search(pcmem.SearchMemoryRequest(query="kiwi", mode="fts"))
+    sent, received = socket.socketpair()
+    with sent, received:
+        protocol.send_frame(sent, answer)
+        frame = protocol.recv_frame(received)
+    result = operation("scope.search").result
+    assert frame["result"] == result.dump_python(page, mode="json")
+    assert result.validate_python(frame["result"]) == page
