@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import AfterValidator, BaseModel, ConfigDict
 
-from pcmem.types.rerank import RerankPolicy
+from pcmem import rerank_policies
+
+
+def _declared(policy: str) -> str:
+    """A declared policy's name (pydantic reports an unknown one as a validation error naming the known ones)."""
+    return rerank_policies.named(policy).name
 
 
 class RerankSpec(BaseModel):
@@ -15,7 +20,7 @@ class RerankSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
-    policy: RerankPolicy
+    policy: Annotated[str, AfterValidator(_declared)]
     #: The client's :class:`~pcmem.config.InferenceConfig` as JSON (its generation model, timeouts, ...).
     inference: dict[str, Any] = {}
     rerank_embedder: str | None = None
