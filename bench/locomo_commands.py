@@ -8,14 +8,14 @@ from typing import cast
 
 import click
 
+from pcmem import rerank_policies
 from pcmem.cli import render
 from pcmem.cli.progress import progress_bar
 from pcmem.config import InferenceConfig
 from pcmem.errors import InputError
 from pcmem.rerank.port import MemoryReranker
-from pcmem.settings import SEARCH_FUSIONS, SearchFusion
-from pcmem import rerank_policies
 from pcmem.rerank_policies import RERANK_POLICIES
+from pcmem.settings import SEARCH_FUSIONS, SearchFusion
 from pcmem_bench import csv_list
 from pcmem_bench.output import write_result
 

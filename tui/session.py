@@ -11,7 +11,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import pcmem
 from pcmem import (
@@ -314,7 +314,7 @@ class Session:
             if policy not in self._rerankers:
                 checked("loading model…")(0, 0)
                 self._rerankers[policy] = self.runtime.build_reranker(  # a client only names it (the owner runs it)
-                    cast(pcmem.RerankPolicy, policy), self.inference, checked("verifying model"))
+                    policy, self.inference, checked("verifying model"))
             return self._rerankers[policy]
 
     # --- writes ---------------------------------------------------------------------------------------------

@@ -11,9 +11,9 @@ from pcmem.cli import owner_reads, render
 from pcmem.cli.fusion_command import SOURCES
 from pcmem.cli.rerank_option import rerank_option
 from pcmem.errors import InputError, StoreError
+from pcmem.rerank_policies import model_policy_names
 from pcmem.settings import SEARCH_FUSIONS
 from pcmem.validation import metadata_filter
-from pcmem.rerank_policies import model_policy_names
 from pcmem.vocabulary import MAX_SEARCH_LIMIT, SEARCH_MODES, SearchMode
 
 if TYPE_CHECKING:

@@ -51,8 +51,8 @@ def named_embedder(choice: str) -> Embedder:
 
     if choice == "default":
         choice = presets.DEFAULT_PRESET
-    if choice in presets.EMBEDDER_PRESETS:
-        preset = presets.EMBEDDER_PRESETS[choice]
+    preset = presets.find(choice)
+    if preset is not None and not preset.retired:
         ready, _ = presets.preset_state(preset)
         if not ready:
             raise ConfigurationError(f"the embedder {choice} is not prepared yet: run `{preset.prepare_hint}`")
@@ -97,7 +97,7 @@ def _ready_embedder(profile: EmbeddingProfile) -> Embedder | None:
     to ``pcmem reindex --rerank-embedder`` (``pcmem check`` counts them) instead of failing on a model not prepared."""
     from pcmem.embedding import presets
 
-    for preset in presets.EMBEDDER_PRESETS.values():
-        if preset.profile == profile:
-            return presets.shared(preset.name) if presets.looks_prepared(preset) else None
+    preset = presets.for_model_id(profile.model_id)
+    if preset is not None and not preset.retired and preset.profile == profile:
+        return presets.shared(preset.name) if presets.looks_prepared(preset) else None
     return profile_embedder(profile)

@@ -52,7 +52,7 @@ def open_for_serving(path: str | Path, *, embedder: str | None = None, model: st
     try:
         if policy and policy != "none":
             # In the owner the model loads now; beside another owner it is only named, and that process runs it.
-            runtime.use_reranker(runtime.build_reranker(policy, inference))  # type: ignore[arg-type]
+            runtime.use_reranker(runtime.build_reranker(policy, inference))
         if runtime.embedder is not None:
             runtime.embedder.embed_query("warm up")  # load the embedding model now, not on the first search
     except BaseException:  # Ctrl-C during the warm-up too: the opened store must be closed
