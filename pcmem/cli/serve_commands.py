@@ -157,11 +157,10 @@ class _McpGroup(click.Group):
 
     def format_help_text(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         super().format_help_text(ctx, formatter)
-        from pcmem.serve.tools import TOOLS
+        from pcmem.serve.tools import declared
 
         with formatter.section("Tools"):
-            formatter.write_dl([(tool.name, tool.description.split(". Returns")[0].rstrip(".") + ".")
-                                for tool in TOOLS])
+            formatter.write_dl([(tool.name, tool.summary) for tool in declared()])
 
 
 @click.group(cls=_McpGroup, invoke_without_command=True)
@@ -186,9 +185,9 @@ def mcp(model: str | None, rerank: str | None, as_json: bool) -> None:
     store = click.get_current_context().obj
     require_serve_extra()
     if as_json:
-        from pcmem.serve.tools import TOOL_NAMES
+        from pcmem.serve.tools import declared
 
-        render.emit_json({"db": str(store.path), "tools": list(TOOL_NAMES), "model": model})
+        render.emit_json({"db": str(store.path), "tools": [tool.name for tool in declared()], "model": model})
         return
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
     import anyio
