@@ -9,13 +9,14 @@ of them::
 
 The group is read once per process, and only when a name, a profile or a listing is not answered by the presets
 pcmem ships: opening a store of a shipped preset never reads the installed distributions' metadata. A plugin that
-fails to load is skipped with a warning naming it (``pcmem doctor`` shows the warning); the others still load.
+fails to load is skipped with a warning naming it (logged as ``pcmem``: one line on stderr when nothing
+configured logging); the others still load.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
-import warnings
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -23,6 +24,7 @@ from pcmem.embedding.preset_declaration import EmbedderPreset
 from pcmem.errors import PcmemError
 
 GROUP = "pcmem.embedders"
+log = logging.getLogger("pcmem")
 
 _loaded = False
 _lock = threading.RLock()  # re-entrant: registering a plugin's preset looks the names up again
@@ -43,8 +45,7 @@ def load(register: Callable[[EmbedderPreset], None]) -> bool:
                 for preset in _presets(entry.load()):
                     register(preset)
             except (Exception, PcmemError) as error:  # noqa: BLE001 - one broken plugin must not stop the others
-                warnings.warn(f"pcmem: the embedder plugin {entry.name} ({entry.value}) was skipped: {error}",
-                              RuntimeWarning, stacklevel=2)
+                log.warning("pcmem: the embedder plugin %s (%s) was skipped: %s", entry.name, entry.value, error)
         return True
 
 
