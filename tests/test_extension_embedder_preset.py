@@ -192,5 +192,6 @@ def test_a_plugin_distribution_declares_a_preset_by_entry_point(tmp_path):
     report = json.loads(done.stdout.splitlines()[-1])
     assert report["read_for_shipped"] is False  # opening and searching a shipped preset's store reads no plugin
     assert report["listed"][-1] == "plugin-hash" and report["alpha"] == 0.8
-    skipped = "pcmem: the embedder plugin broken (pcmem_broken_plugin:MISSING) was skipped: module 'pcmem_broken_plugin' has no attribute 'MISSING'"
+    skipped = ("pcmem: the embedder plugin broken (pcmem_broken_plugin:MISSING) was skipped: module "
+               "'pcmem_broken_plugin' has no attribute 'MISSING'")
     assert report["stderr"].startswith(skipped) and report["stderr"].count("\n") == 1  # one line, no traceback
