@@ -163,6 +163,8 @@ with pcmem.open(store + ".minilm.duckdb", embedder="minilm-l6-int8") as runtime:
 read_for_shipped = preset_plugins._loaded
 models = CliRunner().invoke(main, ["models", "--json"])
 listed = [row["name"] for row in json.loads(models.stdout) if row["kind"] == "embedder"]
+prepared = CliRunner().invoke(main, ["models", "prepare", "plugin-hash", "--json"])  # no build: checked ready
+assert prepared.exit_code == 0 and json.loads(prepared.stdout)["verified"], prepared.output
 with pcmem.open(store, embedder="plugin-hash") as runtime:
     runtime.memory.for_scope("s").remember("Deploys go out on Fridays.")
     page = runtime.memory.for_scope("s").search(pcmem.SearchMemoryRequest(query="deploys", fusion="convex"))

@@ -78,9 +78,13 @@ class EmbedderPreset(ABC):
         """A new embedder; its model loads (and is verified) on first use, so building one is cheap."""
 
     def prepare(self, cache_root: Path, progress: StageProgress | None, options: PrepareOptions) -> Path:
-        """Make it ready in the cache (idempotent) and return its model directory: runs :attr:`build`."""
+        """Make it ready in the cache (idempotent) and return its model directory: runs :attr:`build` (without one,
+        only checks that it is ready)."""
         if self.build is None:
-            raise ConfigurationError(f"the embedder {self.name} has no build: {self.prepare_hint}")
+            if self.is_ready(cache_root):
+                return self.model_dir(cache_root)
+            raise ConfigurationError(f"the embedder {self.name} is not ready and pcmem has no build for it: "
+                                     f"{self.prepare_hint}")
         module, _, function = self.build.partition(":")
         prepared: Path = getattr(importlib.import_module(module), function)(self, cache_root, progress, options)
         return prepared
