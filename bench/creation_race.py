@@ -22,6 +22,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from pcmem_bench import programs
 from pcmem_bench.tally import Tally
 
 #: Who plays the other user in the campaign: present on every Linux and BSD, owns nothing pcmem makes.
@@ -144,12 +145,10 @@ def trial(rounds: int = 2) -> Tally:
 
 
 def _round(folder: Path, umask: int, rounds: int, user: pwd.struct_passwd, tally: Tally) -> None:
-    library = ("import sys, pcmem\nwith pcmem.open_sync(sys.argv[1], embedder=None) as runtime:\n"
-               "    runtime.memory.for_scope('s').remember('created by the library')\n")
     written = {folder / "nested" / "deeper" / "cli-0.duckdb": "secret 0"}
     written.update({folder / f"cli-{number}.duckdb": f"secret {number}" for number in range(1, rounds)})
     commands = [_pcmem("--db", str(path), "remember", "--scope", "s", text) for path, text in written.items()]
-    commands.append([sys.executable, "-c", library, str(folder / "library.duckdb")])
+    commands.append(programs.command("library_creator", str(folder / "library.duckdb")))
     commands.append(_pcmem("migrate", "--from", str(next(iter(written))), "--to", str(folder / "copy.duckdb")))
     probe = Probe(folder, user)
     try:

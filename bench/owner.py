@@ -7,6 +7,12 @@
 - **Kill**: ``rounds`` times, SIGKILL the owner while two client processes write keyed upserts and read; the time
   until one of them holds the file (target ≤ 2 s), then every acknowledged write is read back and every entry
   revised once (nothing lost, every pre-crash entry writable). A fresh client joins after each round.
+- **Hand-off** (:mod:`pcmem_bench.handoff`, #39): two ``pcmem mcp`` hosts and a CLI loop, the owning host SIGKILLed
+  ``rounds`` times; per client the time to its next answer (target p99 ≤ 2 s) and the calls that failed.
+- **Find, stop**: ``pcmem.open`` beside a running owner (the time to find it); the same owner stopped with SIGSTOP:
+  how long a call and an open take to end with OwnerStoppedError.
+- **Repeated query**: one search repeated, p50 in the owner and in a client of it (the search memo lives in the
+  owner; what the client adds is the socket, JSON and validating the page).
 """
 
 from __future__ import annotations
@@ -166,14 +172,91 @@ def kills(folder: Path, rounds: int) -> dict[str, Any]:
             "errors": errors[:10], "error_count": len(errors), "entries_not_writable": unwritable}
 
 
+def repeated_query(path: Path, repeats: int) -> dict[str, Any]:
+    """One query searched ``repeats * 20`` times: p50 in the owner (this process), then in a client of an owner."""
+    import pcmem
+
+    def timed(runtime: Any) -> float:
+        scope = runtime.memory.for_scope("bench")
+        scope.search("which release did Priya move")
+        times = []
+        for _ in range(repeats * 20):
+            started = time.perf_counter()
+            scope.search("which release did Priya move")
+            times.append((time.perf_counter() - started) * 1000)
+        return round(statistics.median(times), 2)
+
+    with pcmem.open_sync(path) as runtime:
+        owner = timed(runtime)
+    holder = _start("store_holder", str(path))
+    try:
+        with pcmem.open_sync(path) as runtime:
+            client = timed(runtime)
+    finally:
+        holder.communicate(timeout=60)
+    return {"owner_p50_ms": owner, "client_p50_ms": client}
+
+
+def find_and_stop(path: Path, repeats: int) -> dict[str, Any]:
+    """How long a process takes to find a running owner (``pcmem.open`` → a client), and to be told the owner is
+    stopped (SIGSTOP): a call on an open client, and ``pcmem.open`` itself, until OwnerStoppedError."""
+    import pcmem
+
+    holder = _start("store_holder", str(path))
+    try:
+        finds = []
+        for _ in range(repeats * 4):
+            started = time.perf_counter()
+            runtime = pcmem.open_sync(path)
+            finds.append((time.perf_counter() - started) * 1000)
+            assert runtime.owner_pid == holder.pid
+            runtime.close()
+        runtime = pcmem.open_sync(path)
+        runtime.memory.for_scope("bench").search("warm up")
+        holder.send_signal(signal.SIGSTOP)
+        try:
+            call, opening = [], []
+            for _ in range(repeats):
+                call.append(_until_stopped(lambda: runtime.memory.for_scope("bench").search("release")))
+                opening.append(_until_stopped(lambda: pcmem.open_sync(path)))
+        finally:
+            holder.send_signal(signal.SIGCONT)
+            runtime.close()
+    finally:
+        holder.communicate(timeout=60)
+    return {"find_p50_ms": _p50(finds), "stopped_call_p50_ms": _p50(call), "stopped_call_max_ms": round(max(call), 1),
+            "stopped_open_p50_ms": _p50(opening), "stopped_open_max_ms": round(max(opening), 1)}
+
+
+def _until_stopped(call: Any) -> float:
+    import pcmem
+
+    started = time.perf_counter()
+    try:
+        call()
+    except pcmem.OwnerStoppedError:
+        return (time.perf_counter() - started) * 1000
+    raise RuntimeError("a stopped owner answered")
+
+
 def run(entries: int = 200, repeats: int = 5, rounds: int = 5) -> dict[str, Any]:
+    from pcmem_bench import handoff
+
     with tempfile.TemporaryDirectory(prefix="pcmem-owner-") as folder:
         store = Path(folder) / "owner.duckdb"
         _seed(store, entries)
-        return {
+        result = {
             "entries": entries, "repeats": repeats,
             "mcp": mcp_calls(store, repeats),
             "cli_search": cli_search(store, repeats),
+            "repeated_query": repeated_query(store, repeats),
+            "find_and_stop": find_and_stop(store, repeats),
             "kill": kills(Path(folder), rounds),
-            "cpu_count": os.cpu_count(), "load_average": [round(x, 2) for x in os.getloadavg()],
         }
+        try:
+            import mcp  # noqa: F401 - the hand-off drives real MCP hosts
+        except ImportError:
+            result["handoff"] = None
+        else:
+            result["handoff"] = handoff.handoff(store, rounds)
+        return {**result, "cpu_count": os.cpu_count(), "load_average": [round(x, 2) for x in os.getloadavg()]}

@@ -128,8 +128,24 @@ def owner_(entries: int, repeats: int, rounds: int, as_json: bool) -> None:
     for mode, row in result["cli_search"].items():
         click.echo(f"CLI search --mode {mode}: cold p50 {row['cold_p50_ms']} ms, beside an owner "
                    f"{row['beside_owner_p50_ms']} ms ({row['ratio_beside_vs_cold']}x; target <= 0.4 and <= 250 ms)")
+    found = result["find_and_stop"]
+    click.echo(f"finding a running owner (pcmem.open): p50 {found['find_p50_ms']} ms; the owner stopped (SIGSTOP): a "
+               f"call ends with OwnerStoppedError after p50 {found['stopped_call_p50_ms']} ms (max "
+               f"{found['stopped_call_max_ms']}), an open after p50 {found['stopped_open_p50_ms']} ms (max "
+               f"{found['stopped_open_max_ms']})")
+    repeated = result["repeated_query"]
+    click.echo(f"repeated query: owner p50 {repeated['owner_p50_ms']} ms, client {repeated['client_p50_ms']} ms")
     kill = result["kill"]
     click.echo(f"SIGKILL x{kill['rounds']}: a client owned the file after p50 {kill['takeover_p50_ms']} ms, max "
                f"{kill['takeover_max_ms']} ms (target <= 2000); acknowledged {kill['acknowledged']}, lost "
                f"{kill['lost']}, errors {kill['error_count']}, entries not writable {kill['entries_not_writable']}")
+    handoff = result["handoff"]
+    if handoff is not None:
+        click.echo(f"hand-off, two MCP hosts and a CLI loop, owner SIGKILLed x{handoff['rounds']} (new owner: "
+                   f"{', '.join(handoff['new_owner'])}); a restarted host answered after p50 "
+                   f"{handoff['restart_p50_ms']} ms:")
+        for name, row in handoff["clients"].items():
+            click.echo(f"  {name}: next answer p50 {row['next_answer_p50_ms']} ms, p99 {row['next_answer_p99_ms']} ms "
+                       f"(target <= 2000; a call takes p50 {row['call_p50_ms']} ms), {row['failed']} of "
+                       f"{row['calls']} calls failed")
 

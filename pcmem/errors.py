@@ -126,6 +126,18 @@ class StoreLockedError(StoreError):
     exit_code = 10
 
 
+class OwnerStoppedError(StoreLockedError):
+    """The pcmem process that holds the store is stopped (SIGSTOP: Ctrl-Z, a debugger, a suspended job): it keeps its
+    lock on the file, so no other process can take the store over, and it answers nothing until it is resumed. The
+    message names it and says what to do (``kill -CONT PID``, ``fg``, or end it). A write sent to it before it
+    stopped runs when it resumes. ``pid`` and ``command`` name the process."""
+
+    def __init__(self, message: str, *, pid: int | None = None, command: str | None = None) -> None:
+        super().__init__(message)
+        self.pid = pid
+        self.command = command
+
+
 class StorePermissionError(StoreError):
     """The operating system denied access to the store file or its folder."""
 

@@ -241,8 +241,9 @@ RUNTIME_DIR_ENV = "XDG_RUNTIME_DIR"
 
 
 def runtime_dir() -> Path | None:
-    """The per-user runtime folder the system offers (``$XDG_RUNTIME_DIR``), where a store's owner listens; ``None``
-    when unset (see :mod:`pcmem.owner.address` for the fallback and the checks)."""
+    """The per-user runtime folder the system offers (``$XDG_RUNTIME_DIR``), ``None`` when unset. Owners no longer
+    listen there (the place must not depend on the environment: :mod:`pcmem.owner.address`); a client looks there
+    only to name an older pcmem that holds a store."""
     raw = os.environ.get(RUNTIME_DIR_ENV, "").strip()
     return Path(raw) if raw else None
 

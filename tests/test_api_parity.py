@@ -19,7 +19,7 @@ from pcmem.memory.service import MemoryService, ScopedMemory, SyncMemoryService
 PAIRS = [(SyncScopedMemory, ScopedMemory), (SyncMemoryService, MemoryService), (SyncRuntime, Runtime)]
 #: What differs by design: the async side is a wrapper around its sync object (``sync``); the sync runtime is also a
 #: context manager, the async one an async context manager; the rest is plumbing of the sync runtime the owner uses.
-SYNC_ONLY = {"for_clients", "before_close", "owner_pid"}
+SYNC_ONLY = {"for_clients", "before_close"}
 
 
 def _public(cls: type) -> dict[str, object]:

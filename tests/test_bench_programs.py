@@ -62,8 +62,8 @@ def test_the_owner_bench_processes_hold_and_load_a_store(tmp_path):
     holder = subprocess.Popen(programs.command("store_holder", str(path)), stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, text=True)
     assert holder.stdout is not None and holder.stdout.readline() == "ready\n"
-    loader = subprocess.Popen(programs.command("store_loader", str(path), "p0", str(stop)), stdout=subprocess.PIPE,
-                              text=True)
+    loader = subprocess.Popen(programs.command("store_loader", str(path), "p0", str(stop), "auto"),
+                              stdout=subprocess.PIPE, text=True)
     assert loader.stdout is not None and loader.stdout.readline() == "ready\n"
     assert loader.stdout.readline() == "ack p0-0\n"  # written through the holder, which owns the file
     stop.touch()

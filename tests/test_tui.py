@@ -395,8 +395,10 @@ async def test_search_shows_ranked_hits_with_citation_and_opens_the_cited_entry(
         table = screen.query_one("#hits", ListTable)
         hits = screen.page.hits
         assert {hit.citation.entry_id for hit in hits} == {"release-day", "release-owner"}
+        # in fts mode the list is in BM25 order: its column shows BM25 (#45.7), not the fused 1/(60 + rank)
+        assert table.columns[1][0] == "bm25"
         assert [row[:4] for row in rows(table)] == [
-            [str(rank), f"{hit.score:.4f}", "fts", hit.kind] for rank, hit in enumerate(hits, 1)]
+            [str(rank), f"{hit.channels['fts'][1]:.3f}", f"fts#{rank}", hit.kind] for rank, hit in enumerate(hits, 1)]
         assert hits[0].text.startswith(rows(table)[0][4].removesuffix("…"))
         assert str(hits[0].citation) in text_of(app, "#hit-detail")
         assert status(app) == "2 hits · mode fts · revision 3"
@@ -843,7 +845,7 @@ async def test_a_decision_rerank_with_fallback_says_so_in_rows_summary_and_searc
             shown = rows(table)
             assert [row[2] for row in shown[:2]] == ["↩ fallback", "↩ fallback"]
             assert "✓ kept" not in [row[2] for row in shown]
-            assert [row[3] for row in shown[:2]] == ["no 0.05", "no 0.06"]
+            assert [row[3] for row in shown[:2]] == ["no p(yes)=0.05", "no p(yes)=0.06"]  # 0.05 is p(yes) (#45.7)
             assert "fallback: the model kept nothing" in text_of(app, "#trace-summary")
 
 

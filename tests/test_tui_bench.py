@@ -64,7 +64,7 @@ async def test_the_small_pass_opens_its_own_scope_when_big_scopes_sort_first(tmp
     and wrote in) that 10,000-entry scope, so its "open scope" and the rest were not the small store's figures."""
     path = tmp_path / "bench.duckdb"
     bench.seed(path, 8, embedder=None)
-    bench.seed_big(path, 30)
+    bench.seed_big(path, 30, embedder=None)
     app = make_app(path, embedder=None)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)

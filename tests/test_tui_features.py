@@ -100,8 +100,8 @@ async def test_the_embedder_loads_in_the_background_at_start_up_and_the_status_b
                 assert f"loading {embedder.profile.describe()}…" in bar(app)  # browsing works meanwhile
             finally:
                 embedder.gate.set()
+            await until(pilot, lambda: embedder.queries == ["warm up"])  # loaded before any search asked for it
             await settle(pilot)
-            assert embedder.queries == ["warm up"]  # loaded before any search asked for it
             assert "loading" not in bar(app)
 
 
@@ -135,8 +135,8 @@ async def test_an_embedder_that_cannot_load_is_said_once_in_the_status_bar(tmp_p
     with pcmem.open_sync(tmp_path / "m.duckdb", embedder=BrokenEmbedder(), clock=FrozenClock()) as runtime:
         app = make_app(runtime)
         async with app.run_test(size=(160, 30)) as pilot:
-            await settle(pilot)
-            assert "⚠ embedder not loaded (cannot load the embedding model from /nowhere)" in bar(app)
+            await until(pilot, lambda: "⚠ embedder not loaded (cannot load the embedding model from /nowhere)"
+                        in bar(app))
 
 
 # --- 2. forget, with a confirmation that shows what will be erased ---------------------------------------------------

@@ -12,8 +12,9 @@ and the screen repainted): start to first screen, open scope (``ops``, 125 entri
 search, a write, stepping to a past revision. Every pass runs in a fresh process, so the first search pays what a
 user's first search pays (loading the embedder). The app runs headless at 120×36, as in the snapshot tests.
 
-``--big 3000 10000`` adds one scope of each size, each measured in a fresh process of its own: the first open (the
-first rows drawn, then every row loaded), stepping to a past revision read whole (first rows), sort, one filter
+``--big 3000 10000`` adds one scope of each size, each measured in a fresh process of its own: start until the scopes
+are listed, the first open (the first rows drawn, then every row loaded), the first search of the scope (hybrid with
+an embedder), stepping to a past revision read whole (first rows), sort, one filter
 keystroke, ``j`` while another process writes to the scope every 0.75 s (median and worst of 20 presses, from the
 first row down: each from the key's arrival until the cursor is on the next row and the screen is painted, and the
 longest stall of the event loop meanwhile), stepping to the previous revision and back, and the process's CPU while
@@ -52,6 +53,7 @@ from typing import Any
 
 import pcmem
 from pcmem import NewEntry, RememberRequest
+from pcmem_tui.bench_owner import start_mcp_owner, stop_mcp_owner
 
 SCOPES = ("project", "people", "ops", "旅行-notes")
 #: The scope the 500-entry pass opens, searches and writes to (125 entries).
@@ -217,6 +219,31 @@ async def measure(path: Path, role: str | None = None, **options: Any) -> dict[s
     return timings
 
 
+async def first_search(pilot: Any, query: str, mode: str) -> float:
+    """Milliseconds from enter in the query until the hits are shown: the process's first search of the scope on
+    screen (the user typed for :data:`TYPING` seconds first, as a person does); back to the list afterwards."""
+    from textual.widgets import Input, Select
+
+    app = pilot.app
+    back_to = app.screen
+    await pilot.press(_search_key(back_to))
+    await _until(pilot, lambda: type(app.screen).__name__ == "SearchScreen")
+    screen = app.screen
+    screen.query_one("#mode", Select).value = mode
+    screen.query_one("#query", Input).value = query
+    screen.query_one("#query", Input).focus()
+    await asyncio.sleep(TYPING)
+    started = time.perf_counter()
+    await pilot.press("enter")
+    await _until(pilot, lambda: getattr(screen, "page", None) is not None, idle=False)
+    elapsed = (time.perf_counter() - started) * 1000
+    if screen.page.mode != mode and mode != "auto":
+        raise RuntimeError(f"the search ran in {screen.page.mode} mode, not {mode}")
+    app.pop_screen()
+    await _until(pilot, lambda: app.screen is back_to)
+    return elapsed
+
+
 def _key_at(table: Any, row: int) -> str:
     return table.row_keys[row] if hasattr(table, "row_keys") else table.ordered_rows[row].key.value
 
@@ -274,7 +301,8 @@ class LoopStalls:
 BIG_SCOPE = "big-{}"
 WRITER = """
 import sys, time, pcmem
-with pcmem.open_sync(sys.argv[1], embedder=None, shared=True) as runtime:
+embedder = None if sys.argv[3] == "none" else "auto"  # the store's vector space: a write without vectors is refused
+with pcmem.open_sync(sys.argv[1], embedder=embedder, shared=True) as runtime:
     memory = runtime.memory.for_scope(sys.argv[2])
     print("writing", flush=True)
     for n in range(100000):
@@ -283,9 +311,11 @@ with pcmem.open_sync(sys.argv[1], embedder=None, shared=True) as runtime:
 """
 
 
-def seed_big(path: Path, size: int) -> None:
-    """One scope of ``size`` entries, in batches of 500 (FTS only: the bench measures the list, not vectors)."""
-    with pcmem.open_sync(path, embedder=None) as runtime:
+def seed_big(path: Path, size: int, **options: Any) -> None:
+    """One scope of ``size`` entries, in batches of 500, with the store's embedder (``options`` as :func:`seed`'s):
+    a store seeded with vectors refuses entries written without them, and the first hybrid search of a big scope
+    is one of the figures."""
+    with pcmem.open_sync(path, **options) as runtime:
         memory, texts = runtime.memory.for_scope(BIG_SCOPE.format(size)), _texts("big", size)
         for start in range(0, size, 500):
             memory.remember(RememberRequest(entries=tuple(NewEntry(text=t) for t in texts[start:start + 500])))
@@ -298,9 +328,12 @@ async def measure_big(path: Path, size: int, role: str | None = None, **options:
 
     timings: dict[str, float] = {}
     scope = BIG_SCOPE.format(size)
+    started = time.perf_counter()
     app = make_app(path, **options)
     async with app.run_test(size=SIZE) as pilot:
-        await _until(pilot, lambda: type(app.screen).__name__ == "ScopesScreen" and _rows(app) > 0)
+        await _until(pilot, lambda: type(app.screen).__name__ == "ScopesScreen" and _rows(app) > 0, idle=False)
+        timings[f"{size}: start until scopes are listed"] = (time.perf_counter() - started) * 1000
+        await pilot.pause()
         _check_role(app, role)
         _move_to(_table(app), scope)
         # the first open in this process (a pass of its own): the first rows drawn, then every row loaded
@@ -311,6 +344,8 @@ async def measure_big(path: Path, size: int, role: str | None = None, **options:
         await _until(pilot, lambda: type(app.screen).__name__ == "EntriesScreen" and _rows(app) >= size)
         timings[f"{size}: open scope (every row)"] = (time.perf_counter() - started) * 1000
         entries: Any = app.screen
+        mode = "fts" if options.get("embedder", "auto") is None else "hybrid"
+        timings[f"{size}: first {mode} search"] = await first_search(pilot, "backup Priya Tuesdays", mode)
         head = entries.manifest.revision
         # the seeded revisions change 500 entries each: more than a patch, so the past revision is read whole
         started = time.perf_counter()
@@ -334,7 +369,9 @@ async def measure_big(path: Path, size: int, role: str | None = None, **options:
         await _until(pilot, lambda: _rows(app) >= size)
         _table(app).focus()
         await pilot.press("g")  # from the first row down: 20 rows below for 20 presses
-        writer = subprocess.Popen([sys.executable, "-c", WRITER, str(path), scope], stdout=subprocess.PIPE, text=True)
+        embedder = "none" if options.get("embedder", "auto") is None else "auto"
+        writer = subprocess.Popen([sys.executable, "-c", WRITER, str(path), scope, embedder], stdout=subprocess.PIPE,
+                                  text=True)
         try:
             assert writer.stdout is not None and writer.stdout.readline().strip() == "writing"
             presses = []
@@ -362,35 +399,6 @@ async def measure_big(path: Path, size: int, role: str | None = None, **options:
         await asyncio.sleep(5.0)
         timings[f"{size}: idle CPU %"] = 100 * (time.process_time() - cpu) / (time.perf_counter() - wall)
     return timings
-
-
-#: The first line an MCP host sends: ``pcmem mcp`` answers it once the store is open (and served to other processes).
-MCP_HELLO = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-             "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}}
-
-
-def start_mcp_owner(path: Path) -> subprocess.Popen[str]:
-    """A real ``pcmem mcp`` holding the store, as an agent started before the TUI holds it; returns once it has
-    answered the host's first request (the store is open then). Closing its stdin stops it, as a host does."""
-    server = subprocess.Popen([sys.executable, "-m", "pcmem", "--db", str(path), "mcp"], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    assert server.stdin is not None and server.stdout is not None
-    server.stdin.write(json.dumps(MCP_HELLO) + "\n")
-    server.stdin.flush()
-    if not server.stdout.readline():
-        server.kill()
-        raise RuntimeError(f"pcmem mcp did not start: {server.communicate()[1][-2000:]}")
-    return server
-
-
-def stop_mcp_owner(server: subprocess.Popen[str]) -> None:
-    assert server.stdin is not None
-    server.stdin.close()
-    try:
-        server.wait(30)
-    except subprocess.TimeoutExpired:
-        server.kill()
-        server.wait()
 
 
 def _one_pass(args: argparse.Namespace, path: Path, app_options: dict[str, Any]) -> dict[str, float]:
@@ -446,7 +454,7 @@ def main(argv: list[str] | None = None) -> None:
         args.dir.mkdir(parents=True, exist_ok=True)
         seed(template, args.entries, **options)
         for size in args.big:
-            seed_big(template, size)
+            seed_big(template, size, **options)
     runs = []
     for run in range(args.runs):
         path = args.dir / f"run-{run}.duckdb"

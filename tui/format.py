@@ -30,10 +30,11 @@ def plain(value: object, style: str = "") -> Text:
     return Text(str(value), style=style)
 
 
-def hit_detail(hit: MemoryHit, width: int = 76) -> Text:
-    """A hit's citation first, on lines of its own so it can be read and copied whole, then its text: the box is a
-    few lines high, and a long text below the citation cut off its ``ver_…`` part, the part one copies."""
-    return Text.assemble(citation_text(hit.citation, width), "\n", hit.text)
+def hit_detail(hit: MemoryHit, width: int = 76, why: str = "") -> Text:
+    """A hit's citation first, on lines of its own so it can be read and copied whole, then why it is where it is
+    (each channel's rank and measure), then its text: the box is a few lines high, and a long text below the
+    citation cut off its ``ver_…`` part, the part one copies."""
+    return Text.assemble(citation_text(hit.citation, width), "\n", (f"{why}\n", "dim") if why else "", hit.text)
 
 
 def citation_text(citation: Citation, width: int) -> Text:

@@ -30,14 +30,19 @@ FOLDER = "search-history"
 
 
 def history_file(store: str | Path) -> Path:
-    """The file that keeps ``store``'s search history: the store's name (readable) and a digest of its full path
-    (two stores of one name in different folders keep apart)."""
+    """The file that keeps ``store``'s search history."""
+    return state_file(store, FOLDER)
+
+
+def state_file(store: str | Path, folder: str) -> Path:
+    """The file of the user's state ``folder`` kept for ``store``: the store's name (readable) and a digest of its
+    full path (two stores of one name in different folders keep apart)."""
     import platformdirs  # the state folder: $XDG_STATE_HOME/pcmem, else ~/.local/state/pcmem (each OS's own elsewhere)
 
     resolved = Path(store).expanduser().resolve()
     digest = hashlib.sha256(str(resolved).encode()).hexdigest()[:16]
     name = re.sub(r"[^\w.-]", "_", resolved.stem)[:40]
-    return Path(platformdirs.user_state_dir("pcmem", appauthor=False)) / FOLDER / f"{name}-{digest}.json"
+    return Path(platformdirs.user_state_dir("pcmem", appauthor=False)) / folder / f"{name}-{digest}.json"
 
 
 def _read(file: Path) -> list[str]:

@@ -37,6 +37,10 @@ class RevisionsLoaded(Loaded):
     """``value``: list of RevisionInfo, oldest first."""
 
 
+class RecentLoaded(Loaded):
+    """``value``: list of :class:`~pcmem_tui.recent.RecentChange`, newest first."""
+
+
 class EntryLoaded(Loaded):
     """``value``: :class:`~tui.session.EntryDetail`."""
 

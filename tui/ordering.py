@@ -38,6 +38,8 @@ class OrderedEntries:
         self.keys_computed = 0
         #: Whether the last rebuild or update sorted everything (a first load, or a whole reread: all new objects).
         self.sorted_all = False
+        #: The entries the last update found changed or added (none after a rebuild: everything would be).
+        self.changed: list[MemoryEntry] = []
 
     @property
     def entries(self) -> list[MemoryEntry]:
@@ -50,7 +52,7 @@ class OrderedEntries:
         self._keys = [key for key, _ in placed]
         self._entries = [entry for _, entry in placed]
         self._key_of = {entry.entry.entry_id: key for key, entry in placed}
-        self.keys_computed, self.sorted_all = len(placed), True
+        self.keys_computed, self.sorted_all, self.changed = len(placed), True, []
 
     def update(self, entries: tuple[MemoryEntry, ...]) -> None:
         """Follow ``entries`` (the new manifest's): the ones that are new objects (added or changed) and the ones
@@ -69,7 +71,7 @@ class OrderedEntries:
         still_there = kept + sum(1 for entry in changed if entry.entry.entry_id in by_id)
         gone = [] if still_there == len(by_id) else [entry_id for entry_id in by_id.keys() - {
             entry.entry.entry_id for entry in entries}]
-        self.keys_computed, self.sorted_all = 0, False
+        self.keys_computed, self.sorted_all, self.changed = 0, False, changed
         for entry_id in [*gone, *(entry.entry.entry_id for entry in changed)]:
             self._take_out(entry_id)
         for entry in changed:

@@ -9,6 +9,8 @@ from __future__ import annotations
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 
+from pcmem_tui.table import ListTable
+
 
 class Pager(VerticalScroll, can_focus=True):
     BINDINGS = [
@@ -18,4 +20,14 @@ class Pager(VerticalScroll, can_focus=True):
         Binding("b", "page_up", "Page up", show=False),
         Binding("g", "scroll_home", "Top", show=False),
         Binding("G", "scroll_end", "Bottom", show=False),
+        Binding("escape", "leave", "Stop scrolling", show=False),
     ]
+
+    def action_leave(self) -> None:
+        """esc leaves scroll mode for the screen's list (the entry's history), one layer at a time: the next esc
+        goes back a screen."""
+        tables = self.screen.query(ListTable)
+        if tables:
+            tables.first().focus()
+        else:
+            self.screen.set_focus(None)

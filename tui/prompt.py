@@ -56,6 +56,13 @@ class ListPrompt(Input):
         prompt._count()
         return prompt
 
+    @classmethod
+    def close_for(cls, table: ListTable) -> None:
+        """Hide ``table``'s prompt, if it has one."""
+        for prompt in table.screen.query(cls):
+            if prompt.table is table:
+                prompt.display = False
+
     def on_input_changed(self, event: Input.Changed) -> None:
         event.stop()
         if self.mode == "filter":

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,15 +23,18 @@ from pcmem import (
     InferenceConfig,
     MemoryEntry,
     NewEntry,
+    NotFoundError,
     ReactivateRequest,
     RememberRequest,
     RetireRequest,
     ReviseRequest,
+    RevisionConflictError,
     RevisionInfo,
     ScopeSummary,
     SearchMemoryRequest,
     SearchPage,
     StageProgress,
+    StoreError,
     StoreMissingError,
     SyncRuntime,
     WriteResult,
@@ -38,6 +42,7 @@ from pcmem import (
 from pcmem_tui import filters
 from pcmem_tui.freshness import Freshness
 from pcmem_tui.manifests import Manifest, Manifests
+from pcmem_tui.recent import RECENT_SCOPES, RecentChange, recent_changes
 
 # StageProgress here: "verifying model" counts bytes, "reranking" counts candidates; total 0 = unknown.
 MODEL_POLICIES = MODEL_RERANK_POLICIES
@@ -106,6 +111,7 @@ class Session:
         #: The embedding model loading at start-up (described), and why it could not load: for the status bar.
         self.embedder_loading: str | None = None
         self.embedder_failure: str | None = None
+        self._warmed: set[str] = set()  # scopes whose search indexes were warmed
 
     @classmethod
     def open(cls, path: str | Path, inference: InferenceConfig, **options: Any) -> Session:
@@ -123,8 +129,13 @@ class Session:
         """The runtime, opened on first need; ``None`` while the store does not exist and ``create`` is false."""
         with self._open_lock:
             if self._runtime is None and self.path is not None:
+                if self.handed_on:  # a worker still running as the process stops must not take the file back
+                    raise StoreError(f"{self.path} was released while the TUI is stopped")
                 try:
                     self._runtime = pcmem.open_sync(self.path, **{**self._open_options, "create": create})
+                    # A long-lived process: as another process's client, get ready to take the store over (a
+                    # hand-off then costs a file open, not a model load); as the owner this does nothing.
+                    self._runtime.prepare_takeover()
                 except StoreMissingError:
                     if create:
                         raise
@@ -154,10 +165,46 @@ class Session:
         "client of process N" (another pcmem process holds it and runs every call; see the README's "Concurrency")."""
         if self.path is None:
             return "in-process"
-        if self._runtime is None:
-            return "not created yet"
-        owner = self._runtime.owner_pid
-        return "owner" if owner is None else f"client of process {owner}"
+        runtime = self._runtime
+        if runtime is None:
+            return "released while stopped" if self.handed_on else "not created yet"
+        owner = runtime.owner_pid
+        if owner is None:
+            return "owner"
+        # the pid the runtime was linked to is what it says until its next call relinks it: checked live, so a
+        # process killed meanwhile is never named as the owner (the watcher's next look reconnects)
+        return f"client of process {owner}" if process_alive(owner) else f"owner process {owner} gone: reconnecting…"
+
+    def owner_gone(self) -> bool:
+        """Whether this process is a client of an owner that has died (its next store call reconnects)."""
+        runtime = self._runtime
+        owner = runtime.owner_pid if runtime is not None else None
+        return owner is not None and not process_alive(owner)
+
+    #: Whether the runtime was closed to hand the store on while the process stops (:meth:`resume` lets the next
+    #: call open it again).
+    handed_on = False
+
+    def resume(self) -> None:
+        """The process runs again: the next store call opens the store (as the owner or a client)."""
+        self.handed_on = False
+
+    def hand_on(self) -> str:
+        """Before the process stops (ctrl+z, SIGTSTP): release the store, so that another process can own it
+        meanwhile instead of every agent waiting on a stopped owner. What was done, in words. The next store call
+        opens it again, as the owner or a client of whoever took it."""
+        if self.path is None or not self._owns_runtime:
+            return "the store stays held while stopped: the program that runs the TUI opened it"
+        with self._open_lock:
+            runtime, self._runtime = self._runtime, None
+            self._rerankers.clear()  # built for the runtime that goes
+            self.handed_on = True
+        if runtime is None:
+            return "nothing held while stopped"
+        role = "owner" if runtime.owner_pid is None else "client"
+        runtime.close()
+        return "released the store (another process may own it meanwhile)" if role == "owner" else \
+            "disconnected from the store's owner"
 
     def read_only(self) -> bool:
         """Whether writes will be refused because the file (or, for a new store, its folder) is not writable."""
@@ -180,8 +227,8 @@ class Session:
         PcmemError (ConfigurationError, EmbeddingError) when the model cannot load: searches then run full-text
         only in auto mode, and an explicit vector search says why."""
         runtime = self._runtime
-        if runtime is not None and runtime.embedder is not None:
-            runtime.embedder.embed_query("warm up")
+        if runtime is not None:
+            runtime.warm()  # as a client, the owner loads its model: it runs this process's searches
 
     # --- what a process pays once, paid at start-up -------------------------------------------------------------
 
@@ -202,11 +249,20 @@ class Session:
         if scopes:
             smallest = min(scopes, key=lambda summary: summary.active_count + summary.retired_count)
             memory = self.runtime.memory.for_scope(smallest.scope)
-            # words of an entry it holds (a query that matches nothing returns before the ranking is reached), read
-            # without ``list``: the entries screen's reads are its own (a test counts them)
-            changes = memory.changes(0, limit=1).changes
-            text = memory.get_entry(changes[0].entry_id).entry.text if changes else "warm up"
-            memory.search(SearchMemoryRequest(query=text[:64], limit=1, mode="fts"), reranker="none")
+            memory.search(SearchMemoryRequest(query=_some_words(memory), limit=1, mode="fts"), reranker="none")
+
+    def warms(self, scope: str) -> bool:
+        """Whether ``scope``'s search views are still to be warmed (each scope once; as a client, the owner that
+        runs this process's searches loads them)."""
+        if scope in self._warmed or self._runtime is None:
+            return False
+        self._warmed.add(scope)
+        return True
+
+    def warm_search(self, scope: str) -> None:
+        """Load ``scope``'s full-text and vector views (and the model, if not yet) so its first search answers as
+        fast as the next (:meth:`pcmem.SyncRuntime.warm`). Raises PcmemError."""
+        self.runtime.warm(scopes=[scope])
 
     # --- watching for outside writes ---------------------------------------------------------------------------
 
@@ -262,6 +318,13 @@ class Session:
 
     def revisions(self, scope: str) -> list[RevisionInfo]:
         return self.runtime.memory.for_scope(scope).revisions()
+
+    def recent(self, scopes: list[str] | None = None) -> list[RecentChange]:
+        """The newest changes of ``scopes`` (``None``: the scopes changed last), newest first."""
+        if scopes is None:
+            summaries = sorted(self.scopes(), key=lambda summary: summary.updated_at, reverse=True)
+            scopes = [summary.scope for summary in summaries[:RECENT_SCOPES]]
+        return recent_changes(self.runtime.memory, scopes)
 
     def entry(self, scope: str, entry_id: str, revision: int | None) -> EntryDetail:
         """The entry as of ``revision`` (the head when ``None``) with its history, read in one store call: the
@@ -322,24 +385,73 @@ class Session:
     # not make the user's typing fail. A change to an existing entry checks that entry only (per-entry CAS,
     # ``expected_version`` = the version the user was looking at), never the whole scope's head.
 
-    def remember(self, scope: str, entry: NewEntry, *, upsert: bool = False) -> WriteResult:
+    def remember(self, scope: str, entry: NewEntry, *, upsert: bool = False, reason: str | None = None,
+                 keep_metadata: bool = False) -> WriteResult:
         """The first write to a store that does not exist yet creates it (and its folder). ``upsert``: an entry with
-        this id gets a new version (or is left as it is when nothing differs) instead of an InputError."""
+        this id gets a new version (or is left as it is when nothing differs) instead of an InputError.
+        ``keep_metadata`` (an upsert whose metadata field was left blank): an existing entry keeps its metadata."""
         runtime = self._open(create=True)
         assert runtime is not None
-        return runtime.memory.for_scope(scope).remember(RememberRequest(entries=(entry,), upsert=upsert))
+        memory = runtime.memory.for_scope(scope)
+        if upsert and keep_metadata and entry.entry_id:
+            kept = self._upsert_keeping_metadata(memory, entry, reason)
+            if isinstance(kept, WriteResult):
+                return self._own(scope, kept)
+            entry = kept
+        return self._own(scope, memory.remember(RememberRequest(entries=(entry,), upsert=upsert, reason=reason)))
 
-    def revise(self, scope: str, entry_id: str, text: str, expected_version: int) -> WriteResult:
-        request = ReviseRequest(entry_id=entry_id, text=text, expected_version=expected_version)
-        return self.runtime.memory.for_scope(scope).revise(request)
+    #: Times an upsert that keeps the metadata reads the entry again after another writer changed it meanwhile.
+    UPSERT_TRIES = 3
 
-    def retire(self, scope: str, entry_id: str, expected_version: int) -> WriteResult:
-        request = RetireRequest(entry_id=entry_id, expected_version=expected_version)
-        return self.runtime.memory.for_scope(scope).retire(request)
+    def _upsert_keeping_metadata(self, memory: Any, entry: NewEntry, reason: str | None) -> WriteResult | NewEntry:
+        """An active entry gets its new version as a revise that leaves the metadata alone, checked against the
+        version just read (another writer's change in between is read again, never written over); a retired one
+        comes back through the upsert, carrying the metadata it had. An unknown id: ``entry`` as it is."""
+        assert entry.entry_id is not None
+        for _ in range(self.UPSERT_TRIES):
+            try:
+                current = memory.get_entry(entry.entry_id)
+            except NotFoundError:
+                return entry
+            if current.state != "active":
+                return entry.model_copy(update={"metadata": current.entry.metadata})
+            try:
+                return memory.revise(ReviseRequest(entry_id=current.entry.entry_id, text=entry.text, kind=entry.kind,
+                                                   expected_version=current.entry.version, reason=reason))
+            except RevisionConflictError:
+                continue
+        raise RevisionConflictError(f"{entry.entry_id!r} kept changing while it was being written: try again")
 
-    def reactivate(self, scope: str, entry_id: str, expected_version: int) -> WriteResult:
-        request = ReactivateRequest(entry_id=entry_id, expected_version=expected_version)
-        return self.runtime.memory.for_scope(scope).reactivate(request)
+    def revise(self, scope: str, entry_id: str, text: str, expected_version: int,
+               reason: str | None = None) -> WriteResult:
+        request = ReviseRequest(entry_id=entry_id, text=text, expected_version=expected_version, reason=reason)
+        return self._own(scope, self.runtime.memory.for_scope(scope).revise(request))
+
+    def retire(self, scope: str, entry_id: str, expected_version: int, reason: str | None = None) -> WriteResult:
+        request = RetireRequest(entry_id=entry_id, expected_version=expected_version, reason=reason)
+        return self._own(scope, self.runtime.memory.for_scope(scope).retire(request))
+
+    def reactivate(self, scope: str, entry_id: str, expected_version: int, reason: str | None = None) -> WriteResult:
+        request = ReactivateRequest(entry_id=entry_id, expected_version=expected_version, reason=reason)
+        return self._own(scope, self.runtime.memory.for_scope(scope).reactivate(request))
+
+    #: Seconds a write of this TUI's own is known as such (an outside change marked on the list is not the user's).
+    OWN_FOR = 10.0
+
+    def _own(self, scope: str, result: WriteResult) -> WriteResult:
+        now = time.monotonic()
+        self._own_writes = {key: at for key, at in self._own_writes.items() if now - at < self.OWN_FOR}
+        for citation in result.citations:
+            self._own_writes[(scope, citation.entry_id)] = now
+        return result
+
+    _own_writes: dict[tuple[str, str], float] = {}
+
+    def own_writes(self, scope: str) -> set[str]:
+        """The entries of ``scope`` this TUI wrote in the last :attr:`OWN_FOR` seconds."""
+        now = time.monotonic()
+        return {entry_id for (written_in, entry_id), at in self._own_writes.items()
+                if written_in == scope and now - at < self.OWN_FOR}
 
     def forget(self, scope: str, entry_id: str) -> WriteResult:
         """Erase the entry's every version for good (no compare-and-swap: whatever it holds now goes)."""
@@ -351,6 +463,27 @@ class Session:
     def current(self, scope: str, entry_id: str) -> MemoryEntry:
         """The entry at the head now (after a conflict: what somebody else made of it)."""
         return self.runtime.memory.for_scope(scope).get_entry(entry_id)
+
+
+def _some_words(memory: Any) -> str:
+    """Words of an entry the scope holds, for a warm-up search (a query that matches nothing returns before the
+    full-text index is read), read without ``list``: the entries screen's reads are its own (a test counts them)."""
+    changes = memory.changes(0, limit=1).changes
+    try:
+        return str(memory.get_entry(changes[0].entry_id).entry.text[:64]) if changes else "warm up"
+    except NotFoundError:  # forgotten since
+        return "warm up"
+
+
+def process_alive(pid: int) -> bool:
+    """Whether process ``pid`` exists (another user's counts: it exists, we may not signal it)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _number(text: str | int) -> str | int:

@@ -81,10 +81,14 @@ class ListTable(ScrollView, can_focus=True):
         Binding("k,up", "cursor(-1)", "Up", show=False),
         Binding("g,home", "first", "First row", show=False),
         Binding("G,end", "last", "Last row", show=False),
-        Binding("pagedown", "page(1)", "Page down", show=False),
-        Binding("pageup", "page(-1)", "Page up", show=False),
+        Binding("pagedown,ctrl+f,space", "page(1)", "Page down", show=False),
+        Binding("pageup,ctrl+b", "page(-1)", "Page up", show=False),
+        Binding("ctrl+d", "half_page(1)", "Half a page down", show=False),
+        Binding("ctrl+u", "half_page(-1)", "Half a page up", show=False),
         Binding("slash", "prompt('filter')", "Filter", show=False),
         Binding("colon", "prompt('jump')", "Jump", show=False),
+        # esc peels one layer at a time (k9s): a kept filter first; with none, esc goes on to the screen (back)
+        Binding("escape", "clear_filter", "Clear the filter", show=False),
     ]
 
     COMPONENT_CLASSES: ClassVar = {"list-table--header", "list-table--cursor", "list-table--even-row"}
@@ -288,6 +292,18 @@ class ListTable(ScrollView, can_focus=True):
 
     def action_page(self, direction: int) -> None:
         self._move(self.cursor_row + direction * max(self.scrollable_content_region.height - 2, 1), announce=False)
+
+    def action_half_page(self, direction: int) -> None:
+        self._move(self.cursor_row + direction * max((self.scrollable_content_region.height - 1) // 2, 1),
+                   announce=False)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return bool(self._needle.strip()) if action == "clear_filter" else True
+
+    def action_clear_filter(self) -> None:
+        """esc on a list narrowed by a kept filter: the whole list again, and its prompt goes."""
+        self.set_filter("")
+        ListPrompt.close_for(self)
 
     def action_first(self) -> None:
         self._move(0, announce=False)

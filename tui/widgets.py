@@ -122,11 +122,16 @@ GENERATED_ID = re.compile(r"^[a-z]+_[0-9a-z]{26}$")
 
 def short_id(entry_id: str, width: int = 12) -> str:
     """Generated ids (``ent_`` + 10 time characters + 16 random) share their start within a batch, so they show
-    their random end (``…5ra7kq2m``); other ids show their start, cut with an ellipsis."""
+    their random end (``…5ra7kq2m``). Keys of one's own share a prefix just as often (``proj-lumen-001``,
+    ``proj-lumen-002``): they keep a little of their start and as much of their end as fits, cut in the middle
+    (``proj…en-002``), so ids that differ only at the end never look alike."""
     if len(entry_id) <= width:
         return entry_id
     if GENERATED_ID.match(entry_id):
-        return "…" + entry_id[-8:]
-    return entry_id[: width - 1] + "…"
+        return "…" + entry_id[-(min(width, 9) - 1):]
+    if width < 5:
+        return entry_id[: width - 1] + "…"
+    head = max(1, (width - 1) // 3)
+    return entry_id[:head] + "…" + entry_id[-(width - 1 - head):]
 
 

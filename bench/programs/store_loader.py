@@ -1,6 +1,8 @@
 """A client under load: keyed upserts and reads until the stop file appears; prints ``ack ID`` for each acknowledged
-entry and ``err CLASS MESSAGE`` for each typed error. Usage: ``store_loader.py STORE NAME STOP_FILE``
-(``pcmem bench owner``, which SIGKILLs whichever process owns the store)."""
+entry and ``err CLASS MESSAGE`` for each typed error. Usage: ``store_loader.py STORE NAME STOP_FILE [EMBEDDER]``
+(``pcmem bench owner``, which SIGKILLs whichever process owns the store; EMBEDDER: ``none``, the default, or
+``auto`` beside an owner whose store has a model: a client without one is refused to write there, as in one
+process)."""
 
 from __future__ import annotations
 
@@ -10,8 +12,8 @@ import sys
 import pcmem
 
 
-def main(path: str, name: str, stop: str) -> None:
-    with pcmem.open_sync(path, embedder=None, lock_timeout=30) as runtime:
+def main(path: str, name: str, stop: str, embedder: str = "none") -> None:
+    with pcmem.open_sync(path, embedder=None if embedder == "none" else embedder, lock_timeout=30) as runtime:
         scope = runtime.memory.for_scope("load")
         print("ready", flush=True)
         i = 0
@@ -26,4 +28,4 @@ def main(path: str, name: str, stop: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2], sys.argv[3])
+    main(*sys.argv[1:5])

@@ -50,7 +50,7 @@ def answered_by_owner(store: Any, frame: Callable[[], dict[str, Any]]) -> Any:
     # the runtime settings are validated and applied by pcmem.config's models: such calls go the full way
     if store.embedder is not None or not isinstance(store.path, Path) or runtime_configured():
         return NOT_HERE
-    lock_timeout()  # a bad $PCMEM_LOCK_TIMEOUT is refused here as on the full path
+    waited = lock_timeout()  # a bad $PCMEM_LOCK_TIMEOUT is refused here as on the full path
     from pcmem.errors import PcmemError
     from pcmem.owner.dial import NO_OWNER, ask_owner
     from pcmem.store.duckdb.files import store_path
@@ -60,7 +60,7 @@ def answered_by_owner(store: Any, frame: Callable[[], dict[str, Any]]) -> Any:
         path = store_path(store.path)
     except PcmemError:
         return NOT_HERE  # the full path says what is wrong with the path
-    result = ask_owner(path, request)
+    result = ask_owner(path, request, lock_timeout=waited)
     return NOT_HERE if result is NO_OWNER else result
 
 

@@ -107,6 +107,16 @@ class Runtime:
         """As :meth:`SyncRuntime.reindex_secondary`, in a worker thread."""
         return await to_thread(lambda: self.sync.reindex_secondary(progress, embedder=embedder))
 
+    async def prepare_takeover(self) -> None:
+        """As :meth:`SyncRuntime.prepare_takeover` (it returns at once: the loading runs in a thread of its own)."""
+        self.sync.prepare_takeover()
+
+    @property
+    def owner_pid(self) -> int | None:
+        """As :attr:`SyncRuntime.owner_pid`: the pcmem process that holds the store and serves this runtime, or
+        ``None`` when this process holds it."""
+        return self.sync.owner_pid
+
     @property
     def rerank_embedder(self) -> Embedder | None:
         """As :attr:`SyncRuntime.rerank_embedder` (reads no store: the one this runtime holds)."""

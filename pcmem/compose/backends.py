@@ -54,8 +54,10 @@ class Engine:
 
 def _open_duckdb(target: StoreTarget, options: OpenOptions) -> StorageBackend:
     from pcmem.compose import registry
+    from pcmem.compose.exit import close_stores_at_exit
     from pcmem.store.duckdb import DuckDBBackend
 
+    close_stores_at_exit()  # a process that holds a store file exits cleanly, closed or not
     path = _duckdb_path(target)
     return registry.acquire(path, lambda: DuckDBBackend(
         path, shared=options.shared, lock_timeout=options.lock_timeout, create=options.create,

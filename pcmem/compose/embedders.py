@@ -72,18 +72,19 @@ def profile_embedder(profile: EmbeddingProfile) -> Embedder | None:
 
 
 def resolve_rerank_embedder(
-    choice: EmbedderChoice,
+    choice: EmbedderChoice, *, environment: bool = True,
 ) -> tuple[Embedder | None, Callable[[EmbeddingProfile], Embedder | None] | None]:
     """The embedding reranker's second embedder for a runtime, as (embedder, finder).
 
     An injected embedder, a preset or directory: that one, no finder. ``"none"``: neither. ``"auto"``:
     ``$PCMEM_RERANK_EMBEDDER`` when set, else no embedder yet and a finder: the runtime looks the store's secondary
     profile up when a write or an embedding rerank first needs it (nothing is read at open) and uses the matching
-    model when it is prepared here."""
+    model when it is prepared here. ``environment=False``: ``"auto"`` ignores this process's variable (an owner
+    running a client's call, whose own variable was read in the client)."""
     choice = check_embedder_choice(choice, "rerank_embedder")
     if choice is None or not isinstance(choice, str):
         return choice, None
-    if choice == "auto":
+    if choice == "auto" and environment:
         choice = settings.rerank_embedder() or "auto"
     if choice == "none":
         return None, None
@@ -101,3 +102,27 @@ def _ready_embedder(profile: EmbeddingProfile) -> Embedder | None:
     if preset is not None and not preset.retired and preset.profile == profile:
         return presets.shared(preset.name) if presets.looks_prepared(preset) else None
     return profile_embedder(profile)
+
+
+def sent_by_name(choice: EmbedderChoice, name: str) -> str | None:
+    """An embedder choice as a client sends it to the process that owns the store: ``"auto"``, ``None``/``"none"``,
+    a preset name, a model directory (made absolute: the owner's working folder is another), or an Embedder object
+    of one of pcmem's presets (by its name: the owner loads the same model). Any other object runs only in this
+    process, so it is refused: ConfigurationError, saying what to do instead."""
+    import os
+    from pathlib import Path
+
+    choice = check_embedder_choice(choice, name)
+    if choice is None or isinstance(choice, str):
+        if isinstance(choice, str) and choice not in ("auto", "none") and os.path.isdir(choice):
+            return str(Path(choice).resolve())
+        return choice
+    from pcmem.embedding import presets
+
+    preset = presets.for_model_id(choice.profile.model_id)  # a plugin's preset too: the owner finds it the same way
+    if preset is not None and not preset.retired and preset.profile == choice.profile:
+        return preset.name
+    raise ConfigurationError(
+        f"{name}={type(choice).__name__} is an object of this process, and another pcmem process holds the store and "
+        f"embeds for it: pass {name}='auto' (the store's model), a preset name or a model directory, or open the "
+        "store when that process has exited")

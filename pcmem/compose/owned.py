@@ -10,32 +10,37 @@ finds its owner gone (:class:`pcmem.compose.runtime.ClientRuntime`): it takes th
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 import time
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from pcmem.config import InferenceConfig
 from pcmem.errors import StoreLockedError
-from pcmem.owner import address
-from pcmem.owner.client import SocketLink, connect
+from pcmem.lru import LRU
+from pcmem.owner import address, dial
+from pcmem.owner.client import SocketLink
+from pcmem.owner.context import CallerSettings
+from pcmem.owner.context import call_time as read_call_time
 from pcmem.owner.operations import Dispatcher
 from pcmem.owner.protocol import encode_error
-from pcmem.owner.rerank_spec import RerankSpec
+from pcmem.owner.rerank_spec import CANDIDATES, RerankSpec
+from pcmem.owner.transport import current
 from pcmem.store.port import FileMaintenance
 
 if TYPE_CHECKING:
     from pcmem.memory.service import SyncMemoryService
     from pcmem.owner.server import OwnerServer
     from pcmem.rerank.port import MemoryReranker
+    from pcmem.types.rerank import MemoryRerankDecision
 
 log = logging.getLogger(__name__)
-
-#: Seconds between attempts while a locked file's owner is not listening yet.
-RETRY_PAUSE = 0.02
 
 class OwnedRuntime(Protocol):
     """What :func:`serve` needs of a runtime (:class:`pcmem.compose.runtime.SyncRuntime`)."""
@@ -44,7 +49,7 @@ class OwnedRuntime(Protocol):
 
     def before_close(self, hook: Callable[[], None]) -> None: ...
 
-    def for_clients(self) -> SyncMemoryService: ...
+    def for_clients(self, caller: CallerSettings) -> SyncMemoryService: ...
 
 
 R = TypeVar("R", bound=OwnedRuntime)
@@ -62,35 +67,37 @@ def open_owned(path: Path, opener: Callable[[float], R], make_client: Callable[[
 
 
 def owner_or_file(path: Path, opener: Callable[[float], R], lock_timeout: float) -> SocketLink | R:
-    """A link to the file's owner, or the file opened by this process (which is then its owner)."""
+    """A link to the file's owner, or the file opened by this process (which is then its owner). While another
+    process holds the file without answering yet, this waits for it (:func:`pcmem.owner.dial.owner_or_free`): up to
+    ``lock_timeout`` seconds, or not at all when it is stopped (OwnerStoppedError) or an older pcmem
+    (StoreLockedError)."""
     deadline = time.monotonic() + lock_timeout
-    unsafe: str | None = None
     while True:
         identity = address.FileIdentity.of(path)
         if identity is not None:
+            remaining = max(0.0, deadline - time.monotonic())
             try:
-                link = connect(address.socket_path(identity), identity.as_json())
-            except address.UnsafeRuntimeFolderError as error:
-                link, unsafe = None, str(error)
-            if link is not None:
-                return link
+                found = dial.owner_or_free(path, identity, remaining)
+            except address.UnsafeRuntimeFolderError:
+                found = None  # nowhere to meet: this process uses the file alone, or waits its lock
+            if found is not None:
+                return SocketLink(*found, identity.as_json())
         try:
             return opener(0.0)
-        except StoreLockedError:
-            if time.monotonic() + RETRY_PAUSE > deadline:
-                raise _locked(path, lock_timeout, unsafe) from None
-        time.sleep(RETRY_PAUSE)
+        except StoreLockedError:  # taken between the look and the open (or no way to look: no POSIX locks here)
+            if time.monotonic() + dial.RETRY_PAUSE > deadline:
+                raise _locked(path, lock_timeout) from None
+        time.sleep(dial.RETRY_PAUSE)
 
 
-def _locked(path: Path, waited: float, unsafe: str | None) -> StoreLockedError:
-    from pcmem.store.duckdb.lock_probe import describe_process, lock_holder
+def _locked(path: Path, waited: float) -> StoreLockedError:
+    from pcmem.store.duckdb.lock_probe import lock_holder
 
     holder = lock_holder(path)
-    who = describe_process(holder) if holder is not None else "another process"
-    why = (f"pcmem cannot reach its owner: {unsafe}" if unsafe else
-           "it does not serve the store to other pcmem processes (an older pcmem, or a program that opened the "
-           "file itself); close it there")
-    return StoreLockedError(f"{path} is in use by {who} (waited {waited:g} s): {why}")
+    identity = address.FileIdentity.of(path)
+    if identity is None:
+        return StoreLockedError(f"{path} is in use by another process (waited {waited:g} s)")
+    return dial.nobody_answers(path, identity, holder, waited)
 
 
 # --- the owner's side ----------------------------------------------------------------------------------------
@@ -130,6 +137,15 @@ def _release(key: int) -> None:
         serving.server.stop()
 
 
+def stop_serving() -> None:
+    """Stop every owner listener of this process (at exit: :mod:`pcmem.compose.exit`); the runtimes' own close
+    still works afterwards."""
+    with _guard:
+        servers = [serving.server for serving in _serving.values() if serving.server is not None]
+    for server in servers:
+        server.stop()
+
+
 def _start(runtime: OwnedRuntime) -> OwnerServer | None:
     from pcmem.owner.server import OwnerServer
 
@@ -139,34 +155,75 @@ def _start(runtime: OwnedRuntime) -> OwnerServer | None:
     identity = address.FileIdentity.of(path)
     if identity is None:
         return None
+    places = current().places(identity, create=True)
+    def greeting() -> dict[str, Any]:  # what a client prepares to take over with (ClientRuntime.prepare_takeover)
+        profile = runtime.backend.embedding_profile()
+        return {"profile": None if profile is None else dataclasses.asdict(profile)}
+
+    server = OwnerServer(places.addresses, identity.as_json(), ServedSettings(runtime.for_clients), str(path),
+                         greeting)
     try:
-        socket_path = address.socket_path(identity)
-        server = OwnerServer(socket_path, identity.as_json(), DispatchOnFirstCall(runtime.for_clients), str(path))
         server.start()
-    except (address.UnsafeRuntimeFolderError, OSError) as error:
-        log.warning("pcmem: %s is not served to other processes: %s", path, error)
+    except OSError as error:
+        log.warning("pcmem: %s is not served to other processes: %s", path, "; ".join([*places.refused, str(error)]))
         return None
     return server
 
 
-class DispatchOnFirstCall:
-    """The owner's request handler, built when the first request arrives: the clients' Memory service resolves the
-    store's embedder and reads its profile (a DuckDB read and the preset code, tens of ms), which a one-shot command
-    that owns the store (a cold ``pcmem search``) would otherwise pay although no client may ever connect (#30)."""
+#: The reading of a client's clock that the write being served carries (see :class:`ServedSettings`).
+call_time: ContextVar[datetime | None] = ContextVar("pcmem_call_time", default=None)
 
-    def __init__(self, memory_for_clients: Callable[[], SyncMemoryService]) -> None:
-        self._memory_for_clients = memory_for_clients
-        self._dispatcher: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+#: Distinct client settings kept at once (a few in practice: each app's own); beyond, the oldest are built again.
+MOST_SETTINGS = 16
+
+
+class ServedSettings:
+    """The owner's request handler: each request runs on a Memory service built with its client's settings
+    (:class:`~pcmem.owner.context.CallerSettings`: fusion, candidate limit, embedder choices), kept per distinct
+    set and built when first asked for — a one-shot command that owns the store (a cold ``pcmem search``) never
+    pays for resolving embedders no client asks about (#30). A write's ``now`` (the client's clock) is what the
+    service's clock reads during that call."""
+
+    def __init__(self, memory_for: Callable[[CallerSettings], SyncMemoryService]) -> None:
+        self._memory_for = memory_for
+        self._dispatchers: LRU[CallerSettings, Dispatcher] = LRU(MOST_SETTINGS)
+        self._rerankers = Rerankers()
         self._guard = threading.Lock()
 
     def __call__(self, request: dict[str, Any]) -> dict[str, Any]:
-        with self._guard:  # server threads: the first request builds it, the others wait for it
-            if self._dispatcher is None:
-                try:
-                    self._dispatcher = Dispatcher(self._memory_for_clients(), Rerankers())
-                except Exception as error:  # noqa: BLE001 - e.g. an unreadable profile: the caller gets it, typed
-                    return {"error": encode_error(error)}
-        return self._dispatcher(request)
+        context = request.get("context") or {}
+        try:
+            settings = CallerSettings.from_json({k: v for k, v in context.items() if k != "now"})
+            now = read_call_time(context.get("now"))
+            dispatcher = self._dispatcher(settings)
+        except Exception as error:  # noqa: BLE001 - e.g. an unreadable profile, an unknown preset: typed, to the caller
+            return {"error": encode_error(error)}
+        token = call_time.set(now)
+        try:
+            return dispatcher(request)
+        finally:
+            call_time.reset(token)
+
+    def _dispatcher(self, settings: CallerSettings) -> Dispatcher:
+        with self._guard:  # server threads: the first request of a set builds it, the others wait for it
+            found = self._dispatchers.get(settings)
+            if found is None:
+                found = Dispatcher(self._memory_for(settings), self._rerankers)
+                self._dispatchers.put(settings, found)
+            return found
+
+
+class CandidatePool:
+    """The "reranker" a client asks for when it reranks with an object of its own: selects the first ``limit``, so
+    the page's trace carries the whole coarse pool, which the client's reranker then orders (:mod:`pcmem.owner.
+    in_client`)."""
+
+    policy_id = "pcmem.owner.candidates"
+
+    def rerank(self, query: str, candidates: Any, limit: int, progress: Any = None) -> MemoryRerankDecision:
+        from pcmem.types.rerank import MemoryRerankDecision
+
+        return MemoryRerankDecision(selected_ranks=tuple(range(1, limit + 1)))
 
 
 class Rerankers:
@@ -179,6 +236,8 @@ class Rerankers:
     def __call__(self, spec: RerankSpec) -> MemoryReranker:
         from pcmem.compose.rerankers import build_reranker
 
+        if spec.policy == CANDIDATES:
+            return CandidatePool()
         key = spec.model_dump_json()
         with self._guard:
             if key not in self._built:

@@ -31,6 +31,9 @@ class Shareable(Protocol):
     def when_closed(self, callback: Callable[[], object]) -> None:
         """Call ``callback`` once the last user closed the backend."""
 
+    def close_for_exit(self) -> None:
+        """Close the file now, whatever its users (the process is exiting: :mod:`pcmem.compose.exit`)."""
+
 
 B = TypeVar("B", bound=Shareable)
 Key = tuple[int, int] | str
@@ -78,3 +81,11 @@ def holds(path: Path) -> bool:
     closing any descriptor of a file drops the process's POSIX locks on it, DuckDB's included)."""
     with _guard:
         return key_for(path) in _backends
+
+
+def close_all() -> None:
+    """Close every store file this process holds, whatever their users (at exit: :mod:`pcmem.compose.exit`)."""
+    with _guard:
+        held = [backend for backend, _ in _backends.values()]
+    for backend in held:
+        backend.close_for_exit()

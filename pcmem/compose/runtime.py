@@ -18,23 +18,30 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from pcmem.compose import options
+from pcmem import settings
+from pcmem.compose import options, standby
 from pcmem.compose.backends import check_target, is_local_file, open_backend
-from pcmem.compose.embedders import EmbedderChoice, profile_embedder, resolve_embedder, resolve_rerank_embedder
-from pcmem.compose.owned import Rerankers, open_owned, owner_or_file, serve
+from pcmem.compose.embedders import (
+    EmbedderChoice,
+    profile_embedder,
+    resolve_embedder,
+    resolve_rerank_embedder,
+    sent_by_name,
+)
+from pcmem.compose.owned import ServedSettings, call_time, open_owned, owner_or_file, serve
+from pcmem.compose.runtime_parts import search_factory, write_gate_for
 from pcmem.config import InferenceConfig, RuntimeConfig
 from pcmem.embedding.port import Embedder, EmbeddingProfile
 from pcmem.errors import ConfigurationError, StoreLockedError
 from pcmem.memory.parts import Clock, MemoryParts, utc_now
 from pcmem.memory.service import SyncMemoryService
-from pcmem.memory.vectors import SearchFactory
-from pcmem.owner.client import Caller, ClientMemoryService, Link, LocalLink, RerankChoice, SocketLink
-from pcmem.owner.operations import Dispatcher
-from pcmem.owner.rerank_spec import RerankSpec
-from pcmem.rerank.port import MemoryReranker, SecondEmbedderReranker
+from pcmem.owner.client import Caller, ClientMemoryService, Link, LocalLink, SocketLink
+from pcmem.owner.context import CallerSettings
+from pcmem.owner.in_client import LocalParts
+from pcmem.owner.operations import WRITES
+from pcmem.owner.rerank_spec import RerankChoice, RerankSpec
+from pcmem.rerank.port import MemoryReranker, SecondEmbedderReranker, StoreBoundReranker
 from pcmem.search.reindex import ReindexReport, fill_secondary, reindex
-from pcmem.search.service import SearchedStore, SearchService
-from pcmem.settings import SearchFusion
 from pcmem.store.port import StorageBackend
 from pcmem.types.progress import Progress
 from pcmem.types.rerank import RerankPolicy
@@ -42,7 +49,6 @@ from pcmem.types.search import WarmReport
 
 if TYPE_CHECKING:
     from pcmem.decision.port import DecisionModel
-    from pcmem.memory.write_gate import WriteGate
 
 
 class SyncRuntime:
@@ -78,10 +84,10 @@ class SyncRuntime:
         self.reranker = reranker
         if rerank_embedder is None and isinstance(reranker, SecondEmbedderReranker):
             rerank_embedder = reranker.second_embedder  # an injected reranker with its own embedder: writes keep its vectors
-        search_for = _search_factory(backend, lambda: self.reranker, self.config.memory_rerank_candidate_limit,
+        search_for = search_factory(backend, lambda: self.reranker, self.config.memory_rerank_candidate_limit,
                                      self.config.memory_search_fusion)
         parts = MemoryParts(backend, search_for, embedder=embedder, clock=clock,
-                            write_gate=_gate(write_gate),
+                            write_gate=write_gate_for(write_gate),
                             embedder_for=embedder_for, rerank_embedder=rerank_embedder,
                             rerank_embedder_for=rerank_embedder_for)
         self.memory = SyncMemoryService(parts)
@@ -142,8 +148,7 @@ class SyncRuntime:
             return cls._open_file(file, lock_timeout=timeout, **opened_with)
 
         def client(link: SocketLink) -> SyncRuntime:
-            return ClientRuntime(file, link, opener, lock_timeout=lock_timeout, config=config, inference=inference,
-                                 reranker=reranker)
+            return ClientRuntime(file, link, opener, lock_timeout=lock_timeout, opened_with=opened_with)
 
         return open_owned(file, opener, client, lock_timeout=lock_timeout)
 
@@ -228,7 +233,7 @@ class SyncRuntime:
     def use_write_gate(self, decision_model: DecisionModel | None) -> None:
         """Check every later ``remember`` of this runtime with ``decision_model`` (fail-open), or stop (``None``).
         Returns nothing and raises nothing (model failures later become an abstain: the write proceeds)."""
-        self.memory.parts.write_gate = _gate(decision_model)
+        self.memory.parts.write_gate = write_gate_for(decision_model)
 
     def build_reranker(self, policy: RerankPolicy, inference: InferenceConfig | None = None,
                        progress: Progress | None = None, *, rerank_embedder: str | None = None) -> MemoryReranker:
@@ -239,19 +244,38 @@ class SyncRuntime:
 
         return build_reranker(policy, inference or self.inference, progress, rerank_embedder=rerank_embedder)
 
-    def for_clients(self) -> SyncMemoryService:
-        """The Memory service this process's owner listener runs other processes' calls on: the same backend, the
-        store's own embedder (loaded on first use), no reranker of its own (each call names the one it wants), no
-        write gate. It holds no share of the backend (the listener stops before the file closes). Raises
-        StoreError (the store's profile could not be read)."""
+    def for_clients(self, caller: CallerSettings | None = None) -> SyncMemoryService:
+        """The Memory service this process's owner listener runs another process's calls on, built with that
+        process's settings (``caller``: its fusion, candidate limit and embedder choices, see
+        :mod:`pcmem.owner.context`): the same backend, no reranker of its own (each call names the one it wants),
+        no write gate (a client's runs in the client), and a clock that reads the client's time when a write carries
+        one. It holds no share of the backend (the listener stops before the file closes). Raises StoreError (the
+        store's profile could not be read), ConfigurationError (an embedder the client named is not prepared here)."""
+        caller = caller or CallerSettings()
         profile = self.backend.embedding_profile()
-        second, second_for = resolve_rerank_embedder("auto")
+        choice = caller.embedder
+        if choice is None or profile is None:  # a client never picks the vector space of a store that has none yet
+            embedder = None
+        elif choice == "auto":  # the store's own model; an unknown one (another app's embedder) serves full text
+            embedder = profile_embedder(profile)
+        else:
+            embedder = resolve_embedder(choice, self.backend)
+        second, second_for = resolve_rerank_embedder(caller.rerank_embedder, environment=False)
+        own_clock = self.memory.parts.clock
         serving = SyncRuntime(
-            self.backend, embedder=profile_embedder(profile) if profile is not None else None,
-            embedder_for=profile_embedder, clock=self.memory.parts.clock, inference=self.inference,
-            config=RuntimeConfig(memory_rerank_candidate_limit=self.config.memory_rerank_candidate_limit),
+            self.backend, embedder=embedder, embedder_for=profile_embedder if isinstance(choice, str) else None,
+            clock=lambda: call_time.get() or own_clock(), inference=self.inference,
+            config=RuntimeConfig(
+                memory_rerank_candidate_limit=caller.candidate_limit or self.config.memory_rerank_candidate_limit,
+                memory_search_fusion=caller.fusion),
             rerank_embedder=second, rerank_embedder_for=second_for)
         return serving.memory
+
+    def prepare_takeover(self) -> None:
+        """In a client of another process's owner: load in the background what taking the store over needs (see
+        :meth:`pcmem.compose.client_runtime.ClientRuntime.prepare_takeover`), for a long-lived process (a server, a
+        desktop app) whose hand-off should not wait for a model. Here, in the owner, nothing to do. Returns at
+        once; raises nothing."""
 
     @property
     def owner_pid(self) -> int | None:
@@ -281,51 +305,116 @@ class SyncRuntime:
 
 
 
-def _gate(decision_model: DecisionModel | None) -> WriteGate | None:
-    """The write gate around ``decision_model``: the decision code loads only when a gate is asked for (a search
-    never needs it)."""
-    if decision_model is None:
-        return None
-    from pcmem.memory.write_gate import WriteGate
-
-    return WriteGate(decision_model)
-
-
-def _search_factory(backend: SearchedStore, reranker: Callable[[], MemoryReranker | None],
-                    candidate_limit: int, fusion: SearchFusion | None) -> SearchFactory:
-    """How the runtime's Memory builds its search service for an embedder (again after a vector-space switch), with
-    the runtime's reranker at that moment and its fusion (``None``: the store's default, else the contract's)."""
-    def search_for(embedder: Embedder | None, rerank_embedder: Callable[[], Embedder | None]) -> SearchService:
-        return SearchService(backend, embedder, reranker(), candidate_limit, rerank_embedder=rerank_embedder,
-                             fusion=fusion)
-    return search_for
-
-
 class ClientRuntime(SyncRuntime):
     """A store file another pcmem process holds, used through it: ``memory`` and its scopes have the methods, results
-    and errors of a :class:`SyncRuntime`'s (see :mod:`pcmem.owner.client`); nothing here loads a model.
+    and errors of a :class:`SyncRuntime`'s (see :mod:`pcmem.owner.client`); nothing here loads a model unless the
+    app gave this runtime one of its own (a reranker, a write gate's decision model), which runs here.
+
+    Every option it was opened with is honoured or refused at open (#39):
+
+    - carried with each call to the owner (:mod:`pcmem.owner.context`): ``config`` (fusion, candidate limit),
+      ``embedder`` and ``rerank_embedder`` by name (``None``/``"none"``, ``"auto"``, a preset, a model directory, a
+      preset's Embedder object), ``clock`` (its reading, with each write), ``inference`` (with each reranker named);
+    - run here, on what the owner returns (:mod:`pcmem.owner.in_client`): a ``reranker`` object, a ``write_gate``;
+    - refused with a one-line ConfigurationError: an Embedder object of no preset (it embeds only in this process),
+      a reranker that reads the store's vectors and cannot be named (only the owning process reads them);
+    - nothing to do here: ``model_progress`` (a client loads no model), ``create`` (the store exists), ``shared``.
 
     When the owner goes away, the next call takes the file over (this process becomes the owner: it opens the file
     with the options it was opened with and serves the others) or connects to whichever process did. Maintenance
-    that needs the file itself (``backend``, ``reindex``, a write gate) raises StoreLockedError while another
-    process owns it.
+    that needs the file itself (``backend``, ``reindex``) raises StoreLockedError while another process owns it.
     """
 
     def __init__(self, path: Path, link: SocketLink, opener: Callable[[float], SyncRuntime], *, lock_timeout: float,
-                 config: RuntimeConfig, inference: InferenceConfig, reranker: MemoryReranker | None) -> None:
+                 opened_with: dict[str, Any]) -> None:
         self.path = path
         self._opener, self._lock_timeout = opener, lock_timeout
         self._closed = False
         self._before_close = []
         self._held: SyncRuntime | None = None
         self._owner_pid = link.owner_pid
-        self.config, self.inference = config, inference
+        self._guard = threading.Lock()
+        self._preparing = False
+        self._closing = threading.Event()
+        self.config: RuntimeConfig = opened_with["config"]
+        self.inference: InferenceConfig = opened_with["inference"]
         self.embedder = None
-        if reranker is None and config.memory_rerank_enabled:
-            reranker = RerankChoice(RerankSpec(policy="listwise", inference=inference.model_dump(mode="json")))
-        self.reranker = reranker
-        self._caller = Caller(link, self._relink, reranker)
-        self.memory = ClientMemoryService(self._caller)  # type: ignore[assignment]  # the same methods, remotely
+        try:
+            self._settings = CallerSettings(
+                fusion=self.config.memory_search_fusion, candidate_limit=self.config.memory_rerank_candidate_limit,
+                embedder=sent_by_name(opened_with["embedder"], "embedder"),
+                rerank_embedder=self._rerank_embedder_named(opened_with["rerank_embedder"]))
+            reranker = opened_with["reranker"]
+            if reranker is None and self.config.memory_rerank_enabled:
+                reranker = RerankChoice(RerankSpec(policy="listwise", inference=self.inference.model_dump(mode="json")))
+            self.reranker = self._runnable(reranker)
+        except BaseException:
+            link.close()
+            raise
+        self._clock = opened_with["clock"]
+        self._local = LocalParts(self._named)
+        self._caller = Caller(self._framed(link), self._relink, self.reranker)
+        self.memory = ClientMemoryService(self._caller, self._local)  # type: ignore[assignment]  # the same methods
+        self.use_write_gate(opened_with["write_gate"])
+        if self._settings != CallerSettings(candidate_limit=self._settings.candidate_limit):
+            self._check_settings()
+
+    def _rerank_embedder_named(self, choice: EmbedderChoice) -> str:
+        named = sent_by_name(choice, "rerank_embedder")
+        if named is None or named == "none":
+            return "none"
+        return (settings.rerank_embedder() or "auto") if named == "auto" else named  # this process's variable
+
+    def _check_settings(self) -> None:
+        """Let the owner build this runtime's settings now (an embedder not prepared there, an unknown fusion), so a
+        refusal comes at open, as it would in one process."""
+        try:
+            self.memory.search_fusion()
+        except BaseException:
+            self.close()
+            raise
+
+    def _framed(self, link: Link) -> Link:
+        """``link`` adding this runtime's settings to each request, and its clock's reading to each write."""
+        custom_clock = self._clock is not utc_now
+        context = self._settings.as_json()
+
+        def frame(request: dict[str, Any]) -> dict[str, Any]:
+            if custom_clock and str(request.get("op")).partition(".")[2] in WRITES:
+                return {**request, "context": {**context, "now": self._clock().isoformat()}}
+            return {**request, "context": context}
+
+        link.frame = frame  # type: ignore[attr-defined]  # SocketLink and LocalLink both take one
+        return link
+
+    def _runnable(self, reranker: MemoryReranker | None) -> MemoryReranker | None:
+        """A reranker this runtime can use: named for the owner when it reads the store's vectors, else as it is
+        (an object of this process runs here: :mod:`pcmem.owner.in_client`)."""
+        return self._named(reranker) if isinstance(reranker, StoreBoundReranker) else reranker
+
+    def _named(self, reranker: MemoryReranker) -> MemoryReranker:
+        """pcmem's embedding reranker, named for the owner to build and run; any other reranker that reads the
+        store's vectors cannot run in a client: ConfigurationError."""
+        from pcmem.rerank.embedding import POLICY_ID, EmbeddingReranker
+
+        if isinstance(reranker, EmbeddingReranker) and reranker.policy_id == POLICY_ID:
+            second = reranker.second_embedder
+            return RerankChoice(RerankSpec(policy="embedding", inference=self.inference.model_dump(mode="json"),
+                                           rerank_embedder=None if second is None else sent_by_name(second, "reranker")))
+        raise ConfigurationError(
+            f"the reranker {reranker.policy_id} reads the store's vectors, which only the process that holds the store "
+            f"(pid {self._owner_pid}) can read: name it with runtime.build_reranker(policy) instead")
+
+    def prepare_takeover(self) -> None:
+        """Load, in a background thread, what this process needs to take the store over if its owner goes away: the
+        storage engine and the store's embedding model (see :mod:`pcmem.compose.standby`). A hand-off then costs a
+        file open, not a model load; a client loads neither until then (a one-shot command never should). Returns at
+        once; raises nothing (what fails to load now loads at the take-over, as before)."""
+        with self._guard:
+            if self._preparing:
+                return
+            self._preparing = True
+        standby.start(self._closing, getattr(self._caller.link, "profile", None), self._settings.embedder)
 
     @property
     def owner_pid(self) -> int | None:
@@ -341,14 +430,15 @@ class ClientRuntime(SyncRuntime):
 
     def _relink(self) -> Link:
         """The owner went away: take the file over, or connect to whoever did (StoreLockedError after
-        ``lock_timeout`` seconds of neither)."""
+        ``lock_timeout`` seconds of neither). Either way the calls run as before: with this runtime's settings, its
+        reranker and write gate here."""
         found = owner_or_file(self.path, self._opener, self._lock_timeout)
         if isinstance(found, SocketLink):
             self._owner_pid = found.owner_pid
-            return found
+            return self._framed(found)
         self._held = serve(found)
         self.embedder = found.embedder
-        return LocalLink(Dispatcher(found.memory, Rerankers()), lambda: None)
+        return self._framed(LocalLink(ServedSettings(found.for_clients), lambda: None))
 
     def build_reranker(self, policy: RerankPolicy, inference: InferenceConfig | None = None,
                        progress: Progress | None = None, *, rerank_embedder: str | None = None) -> MemoryReranker:
@@ -369,10 +459,11 @@ class ClientRuntime(SyncRuntime):
         return self._held.rerank_embedder if self._held is not None else None
 
     def use_reranker(self, reranker: MemoryReranker | None) -> None:
-        self.reranker = self._caller.default_rerank = reranker
+        self.reranker = self._caller.default_rerank = self._runnable(reranker)
 
     def use_write_gate(self, decision_model: DecisionModel | None) -> None:
-        self._file().use_write_gate(decision_model)
+        """As :meth:`SyncRuntime.use_write_gate`: the gate's model runs in this process (see the class docstring)."""
+        self._local.gate = write_gate_for(decision_model)
 
     def _file(self) -> SyncRuntime:
         if self._held is None:
@@ -383,6 +474,7 @@ class ClientRuntime(SyncRuntime):
     def close(self) -> None:
         if not self._closed:
             self._closed = True
+            self._closing.set()
             self._caller.close()
             if self._held is not None:
                 self._held.close()

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from pcmem.errors import ConfigurationError, EmbeddingError, PcmemError
+from pcmem.native_calls import native_call
 from pcmem.types.embedding import EmbeddingProfile
 from pcmem.types.progress import Progress
 
@@ -214,7 +215,7 @@ class OnnxEmbedder:
 
     def _loaded(self) -> Any:
         if self._model is None:
-            with self._lock:
+            with native_call(), self._lock:  # onnxruntime and tokenizers: see pcmem.native_calls
                 if self._model is None:
                     self._model = self._load()
         return self._model
@@ -226,6 +227,17 @@ class OnnxEmbedder:
         out = np.empty((total, self._profile.dimension), dtype=np.float32)
         order = sorted(range(total), key=lambda i: len(texts[i]))
         model = self._loaded() if total else None
+        with native_call():  # onnxruntime and tokenizers: see pcmem.native_calls
+            self._embed_in_order(model, texts, order, out, progress)
+        if self._normalize:
+            out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
+        return out
+
+    def _embed_in_order(self, model: Any, texts: Sequence[str], order: list[int], out: np.ndarray,
+                        progress: Progress | None) -> None:
+        import numpy as np
+
+        total = len(texts)
         for start in range(0, total, self.batch_size):
             rows = order[start:start + self.batch_size]
             assert model is not None  # loaded above: there are texts
@@ -237,9 +249,6 @@ class OnnxEmbedder:
                 raise EmbeddingError(f"embedding a batch of {len(rows)} texts failed: {exc}") from exc
             if progress is not None:
                 progress(start + len(rows), total)
-        if self._normalize:
-            out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
-        return out
 
     def embed_query(self, text: str) -> np.ndarray:
         return self._queries.memoised(text, lambda q: self.embed_documents([q])[0])

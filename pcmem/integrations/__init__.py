@@ -44,8 +44,10 @@ def blocking_memory(memory: object) -> SyncMemoryService:
     Raises InputError for anything else (e.g. a runtime itself, or one scope's handle), at construction, so a
     wrong object fails with a clear message instead of an AttributeError on the first query.
     """
-    if isinstance(memory, SyncMemoryService):
-        return memory
+    from pcmem.owner.client import ClientMemoryService  # a runtime served by another process's owner
+
+    if isinstance(memory, (SyncMemoryService, ClientMemoryService)):
+        return memory  # type: ignore[return-value]  # the same methods
     if isinstance(memory, MemoryService):
         return memory.sync
     raise InputError(f"memory must be runtime.memory of a pcmem runtime (pcmem.open or pcmem.open_async), "

@@ -25,6 +25,7 @@ from pcmem.memory.scoped_reads import ScopedReads
 from pcmem.memory.upsert import Identity, plan_upsert, same_content
 from pcmem.memory.vectors import NOTHING_PREPARED, Prepared
 from pcmem.memory.write_records import KeyedWrite
+from pcmem.native_calls import entry_points
 from pcmem.store.port import GroupedWrites, WriteTransaction
 from pcmem.types.memory import (
     Citation,
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
     import numpy as np
 
 
+@entry_points  # each call counts as one native call: see pcmem.native_calls
 class SyncScopedMemory(ScopedReads):
     """Blocking operations on one scope. Obtain it from ``SyncRuntime.memory.for_scope(scope)``. The reads are
     :class:`~pcmem.memory.scoped_reads.ScopedReads`; the writes, which decide what a revision contains, are here."""
@@ -170,14 +172,7 @@ class SyncScopedMemory(ScopedReads):
         gate = self._parts.write_gate
         if gate is None or request.allow_duplicates or self.head() is None:
             return ()
-        found = []
-        for index, entry in enumerate(request.entries):
-            if request.upsert and entry.entry_id is not None:
-                continue  # an upsert by key: the key decides what is the same entry
-            existing = gate.duplicate_of(entry.text, lambda search: self._parts.search.coarse((self.scope,), search))
-            if existing is not None:
-                found.append(Duplicate(index=index, text=entry.text, existing=existing))
-        return tuple(found)
+        return gate.duplicates(request, lambda search: self._parts.search.coarse((self.scope,), search))
 
     def revise(self, request: ReviseRequest | str, *, text: str | None = None, kind: str | None = None,
                metadata: dict[str, Any] | None = None, expected_revision: int | None = None,

@@ -13,6 +13,7 @@ from pcmem.errors import EntryErasedError, EntryNotFoundError, RevisionNotFoundE
 from pcmem.memory import arguments, context_block, keys, paging
 from pcmem.memory.parts import MemoryParts
 from pcmem.memory.recent import recent_page
+from pcmem.native_calls import entry_points
 from pcmem.rerank.choice import RerankerChoice, chosen_reranker
 from pcmem.settings import SearchFusion
 from pcmem.types.context import ContextBlock, ContextRequest, RecentPage, RecentRequest
@@ -35,6 +36,7 @@ from pcmem.types.search import SearchMemoryRequest, SearchMode, SearchPage
 from pcmem.validation import validate_id, validate_revision, validate_scope
 
 
+@entry_points  # each call counts as one native call: see pcmem.native_calls
 class ScopedReads:
     """What one scope handle reads; every read sees one revision of the store."""
 

@@ -15,6 +15,7 @@ from pcmem.errors import InputError
 from pcmem.memory import arguments, context_block
 from pcmem.memory.recent import recent_page
 from pcmem.memory.scoped import MemoryParts, SyncScopedMemory
+from pcmem.native_calls import entry_points
 from pcmem.rerank.choice import RerankerChoice, chosen_reranker
 from pcmem.settings import SearchFusion
 from pcmem.types.context import ContextBlock, ContextRequest, RecentPage, RecentRequest
@@ -55,6 +56,7 @@ async def to_thread(function: Callable[..., T], /, *args: Any, **kwargs: Any) ->
     return await asyncio.to_thread(function, *args, **kwargs)
 
 
+@entry_points  # each call counts as one native call: see pcmem.native_calls
 class SyncMemoryService:
     """Blocking access to every scope of one store."""
 

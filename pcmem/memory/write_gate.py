@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pcmem.decision.envelope import for_role
 from pcmem.decision.port import DecisionModel
 from pcmem.types.decision import DecisionOutcome, DecisionRequest
-from pcmem.types.memory import Citation
+from pcmem.types.memory import Citation, Duplicate, RememberRequest
 from pcmem.types.search import SearchMemoryRequest, SearchPage
 
 ROLE = "memory.write-gate"
@@ -36,3 +36,19 @@ class WriteGate:
             if result.outcome is DecisionOutcome.YES and not result.used_fallback:
                 return hit.citation
         return None
+
+    def duplicates(self, request: RememberRequest,
+                   search: Callable[[SearchMemoryRequest], SearchPage]) -> tuple[Duplicate, ...]:
+        """The entries of ``request`` that an existing entry already states, by their index (none when the request
+        allows duplicates; an upsert by key is decided by its key). ``search``: the scope's coarse search — the
+        store's own, or a client's through its owner (:mod:`pcmem.owner.in_client`)."""
+        if request.allow_duplicates:
+            return ()
+        found = []
+        for index, entry in enumerate(request.entries):
+            if request.upsert and entry.entry_id is not None:
+                continue  # an upsert by key: the key decides what is the same entry
+            existing = self.duplicate_of(entry.text, search)
+            if existing is not None:
+                found.append(Duplicate(index=index, text=entry.text, existing=existing))
+        return tuple(found)

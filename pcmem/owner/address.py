@@ -1,29 +1,47 @@
-"""Where a store's owner listens: ``<runtime folder>/<st_dev>-<st_ino>.sock``.
+"""Where a store's owner listens: chosen from the file and the user's account, never from the environment.
 
-The runtime folder is ``$XDG_RUNTIME_DIR/pcmem`` when the system offers a runtime folder this user owns, else
-``/tmp/pcmem-<uid>``; it is created 0700 and refused when another user owns it or others may enter it, so only the
-same user can reach a socket in it (the socket itself is 0600, and the owner checks the peer's uid where the OS
-says). The name comes from the file's identity (device, inode), not its path: two names of one file (a symlink, a
-relative path, a hard link) find the same owner.
+Two processes of one user that open the same store file must find each other whatever they were started with: a
+terminal, cron, ``env -i``, or an MCP host that passes a scrubbed environment (the MCP SDK drops ``XDG_RUNTIME_DIR``).
+So the place depends only on what every such process sees alike:
+
+- **the folder**: ``<home>/.cache/pcmem/run``, with the home of the account (``pwd``, not ``$HOME``), created 0700.
+  No other user can create anything in a home they cannot write, so nobody can take the place first. When the
+  account has no usable home (none, not a folder, not the user's, or others may write it), ``/tmp/pcmem-<uid>``
+  (``/tmp`` itself, not ``$TMPDIR``), refused when another user made it or others may enter it;
+- **the name**: the file's identity (device and inode, not its path), so every name of one file (a symlink, a
+  relative path, a hard link) finds the same owner.
+
+The owner listens at the first of those places it can; a client tries each in turn. Paths longer than a Unix
+socket address can hold are reached through the folder's descriptor (:mod:`pcmem.owner.transport`).
+
+**Older places.** pcmem before this listened in ``$XDG_RUNTIME_DIR/pcmem``, else in the temporary folder. Nothing
+listens there any more; a client that finds the file held while nobody answers here looks there too (see
+:func:`older_places`), only to say what it found: an older pcmem speaks another protocol and cannot serve it.
 """
 
 from __future__ import annotations
 
 import contextlib
-import errno
+import functools
 import os
-import socket
 import stat
 import tempfile
-import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pcmem import settings
+
+try:
+    import pwd
+except ImportError:  # Windows: no password database (its transport finds its own place: #41)
+    pwd = None  # type: ignore[assignment]
 from pcmem.errors import StorePermissionError
 
 FOLDER_MODE = 0o700
 SOCKET_MODE = 0o600
+#: Below the account's home: beside pcmem's model cache when ``$XDG_CACHE_HOME`` is unset (the place does not follow
+#: that variable either: a process started without it must find the same folder).
+HOME_FOLDER = (".cache", "pcmem", "run")
 
 
 class UnsafeRuntimeFolderError(StorePermissionError):
@@ -49,21 +67,89 @@ class FileIdentity:
     def as_json(self) -> list[int]:
         return [self.device, self.inode]
 
+    @property
+    def socket_name(self) -> str:
+        return f"{self.device:x}-{self.inode:x}.sock"
+
+
+@dataclass
+class Places:
+    """The owner's possible addresses for one file, best first, and why any other folder was refused."""
+
+    addresses: list[Path] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
+
+
+def folders() -> list[Path]:
+    """The folders an owner may listen in, best first (see the module docstring); none depends on the environment."""
+    uid = os.getuid()
+    found = []
+    home = _account_home(uid)
+    if home is not None:
+        found.append(home.joinpath(*HOME_FOLDER))
+    found.append(Path("/tmp") / f"pcmem-{uid}")
+    return found
+
+
+def places(identity: FileIdentity, *, create: bool) -> Places:
+    """Where the owner of the file with ``identity`` listens. ``create`` (the owner): make missing folders, 0700."""
+    result = Places()
+    for folder in folders():
+        try:
+            result.addresses.append(private_folder(folder, create=create) / identity.socket_name)
+        except UnsafeRuntimeFolderError as refused:
+            result.refused.append(str(refused))
+    return result
+
+
+def socket_path(identity: FileIdentity) -> Path:
+    """Where a client looks first for the owner of the file with ``identity`` (where an owner listens unless that
+    folder cannot be used: :func:`places` has every place). UnsafeRuntimeFolderError when no place can be used."""
+    found = places(identity, create=False)
+    if not found.addresses:
+        raise UnsafeRuntimeFolderError("; ".join(found.refused))
+    return found.addresses[0]
+
 
 def runtime_folder() -> Path:
-    """The private folder the sockets live in, created 0700 if missing; UnsafeRuntimeFolderError when unsafe."""
-    base = settings.runtime_dir()
-    if base is not None and _owned_by_me(base):
-        folder = base / "pcmem"
-    else:
-        folder = Path(tempfile.gettempdir()) / f"pcmem-{os.getuid()}"
+    """The folder this user's owners listen in first, made 0700 if missing; UnsafeRuntimeFolderError when none of
+    :func:`folders` can be used."""
+    refused = []
+    for folder in folders():
+        try:
+            return private_folder(folder, create=True)
+        except UnsafeRuntimeFolderError as error:
+            refused.append(str(error))
+    raise UnsafeRuntimeFolderError("; ".join(refused))
+
+
+def private_folder(folder: Path, *, create: bool) -> Path:
+    """``folder``, checked private (and made, 0700, with its missing parents, when ``create``); a folder that is
+    missing and not made is returned as it is (nothing can listen there). UnsafeRuntimeFolderError otherwise."""
+    if create:
+        try:
+            _make_folders(folder)
+        except OSError as error:
+            raise UnsafeRuntimeFolderError(f"cannot make the runtime folder {folder}: {error.strerror}") from None
     try:
-        folder.mkdir(mode=FOLDER_MODE, exist_ok=True)
         info = os.lstat(folder)
+    except FileNotFoundError:
+        return folder
     except OSError as error:
-        raise UnsafeRuntimeFolderError(f"cannot make the runtime folder {folder}: {error.strerror}") from None
+        raise UnsafeRuntimeFolderError(f"cannot use the runtime folder {folder}: {error.strerror}") from None
     check_private_folder(folder, info)
     return folder
+
+
+def _make_folders(folder: Path) -> None:
+    missing = []
+    for parent in (folder, *folder.parents):
+        if parent.exists():
+            break
+        missing.append(parent)
+    for each in reversed(missing):
+        with contextlib.suppress(FileExistsError):
+            each.mkdir(mode=FOLDER_MODE)
 
 
 def check_private_folder(folder: Path, info: os.stat_result) -> None:
@@ -78,55 +164,44 @@ def check_private_folder(folder: Path, info: os.stat_result) -> None:
                                        "be 700 (only you may enter it): `chmod 700` it")
 
 
-def socket_path(identity: FileIdentity) -> Path:
-    """The owner's socket for the file with ``identity``."""
-    return runtime_folder() / f"{identity.device:x}-{identity.inode:x}.sock"
-
-
-#: A socket bound this many seconds ago that refuses connections is an owner's leftover (killed with SIGKILL, or a
-#: crash): an owner listens within microseconds of binding, so no live owner is ever this old and still refusing.
-STALE_AFTER = 60.0
-
-
-def sweep_stale_sockets(folder: Path, *, keep: Path, now: float | None = None) -> list[Path]:
-    """Remove the sockets in ``folder`` that no process listens on any more; return what was removed.
-
-    A killed owner cannot remove its socket, and with one socket per store file the folder would only grow. A socket
-    is stale when connecting is refused (nobody listens) and it was bound over :data:`STALE_AFTER` seconds ago (an
-    owner between bind and listen is never removed). ``keep`` (the caller's own socket) is left alone.
-    """
-    now = time.time() if now is None else now
-    removed: list[Path] = []
-    for candidate in folder.glob("*.sock"):
-        if candidate == keep or not _refuses(candidate, now):
-            continue
-        with contextlib.suppress(OSError):
-            candidate.unlink()
-            removed.append(candidate)
-    return removed
-
-
-def _refuses(candidate: Path, now: float) -> bool:
+def _account_home(uid: int) -> Path | None:
+    """The account's home (from the password database, not ``$HOME``) when it is a folder of this user that no one
+    else may write; else ``None``."""
+    home = _home_of(uid)
+    if home is None:
+        return None
     try:
-        info = os.lstat(candidate)
-    except OSError:
-        return False
-    if not stat.S_ISSOCK(info.st_mode) or now - info.st_mtime < STALE_AFTER:
-        return False
-    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        probe.settimeout(1.0)
-        probe.connect(str(candidate))
-    except OSError as error:
-        return error.errno == errno.ECONNREFUSED
-    finally:
-        probe.close()
-    return False
+        info = os.stat(home)
+    except OSError:  # no such folder
+        return None
+    if not home.is_absolute() or not stat.S_ISDIR(info.st_mode) or info.st_uid != uid:
+        return None
+    if stat.S_IMODE(info.st_mode) & 0o022:
+        return None  # others could replace what pcmem makes there
+    return home
 
 
-def _owned_by_me(folder: Path) -> bool:
+@functools.cache
+def _home_of(uid: int) -> Path | None:
+    """The home the password database gives ``uid`` (looked up once per process), or ``None`` (a container's bare
+    uid has no entry)."""
+    if pwd is None:
+        return None
     try:
-        info = os.stat(folder)
-    except OSError:
-        return False
-    return stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid()
+        return Path(pwd.getpwuid(uid).pw_dir)
+    except KeyError:
+        return None
+
+
+def older_places(identity: FileIdentity) -> list[Path]:
+    """Where pcmem before #39 listened for this file: ``$XDG_RUNTIME_DIR/pcmem`` (as this process sees it, and the
+    usual ``/run/user/<uid>``), then ``<temporary folder>/pcmem-<uid>``."""
+    bases = [base for base in (settings.runtime_dir(), Path(f"/run/user/{os.getuid()}")) if base is not None]
+    candidates = [base / "pcmem" for base in bases]
+    candidates.append(Path(tempfile.gettempdir()) / f"pcmem-{os.getuid()}")
+    seen: list[Path] = []
+    for folder in candidates:
+        address = folder / identity.socket_name
+        if address not in seen:
+            seen.append(address)
+    return seen

@@ -18,28 +18,25 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import socket
 import threading
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from pcmem.errors import ConfigurationError, OwnerGoneError
+from pcmem.errors import ConfigurationError, OwnerGoneError, OwnerStoppedError
 from pcmem.memory.scoped import SyncScopedMemory
 from pcmem.memory.service import SyncMemoryService
-from pcmem.owner import protocol
-from pcmem.owner.dial import handshake
-from pcmem.owner.operations import SCOPED_OPERATIONS, STORE_OPERATIONS, operation
-from pcmem.owner.rerank_spec import RerankSpec
+from pcmem.owner import in_client, protocol
+from pcmem.owner.dial import WatchedConnection, handshake
+from pcmem.owner.in_client import LocalParts
+from pcmem.owner.operations import SCOPED_OPERATIONS, STORE_OPERATIONS, WRITES, operation
+from pcmem.owner.rerank_spec import RerankChoice
 from pcmem.rerank.choice import DEFAULT, chosen_reranker
 from pcmem.validation import validate_scope
 
 if TYPE_CHECKING:
     from pcmem.rerank.port import MemoryReranker
-    from pcmem.types.progress import Progress
-    from pcmem.types.rerank import MemoryRerankDecision
-    from pcmem.types.search import MemoryHit
 
 #: Times one call is sent again after the owner went away (each time after a new owner was found).
 MAX_ATTEMPTS = 3
@@ -62,15 +59,23 @@ class Link(Protocol):
 
 
 class SocketLink:
-    """Connections to one owner, reused across calls; each thread takes an idle one or opens another."""
+    """Connections to one owner, reused across calls; each thread takes an idle one or opens another.
 
-    def __init__(self, address: Path, identity: list[int], first: socket.socket, owner_pid: int) -> None:
+    A call waits as long as the owner works; a stopped owner ends it with OwnerStoppedError (see
+    :mod:`pcmem.owner.dial`), and that connection is dropped: its answer, if the owner resumes, belongs to no call."""
+
+    def __init__(self, first: WatchedConnection, owner_pid: int, address: Path, identity: list[int]) -> None:
         self.address, self.identity, self.owner_pid = address, identity, owner_pid
+        #: The store's embedding profile as the owner said when greeted (JSON), if it did.
+        self.profile: dict[str, Any] | None = first.greeting.get("profile")
+        #: What the client adds to each request (its settings: :mod:`pcmem.owner.context`).
+        self.frame: Callable[[dict[str, Any]], dict[str, Any]] = _as_it_is
         self._idle = [first]
         self._guard = threading.Lock()
         self._closed = False
 
     def call(self, request: dict[str, Any]) -> dict[str, Any]:
+        request = self.frame(request)
         with self._guard:
             connection = self._idle.pop() if self._idle else None
         if connection is None:
@@ -86,7 +91,14 @@ class SocketLink:
         except (OSError, protocol.ConnectionLost):
             connection.close()
             raise OwnerLost(sent=sent) from None
-        except BaseException:  # e.g. a request over the frame limit (InputError): nothing was sent
+        except OwnerStoppedError as stopped:
+            connection.close()
+            if sent and request.get("op", "").partition(".")[2] in WRITES:
+                raise OwnerStoppedError(f"{stopped}. This write was sent before it stopped and runs when it resumes: "
+                                        "read before writing it again", pid=stopped.pid,
+                                        command=stopped.command) from None
+            raise
+        except BaseException:  # a request over the frame limit (InputError): nothing was sent
             connection.close()
             raise
         with self._guard:
@@ -105,38 +117,18 @@ class SocketLink:
 
 
 class LocalLink:
-    """Requests run on this process's own runtime (a client that took the file over)."""
+    """Requests run on this process's own runtime (a client that took the file over), as the owner would run them."""
 
     def __init__(self, handle: Callable[[dict[str, Any]], dict[str, Any]], close: Callable[[], None]) -> None:
-        self.call = handle
-        self.close = close
+        self._handle, self.close = handle, close
+        self.frame: Callable[[dict[str, Any]], dict[str, Any]] = _as_it_is
+
+    def call(self, request: dict[str, Any]) -> dict[str, Any]:
+        return self._handle(self.frame(request))
 
 
-def connect(address: Path, identity: list[int]) -> SocketLink | None:
-    """A link to the owner at ``address``, or ``None`` when nobody answers there (no owner, or a stale socket)."""
-    try:
-        first, pid = handshake(address, identity)
-    except (OSError, protocol.ConnectionLost):
-        return None
-    return SocketLink(address, identity, first, pid)
-
-
-class RerankChoice:
-    """A reranker named, not built: what a client passes as ``search(reranker=...)``; the owner builds and runs it
-    (:meth:`pcmem.SyncRuntime.build_reranker` returns one in a client)."""
-
-    def __init__(self, spec: RerankSpec) -> None:
-        self.spec = spec
-
-    @property
-    def policy_id(self) -> str:
-        return self.spec.policy
-
-    def rerank(self, query: str, candidates: Sequence[MemoryHit], limit: int,
-               progress: Progress | None = None) -> MemoryRerankDecision:
-        """Never runs here: the search that names it runs in the process that owns the store."""
-        raise ConfigurationError(f"the {self.spec.policy} reranker of a client runs in the process that owns the "
-                                 "store; pass it to a client's search")
+def _as_it_is(request: dict[str, Any]) -> dict[str, Any]:
+    return request
 
 
 class Caller:
@@ -210,9 +202,10 @@ def _remote(key: str, original: Callable[..., Any]) -> Callable[..., Any]:
 class ClientScopedMemory:
     """One scope of a store another process owns; the methods of :class:`~pcmem.memory.scoped.SyncScopedMemory`."""
 
-    def __init__(self, caller: Caller, scope: str) -> None:
+    def __init__(self, caller: Caller, scope: str, local: LocalParts) -> None:
         self.scope = validate_scope(scope)
         self._caller = caller
+        self._local = local
 
 
 class ClientMemoryService:
@@ -220,15 +213,36 @@ class ClientMemoryService:
 
     scope: str | None = None  # its calls name no scope (a ClientScopedMemory's name theirs)
 
-    def __init__(self, caller: Caller) -> None:
+    def __init__(self, caller: Caller, local: LocalParts | None = None) -> None:
         self._caller = caller
+        self._local = local or LocalParts()
 
     def for_scope(self, scope: str) -> ClientScopedMemory:
         """A handle on one scope (cheap; nothing is read). Raises InputError for an invalid scope name."""
-        return ClientScopedMemory(self._caller, scope)
+        return ClientScopedMemory(self._caller, scope, self._local)
+
+
+def _searching(key: str, original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def search(self: Any, *args: Any, **kwargs: Any) -> Any:
+        return in_client.search(self._caller, self._local, key, self.scope, args, kwargs)
+
+    return search
+
+
+def _remembering(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def remember(self: Any, *args: Any, **kwargs: Any) -> Any:
+        return in_client.remember(self._caller, self._local, self.scope, args, kwargs)
+
+    return remember
 
 
 for _name in SCOPED_OPERATIONS:
     setattr(ClientScopedMemory, _name, _remote(f"scope.{_name}", getattr(SyncScopedMemory, _name)))
 for _name in STORE_OPERATIONS:
     setattr(ClientMemoryService, _name, _remote(f"store.{_name}", getattr(SyncMemoryService, _name)))
+# What may run in this process (its own reranker, its write gate): pcmem.owner.in_client
+ClientScopedMemory.search = _searching("scope.search", SyncScopedMemory.search)  # type: ignore[attr-defined]
+ClientMemoryService.search = _searching("store.search", SyncMemoryService.search)  # type: ignore[attr-defined]
+ClientScopedMemory.remember = _remembering(SyncScopedMemory.remember)  # type: ignore[attr-defined]

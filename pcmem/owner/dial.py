@@ -1,70 +1,249 @@
-"""Reaching a store's owner over its socket: the greeting, and one request answered — standard library only.
+"""Reaching a store's owner: the greeting, bounded waits, and one request answered — standard library only.
 
-:mod:`pcmem.owner.client` builds the Memory API on :func:`handshake`. :func:`ask_owner` is for a command that makes one
+:mod:`pcmem.owner.client` builds the Memory API on :func:`dial`. :func:`ask_owner` is for a command that makes one
 read and exits (``pcmem search``): it needs neither the client objects nor the method table
 (:mod:`pcmem.owner.operations`), which are built from the library's pydantic types — importing pydantic alone cost a
 cold call more than half of the Python + DuckDB floor it is measured against (issue #30).
+
+**Bounds.** Every wait on the owner is bounded by what the owner is doing, not by a clock: a call waits as long as
+the owner runs (a decision rerank or an import may take minutes), and ends with :class:`~pcmem.errors.
+OwnerStoppedError` once the owner has been seen stopped for :data:`STOPPED_FOR` seconds (see
+:mod:`pcmem.owner.processes`). Only the greeting, which the owner answers without touching the store, has a
+clock: :data:`HELLO_TIMEOUT`.
+
+**Waiting for a held file** (:func:`owner_or_free`). A held file whose owner does not answer yet is normal for a
+moment: the owner is opening the store (replaying a log, migrating) and listens right after. Longer than that, what
+the system says decides: a holder that is stopped will not answer until it is resumed (OwnerStoppedError at once);
+one that answers where an older pcmem listened speaks another protocol (StoreLockedError at once); any other holder
+is waited for up to the caller's lock timeout, then named with what is known of it: its pid, its command line, and
+that it does not answer.
 """
 
 from __future__ import annotations
 
 import os
 import socket
-import struct
-import sys
+import time
 from pathlib import Path
 from typing import Any
 
-from pcmem.errors import StoreLockedError
-from pcmem.owner import address, protocol
+from pcmem.errors import OwnerStoppedError, StoreLockedError
+from pcmem.owner import processes, protocol
+from pcmem.owner.address import FileIdentity, UnsafeRuntimeFolderError, older_places
+from pcmem.owner.transport import current
+from pcmem.store.duckdb.lock_probe import lock_holder
+
+#: Seconds between two looks at a silent owner, and how long it must stay stopped before a call gives up on it (a
+#: debugger's breakpoint or a job control stop; a tracer's stop on every system call lasts microseconds).
+LOOK_EVERY = 0.2
+STOPPED_FOR = 1.0
+#: Seconds a running owner may take to answer the greeting (no store work: a thread of it answers at once).
+HELLO_TIMEOUT = 30.0
+#: Seconds connecting may take (an owner's backlog is full only when it does not accept: then it fails at once).
+CONNECT_TIMEOUT = 5.0
+#: Seconds between two looks for an owner that holds the file but does not listen yet (it is opening the store).
+RETRY_PAUSE = 0.02
 
 
-def peer_uid(connection: socket.socket) -> int | None:
-    """The connecting process's uid where the OS says (Linux: SO_PEERCRED), else ``None``."""
-    option = getattr(socket, "SO_PEERCRED", None)
-    if option is None or not sys.platform.startswith("linux"):
-        return None
-    raw = connection.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i"))
-    return int(struct.unpack("3i", raw)[1])
+class WatchedConnection:
+    """A connection to the owner whose waits look at the owner while it is silent (see the module docstring).
+
+    ``sendall``/``recv`` as a socket's (what :mod:`pcmem.owner.protocol` uses); a silent owner that is gone ends
+    the wait as a broken connection would (``ConnectionResetError``), one stopped for :data:`STOPPED_FOR` seconds
+    with :class:`OwnerStoppedError`, and past ``deadline`` (the greeting) with ``TimeoutError``."""
+
+    def __init__(self, connection: socket.socket, owner_pid: int | None, *, deadline: float | None = None) -> None:
+        self.connection, self.owner_pid, self.deadline = connection, owner_pid, deadline
+        self.doing = "holds the store" if deadline is not None else "serves the store to this process"
+        #: The owner's answer to the greeting (its pid, and hints such as the store's embedding profile).
+        self.greeting: dict[str, Any] = {}
+        self._stopped_since: float | None = None
+        connection.settimeout(LOOK_EVERY)
+
+    def recv(self, count: int) -> bytes:
+        while True:
+            try:
+                data = self.connection.recv(count)
+            except TimeoutError:
+                self._look()
+                continue
+            self._stopped_since = None
+            return data
+
+    def sendall(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            try:
+                sent = self.connection.send(view)
+            except TimeoutError:
+                self._look()
+                continue
+            self._stopped_since = None
+            view = view[sent:]
+
+    def _look(self) -> None:
+        now = time.monotonic()
+        if self.deadline is not None and now > self.deadline:
+            raise TimeoutError(f"the owner did not answer within {HELLO_TIMEOUT:g} s")
+        if self.owner_pid is None:
+            return
+        seen = processes.state(self.owner_pid)
+        if seen == "gone":
+            raise ConnectionResetError("the owner is gone")
+        if seen != "stopped":
+            self._stopped_since = None
+            return
+        self._stopped_since = self._stopped_since or now
+        if now - self._stopped_since >= STOPPED_FOR:
+            raise stopped_error(self.owner_pid, self.doing)
+
+    def close(self) -> None:
+        self.connection.close()
+
+    def shutdown(self, how: int) -> None:
+        self.connection.shutdown(how)
 
 
-def handshake(address: Path, identity: list[int]) -> tuple[socket.socket, int]:
-    """A connection to the owner listening at ``address``, greeted; returns it and the owner's pid. Raises OSError
-    when nobody listens there, StoreLockedError when the owner refuses (another protocol version, another file)."""
-    connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+def stopped_error(pid: int, doing: str) -> OwnerStoppedError:
+    """The error for a stopped owner: who it is and what to do, in one line."""
+    return OwnerStoppedError(f"{processes.describe(pid)} {doing} and is stopped (Ctrl-Z, a debugger or a suspended "
+                             f"job): {processes.stopped_advice(pid)}", pid=pid, command=processes.command_line(pid))
+
+
+def handshake(where: Path, identity: list[int]) -> tuple[WatchedConnection, int]:
+    """A connection to the owner listening at ``where``, greeted; returns it and the owner's pid. Raises OSError
+    when nobody listens there (or a running owner did not greet within :data:`HELLO_TIMEOUT`), StoreLockedError when
+    the owner refuses (another protocol version, another file, another user), OwnerStoppedError when it is stopped."""
+    transport = current()
+    raw = transport.connect(where, CONNECT_TIMEOUT)
     try:
-        connection.connect(str(address))
-        uid = peer_uid(connection)
-        if uid is not None and uid != os.getuid():
-            raise StoreLockedError(f"the socket {address} is served by uid {uid}, not by you: refusing it")
+        peer = transport.peer(raw)
+        if peer.uid is not None and peer.uid != os.getuid():
+            raise StoreLockedError(f"the socket {where} is served by uid {peer.uid}, not by you: refusing it")
+        connection = WatchedConnection(raw, peer.pid, deadline=time.monotonic() + HELLO_TIMEOUT)
         protocol.send_frame(connection, protocol.hello(identity))
         answer = protocol.recv_frame(connection)
+        connection.deadline, connection.doing = None, "serves the store to this process"
     except BaseException:
-        connection.close()
+        raw.close()
         raise
     if "error" in answer:
-        connection.close()
+        raw.close()
         raise protocol.decode_error(answer["error"])
     mismatch = protocol.check_hello(answer, identity)
     if mismatch is not None:
-        connection.close()
-        raise StoreLockedError(f"the pcmem process that holds the store speaks another language ({mismatch}); "
-                               "use one pcmem version for every process of a store")
-    return connection, int(answer.get("pid", 0))
+        raw.close()
+        raise StoreLockedError(f"{processes.describe(peer.pid)} holds the store and speaks another language "
+                               f"({mismatch}); use one pcmem version for every process of a store")
+    owner_pid = int(answer.get("pid") or peer.pid or 0)
+    connection.owner_pid = connection.owner_pid or owner_pid or None
+    connection.greeting = answer
+    return connection, owner_pid
 
 
-def ask_owner(path: Path, request: dict[str, Any]) -> Any:
+def dial(identity: FileIdentity) -> tuple[WatchedConnection, int, Path] | None:
+    """A greeted connection to the owner of the file with ``identity`` at any of its places (see
+    :mod:`pcmem.owner.address`), with the owner's pid and the address; ``None`` when nobody answers there.
+    Raises what :func:`handshake` raises besides OSError."""
+    for where in current().places(identity, create=False).addresses:
+        try:
+            connection, pid = handshake(where, identity.as_json())
+        except (OSError, protocol.ConnectionLost):
+            continue
+        return connection, pid, where
+    return None
+
+
+#: Seconds an older pcmem's owner may take to answer the greeting when a client looks for one.
+OLDER_HELLO_TIMEOUT = 2.0
+
+
+def owner_or_free(path: Path, identity: FileIdentity,
+                  lock_timeout: float) -> tuple[WatchedConnection, int, Path] | None:
+    """A greeted connection to the owner of the store file at ``path`` (with its pid and address), or ``None`` when
+    nobody holds the file (the caller opens it and becomes the owner). Raises OwnerStoppedError, StoreLockedError
+    (see the module docstring), UnsafeRuntimeFolderError."""
+    deadline = time.monotonic() + lock_timeout
+    looked_at_older = False
+    while True:
+        found = dial(identity)
+        if found is not None:
+            return found
+        holder = lock_holder(path)
+        if holder is None:
+            return None
+        check_holder(holder)
+        if not looked_at_older:
+            looked_at_older = True
+            older = older_owner(identity)
+            if older is not None:
+                raise StoreLockedError(f"{path} is held by {processes.describe(holder)}, an older pcmem: {older}; "
+                                       "use one pcmem version for every process of a store (restart it with this one)")
+        if time.monotonic() + RETRY_PAUSE > deadline:
+            raise nobody_answers(path, identity, holder, lock_timeout)
+        time.sleep(RETRY_PAUSE)
+
+
+def check_holder(holder: int) -> None:
+    """Raise OwnerStoppedError when the process ``holder`` that holds the file is stopped."""
+    if holder and processes.state(holder) == "stopped":
+        raise stopped_error(holder, "holds the store")
+
+
+def nobody_answers(path: Path, identity: FileIdentity, holder: int | None, waited: float) -> StoreLockedError:
+    """The error for a file held by a process that does not answer as a pcmem owner: what is known of it."""
+    places = current().places(identity, create=False)
+    if not places.addresses:
+        return StoreLockedError(f"{path} is in use by {processes.describe(holder)}, and pcmem cannot reach its owner: "
+                                f"{'; '.join(places.refused)}")
+    looked = ", ".join(str(where) for where in places.addresses)
+    return StoreLockedError(
+        f"{path} is in use by {processes.describe(holder)}, which does not answer where pcmem owners listen ({looked}) "
+        f"after {waited:g} s: it opened the file without serving it (a program using DuckDB itself, or a pcmem "
+        "that predates serving); close the store there, or wait for it to exit")
+
+
+def older_owner(identity: FileIdentity) -> str | None:
+    """What answers for this file where an older pcmem listened (see :func:`pcmem.owner.address.older_places`)."""
+    transport = current()
+    for where in older_places(identity):
+        try:
+            raw = transport.connect(where, OLDER_HELLO_TIMEOUT)
+        except OSError:
+            continue
+        try:
+            if transport.peer(raw).uid not in (None, os.getuid()):
+                continue  # another user's socket: nothing of this store is said to it
+            connection = WatchedConnection(raw, None, deadline=time.monotonic() + OLDER_HELLO_TIMEOUT)
+            protocol.send_frame(connection, protocol.hello(identity.as_json()))
+            answer = protocol.recv_frame(connection)
+        except (OSError, protocol.ConnectionLost):
+            return f"it listens at {where} and did not answer this pcmem's greeting"
+        finally:
+            raw.close()
+        said = answer.get("error", {}).get("message") if isinstance(answer.get("error"), dict) else None
+        return (f"it listens at {where}, where older pcmem versions listened"
+                + (f", and answered this pcmem: {said}" if said else f" (protocol {answer.get('pcmem')!r})"))
+    return None
+
+
+def ask_owner(path: Path, request: dict[str, Any], *, lock_timeout: float = 0.0) -> Any:
     """The owner's result for one read ``request`` (a frame as :class:`pcmem.owner.client.Caller` sends it), as JSON;
-    :data:`NO_OWNER` when no owner answers for the store file at ``path`` — nobody listens, the runtime folder is
-    unsafe, or the owner went away mid-call — and the caller opens the store the full way (which owns the file, takes
-    it over, or says why not). An error the owner answers is raised as the same pcmem error class."""
-    identity = address.FileIdentity.of(path)
+    :data:`NO_OWNER` when nobody holds the store file at ``path`` (or the owner went away mid-call), and the caller
+    opens it the full way (this process then owns it). While another process holds the file and does not answer
+    yet (it is opening the store), this waits for it, without loading anything, for up to ``lock_timeout``
+    seconds. An error the owner answers is raised as the same pcmem error class; a stopped owner is
+    OwnerStoppedError, one that never answers StoreLockedError (both name the process)."""
+    identity = FileIdentity.of(path)
     if identity is None:
         return NO_OWNER
     try:
-        connection, _ = handshake(address.socket_path(identity), identity.as_json())
-    except (OSError, protocol.ConnectionLost, address.UnsafeRuntimeFolderError):
+        found = owner_or_free(path, identity, lock_timeout)
+    except UnsafeRuntimeFolderError:
         return NO_OWNER
+    if found is None:
+        return NO_OWNER
+    connection = found[0]
     try:
         protocol.send_frame(connection, request)
         response = protocol.recv_frame(connection)

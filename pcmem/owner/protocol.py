@@ -13,31 +13,40 @@ Standard library only (no pydantic): a ``pcmem search`` answered by the owner sp
 from __future__ import annotations
 
 import json
-import socket
 import struct
-from typing import Any
+from typing import Any, Protocol
 
 from pcmem import errors
 from pcmem.errors import PcmemError, StoreError
 
-#: 2: every write carries an idempotency key and is sent again after a lost answer (pcmem.memory.write_records).
+#: 2: every write carries an idempotency key and is sent again after a lost answer (pcmem.memory.write_records); a
+#: request carries its caller's settings; an owner listens in the account's folder, not the environment's.
 PROTOCOL_VERSION = 2
 MAX_FRAME_BYTES = 256 * 1024 * 1024
 _LENGTH = struct.Struct(">I")
+
+
+class Channel(Protocol):
+    """What frames travel on: a socket, or :class:`pcmem.owner.dial.WatchedConnection` (a socket that looks at the
+    owner while it waits), or another transport's connection (:mod:`pcmem.owner.transport`)."""
+
+    def sendall(self, data: bytes, /) -> Any: ...
+
+    def recv(self, count: int, /) -> bytes: ...
 
 
 class ConnectionLost(Exception):
     """The other side closed the connection (or it broke) before a whole frame arrived. Internal to this package."""
 
 
-def send_frame(sock: socket.socket, message: dict[str, Any]) -> None:
+def send_frame(sock: Channel, message: dict[str, Any]) -> None:
     data = json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
     if len(data) > MAX_FRAME_BYTES:
         raise errors.InputError(f"a message of {len(data)} bytes is over the {MAX_FRAME_BYTES}-byte frame limit")
     sock.sendall(_LENGTH.pack(len(data)) + data)
 
 
-def recv_frame(sock: socket.socket) -> dict[str, Any]:
+def recv_frame(sock: Channel) -> dict[str, Any]:
     """The next frame's JSON object. Anything else — over the size limit, not UTF-8, not JSON, nested deeper than the
     parser recurses (100,000 ``[`` printed a RecursionError traceback on the owner's stderr), not an object — is a
     broken connection (ConnectionLost), as is the other side closing it."""
@@ -53,7 +62,7 @@ def recv_frame(sock: socket.socket) -> dict[str, Any]:
     return message
 
 
-def _recv_exactly(sock: socket.socket, count: int) -> bytes:
+def _recv_exactly(sock: Channel, count: int) -> bytes:
     chunks = bytearray()
     while len(chunks) < count:
         try:

@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from pcmem.errors import PcmemError
+from pcmem.native_calls import exempt_this_thread
 from pcmem.owner import protocol
-from pcmem.owner.address import SOCKET_MODE, sweep_stale_sockets
-from pcmem.owner.dial import peer_uid
+from pcmem.owner.transport import current, sweep_stale_sockets
 
 log = logging.getLogger(__name__)
 
@@ -34,9 +34,11 @@ STOP_WAIT = 30.0
 class OwnerServer:
     """Serves one store file's Memory API to the same user's other processes."""
 
-    def __init__(self, address: Path, identity: list[int], handle: Callable[[dict[str, Any]], dict[str, Any]],
-                 store: str) -> None:
-        self.address = address
+    def __init__(self, places: list[Path], identity: list[int], handle: Callable[[dict[str, Any]], dict[str, Any]],
+                 store: str, greeting: Callable[[], dict[str, Any]] | None = None) -> None:
+        self.places = places
+        self._greeting = greeting or dict
+        self.address: Path | None = None
         self.identity = identity
         self._handle = handle
         self._store = store
@@ -48,27 +50,23 @@ class OwnerServer:
         self._stopping = False
 
     def start(self) -> None:
-        """Bind the socket (replacing a stale one: this process holds the file, so whoever made it is gone) and
-        start accepting. Raises OSError when the socket cannot be made."""
-        with contextlib.suppress(FileNotFoundError):
-            self.address.unlink()
-        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            old_mask = os.umask(0o177)  # the socket is born 0600: no moment at which others could connect
+        """Listen at the first of ``places`` where a socket can be made (replacing a stale one there: this process
+        holds the file, so whoever made it is gone) and start accepting. Raises OSError when no place can be used."""
+        failures = []
+        for where in self.places:
             try:
-                listener.bind(str(self.address))
-            finally:
-                os.umask(old_mask)
-            os.chmod(self.address, SOCKET_MODE)
-            self._inode = os.stat(self.address).st_ino
-            listener.listen(64)
-        except BaseException:
-            listener.close()
-            raise
-        self._listener = listener
+                listener = current().listen(where)
+            except OSError as error:
+                failures.append(f"{where}: {error.strerror or error}")
+                continue
+            self.address, self._listener = where, listener
+            self._inode = os.stat(where).st_ino
+            break
+        else:
+            raise OSError(f"no place to listen ({'; '.join(failures) or 'none usable'})")
         threading.Thread(target=self._accept, name="pcmem-owner", daemon=True).start()
         with contextlib.suppress(OSError):
-            for gone in sweep_stale_sockets(self.address.parent, keep=self.address):
+            for gone in sweep_stale_sockets(where.parent, keep=where):
                 log.info("pcmem owner: removed %s, left by an owner that did not stop cleanly", gone.name)
 
     def _accept(self) -> None:
@@ -87,11 +85,12 @@ class OwnerServer:
                 worker = threading.Thread(target=self._serve, args=(connection,), name="pcmem-owner-conn",
                                           daemon=True)
                 self._workers.add(worker)
-            worker.start()
+                worker.start()  # under the guard: stop() never sees a worker it cannot join yet
 
     def _serve(self, connection: socket.socket) -> None:
+        exempt_this_thread()  # joined by stop() before an exiting process drains its native calls
         try:
-            uid = peer_uid(connection)
+            uid = current().peer(connection).uid
             if uid is not None and uid != os.getuid():
                 log.warning("pcmem owner: refused a connection from uid %s", uid)
                 return
@@ -119,7 +118,12 @@ class OwnerServer:
             protocol.send_frame(connection, {"error": {"type": "StoreLockedError", "fields": {},
                                                        "message": f"the owner refused: {mismatch}"}})
             return False
-        protocol.send_frame(connection, {**protocol.hello(self.identity), "pid": os.getpid(), "store": self._store})
+        try:
+            extra = self._greeting()
+        except Exception:  # noqa: BLE001 - what the greeting adds is a hint (the store's profile), never a reason to refuse
+            extra = {}
+        protocol.send_frame(connection, {**protocol.hello(self.identity), **extra, "pid": os.getpid(),
+                                         "store": self._store})
         return True
 
     def stop(self) -> None:
@@ -144,6 +148,8 @@ class OwnerServer:
                 worker.join(STOP_WAIT)
 
     def _remove_socket(self) -> None:
+        if self.address is None:
+            return
         try:
             if os.stat(self.address).st_ino == self._inode:
                 self.address.unlink()

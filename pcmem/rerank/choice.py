@@ -7,7 +7,6 @@ accepted for one release with a DeprecationWarning: :func:`chosen_reranker` is t
 
 from __future__ import annotations
 
-import os
 import sys
 import warnings
 from typing import Literal, TypeAlias
@@ -27,26 +26,23 @@ def chosen_reranker(reranker: RerankerChoice | None, rerank: bool | None = None)
     Raises InputError for a string that is neither choice or a ``rerank`` that is not a bool."""
     if rerank is not None:
         warnings.warn('search(rerank=...) is deprecated: pass reranker="none" for the coarse page', DeprecationWarning,
-                      stacklevel=_caller_level())
+                      stacklevel=_callers_level())
         if not validate_flag(rerank, "rerank"):
             return "none"
     if reranker is None:
         warnings.warn('search(reranker=None) is deprecated: omit it, or pass reranker="default"', DeprecationWarning,
-                      stacklevel=_caller_level())
+                      stacklevel=_callers_level())
         return DEFAULT
     if isinstance(reranker, str) and reranker not in ("default", "none"):
         raise InputError(f'reranker must be "default", "none" or a MemoryReranker, got {reranker!r}')
     return reranker
 
 
-_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-
-
-def _caller_level() -> int:
-    """The ``stacklevel`` that points a warning at the caller's own line: the first frame outside pcmem. A fixed
-    level named a line of pcmem's source when the call came through the owner's client (a level deeper)."""
-    frame, level = sys._getframe(1), 1
-    while frame.f_back is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE):
+def _callers_level() -> int:
+    """The warning's stack level of the first frame outside pcmem: the caller's line, however many of pcmem's own
+    frames are between (a client's search, a method counted as one native call: pcmem.native_calls)."""
+    level, frame = 2, sys._getframe(2)  # 1: chosen_reranker, which warns
+    while frame.f_back is not None and str(frame.f_globals.get("__name__", "")).partition(".")[0] == "pcmem":
         frame, level = frame.f_back, level + 1
     return level
 

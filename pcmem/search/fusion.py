@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal, get_args
 
 from pcmem.settings import FusionSource, SearchFusion
@@ -21,6 +21,8 @@ class Fused:
     candidate: Candidate
     score: float
     matched_by: tuple[Channel, ...]
+    #: Each channel that admitted the candidate: its rank there (1-based) and the channel's own score (BM25, cosine).
+    channels: dict[Channel, tuple[int, float]] = field(default_factory=dict, compare=False)
 
 
 def channel_candidate_count(coarse_limit: int) -> int:
@@ -184,17 +186,18 @@ def _fuse(channels: Mapping[str, Sequence[Candidate]], limit: int,
           contributions: Callable[[str, Sequence[Candidate]], list[float]]) -> list[Fused]:
     """Sum each channel's contribution per entry version (channels in CHANNELS order), best first, ties bytewise."""
     scores: dict[str, float] = {}
-    matched: dict[str, list[Channel]] = {}
+    matched: dict[str, dict[Channel, tuple[int, float]]] = {}
     by_version: dict[str, Candidate] = {}
     for channel in CHANNELS:
         found = channels.get(channel, ())
-        for candidate, value in zip(found, contributions(channel, found), strict=True):
+        for rank, (candidate, value) in enumerate(zip(found, contributions(channel, found), strict=True), 1):
             version_id = candidate.entry_version_id
             scores[version_id] = scores.get(version_id, 0.0) + value
-            matched.setdefault(version_id, []).append(channel)
+            matched.setdefault(version_id, {})[channel] = (rank, candidate.score)
             by_version.setdefault(version_id, candidate)
     ordered = sorted(by_version.values(), key=lambda c: (-scores[c.entry_version_id], c.key))
     return [
-        Fused(candidate=c, score=scores[c.entry_version_id], matched_by=tuple(matched[c.entry_version_id]))
+        Fused(candidate=c, score=scores[c.entry_version_id], matched_by=tuple(matched[c.entry_version_id]),
+              channels=matched[c.entry_version_id])
         for c in ordered[:limit]
     ]

@@ -171,31 +171,10 @@ class SearchService:
     def _rerank(
         self, page: SearchPage, request: SearchMemoryRequest, reranker: MemoryReranker, progress: Progress | None
     ) -> SearchPage:
-        # No lock is held here: a slow model never serialises other searches or writes of the scope.
-        candidates = page.hits
-        limit = min(request.limit, len(candidates))
         if isinstance(reranker, StoreBoundReranker):  # e.g. the embedding policy: reads this store's vectors
             second = self._rerank_embedder() if self._rerank_embedder is not None else None
             reranker = reranker.bind(second or self._embedder, self._backend.stored_vectors)
-        started = time.perf_counter()
-        decision = reranker.rerank(request.query, candidates, limit, progress)
-        latency_ms = (time.perf_counter() - started) * 1000
-        _check_selection(decision, len(candidates), limit, reranker.policy_id)
-        trace = RerankTrace(
-            policy_id=reranker.policy_id,
-            candidates=candidates,
-            selected_ranks=decision.selected_ranks,
-            discarded_rank_count=decision.discarded_rank_count,
-            used_fallback=decision.used_fallback,
-            latency_ms=latency_ms,
-            usage=decision.usage,
-            decision_calls=decision.decision_calls,
-            decisions=decision.decisions,
-            embedder=decision.embedder,
-            cosines=decision.cosines,
-        )
-        hits = tuple(candidates[rank - 1] for rank in decision.selected_ranks)  # the original hit objects
-        return page.model_copy(update={"hits": hits, "rerank": trace})
+        return rerank_page(page, request, reranker, progress)
 
     def _scope_candidates(self, scope: str, request: SearchMemoryRequest, terms: list[str] | None,
                           query_vector: np.ndarray | None, channel_limit: int, every_version: bool
@@ -328,7 +307,36 @@ def _hit(memory: MemoryRef, version: EntryVersion, fused: Fused) -> MemoryHit:
     citation = trusted(Citation, artifact_id=memory.artifact_id, revision=memory.revision,
                        entry_id=version.entry_id, entry_version_id=version.entry_version_id)
     return trusted(MemoryHit, citation=citation, text=version.text, kind=version.kind, score=fused.score,
-                   matched_by=fused.matched_by, metadata=dict(version.metadata))
+                   matched_by=fused.matched_by, metadata=dict(version.metadata), channels=fused.channels)
+
+
+def rerank_page(page: SearchPage, request: SearchMemoryRequest, reranker: MemoryReranker,
+                progress: Progress | None) -> SearchPage:
+    """SPEC §2 steps 8-9 on a coarse page whose hits are the pool: the reranker selects positions, the page keeps the
+    selected hit objects in its order, with the trace. Also what a client of another process's owner runs with a
+    reranker of its own, on the pool the owner returned (:mod:`pcmem.owner.in_client`)."""
+    # No lock is held here: a slow model never serialises other searches or writes of the scope.
+    candidates = page.hits
+    limit = min(request.limit, len(candidates))
+    started = time.perf_counter()
+    decision = reranker.rerank(request.query, candidates, limit, progress)
+    latency_ms = (time.perf_counter() - started) * 1000
+    _check_selection(decision, len(candidates), limit, reranker.policy_id)
+    trace = RerankTrace(
+        policy_id=reranker.policy_id,
+        candidates=candidates,
+        selected_ranks=decision.selected_ranks,
+        discarded_rank_count=decision.discarded_rank_count,
+        used_fallback=decision.used_fallback,
+        latency_ms=latency_ms,
+        usage=decision.usage,
+        decision_calls=decision.decision_calls,
+        decisions=decision.decisions,
+        embedder=decision.embedder,
+        cosines=decision.cosines,
+    )
+    hits = tuple(candidates[rank - 1] for rank in decision.selected_ranks)  # the original hit objects
+    return page.model_copy(update={"hits": hits, "rerank": trace})
 
 
 def _check_selection(decision: MemoryRerankDecision, count: int, limit: int, policy_id: str) -> None:

@@ -55,6 +55,7 @@ def open_for_serving(path: str | Path, *, embedder: str | None = None, model: st
             runtime.use_reranker(runtime.build_reranker(policy, inference))
         if runtime.embedder is not None:
             runtime.embedder.embed_query("warm up")  # load the embedding model now, not on the first search
+        runtime.prepare_takeover()  # beside another owner: load what taking the store over needs, in the background
     except BaseException:  # Ctrl-C during the warm-up too: the opened store must be closed
         runtime.close()
         raise

@@ -130,6 +130,10 @@ class MemoryHit(Frozen):
     score: float  # the fused score: with rrf (the default) Σ 1/(60 + rank) over the channels that admitted it
     matched_by: tuple[Channel, ...]
     metadata: dict[str, Any] = Field(default_factory=dict)
+    #: Non-contract, for showing why a hit is where it is (the TUI): each channel that admitted it, with its rank
+    #: there (1 = that channel's best) and that channel's own measure (BM25 for fts, cosine for vector). Left out of
+    #: a dump when empty (a hit made by hand, a reranker's own).
+    channels: dict[Channel, tuple[int, float]] = Field(default_factory=dict, exclude_if=lambda value: not value)
 
 
 class RerankTrace(Frozen):

@@ -12,6 +12,7 @@ from textual.screen import Screen
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from pcmem import PcmemError, StoreError, StoreLockedError
+from pcmem_tui.freshness import advice
 from pcmem_tui.messages import Loaded, Progress, StoreStateChanged, WorkFailed
 from pcmem_tui.session import Cancelled
 from pcmem_tui.widgets import StatusLine, StoreBar, WorkProgress
@@ -75,7 +76,8 @@ class StoreScreen(Screen):
             fresh = self.session.freshness
             shown = f"showing what was read at {fresh.read_at:%H:%M:%S}" if fresh.read_at else "nothing read yet"
             return f"the store is held by {fresh.holder}: {shown}; retrying every second (esc: back)"
-        return str(error)
+        said = advice(error, self.session.path)
+        return f"{error}\n{said}" if said else str(error)
 
     def cancel_check(self) -> Callable[[], bool]:
         """For the session's long calls, from inside a worker: whether this worker has been cancelled."""
@@ -164,3 +166,11 @@ class StoreScreen(Screen):
             return
         if len(self.app.screen_stack) > 2:  # never pop the root scopes screen
             self.app.pop_screen()
+
+
+def refuse_read_only(screen: StoreScreen) -> bool:
+    """``n`` on a store this user cannot write: said at once, not after the text is typed and saved."""
+    if not screen.session.read_only():
+        return False
+    screen.status.error(f"{screen.session.path} is read-only for you: nothing can be written to it")
+    return True

@@ -123,13 +123,19 @@ class ConfirmScreen(WriteDialog):
     BINDINGS = [Binding("y", "answer(True)", "Yes"), Binding("n,escape", "answer(False)", "No")]
     again = "Press y to do it anyway (on the new version), or n to cancel."
 
+    #: Whether the dialog has a reason field (a forget keeps no reason: it keeps only a tombstone).
+    asks_reason = True
+
     def __init__(self, session: Session, scope: str, read: MemoryEntry, operation: str, question: str) -> None:
         super().__init__(session, scope, read)
         self.operation, self.question = operation, question
+        self.reason: str | None = None
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog-box"):
             yield Static(Text(self.question), classes="dialog-question")
+            if self.asks_reason:
+                yield reason_field("tab, then type: kept with the revision; enter does it")
             yield Static(id="dialog-error")
             with Horizontal(classes="dialog-buttons"):
                 yield Button(f"{self.operation.capitalize()} (y)", variant="error", id="yes")
@@ -153,12 +159,19 @@ class ConfirmScreen(WriteDialog):
         assert self.read is not None and self.expected_version is not None
         entry_id = self.read.entry.entry_id
         call = getattr(self.session, self.operation)
-        return Outcome(f"{self.operation}d {entry_id!r}", call(self.scope, entry_id, self.expected_version))
+        return Outcome(f"{self.operation}d {entry_id!r}",
+                       call(self.scope, entry_id, self.expected_version, reason=self.reason))
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.action_answer(event.button.id == "yes")
 
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id == "reason":
+            self.action_answer(True)
+
     def action_answer(self, answer: bool) -> None:
+        if answer and self.asks_reason:
+            self.reason = self.query_one("#reason", Input).value.strip() or None
         self.submit() if answer else self.dismiss(None)
 
 
@@ -248,9 +261,10 @@ class RememberScreen(DraftDialog):
     written; the write needs no compare-and-swap (a new entry conflicts with nothing). An id of your own makes the
     entry a key: with upsert, writing the same id again gives it a new version instead of failing."""
 
-    def __init__(self, session: Session, scope: str | None) -> None:
+    def __init__(self, session: Session, scope: str | None, *, suggested: str | None = None) -> None:
+        """``scope``: the scope to write to (no scope field); ``None`` asks for one, filled with ``suggested``."""
         super().__init__(session, scope or "")
-        self.fixed_scope = scope
+        self.fixed_scope, self.suggested = scope, suggested
         self.draft: NewEntry | None = None
         self.upsert = False
         self.draft_key = remember_key(scope)
@@ -261,12 +275,14 @@ class RememberScreen(DraftDialog):
             yield Label(Text(title), classes="dialog-question")
             with Horizontal(classes="dialog-fields"):
                 if self.fixed_scope is None:
-                    yield Input(placeholder="scope", id="scope")
+                    yield Input(self.suggested or "", placeholder="scope", id="scope")
                 yield Input(value="fact", placeholder="kind", id="kind")
                 yield Input(placeholder="generated", id="id", tooltip="your own id makes the entry a key")
             with Horizontal(classes="dialog-fields"):
-                yield Input(placeholder='{"source": "chat"}', id="metadata", tooltip="a JSON object")
+                yield Input(placeholder='{"source": "chat"}', id="metadata",
+                            tooltip="a JSON object; with upsert, blank keeps the entry's metadata and {} clears it")
                 yield Checkbox("upsert", id="upsert", tooltip="the id exists: write a new version of it")
+            yield reason_field()
             yield TextArea(id="text", soft_wrap=True)
             yield Static(id="dialog-error")
             with Horizontal(classes="dialog-buttons"):
@@ -283,21 +299,23 @@ class RememberScreen(DraftDialog):
             self.query_one("#kind", Input).value = self.restored.kind
             self.query_one("#id", Input).value = self.restored.entry_id
             self.query_one("#metadata", Input).value = self.restored.metadata
+            self.query_one("#reason", Input).value = self.restored.reason
             self.query_one(Checkbox).value = self.restored.upsert
             area = self.query_one(TextArea)
             area.text = self.restored.text
             area.move_cursor(area.document.end)
             self.show_error(Text("your draft, as you left it (esc: keep or discard it)", style="dim"))
-        self.query_one("#scope" if self.fixed_scope is None and self.restored is None else "#text").focus()
+        asks_scope = self.fixed_scope is None and self.restored is None and not self.suggested
+        self.query_one("#scope" if asks_scope else "#text").focus()
 
     def typed(self) -> Draft:
         scope = self.fixed_scope if self.fixed_scope is not None else self.query_one("#scope", Input).value
         return Draft(text=self.query_one(TextArea).text, kind=self.query_one("#kind", Input).value, scope=scope,
                      entry_id=self.query_one("#id", Input).value, metadata=self.query_one("#metadata", Input).value,
-                     upsert=self.query_one(Checkbox).value)
+                     upsert=self.query_one(Checkbox).value, reason=self.query_one("#reason", Input).value)
 
     def untouched(self) -> Draft:
-        return Draft(text="", kind="fact", scope=self.fixed_scope or "")
+        return Draft(text="", kind="fact", scope=self.fixed_scope or self.suggested or "")
 
     def action_save(self) -> None:
         typed = self.typed()
@@ -313,11 +331,17 @@ class RememberScreen(DraftDialog):
             self.show_error(Text(f"✗ {error}", style="red"))
             return
         self.scope, self.upsert = scope, typed.upsert
+        self.reason = typed.reason.strip() or None
+        self.keep_metadata = not typed.metadata.strip()  # an upsert with the field blank: the entry keeps its own
         self.submit()
+
+    reason: str | None = None
+    keep_metadata = False
 
     def write(self) -> Outcome:
         assert self.draft is not None
-        result = self.session.remember(self.scope, self.draft, upsert=self.upsert)
+        result = self.session.remember(self.scope, self.draft, upsert=self.upsert, reason=self.reason,
+                                       keep_metadata=self.keep_metadata)
         if not self.upsert:
             return Outcome("remembered 1 entry", result)
         entry_id = result.citations[0].entry_id
@@ -352,6 +376,7 @@ class ReviseScreen(DraftDialog):
         with Vertical(classes="dialog-box"):
             yield Label(id="revise-title", classes="dialog-question")
             yield TextArea(self.read.entry.text if self.read else "", id="text", soft_wrap=True)
+            yield reason_field()
             yield Static(id="dialog-error")
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Save (ctrl+s)", variant="primary", id="save")
@@ -364,6 +389,7 @@ class ReviseScreen(DraftDialog):
         self.restored = self.drafts.get(self.draft_key)
         if self.restored is not None:
             area.text = self.restored.text
+            self.query_one("#reason", Input).value = self.restored.reason
             self.expected_version = self.restored.version
             note = "your draft, as you left it (esc: keep or discard it)"
             if self.restored.version != self.read.entry.version:
@@ -387,7 +413,8 @@ class ReviseScreen(DraftDialog):
         self.call_after_refresh(self._show_title)  # (WriteDialog's handler moves the expected version first)
 
     def typed(self) -> Draft:
-        return Draft(text=self.query_one(TextArea).text, version=self.expected_version)
+        return Draft(text=self.query_one(TextArea).text, version=self.expected_version,
+                     reason=self.query_one("#reason", Input).value)
 
     def untouched(self) -> Draft:
         assert self.read is not None
@@ -395,10 +422,21 @@ class ReviseScreen(DraftDialog):
 
     def action_save(self) -> None:
         self.text = self.query_one(TextArea).text  # read here: widgets belong to the event loop, not the worker
+        self.reason = self.query_one("#reason", Input).value.strip() or None
         self.submit()
+
+    reason: str | None = None
 
     def write(self) -> Outcome:
         assert self.read is not None and self.expected_version is not None
         text = self.text
         entry_id = self.read.entry.entry_id
-        return Outcome(f"revised {entry_id!r}", self.session.revise(self.scope, entry_id, text, self.expected_version))
+        return Outcome(f"revised {entry_id!r}",
+                       self.session.revise(self.scope, entry_id, text, self.expected_version, reason=self.reason))
+
+
+def reason_field(tooltip: str = "why this write is made: kept with the revision (pcmem changes shows it)") -> Input:
+    """An optional reason for the write (at most 512 characters: pcmem says so in one line past that)."""
+    field = Input(placeholder="reason (optional)", id="reason", tooltip=tooltip)
+    field.border_title = "reason"
+    return field

@@ -14,12 +14,14 @@ from textual.worker import get_current_worker
 from pcmem import MemoryEntry, RevisionInfo
 from pcmem_tui import garbage
 from pcmem_tui.format import one_line, plain, state_text
-from pcmem_tui.messages import ManifestLoaded, RevisionsLoaded, WorkFailed
+from pcmem_tui.messages import ManifestLoaded, RecentLoaded, RevisionsLoaded, WorkFailed
 from pcmem_tui.ordering import OrderedEntries
-from pcmem_tui.screens.base import StoreScreen
+from pcmem_tui.recent import JustChanged
+from pcmem_tui.screens.base import StoreScreen, refuse_read_only
 from pcmem_tui.screens.dialogs import ConfirmScreen, Outcome, RememberScreen, confirm_question
 from pcmem_tui.screens.entry import EntryScreen
 from pcmem_tui.screens.forget import ForgetEntryScreen
+from pcmem_tui.screens.recent import show_recent
 from pcmem_tui.screens.revisions import RevisionScreen
 from pcmem_tui.screens.search import SearchScreen
 from pcmem_tui.session import Manifest
@@ -51,7 +53,9 @@ SORTS = {
 
 
 #: The actions :meth:`EntriesScreen.check_action` enables from the manifest (where it is, what it may step to).
-MANIFEST_KEYS = (("step", (-1,)), ("step", (1,)), ("head", ()), ("remember", ()))
+MANIFEST_KEYS = (("step", (-1,)), ("step", (1,)), ("head", ()), ("remember", ()), ("retire", ()))
+#: The writes a past revision does not offer.
+WRITES = ("remember", "retire", "reactivate")
 
 
 class EntriesScreen(StoreScreen):
@@ -68,10 +72,17 @@ class EntriesScreen(StoreScreen):
         Binding("n", "remember", "New"),
         Binding("d", "retire", "Retire"),
         Binding("u", "reactivate", "Reactivate", show=False),
+        # a past revision is read-only: its footer offers no write, and a write key says why (instead of nothing)
+        Binding("n", "why_read_only('remember')", "Why read-only", show=False),
+        Binding("d", "why_read_only('retire')", "Why read-only", show=False),
+        Binding("u", "why_read_only('reactivate')", "Why read-only", show=False),
         Binding("x", "forget", "Forget…", show=False),
+        Binding("y,c", "copy_citation", "Copy citation", show=False),
         Binding("f,slash", "filter", "Filter", show=False),
-        Binding("s", "sort", "Sort", show=False),
+        Binding("s,greater_than_sign", "sort(1)", "Sort", show=False),
+        Binding("less_than_sign", "sort(-1)", "Sort back", show=False),
         Binding("r", "refresh", "Refresh", show=False),
+        Binding("w", "recent", "Who changed what, just now", show=False),
     ]
 
     def __init__(self, scope: str, revision: int | None = None) -> None:
@@ -83,7 +94,10 @@ class EntriesScreen(StoreScreen):
         self.sort = "created"
         self.follow: str | None = None  # an entry id the cursor should land on after the next load (a new entry)
         self.columns = COLUMNS  # the table's columns: NARROW_COLUMNS below 100 cells (see _fit_columns)
-        self._cells: dict[tuple[str, str, Columns], tuple[Text, ...]] = {}
+        self._cells: dict[tuple[str, str, Columns, bool], tuple[Text, ...]] = {}
+        #: Rows another process changed moments ago (marked ✱ until they fade).
+        self.just_changed = JustChanged()
+        self._outside = False  # the load under way follows another process's write
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -99,12 +113,14 @@ class EntriesScreen(StoreScreen):
     CELLS_KEPT = 1024
 
     def _cells_of(self, entry: MemoryEntry) -> tuple[Text, ...]:
-        key = (entry.entry.entry_version_id, entry.state, self.columns)
+        fresh = bool(self.just_changed) and entry.entry.entry_id in self.just_changed and \
+            self.manifest is not None and self.manifest.is_head  # marks say "just now": at the head only
+        key = (entry.entry.entry_version_id, entry.state, self.columns, fresh)
         cells = self._cells.get(key)
         if cells is None:
             if len(self._cells) >= self.CELLS_KEPT:
                 self._cells.clear()
-            cells = self._cells[key] = _row(entry, self.columns)
+            cells = self._cells[key] = _row(entry, self.columns, fresh)
         return cells
 
     def on_screen_resume(self) -> None:
@@ -135,10 +151,15 @@ class EntriesScreen(StoreScreen):
     def on_manifest_loaded(self, message: ManifestLoaded) -> None:
         unchanged = self.manifest is not None and message.value.entries is self.manifest.entries
         self.manifest = manifest = message.value
+        outside, self._outside = self._outside, False
         if not unchanged:  # a return from an entry, or a look that found nothing new: the rows stand
             self.fill()
+            if outside and self._ordered is not None:
+                self._mark_changed([entry.entry.entry_id for entry in self._ordered.changed])
             if self._ordered is not None and self._ordered.sorted_all and manifest.complete:  # read whole: after
                 self.call_after_refresh(garbage.settle_after_whole_read, len(manifest.entries))  # the rows are painted
+        if manifest.complete and manifest.is_head:  # its search indexes, for the first search, once nothing waits
+            self.pcmem_app.warm_scope(self.scope)
         if message.drawn is not None:
             self.call_after_refresh(message.drawn.set)
         self._show_title()
@@ -224,25 +245,36 @@ class EntriesScreen(StoreScreen):
     def action_filter(self) -> None:
         self.query_one(ListTable).action_prompt("filter")
 
-    def action_sort(self) -> None:
+    def action_sort(self, step: int = 1) -> None:
         names = list(SORTS)
-        self.sort = names[(names.index(self.sort) + 1) % len(names)]
+        self.sort = names[(names.index(self.sort) + step) % len(names)]
         self.fill()
         self._show_title()
-        self.status.info(f"sorted by {self.sort} (s: next order)")
+        self.status.info(f"sorted by {self.sort} (s or >: next order, <: the one before)")
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Stepping only where there is somewhere to step to. Writes stay enabled in a past revision so that
-        pressing them says why nothing happens instead of doing nothing."""
+        """Stepping only where there is somewhere to step to; writes only at the head (pressed in a past
+        revision, their keys say why instead)."""
         manifest = self.manifest
         if manifest is None:
-            return action not in ("remember", "retire", "reactivate", "step", "head")
+            return action not in (*WRITES, "why_read_only", "step", "head")
         if action == "step":
             target = manifest.revision + int(parameters[0])  # type: ignore[call-overload]
             return 1 <= target <= manifest.head
         if action == "head":
             return not manifest.is_head
+        if action in WRITES:
+            return manifest.is_head
+        if action == "why_read_only":
+            return not manifest.is_head
         return True
+
+    def action_why_read_only(self, verb: str) -> None:
+        self._refuse_in_the_past(verb)
+
+    def action_copy_citation(self) -> None:
+        if (entry := self._selected()) is not None:
+            self.copy_citation(entry.citation)
 
     def on_list_table_row_selected(self, event: ListTable.RowSelected) -> None:
         event.stop()
@@ -253,7 +285,8 @@ class EntriesScreen(StoreScreen):
 
     def action_open(self) -> None:
         if (entry_id := self._entry_id()) and self.manifest:
-            self.app.push_screen(EntryScreen(self.scope, entry_id, self.manifest.revision))
+            self.app.push_screen(EntryScreen(self.scope, entry_id, self.manifest.revision,
+                                             past=not self.manifest.is_head))
 
     def action_search(self) -> None:
         note = None
@@ -311,7 +344,7 @@ class EntriesScreen(StoreScreen):
         return False
 
     def action_remember(self) -> None:
-        if not self._refuse_in_the_past("remember"):
+        if not self._refuse_in_the_past("remember") and not refuse_read_only(self):
             self.app.push_screen(RememberScreen(self.session, self.scope), self._written)
 
     def action_retire(self) -> None:
@@ -353,20 +386,46 @@ class EntriesScreen(StoreScreen):
         self.revision = None  # no load() here: closing the dialog resumes this screen, which reloads it once
 
     def refresh_from_store(self) -> None:
-        """Another writer moved a scope: reload in place (the cursor stays on its entry)."""
+        """Another writer moved a scope: reload in place (the cursor stays on its entry); the rows it changed are
+        marked for a moment."""
+        self._outside = True
         self.load()
 
+    def _mark_changed(self, entry_ids: list[str]) -> None:
+        own = self.session.own_writes(self.scope)
+        if self.just_changed.mark(entry_id for entry_id in entry_ids if entry_id not in own):
+            self.query_one(ListTable).redraw_rows()
+            self.set_timer(JustChanged.SHOWN_FOR + 0.1, self._fade)
 
-def _row(entry: MemoryEntry, columns: Columns = COLUMNS) -> tuple[Text, ...]:
+    def _fade(self) -> None:
+        self.just_changed.fade()
+        self.query_one(ListTable).redraw_rows()
+
+    def action_recent(self) -> None:
+        self.load_recent()
+
+    @work(thread=True, exclusive=True, group="recent")
+    def load_recent(self) -> None:
+        self.deliver(lambda: self.session.recent([self.scope]), RecentLoaded)
+
+    def on_recent_loaded(self, message: RecentLoaded) -> None:
+        show_recent(self, repr(self.scope), message.value)
+
+
+def _row(entry: MemoryEntry, columns: Columns = COLUMNS, fresh: bool = False) -> tuple[Text, ...]:
     """The cells of one entry's row (made only while the row is on screen; the table cuts them to width). A narrow
-    state column shows the state's mark, a narrow id column a shorter id."""
+    state column shows the state's mark, a narrow id column a shorter id. ``fresh``: another process changed it a
+    moment ago (a ✱ before its text)."""
     version = entry.entry
     dim = "dim" if entry.state == "retired" else ""
     (_, state_width), (_, id_width) = columns[3], columns[4]
     state = state_text(entry.state)
     if (state_width or 0) < len(entry.state):
         state.plain = STATE_MARKS.get(entry.state, entry.state[:1])
-    return (one_line(version.text, dim), plain(version.kind, dim), plain(f"v{version.version}"), state,
+    text = one_line(version.text, dim)
+    if fresh:
+        text = Text.assemble(("✱ ", "bold yellow"), text)
+    return (text, plain(version.kind, dim), plain(f"v{version.version}"), state,
             plain(short_id(version.entry_id, id_width or 12), "dim" if dim else "cyan"))
 
 

@@ -23,7 +23,11 @@ from pcmem_tui.session import EntryDetail
 from pcmem_tui.table import Cell, ListTable
 from pcmem_tui.widgets import StatusLine, StoreBar, WorkProgress, key_footer
 
-HISTORY_COLUMNS = (("rev", 4), ("operation", 10), ("state", 7), ("ver", 4), ("at (UTC)", 19), ("text", None))
+HISTORY_COLUMNS = (("rev", 4), ("operation", 10), ("state", 7), ("ver", 4), ("at (UTC)", 19), ("reason", 16),
+                   ("text", None))
+#: Below 90 columns: no state column (the operation says it), minutes, and a shorter reason; the text keeps ~20 cells.
+NARROW_HISTORY_COLUMNS = (("rev", 4), ("operation", 10), ("ver", 4), ("at (UTC)", 16), ("reason", 10), ("text", None))
+NARROW_BELOW = 90
 
 
 class EntryScreen(StoreScreen):
@@ -33,15 +37,22 @@ class EntryScreen(StoreScreen):
         Binding("e", "revise", "Revise"),
         Binding("d", "retire", "Retire", show=False),
         Binding("u", "reactivate", "Reactivate", show=False),
+        # not the newest version: the write keys leave the footer, and pressed they say why (the bindings below)
+        Binding("e", "why_read_only('revise')", "Why read-only", show=False),
+        Binding("d", "why_read_only('retire')", "Why read-only", show=False),
+        Binding("u", "why_read_only('reactivate')", "Why read-only", show=False),
+        Binding("h", "head", "Newest version"),
         Binding("x", "forget", "Forget…", show=False),
         Binding("t", "focus_text", "Scroll text", show=False),
         Binding("m", "mark", "Mark to compare", show=False),
         Binding("o", "open_in_editor", "Open in $EDITOR", show=False),
     ]
 
-    def __init__(self, scope: str, entry_id: str, revision: int | None = None) -> None:
+    def __init__(self, scope: str, entry_id: str, revision: int | None = None, *, past: bool = False) -> None:
+        """``revision``: the revision the entry is read as of (the head when ``None``); ``past``: the user asked for a
+        past version (a history row, a past revision's list), not the present one read at that revision."""
         super().__init__()
-        self.scope, self.entry_id, self.revision = scope, entry_id, revision
+        self.scope, self.entry_id, self.revision, self.past = scope, entry_id, revision, past
         self.detail: EntryDetail | None = None
         #: The history row marked with ``m``: the change panel compares it with the row under the cursor.
         self.marked: int | None = None
@@ -78,17 +89,35 @@ class EntryScreen(StoreScreen):
 
     def on_entry_loaded(self, message: EntryLoaded) -> None:
         self.detail = detail = message.value
-        self.query_one("#entry-head", Static).update(_head(detail.entry, self.is_head))
+        self.query_one("#entry-head", Static).update(_head(detail, self.past))
         self.query_one("#entry-text", Static).update(Text(detail.entry.entry.text))
         self.query_one("#entry-meta", Static).update(_meta(detail.entry, self.size.width - 2))
         self._fill_history(detail.history.events)
+        self.refresh_bindings()
 
     @property
     def is_head(self) -> bool:
-        """Whether the version shown is the entry's present one (only then can it be changed)."""
-        if self.detail is None:
-            return False
-        return self.detail.entry.citation.revision >= self.detail.history.memory.revision
+        """Whether the version shown is the entry's present one (only then can it be changed). The screen reads the
+        entry as of the revision it was opened at, and writes to other entries move the scope's head on: the entry
+        is still at its head while no revision since changed *it* (an agent's write elsewhere keeps it editable)."""
+        return self.detail is not None and not changed_since(self.detail)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("revise", "retire", "reactivate"):
+            return self.detail is None or self.is_head
+        if action == "why_read_only":
+            return self.detail is not None and not self.is_head
+        if action == "head":
+            return self.detail is not None and not self.is_head
+        return True
+
+    def action_why_read_only(self, verb: str) -> None:
+        self._writable(verb)
+
+    def action_head(self) -> None:
+        """``h``: the entry's newest version (after somebody else changed it, or from a past version)."""
+        self.revision, self.past = None, False
+        self.load()
 
     def _fill_history(self, events: tuple[HistoryEvent, ...]) -> None:
         """The versions, the one shown under the cursor. Rows are keyed by the event's index in the history, which
@@ -102,7 +131,19 @@ class EntryScreen(StoreScreen):
 
     def _history_cells(self, item: tuple[int, HistoryEvent]) -> tuple[Cell, ...]:
         index, event = item
-        return _history_row(event, index == self.marked)
+        return _history_row(event, index == self.marked, narrow=self.narrow)
+
+    narrow = False
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._fit_history)
+
+    def _fit_history(self) -> None:
+        table = self.query_one("#history", ListTable)
+        narrow = table.size.width < NARROW_BELOW
+        if narrow != self.narrow:
+            self.narrow = narrow
+            table.set_columns(NARROW_HISTORY_COLUMNS if narrow else HISTORY_COLUMNS)
 
     def _history_index(self) -> int | None:
         """The history event under the cursor (``None`` with no row shown)."""
@@ -145,8 +186,12 @@ class EntryScreen(StoreScreen):
         if self.detail is None or index is None:
             return
         event = self.detail.history.events[index]
-        if event.revision != self.detail.entry.citation.revision:
-            self.app.push_screen(EntryScreen(self.scope, self.entry_id, event.revision))
+        if index == shown_index(self.detail):
+            self.status.info(f"r{event.revision} is the version shown here")
+        elif index == len(self.detail.history.events) - 1:
+            self.action_head()  # the newest version is no past one: this screen moves to it
+        else:
+            self.app.push_screen(EntryScreen(self.scope, self.entry_id, event.revision, past=True))
 
     @on(Input.Changed, "#citation-field")
     def _keep_citation(self, event: Input.Changed) -> None:
@@ -177,9 +222,14 @@ class EntryScreen(StoreScreen):
     def _writable(self, verb: str) -> MemoryEntry | None:
         if self.detail is None:
             return None
-        if not self.is_head:
-            self.status.error(f"this is the entry as of revision {self.detail.entry.citation.revision}, a past "
-                              f"version: open it at the head to {verb} it")
+        later = changed_since(self.detail)
+        if later:
+            if self.past:
+                self.status.error(f"this is the entry as of revision {self.detail.entry.citation.revision}, a past "
+                                  f"version: h shows its newest version, to {verb} it")
+            else:
+                self.status.error(f"the entry changed since you opened it ({_changes(later)}): h shows its newest "
+                                  f"version, to {verb} it")
             return None
         return self.detail.entry
 
@@ -258,25 +308,50 @@ def _revision_cell(event: HistoryEvent, marked: bool) -> Text:
     return Text(f"●r{event.revision}", style="bold yellow") if marked else Text(f"r{event.revision}")
 
 
-def _history_row(event: HistoryEvent, marked: bool = False) -> tuple[Cell, ...]:
-    """One version's cells (made only while its row is drawn; the table cuts the text to its column)."""
+def _history_row(event: HistoryEvent, marked: bool = False, *, narrow: bool = False) -> tuple[Cell, ...]:
+    """One version's cells (made only while its row is drawn; the table cuts the text and the reason to their
+    columns: ``/`` finds a reason's every word)."""
+    reason = one_line(event.reason or "", "italic")
+    if narrow:
+        return (_revision_cell(event, marked), event.operation, f"v{event.entry.version}", when(event.created_at)[:16],
+                reason, one_line(event.entry.text))
     return (_revision_cell(event, marked), event.operation, state_text(event.state), f"v{event.entry.version}",
-            when(event.created_at), one_line(event.entry.text))
+            when(event.created_at), reason, one_line(event.entry.text))
 
 
 def _history_words(item: tuple[int, HistoryEvent]) -> str:
     """What ``/`` and ``:`` look in: the revision as shown (r3), the operation, state, version, time and text."""
     _, event = item
     return f"r{event.revision} {event.operation} {event.state} v{event.entry.version} {when(event.created_at)} " \
-           f"{event.entry.text}"
+           f"{event.reason or ''} {event.entry.text}"
 
 
-def _head(entry: MemoryEntry, is_head: bool) -> Text:
+def shown_index(detail: EntryDetail) -> int:
+    """The index in the entry's history of the version shown (its last event up to the revision read)."""
+    shown = detail.entry.citation.revision
+    return max((i for i, event in enumerate(detail.history.events) if event.revision <= shown), default=0)
+
+
+def changed_since(detail: EntryDetail) -> tuple[HistoryEvent, ...]:
+    """The entry's own events after the version shown (none: what is shown is its present)."""
+    return detail.history.events[shown_index(detail) + 1:]
+
+
+def _changes(events: tuple[HistoryEvent, ...]) -> str:
+    return ", ".join(f"r{event.revision} {event.operation}" for event in events[-3:]) + \
+        (f" and {len(events) - 3} more" if len(events) > 3 else "")
+
+
+def _head(detail: EntryDetail, past: bool) -> Text:
+    entry = detail.entry
     version = entry.entry
     head = Text.assemble((version.entry_id, "bold"), f"  {version.kind} · v{version.version} · ",
                          state_text(entry.state), f" · as of revision {entry.citation.revision}")
-    if not is_head:
-        head.append("  ◷ past · read-only", style="bold yellow")
+    later = changed_since(detail)
+    if later and past:
+        head.append("  ◷ past · read-only (h: newest)", style="bold yellow")
+    elif later:
+        head.append(f"  ⚠ changed since you opened it: {_changes(later)} (h: show it)", style="bold yellow")
     return head
 
 

@@ -38,6 +38,8 @@ def forget_entry_question(entry: MemoryEntry, scope: str, versions: int | None) 
 class ForgetEntryScreen(ConfirmScreen):
     """``y`` forgets the entry (no compare-and-swap: whatever version it has now goes); ``n`` or esc cancels."""
 
+    asks_reason = False  # a forget keeps only a tombstone
+
     def __init__(self, session: Session, scope: str, entry: MemoryEntry, versions: int | None) -> None:
         super().__init__(session, scope, entry, "forget", forget_entry_question(entry, scope, versions))
 

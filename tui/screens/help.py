@@ -27,7 +27,9 @@ KEY_WIDTH = 8
 TABLE_KEYS = [Binding("j,down", "down", "Next row"), Binding("k,up", "up", "Previous row"),
               Binding("g,home", "first", "First row"), Binding("G,end", "last", "Last row"),
               Binding("pageup,pagedown", "page", "Page up/down"),
-              Binding("slash", "filter", "Filter the rows shown (esc clears)"),
+              Binding("ctrl+f,space", "page", "Page down"), Binding("ctrl+b", "page", "Page up"),
+              Binding("ctrl+d,ctrl+u", "half_page", "Half a page down/up"),
+              Binding("slash", "filter", "Filter the rows shown (enter keeps it; esc clears it)"),
               Binding("colon", "jump", "Jump to a row number, or the next row holding a text")]
 
 
@@ -50,7 +52,8 @@ class HelpScreen(ModalScreen[None]):
                    ("search", SearchScreen), ("trace", TraceScreen)]
         here = [(f"this screen: {title}", screen.BINDINGS) for title, screen in screens if screen is self.current]
         others = [(title, screen.BINDINGS) for title, screen in screens if screen is not self.current]
-        everywhere = [*self.app.BINDINGS, Binding("escape", "back", "Back"), *TABLE_KEYS]
+        everywhere = [*self.app.BINDINGS, Binding("escape", "back", "One layer back: filter, scrolling, work, screen"),
+                      *TABLE_KEYS]
         sections = [*here, ("everywhere (lists: j/k, g/G, Home/End, / filter, : jump)", everywhere), *others]
         text = Text()
         for title, bindings in sections:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
@@ -10,16 +12,23 @@ from textual.widgets import Header, Static
 
 from pcmem import ScopeSummary
 from pcmem_tui.format import count, count_cell, plain, when
-from pcmem_tui.messages import ScopesLoaded
-from pcmem_tui.screens.base import StoreScreen
+from pcmem_tui.messages import RecentLoaded, ScopesLoaded
+from pcmem_tui.screens.base import StoreScreen, refuse_read_only
 from pcmem_tui.screens.dialogs import Outcome, RememberScreen
 from pcmem_tui.screens.entries import EntriesScreen
 from pcmem_tui.screens.forget import ForgetScopeScreen
+from pcmem_tui.screens.recent import show_recent
 from pcmem_tui.screens.search import SearchScreen
 from pcmem_tui.table import Cell, ListTable
 from pcmem_tui.widgets import StatusLine, StoreBar, WorkProgress, key_footer
 
 COLUMNS = (("scope", None), ("active", 7), ("retired", 7), ("head", 5), ("last change (UTC)", 19))
+#: ``s`` cycles through these (``<`` back): by name, the biggest first, the latest change first.
+SORTS = {
+    "name": lambda s: (s.scope,),
+    "entries": lambda s: (-(s.active_count + s.retired_count), s.scope),
+    "last change": lambda s: (-s.updated_at.timestamp(), s.scope),
+}
 EMPTY_HINT = "No scopes yet: press n to remember something, or run `pcmem demo` to seed a sample."
 
 
@@ -30,6 +39,9 @@ class ScopesScreen(StoreScreen):
         Binding("n", "remember", "Remember"),
         Binding("r", "refresh", "Refresh"),
         Binding("x", "forget", "Forget…", show=False),
+        Binding("s,greater_than_sign", "sort(1)", "Sort", show=False),
+        Binding("less_than_sign", "sort(-1)", "Sort back", show=False),
+        Binding("w", "recent", "Who changed what, just now", show=False),
         Binding("q", "app.quit", "Quit"),
     ]
 
@@ -44,6 +56,7 @@ class ScopesScreen(StoreScreen):
 
     scopes: list[ScopeSummary] = []
     follow: str | None = None  # a scope the cursor should land on after the next load
+    sort = "name"
 
     def on_mount(self) -> None:
         self.sub_title = "scopes"
@@ -61,14 +74,21 @@ class ScopesScreen(StoreScreen):
     def on_scopes_loaded(self, message: ScopesLoaded) -> None:
         self.scopes = message.value
         self.fill()
-        title = count(len(self.scopes), "scope") if self.scopes else EMPTY_HINT
+        title = Text(count(len(self.scopes), "scope") if self.scopes else EMPTY_HINT)
         if not self.session.created:
-            title = f"No store at {self.session.path} yet: press n to remember something, which creates it."
-        self.query_one("#title", Static).update(Text(title))
+            title = Text(missing_store(self.session.path), style="bold yellow")
+        self.query_one("#title", Static).update(title)
 
     def fill(self) -> None:
-        self.query_one(ListTable).set_rows([(s.scope, s) for s in self.scopes], keep=self.follow)
+        ordered = sorted(self.scopes, key=SORTS[self.sort])
+        self.query_one(ListTable).set_rows([(s.scope, s) for s in ordered], keep=self.follow)
         self.follow = None
+
+    def action_sort(self, step: int = 1) -> None:
+        names = list(SORTS)
+        self.sort = names[(names.index(self.sort) + step) % len(names)]
+        self.fill()
+        self.status.info(f"scopes by {self.sort} (s or >: next order, <: the one before)")
 
     def on_list_table_row_selected(self, event: ListTable.RowSelected) -> None:
         event.stop()
@@ -89,7 +109,9 @@ class ScopesScreen(StoreScreen):
         self.load()
 
     def action_remember(self) -> None:
-        self.app.push_screen(RememberScreen(self.session, scope=None), self._written)
+        """A new entry in the scope under the cursor (the scope field is filled in: another one can be typed)."""
+        if not refuse_read_only(self):
+            self.app.push_screen(RememberScreen(self.session, scope=None, suggested=self._scope()), self._written)
 
     def action_forget(self) -> None:
         scope = self._scope()
@@ -105,6 +127,26 @@ class ScopesScreen(StoreScreen):
 
     def refresh_from_store(self) -> None:
         self.load()
+
+    def action_recent(self) -> None:
+        self.load_recent()
+
+    @work(thread=True, exclusive=True, group="recent")
+    def load_recent(self) -> None:
+        self.deliver(self.session.recent, RecentLoaded)
+
+    def on_recent_loaded(self, message: RecentLoaded) -> None:
+        show_recent(self, "the scopes changed last", message.value)
+
+
+def missing_store(path: Path | None) -> str:
+    """A ``--db`` path with no store: said apart from an empty store, and louder when its folder is missing too
+    (a typo, most likely); nothing is created until the first write."""
+    said = f"No store at {path} yet: press n to remember something, which creates it."
+    folder = path.parent if path is not None else None
+    if folder is not None and not folder.exists():
+        said += f" Its folder {folder} does not exist either: is the path right?"
+    return said
 
 
 def _row(summary: ScopeSummary) -> tuple[Cell, ...]:

@@ -8,13 +8,16 @@ from textual.binding import Binding
 from textual.widgets import Header, Static
 
 from pcmem import CandidateDecision, MemoryHit, SearchPage
+from pcmem_tui.evidence import Evidence
 from pcmem_tui.format import duration, hit_detail, one_line, plain, scope_of
 from pcmem_tui.screens.base import StoreScreen
 from pcmem_tui.screens.entry import EntryScreen
 from pcmem_tui.table import ListTable
 from pcmem_tui.widgets import StatusLine, StoreBar, key_footer
 
-COLUMNS = (("pick", 4), ("coarse", 6), ("verdict", 10), ("model", 11), ("score", 6), ("text", None))
+#: "model": the model's own measure (a decision's verdict with p(yes), the embedding policy's cosine); "fused": the
+#: coarse list's fused score, which ordered the pool the model judged.
+COLUMNS = (("pick", 4), ("coarse", 6), ("verdict", 10), ("model", 17), ("fused", 6), ("text", None))
 KEPT, DROPPED = "green", "dim red"
 
 
@@ -53,8 +56,9 @@ class TraceScreen(StoreScreen):
 
     def on_list_table_row_highlighted(self, event: ListTable.RowHighlighted) -> None:
         if event.key is not None:
+            candidate = self._candidate(event.key)
             self.query_one("#candidate-detail", Static).update(
-                hit_detail(self._candidate(event.key), self.app.size.width - 6))
+                hit_detail(candidate, self.app.size.width - 6, Evidence(self.page).explain(candidate)))
 
     def _candidate(self, key: str) -> MemoryHit:
         return self.page.rerank.candidates[int(key) - 1]  # type: ignore[union-attr]
@@ -118,7 +122,8 @@ def decision_cell(decision: CandidateDecision | None) -> Text:
     """The model's own verdict on a candidate: yes/no/abstain with p(yes) when known; "–" if it was not judged."""
     if decision is None:
         return Text("–", style="dim")
-    shown = decision.outcome if decision.yes_probability is None else f"{decision.outcome} {decision.yes_probability:.2f}"
+    shown = decision.outcome if decision.yes_probability is None else \
+        f"{decision.outcome} p(yes)={decision.yes_probability:.2f}"
     return Text(shown, style=OUTCOME_STYLES.get(decision.outcome, ""))
 
 

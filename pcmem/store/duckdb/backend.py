@@ -81,6 +81,7 @@ class DuckDBBackend:
         if existed:
             files.check_readable(self.path)
         else:
+            wal.prepare_leftover_wal(self.path)  # a log next to a missing store is refused before a store is made
             files.make_private_folders(self.path.parent)
             existed = not files.create_store_file(self.path, create_database)  # else: theirs
         #: A store whose file or folder is not writable opens read-only: reads work, writes raise StoreReadOnlyError.
@@ -169,6 +170,18 @@ class DuckDBBackend:
             self._users -= 1
             if self._users > 0:
                 return
+            self._transactions.closed = True
+        self._connections.close()
+        for callback in self._on_close:
+            callback()
+
+    def close_for_exit(self) -> None:
+        """Close the file now, whatever the users (the process is exiting and no call is in flight any more: see
+        :mod:`pcmem.compose.exit`). Idempotent."""
+        with self._users_lock:
+            if self._transactions.closed:
+                return
+            self._users = 0
             self._transactions.closed = True
         self._connections.close()
         for callback in self._on_close:

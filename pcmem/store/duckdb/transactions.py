@@ -17,6 +17,7 @@ from pathlib import Path
 import duckdb
 
 from pcmem.errors import ConcurrentWriteError, PcmemError, StoreError
+from pcmem.native_calls import hold_back_while_exiting, native_call
 from pcmem.store.duckdb import blocks, connection, files
 from pcmem.store.duckdb.write_clock import WriteClock, clock_for
 
@@ -55,7 +56,8 @@ class CursorPool:
             pause = _TURN_GAP - (time.monotonic() - self._released_at)
             if pause > 0:
                 time.sleep(pause)
-        db = connection.connect(self._path, lock_timeout=self._lock_timeout, read_only=self._read_only)
+        with native_call():
+            db = connection.connect(self._path, lock_timeout=self._lock_timeout, read_only=self._read_only)
         if not self._index_lookups:
             # An instance-wide setting (every cursor): no filter, written or derived from a join's build side at
             # run time, reaches a table scan, so no scan looks its keys up in an index first.
@@ -64,8 +66,14 @@ class CursorPool:
 
     @contextmanager
     def cursor(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        with native_call(), self._borrowed() as cursor:  # see pcmem.native_calls: DuckDB and the interpreter's exit
+            yield cursor
+
+    @contextmanager
+    def _borrowed(self) -> Iterator[duckdb.DuckDBPyConnection]:
         with self._lock:
             if self._closing:
+                hold_back_while_exiting()
                 raise StoreError("the store is closed")
             if self._db is None:
                 self._db = self._connect()
@@ -154,6 +162,7 @@ class Transactions:
         ``first``: a statement the transaction starts with, run in the same call into DuckDB as its ``BEGIN`` (a
         call costs DuckDB's client ~0.1-0.2 ms: a point write's first read); its result waits on the cursor."""
         if self.closed:
+            hold_back_while_exiting()
             raise StoreError("the store is closed")
         if write:
             self.refuse_if_read_only()
