@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import pcmem
 from pcmem import (
@@ -377,7 +377,7 @@ class Session:
             if policy not in self._rerankers:
                 checked("loading model…")(0, 0)
                 self._rerankers[policy] = self.runtime.build_reranker(  # a client only names it (the owner runs it)
-                    cast(pcmem.RerankPolicy, policy), self.inference, checked("verifying model"))
+                    policy, self.inference, checked("verifying model"))
             return self._rerankers[policy]
 
     # --- writes ---------------------------------------------------------------------------------------------

@@ -1,0 +1,36 @@
+"""The shapes the agent tools answer with. Every entry, wherever it appears (a list, a search hit, a write, recent
+entries), has one flat shape, :func:`entry_json`; a hit adds its score."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import pcmem
+from pcmem.serve.tool_declaration import Json
+
+
+def entry_json(scope: str, value: pcmem.MemoryEntry) -> Json:
+    """An entry as every tool result shows it: what it says, its state, and how to name it (``entry_id``, the
+    ``version`` a compare-and-swap expects, the exact ``citation``)."""
+    version = value.entry
+    return {"scope_id": scope, "entry_id": version.entry_id, "version": version.version, "kind": version.kind,
+            "text": version.text, "state": value.state, "metadata": version.metadata,
+            "created_at": time_text(version.created_at), "citation": str(value.citation)}
+
+
+def time_text(value: datetime) -> str:
+    return value.isoformat().replace("+00:00", "Z")
+
+
+def written(scoped: Any, result: pcmem.WriteResult) -> Json:
+    """``{changed, entry}``: whether the write changed anything, and the entry it wrote (or found unchanged)."""
+    changed = not (result.unchanged or result.unchanged_entry_ids or result.duplicates)
+    cited = result.citations[0] if result.citations else (result.duplicates[0].existing if result.duplicates else None)
+    return {"changed": changed, "entry": None if cited is None else entry_json(scoped.scope, scoped.get(cited))}
+
+
+def erased(result: pcmem.WriteResult) -> Json:
+    """``{changed, erased_entry_ids}``."""
+    return {"changed": not result.unchanged and bool(result.citations),
+            "erased_entry_ids": [citation.entry_id for citation in result.citations]}
