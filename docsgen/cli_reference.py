@@ -17,6 +17,8 @@ import click
 #: A sentence of a command's help that gives one of its own exit statuses ("Exits 1 when ...", "(exit 7)").
 _EXIT_SENTENCE = re.compile(r"[^.]*\b(?:[Ee]xit status|[Ee]xits|exit \d+)[^.]*\.")
 _RST_LITERAL = re.compile(r"``([^`]+)``")
+#: An example line: a ``pcmem`` command, perhaps after ``VAR=value`` settings.
+_COMMAND_LINE = re.compile(r"^(?:\w+=\S*\s+)*pcmem\s")
 
 
 def reference() -> str:
@@ -131,3 +133,18 @@ def _cell(text: str) -> str:
 def _anchor(title: str) -> str:
     """The anchor Python-Markdown's toc extension gives a heading (lower case, spaces to dashes)."""
     return re.sub(r"[\s]+", "-", re.sub(r"[^\w\s-]", "", title).strip().lower())
+
+
+def help_examples() -> list[tuple[str, str]]:
+    """Every example line of every command's help (its ``\\b`` paragraphs), with the command it belongs to: tests
+    parse each ``pcmem`` command in them with the real commands."""
+    from pcmem.cli import main
+
+    root = click.Context(main, info_name="pcmem")
+    found = []
+    for context, command in [(root, main), *_commands(main, root)]:
+        for paragraph in inspect.cleandoc(command.help or "").split("\n\n"):
+            if paragraph.startswith("\b"):
+                lines = paragraph[1:].replace("\\\n", " ").splitlines()
+                found += [(context.command_path, line.strip()) for line in lines if _COMMAND_LINE.match(line.strip())]
+    return found

@@ -33,8 +33,8 @@ def reference() -> str:
                   "a bad value is a `ConfigurationError`.", "",
                   "| field | variable | default | what it sets |", "|---|---|---|---|"]
         for field in _fields(model).values():
-            variable = settings.RUNTIME_CONFIG_ENVS.get(field["name"]) or settings.INFERENCE_CONFIG_ENVS[field["name"]]
-            parts.append(f"| `{field['name']}` | `{variable}` | {field['default']}{field['bounds']} | "
+            name = settings.RUNTIME_CONFIG_ENVS.get(field["name"]) or settings.INFERENCE_CONFIG_ENVS[field["name"]]
+            parts.append(f"| `{field['name']}` | `{name}` | {field['default']}{field['bounds']} | "
                          f"{cell(field['comment'])} |")
     parts += ["", "## Set by pcmem", "",
               "`import pcmem` sets these where you left them unset (a value you set is never changed; see "
@@ -68,7 +68,8 @@ def _comments(model: Any) -> dict[str, str]:
     found: dict[str, str] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-            above, line = [], node.lineno - 2
+            above: list[str] = []
+            line = node.lineno - 2
             while line >= 0 and source[line].strip().startswith("#:"):
                 above.insert(0, source[line].strip()[2:].strip())
                 line -= 1
