@@ -330,7 +330,7 @@ ENVIRONMENT: tuple[Variable, ...] = (
     Variable(EDITOR_ENVS[1], "none", "The editor, when `$VISUAL` is not set."),
     Variable(RUNTIME_DIR_ENV, "unset",
              "Not where owners listen (that never depends on the environment); a client looks there only to name an "
-             "older pcmem holding a store. `pcmem mcp install` passes it on when set."),
+             "older pcmem holding a store."),
     Variable(PYDANTIC_PLUGINS_ENV, "`__all__` in the CLI",
              "The CLI skips pydantic's plugin discovery unless it is set; empty loads every plugin."),
     Variable(OMP_WAIT_POLICY_ENV, f"`{OMP_WAIT_POLICY}` when llama.cpp loads",
