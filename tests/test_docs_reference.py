@@ -159,3 +159,13 @@ def test_every_relative_link_of_the_readme_reaches_a_file():
     local = [link for link in links if "://" not in link]
     assert len(local) >= 30
     assert not [link for link in local if not (ROOT / link).exists()]
+
+
+def test_the_port_helper_names_what_an_old_readme_says_that_the_docs_do_not():
+    from docsgen.moved import missing
+
+    old = ("# pcmem\n\n## Offline\n\nNothing pcmem runs opens a network connection or resolves a name. A sentence the "
+           "docs never held, long enough to count.\n\n```bash\npcmem doctor\npcmem frobnicate --all\n```\n")
+    docs = "Nothing pcmem runs opens a network connection or resolves a name.\n```bash\npcmem doctor\n```"
+    assert missing(old, docs) == [("Offline", "A sentence the docs never held, long enough to count."),
+                                  ("Offline", "pcmem frobnicate --all")]
