@@ -25,7 +25,7 @@ def reference() -> str:
     """The whole reference page's generated part, as Markdown."""
     from pcmem.cli import main
 
-    root = click.Context(main, info_name="pcmem")
+    root = click.Context(main, info_name="pcmem", **main.context_settings)
     parts = [_global_options(main, root)]
     for context, command in _commands(main, root):
         parts.append(_command(context, command))
@@ -39,7 +39,7 @@ def command_paths() -> list[str]:
     """Every command's full name (``pcmem mcp install``), for tests."""
     from pcmem.cli import main
 
-    root = click.Context(main, info_name="pcmem")
+    root = click.Context(main, info_name="pcmem", **main.context_settings)
     return [context.command_path for context, _ in _commands(main, root)]
 
 
@@ -140,7 +140,7 @@ def help_examples() -> list[tuple[str, str]]:
     parse each ``pcmem`` command in them with the real commands."""
     from pcmem.cli import main
 
-    root = click.Context(main, info_name="pcmem")
+    root = click.Context(main, info_name="pcmem", **main.context_settings)
     found = []
     for context, command in [(root, main), *_commands(main, root)]:
         for paragraph in inspect.cleandoc(command.help or "").split("\n\n"):
