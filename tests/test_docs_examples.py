@@ -24,7 +24,7 @@ from pathlib import Path
 
 import click
 import pytest
-from docs_pages import RUN_MARKER, Block, blocks
+from docs_pages import ROOT, RUN_MARKER, Block, blocks
 
 PYTHON = blocks("python")
 BASH = blocks("bash")
@@ -162,16 +162,10 @@ def test_pcmem_command_in_a_bash_block_parses(block: Block, args: list[str]) -> 
     parse(args)
 
 
-def _help_examples() -> list[tuple[str, str]]:
-    import sys as _sys
+sys.path.append(str(ROOT))  # docsgen (not installed), after every installed package
+from docsgen.cli_reference import help_examples  # noqa: E402
 
-    _sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from docsgen.cli_reference import help_examples
-
-    return help_examples()
-
-
-HELP_EXAMPLES = _help_examples()
+HELP_EXAMPLES = help_examples()
 
 
 @pytest.mark.parametrize(("where", "line"), HELP_EXAMPLES, ids=[line[:70] for _, line in HELP_EXAMPLES])

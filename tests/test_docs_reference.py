@@ -15,7 +15,7 @@ from docs_pages import ROOT, page_text, section
 import pcmem.errors
 from pcmem import settings
 
-sys.path.insert(0, str(ROOT))
+sys.path.append(str(ROOT))  # docsgen (not installed), after every installed package
 
 from docsgen import api_reference, cli_reference, settings_reference  # noqa: E402
 from docsgen.hooks import GENERATORS, MARKER  # noqa: E402
