@@ -138,7 +138,7 @@ class SyncRuntime:
         opened_with: dict[str, Any] = dict(
             embedder=embedder, rerank_embedder=rerank_embedder, clock=clock, config=config, inference=inference,
             reranker=reranker, model_progress=model_progress, write_gate=write_gate, create=create)
-        if not is_local_file(path):  # embedded seekdb: one process per data directory; a server serves many (README)
+        if not is_local_file(path):  # embedded seekdb: one process per data directory; a server serves many (docs/guides/seekdb.md)
             return cls._open_file(path, shared=shared, lock_timeout=lock_timeout, **opened_with)
         from pcmem.store.duckdb.files import store_path  # no DuckDB import: a client never loads it
 

@@ -54,7 +54,7 @@ def rrf_fuse(channels: Mapping[str, Sequence[Candidate]], limit: int) -> list[Fu
 # --- Non-contract fusions ---------------------------------------------------------------------------------------
 #
 # Candidates from the literature, not from here, measured on LoCoMo (1,536 questions of categories 1-4) with
-# ``pcmem bench locomo-fusion`` / ``locomo-pool`` (README "Search" has the figures and commands): each parameter is
+# ``pcmem bench locomo-fusion`` / ``locomo-pool`` (docs/benchmarks/retrieval.md: figures, commands): each parameter is
 # tuned on conversations 0-4 and checked on 5-9, and the other way round; the rule (best frac@10 among values that keep
 # RRF's frac@30) is fixed in :mod:`pcmem_bench.fusion_tune`. The value shipped is the same rule over all ten
 # conversations, per measured embedder: its preset declares them (``EmbedderPreset.fusion``), found by the store's
