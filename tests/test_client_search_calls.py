@@ -22,9 +22,9 @@ pytest.importorskip("mcp")
 
 import pcmem  # noqa: E402
 from pcmem.owner import client as owner_client  # noqa: E402
-from pcmem.serve.agent_ops import entry_json  # noqa: E402
 from pcmem.serve.mcp_tools import call  # noqa: E402
 from pcmem.serve.operations import MemoryApi  # noqa: E402
+from pcmem.serve.tool_results import entry_json  # noqa: E402
 
 OWNER_APP = r"""
 import sys, pcmem

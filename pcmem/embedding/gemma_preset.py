@@ -13,9 +13,11 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pcmem.embedding.preset_declaration import EmbedderPreset
 from pcmem.errors import ConfigurationError, EmbeddingError
 from pcmem.types.embedding import EmbeddingProfile
 from pcmem.types.progress import Progress
@@ -141,4 +143,23 @@ class GemmaEmbedder:
         return GemmaEmbedder(self._locate, self._n_threads, query_prompt=query_prompt)
 
 
-__all__ = ["GemmaEmbedder", "PROFILE", "verified_path", "is_prepared", "model_dir"]
+@dataclass(frozen=True, kw_only=True)
+class GemmaPreset(EmbedderPreset):
+    """The GGUF ``pcmem models prepare`` converts into the cache (it needs the Gemma Terms of Use accepted)."""
+
+    build: str | None = "pcmem.embedding.build.prepare:gemma"
+
+    def model_dir(self, cache_root: Path) -> Path:
+        return model_dir(cache_root)
+
+    def is_ready(self, cache_root: Path) -> bool:
+        return is_prepared(cache_root)
+
+    def looks_prepared(self, cache_root: Path) -> bool:
+        return (model_dir(cache_root) / MANIFEST).is_file()
+
+    def embedder(self, cache_root: Path) -> GemmaEmbedder:
+        return GemmaEmbedder(lambda: verified_path(cache_root))
+
+
+__all__ = ["GemmaEmbedder", "GemmaPreset", "PROFILE", "verified_path", "is_prepared", "model_dir"]
