@@ -3,8 +3,9 @@
 Preparing the GGUF (from 25 transport wheels, converted once with torch) is :mod:`pcmem.embedding.build.gemma`, which
 nothing at run time imports.
 
-Runtime: ``Llama(embedding=True, n_ctx=2048, n_batch=2048, n_ubatch=2048)``, one text per call (batching several
-texts in one call changes vectors by up to 3e-3: measured), the model's prompts, L2-normalised.
+Runtime: ``Llama(embedding=True, n_ctx=2048, n_batch=2048, n_ubatch=2048)``, one text per call, the model's prompts,
+L2-normalised. Why not several texts per call: on a CPU it saves nothing — the time is the model's arithmetic per
+token, not the call — and it moves each vector a little with its neighbours (``pcmem bench embed-batching``).
 """
 
 from __future__ import annotations

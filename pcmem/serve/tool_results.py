@@ -19,6 +19,16 @@ def entry_json(scope: str, value: pcmem.MemoryEntry) -> Json:
             "created_at": time_text(version.created_at), "citation": str(value.citation)}
 
 
+def hit_json(scope: str, hit: pcmem.MemoryHit) -> Json:
+    """A search hit as :func:`entry_json` shows its entry, from the hit alone: a search reads a scope's active head
+    entries, so every hit is active in the revision it cites, and it carries its version and date (no read per hit:
+    through a client of the store's owner each read was a round trip)."""
+    assert hit.version is not None and hit.created_at is not None
+    return {"scope_id": scope, "entry_id": hit.citation.entry_id, "version": hit.version, "kind": hit.kind,
+            "text": hit.text, "state": "active", "metadata": hit.metadata, "created_at": time_text(hit.created_at),
+            "citation": str(hit.citation)}
+
+
 def time_text(value: datetime) -> str:
     return value.isoformat().replace("+00:00", "Z")
 

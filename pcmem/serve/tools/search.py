@@ -10,7 +10,7 @@ import pcmem
 from pcmem.serve.operations import MemoryApi
 from pcmem.serve.tool_args import MoreScopes, Query, Scoped, scopes_of
 from pcmem.serve.tool_declaration import Json, tool
-from pcmem.serve.tool_results import entry_json
+from pcmem.serve.tool_results import entry_json, hit_json
 from pcmem.types.base import Count, Kind, Metadata, Timestamp
 
 
@@ -38,10 +38,11 @@ async def search_memory(api: MemoryApi, args: SearchArgs) -> Json:
                 else api.runtime.memory.search(request, scopes=scopes))
         scope_of = {memory.artifact_id: memory.scope for memory in (*page.memories, *filter(None, [page.memory]))}
         hits = []
-        for hit in page.hits:  # the version and date a hit lacks: one read each, of the exact version it cites
+        for hit in page.hits:
             scope = scope_of.get(hit.citation.artifact_id, args.scope_id)
-            hits.append({**entry_json(scope, api.scope(scope).get(hit.citation)), "score": round(hit.score, 6),
-                         "matched_by": list(hit.matched_by)})
+            shown = hit_json(scope, hit) if hit.version is not None and hit.created_at is not None else \
+                entry_json(scope, api.scope(scope).get(hit.citation))  # a hit made by hand: read what it lacks
+            hits.append({**shown, "score": round(hit.score, 6), "matched_by": list(hit.matched_by)})
         return {"mode": page.mode, "hits": hits}
 
     return await api.run(read, may_rerank=True)
