@@ -2,7 +2,7 @@
 (each shim's docstring says what it emulates and what it cannot).
 
 Under the Windows shim — the names Windows' CPython lacks removed (``os.getuid``, ``os.O_CLOEXEC``, ``socket.AF_UNIX``,
-``signal.SIGHUP``, ``fcntl``, ``pwd``, …) and pcmem told it runs on Windows — the README's Python examples, the CLI
+``signal.SIGHUP``, ``fcntl``, ``pwd``, …) and pcmem told it runs on Windows — the manual's Python examples, the CLI
 and an MCP session work, ``pcmem serve`` and ``pcmem tui`` import, and where no transport can listen (the named pipe
 is Windows' own) a second process is told the store is in use, in one line. Under the macOS shim — no
 ``SO_PEERCRED``, the 104-byte socket path, ``struct flock`` in macOS's layout, no ``/proc`` — two processes meet and
@@ -22,7 +22,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from test_readme import BLOCKS, _needs
+from docs_pages import Block, blocks
 
 EMULATE = Path(__file__).resolve().parent / "emulate"
 SYSTEMS = ("windows", "macos")
@@ -63,16 +63,23 @@ def test_the_shim_is_in_place(system: str) -> None:
         assert python(system, "open('/proc/self/stat')").returncode == 1
 
 
-#: The README's Python examples but those of other stores (seekdb: embedded seekdb is Linux's and macOS's) and of
-#: a local generation model (tests/test_readme.py runs them).
-EXAMPLES = [block for block in BLOCKS if _needs(block) is None and "seekdb:" not in block and "llama-cpp:" not in block]
+#: The manual's Python examples (README.md and docs/, as tests/test_docs_examples.py runs them) but those of other
+#: stores (seekdb: embedded seekdb is Linux's and macOS's), of a local generation model and of a live `pcmem serve`
+#: (tests/test_docs_examples.py and tests/test_serve_docs.py run those on Linux).
+_ELSEWHERE = ("seekdb:", "llama-cpp:", "http://127.0.0.1:8765")
+EXAMPLES = [block for block in blocks("python") if not any(marker in block.code for marker in _ELSEWHERE)]
 
 
-@pytest.mark.parametrize("block", EXAMPLES, ids=[f"block{BLOCKS.index(block)}" for block in EXAMPLES])
+def test_the_examples_are_found() -> None:
+    """Without this, an emptied list (the pages moved again) would run nothing and pass."""
+    assert len(EXAMPLES) >= 5 and "docs/getting-started/python.md" in {block.page for block in EXAMPLES}
+
+
+@pytest.mark.parametrize("block", EXAMPLES, ids=[block.id for block in EXAMPLES])
 @pytest.mark.parametrize("system", SYSTEMS)
-def test_the_readme_examples_run(system: str, block: str, tmp_path: Path) -> None:
-    done = python(system, block, cwd=tmp_path)
-    assert done.returncode == 0, f"stdout:\n{done.stdout}\nstderr:\n{done.stderr[-3000:]}"
+def test_the_docs_examples_run(system: str, block: Block, tmp_path: Path) -> None:
+    done = python(system, block.code, cwd=tmp_path)
+    assert done.returncode == 0, f"{block.id}\nstdout:\n{done.stdout}\nstderr:\n{done.stderr[-3000:]}"
     assert "Traceback" not in done.stderr
 
 

@@ -138,7 +138,7 @@ class SyncRuntime:
         opened_with: dict[str, Any] = dict(
             embedder=embedder, rerank_embedder=rerank_embedder, clock=clock, config=config, inference=inference,
             reranker=reranker, model_progress=model_progress, write_gate=write_gate, create=create)
-        if not is_local_file(path):  # embedded seekdb: one process per data directory; a server serves many (README)
+        if not is_local_file(path):  # embedded seekdb: one process per data directory; a server serves many (docs/guides/seekdb.md)
             return cls._open_file(path, shared=shared, lock_timeout=lock_timeout, **opened_with)
         from pcmem.store.duckdb.files import store_path  # no DuckDB import: a client never loads it
 
@@ -228,7 +228,7 @@ class SyncRuntime:
     def use_reranker(self, reranker: MemoryReranker | None) -> None:
         """Rerank every later search of this runtime that names no reranker with ``reranker`` (``None``: none); e.g.
         one from :meth:`build_reranker`. Returns and raises nothing."""
-        self.reranker = self.memory.parts.search.reranker = reranker  # later search services: see _search_factory
+        self.reranker = self.memory.parts.search.reranker = reranker  # later search services: see runtime_parts.search_factory
 
     def use_write_gate(self, decision_model: DecisionModel | None) -> None:
         """Check every later ``remember`` of this runtime with ``decision_model`` (fail-open), or stop (``None``).

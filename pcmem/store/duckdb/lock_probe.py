@@ -4,6 +4,7 @@ taking or releasing one (so it can name the other process in a "store is locked"
 from __future__ import annotations
 
 import os
+import stat
 import struct
 from pathlib import Path
 
@@ -49,11 +50,15 @@ def lock_holder(path: Path) -> int | None:
     if not can_ask():
         return None
     layout = FLOCK_LAYOUTS[system.KIND]
+    # Non-blocking: opening a FIFO (or a device) someone named as the store must not wait for a writer. Not inherited
+    # by children without O_CLOEXEC either (PEP 446), a name Windows' Python lacks.
     try:
-        descriptor = os.open(path, os.O_RDONLY)
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
     except OSError:
         return None
     try:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            return None  # not a store file: opening it says so
         answer = fcntl.fcntl(descriptor, fcntl.F_GETLK, pack_probe(layout, fcntl.F_WRLCK, os.SEEK_SET))
         kind, pid = unpack_answer(layout, answer)
     except OSError:
