@@ -213,10 +213,12 @@ def test_a_store_is_shared_and_taken_over_through_each_transport(chosen: str, tm
     path = tmp_path / "store.duckdb"
     owner = subprocess.Popen([sys.executable, "-c", HOLDER, str(path)], stdin=subprocess.PIPE,
                              stdout=subprocess.PIPE, text=True, env=env)
-    client = subprocess.Popen([sys.executable, "-c", CLIENT, str(path)], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    processes = [owner]
     try:
-        assert owner.stdout is not None and owner.stdout.readline() == "ready\n"
+        assert owner.stdout is not None and owner.stdout.readline() == "ready\n"  # first, or the client would own
+        client = subprocess.Popen([sys.executable, "-c", CLIENT, str(path)], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        processes.append(client)
         assert client.stdout is not None
         assert client.stdout.readline().split() == ["ClientRuntime", str(owner.pid), "2"]
         os.kill(owner.pid, signal.SIGKILL)
@@ -225,7 +227,7 @@ def test_a_store_is_shared_and_taken_over_through_each_transport(chosen: str, tm
         assert client.returncode == 0, err
         assert out.split() == ["3", "3"], "every acknowledged write is there, and the client writes on"
     finally:
-        for process in (owner, client):
+        for process in processes:
             if process.poll() is None:
                 process.kill()
                 process.wait(timeout=60)

@@ -4,7 +4,8 @@
 Under the Windows shim — the names Windows' CPython lacks removed (``os.getuid``, ``os.O_CLOEXEC``, ``socket.AF_UNIX``,
 ``signal.SIGHUP``, ``fcntl``, ``pwd``, …) and pcmem told it runs on Windows — the manual's Python examples, the CLI
 and an MCP session work, ``pcmem serve`` and ``pcmem tui`` import, and where no transport can listen (the named pipe
-is Windows' own) a second process is told the store is in use, in one line. Under the macOS shim — no
+is Windows' own) a second process is told the store is in use, in one line; with a Unix socket standing in for the
+named pipe, two processes share a store through the pipe transport and one takes it over. Under the macOS shim — no
 ``SO_PEERCRED``, the 104-byte socket path, ``struct flock`` in macOS's layout, no ``/proc`` — two processes meet and
 check each other's uid, a long home is replaced by the short per-user folder, the lock's holder is named, and a
 stopped owner is seen through ``ps``.
@@ -174,6 +175,44 @@ def test_windows_without_a_transport_a_second_process_is_told_in_one_line(tmp_pa
     finally:
         said = release(owner)
     assert "is not served to other processes: this system has neither named pipes nor Unix sockets" in said
+
+
+#: A client that writes, waits for a line (the test kills the owner meanwhile), then writes again: it takes over.
+CLIENT = r"""
+import sys, pcmem
+with pcmem.open(sys.argv[1], embedder=None, lock_timeout=30) as runtime:
+    scope = runtime.memory.for_scope("p")
+    print(type(runtime).__name__, runtime.owner_pid, scope.remember("from the client").memory.revision, flush=True)
+    sys.stdin.readline()
+    print(scope.remember("after the owner died").memory.revision, len(scope.list().entries), flush=True)
+"""
+
+
+def test_windows_through_a_stand_in_pipe_a_store_is_shared_and_taken_over(tmp_path: Path) -> None:
+    """pcmem's pipe transport under the Windows shim, a Unix socket standing in for the named pipe (see the shim):
+    the key made under Windows' branch, the challenge, a client's writes through the owner, a take-over after the
+    owner is killed — every acknowledged write kept."""
+    stand_in = {"PCMEM_EMULATED_PIPE": "unix", "XDG_DATA_HOME": str(tmp_path / "data")}
+    path = tmp_path / "store.duckdb"
+    owner = hold("windows", path, **stand_in)
+    client = subprocess.Popen([sys.executable, "-c", CLIENT, str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, env=emulated("windows", **stand_in))
+    try:
+        assert client.stdout is not None
+        assert client.stdout.readline().split() == ["ClientRuntime", str(owner.pid), "2"], client.stderr
+        run = tmp_path / "data" / "pcmem" / "run"  # platformdirs' data folder (%LOCALAPPDATA% on Windows)
+        assert (run / "owner.key").stat().st_mode & 0o777 == 0o600 and list(run.glob("*.pipe.sock"))
+        owner.kill()
+        owner.communicate(timeout=60)
+        out, err = client.communicate("go on\n", timeout=120)
+        assert client.returncode == 0, err
+        assert out.split() == ["3", "3"], "every acknowledged write is there, and the client writes on"
+        assert "Traceback" not in err
+    finally:
+        for process in (owner, client):
+            if process.poll() is None:
+                process.kill()
+                process.wait(timeout=60)
 
 
 def test_windows_a_killed_writer_loses_nothing(tmp_path: Path) -> None:

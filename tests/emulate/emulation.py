@@ -12,31 +12,35 @@ import importlib.abc
 import importlib.machinery
 import sys
 import types
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 
 def tell_pcmem(kind: str) -> None:
     """``pcmem.system.KIND`` is ``kind`` from the moment the module exists (pcmem names the system only there)."""
-    sys.meta_path.insert(0, _SystemKind(kind))
+    after_import("pcmem.system", lambda module: setattr(module, "KIND", kind))
 
 
-class _SystemKind(importlib.abc.MetaPathFinder):
-    def __init__(self, kind: str) -> None:
-        self.kind = kind
+def after_import(name: str, change: Callable[[types.ModuleType], None]) -> None:
+    """Run ``change`` on the module ``name`` as soon as it has loaded, before anything else can use it."""
+    sys.meta_path.insert(0, _AfterImport(name, change))
+
+
+class _AfterImport(importlib.abc.MetaPathFinder):
+    def __init__(self, name: str, change: Callable[[types.ModuleType], None]) -> None:
+        self.name, self.change = name, change
 
     def find_spec(self, name: str, path: Sequence[str] | None, target: types.ModuleType | None = None) -> Any:
-        if name != "pcmem.system":
+        if name != self.name:
             return None
         spec = importlib.machinery.PathFinder.find_spec(name, path)
         if spec is None or spec.loader is None:
             return None
-        run = spec.loader.exec_module
-        kind = self.kind
+        run, change = spec.loader.exec_module, self.change
 
         def exec_module(module: types.ModuleType) -> None:
             run(module)
-            module.KIND = kind  # type: ignore[attr-defined]
+            change(module)
 
         spec.loader.exec_module = exec_module  # type: ignore[method-assign]
         return spec

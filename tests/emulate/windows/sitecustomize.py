@@ -30,7 +30,11 @@ What it cannot emulate (so nothing here claims it works on Windows):
   TUI is only imported, never run), asyncio's selector loop.
 - The named pipe itself: ``AF_PIPE`` needs ``_winapi``. With ``AF_UNIX`` gone too, no owner transport can listen
   under this shim, so each process uses a store alone and a second one waits, then gets StoreLockedError (the pipe
-  transport runs on Linux without the shim: tests/test_owner_transports.py).
+  transport runs on Linux without the shim: tests/test_owner_transports.py). With ``PCMEM_EMULATED_PIPE=unix`` a
+  Unix socket stands in for the named pipe beneath ``multiprocessing.connection`` (its ``Listener`` and ``Client``
+  get ``AF_UNIX``, pcmem's code still sees none, and :func:`pcmem.owner.pipes.family` answers ``AF_UNIX`` in place
+  of ``AF_PIPE``), so processes under this shim share a store through pcmem's pipe transport — its key in
+  platformdirs' data folder (Linux's here), its challenge, Windows' branches around it — but not through a pipe.
 - Windows' files: DuckDB's POSIX lock instead of an exclusive open, deleting or renaming a file that is open, drive
   letters and backslashes, case-insensitive names, ACLs instead of modes, the console's code page and Ctrl-Break.
 """
@@ -45,7 +49,9 @@ import signal
 import socket
 import stat
 import sys
+import types
 from pathlib import Path
+from typing import Any
 
 import platformdirs.unix  # noqa: F401 - imported while os.getuid exists (see the docstring)
 
@@ -58,6 +64,19 @@ emulation.tell_pcmem("windows")
 emulation.remove(os, ("getuid", "geteuid", "getgid", "getegid", "getgroups", "fchown", "lchown", "fchmod", "killpg",
                       "getpgid", "setsid", "fork", "sync", "pread", "pwrite", "O_CLOEXEC", "O_NOFOLLOW", "O_DIRECTORY",
                       "O_NONBLOCK", "O_NOCTTY", "O_PATH"))
+if os.environ.get("PCMEM_EMULATED_PIPE") == "unix":
+    import multiprocessing.connection  # while AF_UNIX exists: its list of families keeps it
+
+    class _SocketWithUnix(types.ModuleType):
+        """The socket module as multiprocessing.connection sees it: AF_UNIX stays (the named pipe's stand-in)."""
+
+        AF_UNIX = socket.AF_UNIX
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(socket, name)
+
+    multiprocessing.connection.socket = _SocketWithUnix("socket")  # type: ignore[attr-defined]
+    emulation.after_import("pcmem.owner.pipes", lambda module: setattr(module, "family", lambda: "AF_UNIX"))
 emulation.remove(socket, ("AF_UNIX", "SO_PEERCRED"))
 emulation.remove(signal, ("SIGHUP", "SIGTSTP", "SIGCONT", "SIGSTOP", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGALRM",
                           "SIGTTIN", "SIGTTOU"))
