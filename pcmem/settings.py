@@ -48,9 +48,21 @@ STORE_SCHEMES: dict[str, StoreEngine] = {"duckdb:": "duckdb", "seekdb:": "seekdb
 
 def default_db_path() -> Path:
     """The per-user store file, e.g. ``~/.local/share/pcmem/memory.duckdb`` on Linux."""
-    import platformdirs  # lazy, as below: a call given its paths never needs it
+    return user_folder("data", f"give --db or {DB_ENV}") / DEFAULT_DB_NAME
 
-    return Path(platformdirs.user_data_dir("pcmem", appauthor=False)) / DEFAULT_DB_NAME
+
+def user_folder(kind: Literal["data", "cache"], instead: str) -> Path:
+    """pcmem's per-user ``kind`` folder as the system names it (platformdirs). ConfigurationError, saying to set
+    HOME (or what ``instead`` says), where the system cannot say: on Linux and macOS a process with neither ``$HOME`` nor an
+    entry in the password database (``env -i`` under a uid a container made up); platformdirs raises RuntimeError."""
+    import platformdirs  # lazy: a call given its paths never needs it
+
+    try:
+        named = platformdirs.user_data_dir if kind == "data" else platformdirs.user_cache_dir
+        return Path(named("pcmem", appauthor=False)).expanduser()
+    except RuntimeError:
+        raise ConfigurationError(f"cannot tell where your {kind} folder is: this process has no $HOME and the "
+                                 f"system knows no home for its user; set HOME (or {instead})") from None
 
 
 def resolve_db_path(explicit: str | os.PathLike[str] | None = None) -> Path | str:
@@ -76,11 +88,7 @@ def expand_user(path: str | os.PathLike[str]) -> Path:
 def cache_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
     """Where prepared model files live: an explicit path > ``PCMEM_CACHE_DIR`` > the per-user cache directory."""
     root = explicit or os.environ.get(CACHE_ENV)
-    if not root:
-        import platformdirs
-
-        root = platformdirs.user_cache_dir("pcmem", appauthor=False)
-    return Path(root).expanduser()
+    return expand_user(root) if root else user_folder("cache", CACHE_ENV)
 
 
 def new_store_embedder(default: str) -> str:

@@ -25,6 +25,8 @@ from pathlib import Path
 import pytest
 from docs_pages import Block, blocks
 
+from pcmem.private_files import STAGING_SUFFIX
+
 EMULATE = Path(__file__).resolve().parent / "emulate"
 SYSTEMS = ("windows", "macos")
 
@@ -103,6 +105,7 @@ def test_the_cli_works(system: str, tmp_path: Path) -> None:
         assert done.returncode == 0, f"{step}: {done.stderr[-2000:]}"
         assert "Traceback" not in done.stderr and "AttributeError" not in done.stderr
     assert "Thursdays" in pcmem_cli(system, store, "search", "--scope", "team", "release").stdout
+    assert not list(tmp_path.glob(f"*{STAGING_SUFFIX}")), "a new store's staging folder is removed"
     doctor = pcmem_cli(system, store, "doctor", "--json")
     said = {check["id"]: check["summary"] for check in json.loads(doctor.stdout)["checks"]}
     assert "Traceback" not in doctor.stderr
@@ -111,6 +114,18 @@ def test_the_cli_works(system: str, tmp_path: Path) -> None:
         assert "mode" not in said["store.file"] and "mode" not in said["folders.runtime"]
     else:
         assert said["store.file"].endswith("mode 0600, yours") and "files.modes" not in said
+
+
+@pytest.mark.parametrize("system", SYSTEMS)
+def test_a_process_started_with_an_empty_environment_works(system: str, tmp_path: Path) -> None:
+    """As ``env -i`` starts it (an MCP host's scrubbed environment): no HOME, no PATH. Windows finds the user's
+    folders without the environment (see the shim), macOS through the password database."""
+    store = tmp_path / "memory.duckdb"
+    for step in (("remember", "--scope", "t", "Deploys happen on Fridays."), ("search", "--scope", "t", "deploys")):
+        done = subprocess.run([sys.executable, "-m", "pcmem", "--db", str(store), *step], capture_output=True,
+                              text=True, timeout=600, env={"PYTHONPATH": str(EMULATE / system)})
+        assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-2000:]
+    assert "Fridays" in done.stdout
 
 
 @pytest.mark.parametrize("system", SYSTEMS)

@@ -11,6 +11,9 @@ What this emulates, at interpreter start:
   ``resource``.
 - **pcmem is told it runs on Windows** (``pcmem.system.KIND == "windows"``): its own choices between systems take
   Windows' branch (no mode checks, no ``os.kill(pid, 0)``, the pipe transport, no process states).
+- **The user's folders need no environment**: Windows' platformdirs asks the system's known folders, so a process
+  started with ``env -i`` finds the same ones; Linux's platformdirs (which runs here) reads ``$HOME``, so the shim
+  sets ``HOME`` from the password database where it is missing (before ``pwd`` goes).
 - **asyncio's ``loop.add_signal_handler`` raises NotImplementedError**, as Windows' event loops do.
 - **``socket.socketpair()`` is a pair of loopback TCP sockets**, as CPython builds it on Windows (asyncio's event
   loop wakes itself through one).
@@ -20,7 +23,8 @@ What this emulates, at interpreter start:
   file by pcmem's own code without it ends the process with a message (exit 87: on Windows the descriptor would be
   in text mode, turning ``\n`` into ``\r\n`` and stopping reads at Ctrl-Z); ``os.open`` of a folder raises
   PermissionError; ``os.fsync`` of a descriptor opened read-only raises EBADF (``FlushFileBuffers`` needs write
-  access); ``os.pread``/``os.pwrite`` are gone.
+  access); ``os.pread``/``os.pwrite`` are gone; ``shutil.rmtree`` walks by path, as Windows' does (no ``dir_fd``
+  there: the descriptor-based walk would open folders).
 
 What it cannot emulate (so nothing here claims it works on Windows):
 
@@ -45,6 +49,8 @@ import asyncio.unix_events
 import errno
 import fcntl
 import os
+import pwd
+import shutil
 import signal
 import socket
 import stat
@@ -54,6 +60,8 @@ from pathlib import Path
 from typing import Any
 
 import platformdirs.unix  # noqa: F401 - imported while os.getuid exists (see the docstring)
+
+os.environ.setdefault("HOME", pwd.getpwuid(os.getuid()).pw_dir)  # Windows' known folders need no environment
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import emulation  # noqa: E402
@@ -148,4 +156,5 @@ def _windows_fsync(descriptor: int | object) -> None:
 
 
 os.open = _windows_open  # type: ignore[assignment]
+shutil._use_fd_functions = False  # type: ignore[attr-defined]  # Windows' os functions take no dir_fd
 os.fsync = _windows_fsync
