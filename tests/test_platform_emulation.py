@@ -230,6 +230,22 @@ def test_windows_through_a_stand_in_pipe_a_store_is_shared_and_taken_over(tmp_pa
                 process.wait(timeout=60)
 
 
+def test_windows_a_stopped_owner_is_named_as_not_answering(tmp_path: Path) -> None:
+    """Windows has no stopped state to ask about: a new process waits its lock timeout, then is told in one line that
+    the owner listens but does not answer (not that the file was opened by something that does not serve it)."""
+    stand_in = {"PCMEM_EMULATED_PIPE": "unix", "XDG_DATA_HOME": str(tmp_path / "data")}
+    path = tmp_path / "store.duckdb"
+    owner = hold("windows", path, **stand_in)
+    try:
+        os.kill(owner.pid, signal.SIGSTOP)
+        refused = pcmem_cli("windows", path, "list", "--scope", "p", PCMEM_LOCK_TIMEOUT="1", **stand_in)
+        assert refused.returncode == 10, refused.stderr
+        [line] = refused.stderr.strip().splitlines()
+        assert "and the pcmem owner listening at" in line and "did not answer within 1 s: it is suspended" in line
+    finally:
+        release(owner)
+
+
 def test_windows_a_killed_writer_loses_nothing(tmp_path: Path) -> None:
     """The next open replays the log a killed owner left (read in binary mode: the shim fails a text-mode open)."""
     path = tmp_path / "store.duckdb"

@@ -195,11 +195,33 @@ def nobody_answers(path: Path, identity: FileIdentity, holder: int | None, waite
     if not places.addresses:
         return StoreLockedError(f"{path} is in use by {processes.describe(holder)}, and pcmem cannot reach its owner: "
                                 f"{'; '.join(places.refused)}")
+    silent = next((where for where in places.addresses if _listens(where)), None)
+    if silent is not None:  # where no stopped state can be asked (Windows): a suspended owner, or one overwhelmed
+        return StoreLockedError(
+            f"{path} is in use by {processes.describe(holder)}, and the pcmem owner listening at {silent} did not "
+            f"answer within {waited:g} s: it is suspended (a debugger, a paused job) or overwhelmed; resume or end "
+            "it, or wait and try again")
     looked = ", ".join(str(where) for where in places.addresses)
     return StoreLockedError(
         f"{path} is in use by {processes.describe(holder)}, which does not answer where pcmem owners listen ({looked}) "
         f"after {waited:g} s: it opened the file without serving it (a program using DuckDB itself, or a pcmem "
         "that predates serving); close the store there, or wait for it to exit")
+
+
+#: Seconds a look for a silent listener may take (see :func:`nobody_answers`).
+SILENT_LOOK = 1.0
+
+
+def _listens(where: Path) -> bool:
+    """Whether something accepts connections at ``where`` (the pipe's key challenge, if any, unanswered counts)."""
+    try:
+        connection = current().connect(where, SILENT_LOOK)
+    except TimeoutError:
+        return True
+    except OSError:
+        return False
+    connection.close()
+    return True
 
 
 def older_owner(identity: FileIdentity) -> str | None:
