@@ -359,6 +359,9 @@ ENVIRONMENT: tuple[Variable, ...] = (
     Variable(RUNTIME_DIR_ENV, "unset",
              "Not where owners listen (that never depends on the environment); a client looks there only to name an "
              "older pcmem holding a store."),
+    Variable(OWNER_TRANSPORT_ENV, "the system's own",
+             "How processes of one store meet: `unix` (a Unix socket) or `pipe` (Windows' key-checked pipe, a Unix "
+             "socket beneath it elsewhere). For tests; every process of a store must use the same."),
     Variable(PYDANTIC_PLUGINS_ENV, "`__all__` in the CLI",
              "The CLI skips pydantic's plugin discovery unless it is set; empty loads every plugin."),
     Variable(OMP_WAIT_POLICY_ENV, f"`{OMP_WAIT_POLICY}` when llama.cpp loads",
