@@ -147,6 +147,46 @@ async def test_serve_mcp_and_tui_import_and_mcp_serves(system: str, tmp_path: Pa
         assert "Helix" in found.content[0].text
 
 
+#: The TUI on Textual's headless driver (as its own tests run it): the scopes screen lists the store's scope, enter
+#: opens it, and its entry is listed.
+TUI = r"""
+import asyncio, sys
+import pcmem
+from pcmem_tui.app import make_app
+
+with pcmem.open(sys.argv[1], embedder=None) as runtime:
+    runtime.memory.for_scope("notes").remember("Releases go out on Thursdays.", entry_id="release-day")
+
+
+async def wait_for(pilot, done):
+    for _ in range(600):
+        await pilot.pause(0.05)
+        if done():
+            return
+
+
+async def main():
+    app = make_app(sys.argv[1], embedder=None)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: any("1 scope" in str(w.render()) for w in app.screen.query("#title")))
+        print(type(app.screen).__name__, flush=True)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "EntriesScreen"
+                       and app.screen.query("ListTable").first().row_keys == ["release-day"])
+        print(type(app.screen).__name__, *app.screen.query("ListTable").first().row_keys, flush=True)
+        await pilot.press("q")
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.parametrize("system", SYSTEMS)
+def test_the_tui_runs_headless(system: str, tmp_path: Path) -> None:
+    done = python(system, TUI, str(tmp_path / "memory.duckdb"))
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.splitlines() == ["ScopesScreen", "EntriesScreen release-day"]
+
+
 #: Holds the store until stdin closes; says "ready" once it owns it.
 HOLDER = r"""
 import sys, pcmem

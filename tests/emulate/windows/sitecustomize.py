@@ -30,8 +30,9 @@ What it cannot emulate (so nothing here claims it works on Windows):
 
 - Python still says Linux (``sys.platform``, ``os.name``): libraries that pick an implementation by it run their
   Linux one — platformdirs' paths (imported here first, as its Linux module reads ``os.getuid`` at import), the MCP
-  SDK's stdio (which imports ``fcntl`` on Linux: allowed while it loads), Textual's Linux terminal driver (so the
-  TUI is only imported, never run), asyncio's selector loop.
+  SDK's stdio (which imports ``fcntl`` on Linux: allowed while it loads), Textual's Linux terminal driver (loaded,
+  with ``termios`` allowed while it loads, as an app picks its driver class: the TUI runs on Textual's headless
+  driver here, never on a terminal), asyncio's selector loop.
 - The named pipe itself: ``AF_PIPE`` needs ``_winapi``. With ``AF_UNIX`` gone too, no owner transport can listen
   under this shim, so each process uses a store alone and a second one waits, then gets StoreLockedError (the pipe
   transport runs on Linux without the shim: tests/test_owner_transports.py). With ``PCMEM_EMULATED_PIPE=unix`` a
@@ -89,7 +90,8 @@ emulation.remove(socket, ("AF_UNIX", "SO_PEERCRED"))
 emulation.remove(signal, ("SIGHUP", "SIGTSTP", "SIGCONT", "SIGSTOP", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGALRM",
                           "SIGTTIN", "SIGTTOU"))
 emulation.unimportable(("fcntl", "pwd", "grp", "termios", "tty", "pty", "resource"),
-                       linux_branches={"mcp.server.stdio": ("fcntl",)})
+                       linux_branches={"mcp.server.stdio": ("fcntl",),
+                                       "textual.drivers.linux_driver": ("termios", "tty")})
 
 
 def _no_signal_handlers(self: object, *args: object) -> None:
