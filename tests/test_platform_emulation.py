@@ -66,9 +66,9 @@ def test_the_shim_is_in_place(system: str) -> None:
         assert python(system, "open('/proc/self/stat')").returncode == 1
 
 
-#: The manual's Python examples (README.md and docs/, as tests/test_docs_examples.py runs them) but those of other
+#: The manual's Python examples (README.md and docs/, as tests/docs/test_docs_examples.py runs them) but those of other
 #: stores (seekdb: embedded seekdb is Linux's and macOS's), of a local generation model and of a live `pcmem serve`
-#: (tests/test_docs_examples.py and tests/test_serve_docs.py run those on Linux).
+#: (tests/docs/test_docs_examples.py and tests/serve/test_serve_docs.py run those on Linux).
 _ELSEWHERE = ("seekdb:", "llama-cpp:", "http://127.0.0.1:8765")
 EXAMPLES = [block for block in blocks("python") if not any(marker in block.code for marker in _ELSEWHERE)]
 
