@@ -19,6 +19,8 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
+from pcmem import system
+
 FILE_MODE = 0o600  # agent memory is private: owner-only files ...
 FOLDER_MODE = 0o700  # ... and folders, the intermediate ones too
 STAGING_SUFFIX = ".pcmem-new"  # the folder a file is built in before it is linked into place (see create_privately)
@@ -47,7 +49,7 @@ def make_private_folders(folder: Path) -> list[Path]:
 def open_private(path: Path, flags: int) -> int:
     """``os.open`` of a new file, owner-only from its creation; fails if ``path`` exists (a file someone else made,
     perhaps readable by others, is never adopted)."""
-    return os.open(path, flags | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), FILE_MODE)
+    return os.open(path, flags | os.O_CREAT | os.O_EXCL | system.BINARY, FILE_MODE)
 
 
 def create_privately(path: Path, build: Callable[[Path], None]) -> bool:
@@ -75,7 +77,8 @@ def create_privately(path: Path, build: Callable[[Path], None]) -> bool:
             if path.exists():
                 return False
             os.rename(staged, path)
-        _fsync_folder(path.parent)
+        with contextlib.suppress(OSError):  # the link is made; a file system that cannot sync a folder keeps it too
+            fsync_folder(path.parent)
         return True
     finally:
         shutil.rmtree(staging, ignore_errors=True)
@@ -97,7 +100,7 @@ def _remove_abandoned_staging(path: Path) -> None:
 
 
 def _alive(pid: int) -> bool:
-    if os.name == "nt":  # os.kill(pid, 0) there terminates the process: never ask
+    if system.KIND == "windows":  # os.kill(pid, 0) there sends Ctrl-C to the process group pid: never ask
         return True
     try:
         os.kill(pid, 0)
@@ -108,10 +111,13 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _fsync_folder(folder: Path) -> None:
-    with contextlib.suppress(OSError):  # not every platform opens folders (Windows)
-        descriptor = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(descriptor)
-        finally:
-            os.close(descriptor)
+def fsync_folder(folder: Path) -> None:
+    """Make the entries just made in ``folder`` durable: fsync the folder itself (POSIX). Windows cannot open a folder
+    to sync it, and NTFS journals a folder's entries itself: nothing to do there. Raises OSError."""
+    if system.KIND == "windows":
+        return
+    descriptor = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)

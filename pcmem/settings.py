@@ -20,6 +20,8 @@ constructor arguments; the composition root (:mod:`pcmem.compose`), the CLI and 
   (``RuntimeConfig``) > the store's own default (``pcmem fusion set``, kept in the store file) > ``rrf``, the
   contract's (``convex`` and ``weighted-rrf`` are non-contract). :func:`pcmem.search.fusion.choose_fusion` applies it.
 - The editor ``pcmem tui`` opens an entry's text in: ``VISUAL`` > ``EDITOR``, as git finds it (:func:`editor`).
+- How a store's owner and its clients meet: ``PCMEM_OWNER_TRANSPORT`` (``unix`` or ``pipe``) > the system's own
+  (:func:`owner_transport`); for tests, which run the Windows transport on Linux with it.
 """
 
 from __future__ import annotations
@@ -46,9 +48,21 @@ STORE_SCHEMES: dict[str, StoreEngine] = {"duckdb:": "duckdb", "seekdb:": "seekdb
 
 def default_db_path() -> Path:
     """The per-user store file, e.g. ``~/.local/share/pcmem/memory.duckdb`` on Linux."""
-    import platformdirs  # lazy, as below: a call given its paths never needs it
+    return user_folder("data", f"give --db or {DB_ENV}") / DEFAULT_DB_NAME
 
-    return Path(platformdirs.user_data_dir("pcmem", appauthor=False)) / DEFAULT_DB_NAME
+
+def user_folder(kind: Literal["data", "cache"], instead: str) -> Path:
+    """pcmem's per-user ``kind`` folder as the system names it (platformdirs). ConfigurationError, saying to set
+    HOME (or what ``instead`` says), where the system cannot say: on Linux and macOS a process with neither ``$HOME`` nor an
+    entry in the password database (``env -i`` under a uid a container made up); platformdirs raises RuntimeError."""
+    import platformdirs  # lazy: a call given its paths never needs it
+
+    try:
+        named = platformdirs.user_data_dir if kind == "data" else platformdirs.user_cache_dir
+        return Path(named("pcmem", appauthor=False)).expanduser()
+    except RuntimeError:
+        raise ConfigurationError(f"cannot tell where your {kind} folder is: this process has no $HOME and the "
+                                 f"system knows no home for its user; set HOME (or {instead})") from None
 
 
 def resolve_db_path(explicit: str | os.PathLike[str] | None = None) -> Path | str:
@@ -74,11 +88,7 @@ def expand_user(path: str | os.PathLike[str]) -> Path:
 def cache_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
     """Where prepared model files live: an explicit path > ``PCMEM_CACHE_DIR`` > the per-user cache directory."""
     root = explicit or os.environ.get(CACHE_ENV)
-    if not root:
-        import platformdirs
-
-        root = platformdirs.user_cache_dir("pcmem", appauthor=False)
-    return Path(root).expanduser()
+    return expand_user(root) if root else user_folder("cache", CACHE_ENV)
 
 
 def new_store_embedder(default: str) -> str:
@@ -237,6 +247,24 @@ def lock_timeout() -> float:
     return value
 
 
+OWNER_TRANSPORT_ENV = "PCMEM_OWNER_TRANSPORT"
+OwnerTransport = Literal["unix", "pipe"]
+
+
+def owner_transport() -> OwnerTransport | None:
+    """The owner transport ``$PCMEM_OWNER_TRANSPORT`` names (``unix``: a Unix socket, Linux's and macOS's; ``pipe``:
+    multiprocessing's authenticated listener, Windows' named pipe and a Unix socket elsewhere), ``None`` when unset
+    (the system's own: :func:`pcmem.owner.transport.current`). For tests: processes of one store must all use the
+    same, or they do not find each other."""
+    raw = os.environ.get(OWNER_TRANSPORT_ENV, "").strip().lower()
+    if not raw:
+        return None
+    if raw not in get_args(OwnerTransport):
+        raise ConfigurationError(f"${OWNER_TRANSPORT_ENV} must be one of {', '.join(get_args(OwnerTransport))}, "
+                                 f"got {raw!r}")
+    return raw  # type: ignore[return-value]
+
+
 RUNTIME_DIR_ENV = "XDG_RUNTIME_DIR"
 
 
@@ -331,6 +359,9 @@ ENVIRONMENT: tuple[Variable, ...] = (
     Variable(RUNTIME_DIR_ENV, "unset",
              "Not where owners listen (that never depends on the environment); a client looks there only to name an "
              "older pcmem holding a store."),
+    Variable(OWNER_TRANSPORT_ENV, "the system's own",
+             "How processes of one store meet: `unix` (a Unix socket) or `pipe` (Windows' key-checked pipe, a Unix "
+             "socket beneath it elsewhere). For tests; every process of a store must use the same."),
     Variable(PYDANTIC_PLUGINS_ENV, "`__all__` in the CLI",
              "The CLI skips pydantic's plugin discovery unless it is set; empty loads every plugin."),
     Variable(OMP_WAIT_POLICY_ENV, f"`{OMP_WAIT_POLICY}` when llama.cpp loads",

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import sys
@@ -63,7 +64,8 @@ class PcmemApp(App[None]):
     WATCH_INTERVAL = 1.0
     #: How a service manager or a closed terminal stops a program. Python's default for both is to die on the spot,
     #: leaving the terminal in raw mode and a write cut short; the app quits as ``q`` does instead (exit status 0).
-    STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+    #: (Windows has no SIGHUP: a console's Ctrl-Break, SIGBREAK, stands in.)
+    STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP", "SIGBREAK") if hasattr(signal, name))
 
     #: Seconds between two attempts to open a store another process holds.
     OPEN_RETRY = 1.0
@@ -298,7 +300,10 @@ class PcmemApp(App[None]):
         loop = asyncio.get_running_loop()
         for number in self.STOP_SIGNALS:
             self._signal_handlers[number] = signal.getsignal(number)
-            loop.add_signal_handler(number, self.exit)
+            try:
+                loop.add_signal_handler(number, self.exit)
+            except NotImplementedError:  # Windows' event loops: a plain handler hands the exit to the loop
+                signal.signal(number, lambda *_: loop.call_soon_threadsafe(self.exit))
         if hasattr(signal, "SIGTSTP"):  # ctrl+z and `kill -TSTP` from outside: hand the store on, then stop
             self._signal_handlers[signal.SIGTSTP] = signal.getsignal(signal.SIGTSTP)
             loop.add_signal_handler(signal.SIGTSTP, self._on_sigtstp)
@@ -306,7 +311,8 @@ class PcmemApp(App[None]):
     def _restore_signal_handlers(self) -> None:
         loop = asyncio.get_running_loop()
         for number, previous in self._signal_handlers.items():
-            loop.remove_signal_handler(number)
+            with contextlib.suppress(NotImplementedError):
+                loop.remove_signal_handler(number)
             signal.signal(number, previous)
         self._signal_handlers.clear()
 

@@ -7,6 +7,7 @@ thread workers. Nothing here knows about Textual; screens turn results and :clas
 from __future__ import annotations
 
 import os
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -477,6 +478,8 @@ def _some_words(memory: Any) -> str:
 
 def process_alive(pid: int) -> bool:
     """Whether process ``pid`` exists (another user's counts: it exists, we may not signal it)."""
+    if sys.platform == "win32":
+        return True  # os.kill(pid, 0) there sends Ctrl-C to the process group pid: never ask
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

@@ -12,7 +12,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from pcmem.cli.doctor_findings import Finding, fail, ok, warn
+from pcmem.cli.doctor_findings import Finding, fail, info, ok, warn
 
 
 @dataclass(frozen=True)
@@ -62,8 +62,12 @@ def folder_findings() -> list[Finding]:
     """pcmem's own folders: only the user may write them (the runtime folder: enter them at all)."""
     import platformdirs
 
+    from pcmem import system
     from pcmem.settings import cache_dir, default_db_path
 
+    if not system.file_modes_meaningful():
+        return [_key_folder(), info("files.modes", f"mode checks skipped: {system.NO_FILE_MODES}; nor is a folder "
+                                                   "synced after a file is made in it (NTFS journals that itself)")]
     findings = [_runtime_folder()]
     for name, folder in (("data", default_db_path().parent), ("cache", cache_dir()),
                          ("state", Path(platformdirs.user_state_dir("pcmem", appauthor=False)))):
@@ -82,6 +86,18 @@ def _runtime_folder() -> Finding:
     except PcmemError as unsafe:
         return fail("folders.runtime", f"{unsafe}", None)
     return ok("folders.runtime", f"runtime folder {folder}: mode 0700, yours (owners listen here)", folder=str(folder))
+
+
+def _key_folder() -> Finding:
+    """Windows: where the key every pcmem process of this user proves itself with lives (:mod:`pcmem.owner.pipes`)."""
+    from pcmem.owner import pipes
+
+    try:
+        pipes.family()
+        folder = pipes.key_folder()
+    except OSError as error:
+        return fail("folders.runtime", f"owners cannot listen: {error}", None)
+    return ok("folders.runtime", f"owners meet through named pipes; their key is kept in {folder}", folder=str(folder))
 
 
 def _private_folder(check: str, name: str, folder: Path) -> Finding | None:

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from pcmem import system
 from pcmem.cli.doctor_findings import Finding, fail, info, ok, warn
 
 #: Seconds the scrubbed probe may take (a cold Python and pcmem's client code; far less on an idle machine).
@@ -44,9 +44,12 @@ def reach_owner(path: Path) -> OwnerReach:
     identity = address.FileIdentity.of(path)
     if identity is None:
         return OwnerReach(None, None, f"no file at {path}")
-    places = transport.current().places(identity, create=False)
+    try:
+        places = transport.current().places(identity, create=False)
+    except PcmemError as unusable:  # the pipe's key cannot be read or made (pcmem.owner.pipes)
+        return OwnerReach(None, None, str(unusable))
     if not places.addresses:
-        return OwnerReach(None, None, "; ".join(places.refused))
+        return OwnerReach(None, None, "; ".join(places.refused) or "no pcmem owner of yours has listened here yet")
     try:
         found = dial.dial(identity)
     except PcmemError as refused:
@@ -73,8 +76,8 @@ def probe_output(path: Path) -> str:
 
 def start_scrubbed_probe(path: Path) -> subprocess.Popen[str] | None:
     """This pcmem, started with an empty environment (as ``env -i`` does), asked to reach the owner of ``path``."""
-    if sys.platform.startswith("win"):
-        return None  # no Unix sockets, no owner socket to reach
+    if system.KIND == "windows":
+        return None  # its rendezvous needs no environment at all (pcmem.owner.pipes): see _scrubbed_finding
     from pcmem.cli.mcp_hosts import pcmem_launcher
 
     command, args = pcmem_launcher()
@@ -129,6 +132,9 @@ def owner_findings(path: Path, holder: int | None, here: OwnerReach, scrubbed: O
 
 def _scrubbed_finding(holder: int | None, here: OwnerReach, scrubbed: OwnerReach | str) -> Finding:
     check = "owner.scrubbed"
+    if system.KIND == "windows":
+        return info(check, "not asked on Windows: owners meet through a named pipe named from your key, which every "
+                           "process finds through the system's own folder lookup, not the environment", None)
     if isinstance(scrubbed, str):
         return warn(check, f"cannot tell whether a host's pcmem would reach the owner: {scrubbed}")
     data = {"socket": scrubbed.socket, "owner_pid": scrubbed.pid, "error": scrubbed.error}

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pcmem import system
 from pcmem.cli.doctor_findings import Finding, fail, info, ok, warn
 from pcmem.errors import PcmemError
 
@@ -64,6 +65,8 @@ def file_findings(path: Path, facts: StoreFacts) -> list[Finding]:
     if not os.access(path, os.R_OK):
         found = fail("store.file", f"{path} cannot be read by you (mode {mode:04o}, uid {info_.st_uid})",
                      f"ask its owner, or `chmod u+r {path}` if it is yours", **data)
+    elif not system.file_modes_meaningful():  # Windows: "files.modes" says why in one line
+        found = ok("store.file", f"{path}: {_size(info_.st_size)}", **data)
     elif not mine:
         found = warn("store.file", f"{path} belongs to uid {info_.st_uid}, not to you", None, **data)
     elif mode & 0o077:

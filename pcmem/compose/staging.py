@@ -16,7 +16,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from pcmem import private_files
+from pcmem import private_files, system
 from pcmem.compose import registry
 from pcmem.compose.backends import StoreTarget, is_local_file
 from pcmem.errors import InputError, StoreError, StoreLockedError
@@ -74,7 +74,7 @@ def publish(staged: StagedFile) -> None:
                          f"the copy; the copy is left at {staged.partial}")
     _fsync(staged.partial)
     os.replace(staged.partial, staged.final)
-    _fsync(staged.final.parent)
+    private_files.fsync_folder(staged.final.parent)
 
 
 def discard(staged: StagedFile) -> None:
@@ -107,7 +107,7 @@ def _identity(path: Path) -> tuple[int, int, int]:
 
 
 def _fsync(path: Path) -> None:
-    descriptor = os.open(path, os.O_RDONLY)
+    descriptor = os.open(path, system.fsync_flags())
     try:
         os.fsync(descriptor)
     finally:

@@ -12,7 +12,14 @@ So the place depends only on what every such process sees alike:
   relative path, a hard link) finds the same owner.
 
 The owner listens at the first of those places it can; a client tries each in turn. Paths longer than a Unix
-socket address can hold are reached through the folder's descriptor (:mod:`pcmem.owner.transport`).
+socket address can hold are reached through the folder's descriptor on Linux (:mod:`pcmem.owner.transport`). macOS
+has no such way, and its addresses hold 104 bytes: there a second folder comes between the two, the account's own
+temporary folder as the system names it (``confstr(_CS_DARWIN_USER_TEMP_DIR)``, ``/var/folders/…/T``: private to
+the user, short, the same for every process of the user whatever its environment), used when the home's path is
+too long. The home stays first on macOS too: ``~/Library/Caches`` would be the native place for caches, but cleaning
+tools empty it, and a socket removed under a running owner strands its clients; ``~/.cache`` is left alone, and is
+where the model cache goes without ``$XDG_CACHE_HOME``. A sandboxed app sees neither the home's folder nor the
+user's temporary folder (it gets its container's): it shares a store only with processes of its own sandbox.
 
 **Older places.** pcmem before this listened in ``$XDG_RUNTIME_DIR/pcmem``, else in the temporary folder. Nothing
 listens there any more; a client that finds the file held while nobody answers here looks there too (see
@@ -29,11 +36,11 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pcmem import settings
+from pcmem import settings, system
 
 try:
     import pwd
-except ImportError:  # Windows: no password database (its transport finds its own place: #41)
+except ImportError:  # Windows: no password database (its owners meet through named pipes: pcmem.owner.pipes)
     pwd = None  # type: ignore[assignment]
 from pcmem.errors import StorePermissionError
 
@@ -81,14 +88,35 @@ class Places:
 
 
 def folders() -> list[Path]:
-    """The folders an owner may listen in, best first (see the module docstring); none depends on the environment."""
-    uid = os.getuid()
+    """The folders an owner may listen in, best first (see the module docstring); none depends on the environment.
+    UnsafeRuntimeFolderError on a system without user ids (Windows: its owners meet through named pipes)."""
+    uid = system.user_id()
+    if uid is None:
+        raise UnsafeRuntimeFolderError("this system has no user ids, so no private folder for a Unix socket")
     found = []
     home = _account_home(uid)
     if home is not None:
         found.append(home.joinpath(*HOME_FOLDER))
+    if system.KIND == "macos":
+        temporary = user_temporary_folder()
+        if temporary is not None:
+            found.append(temporary / "pcmem")
     found.append(Path("/tmp") / f"pcmem-{uid}")
     return found
+
+
+#: ``_CS_DARWIN_USER_TEMP_DIR`` in macOS's <unistd.h> (Python's ``os.confstr_names`` may not list it).
+DARWIN_USER_TEMP_DIR = 65537
+
+
+def user_temporary_folder() -> Path | None:
+    """macOS's per-user temporary folder (``/var/folders/…/T``, what ``$TMPDIR`` is set from), from the system, not
+    the environment; ``None`` where the system does not say."""
+    try:
+        answer = os.confstr(os.confstr_names.get("CS_DARWIN_USER_TEMP_DIR", DARWIN_USER_TEMP_DIR))
+    except (OSError, ValueError, AttributeError):
+        return None
+    return Path(answer) if answer and os.path.isabs(answer) else None
 
 
 def places(identity: FileIdentity, *, create: bool) -> Places:
@@ -156,9 +184,9 @@ def check_private_folder(folder: Path, info: os.stat_result) -> None:
     """Refuse a folder that is a link, belongs to another user, or that others may enter or list."""
     if not stat.S_ISDIR(info.st_mode):
         raise UnsafeRuntimeFolderError(f"the runtime folder {folder} is not a folder (a link or a file is there)")
-    if info.st_uid != os.getuid():
+    if info.st_uid != system.user_id():
         raise UnsafeRuntimeFolderError(f"the runtime folder {folder} belongs to uid {info.st_uid}, not to you "
-                                       f"(uid {os.getuid()}): pcmem will not listen or connect there")
+                                       f"(uid {system.user_id()}): pcmem will not listen or connect there")
     if stat.S_IMODE(info.st_mode) & 0o077:
         raise UnsafeRuntimeFolderError(f"the runtime folder {folder} is mode {stat.S_IMODE(info.st_mode):o}; it must "
                                        "be 700 (only you may enter it): `chmod 700` it")
@@ -195,10 +223,13 @@ def _home_of(uid: int) -> Path | None:
 
 def older_places(identity: FileIdentity) -> list[Path]:
     """Where pcmem before #39 listened for this file: ``$XDG_RUNTIME_DIR/pcmem`` (as this process sees it, and the
-    usual ``/run/user/<uid>``), then ``<temporary folder>/pcmem-<uid>``."""
-    bases = [base for base in (settings.runtime_dir(), Path(f"/run/user/{os.getuid()}")) if base is not None]
+    usual ``/run/user/<uid>``), then ``<temporary folder>/pcmem-<uid>``. None on a system without user ids."""
+    uid = system.user_id()
+    if uid is None:
+        return []
+    bases = [base for base in (settings.runtime_dir(), Path(f"/run/user/{uid}")) if base is not None]
     candidates = [base / "pcmem" for base in bases]
-    candidates.append(Path(tempfile.gettempdir()) / f"pcmem-{os.getuid()}")
+    candidates.append(Path(tempfile.gettempdir()) / f"pcmem-{uid}")
     seen: list[Path] = []
     for folder in candidates:
         address = folder / identity.socket_name

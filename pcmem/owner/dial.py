@@ -21,16 +21,14 @@ that it does not answer.
 
 from __future__ import annotations
 
-import os
-import socket
 import time
 from pathlib import Path
 from typing import Any
 
 from pcmem.errors import OwnerStoppedError, StoreLockedError
 from pcmem.owner import processes, protocol
-from pcmem.owner.address import FileIdentity, UnsafeRuntimeFolderError, older_places
-from pcmem.owner.transport import current
+from pcmem.owner.address import FileIdentity, UnsafeRuntimeFolderError
+from pcmem.owner.transport import Connection, NotYoursError, current
 from pcmem.store.duckdb.lock_probe import lock_holder
 
 #: Seconds between two looks at a silent owner, and how long it must stay stopped before a call gives up on it (a
@@ -52,7 +50,7 @@ class WatchedConnection:
     the wait as a broken connection would (``ConnectionResetError``), one stopped for :data:`STOPPED_FOR` seconds
     with :class:`OwnerStoppedError`, and past ``deadline`` (the greeting) with ``TimeoutError``."""
 
-    def __init__(self, connection: socket.socket, owner_pid: int | None, *, deadline: float | None = None) -> None:
+    def __init__(self, connection: Connection, owner_pid: int | None, *, deadline: float | None = None) -> None:
         self.connection, self.owner_pid, self.deadline = connection, owner_pid, deadline
         self.doing = "holds the store" if deadline is not None else "serves the store to this process"
         #: The owner's answer to the greeting (its pid, and hints such as the store's embedding profile).
@@ -115,11 +113,12 @@ def handshake(where: Path, identity: list[int]) -> tuple[WatchedConnection, int]
     when nobody listens there (or a running owner did not greet within :data:`HELLO_TIMEOUT`), StoreLockedError when
     the owner refuses (another protocol version, another file, another user), OwnerStoppedError when it is stopped."""
     transport = current()
-    raw = transport.connect(where, CONNECT_TIMEOUT)
+    try:
+        raw = transport.connect(where, CONNECT_TIMEOUT)
+    except NotYoursError as foreign:
+        raise StoreLockedError(str(foreign)) from None
     try:
         peer = transport.peer(raw)
-        if peer.uid is not None and peer.uid != os.getuid():
-            raise StoreLockedError(f"the socket {where} is served by uid {peer.uid}, not by you: refusing it")
         connection = WatchedConnection(raw, peer.pid, deadline=time.monotonic() + HELLO_TIMEOUT)
         protocol.send_frame(connection, protocol.hello(identity))
         answer = protocol.recv_frame(connection)
@@ -196,6 +195,12 @@ def nobody_answers(path: Path, identity: FileIdentity, holder: int | None, waite
     if not places.addresses:
         return StoreLockedError(f"{path} is in use by {processes.describe(holder)}, and pcmem cannot reach its owner: "
                                 f"{'; '.join(places.refused)}")
+    silent = next((where for where in places.addresses if _listens(where)), None)
+    if silent is not None:  # where no stopped state can be asked (Windows): a suspended owner, or one overwhelmed
+        return StoreLockedError(
+            f"{path} is in use by {processes.describe(holder)}, and the pcmem owner listening at {silent} did not "
+            f"answer within {waited:g} s: it is suspended (a debugger, a paused job) or overwhelmed; resume or end "
+            "it, or wait and try again")
     looked = ", ".join(str(where) for where in places.addresses)
     return StoreLockedError(
         f"{path} is in use by {processes.describe(holder)}, which does not answer where pcmem owners listen ({looked}) "
@@ -203,17 +208,31 @@ def nobody_answers(path: Path, identity: FileIdentity, holder: int | None, waite
         "that predates serving); close the store there, or wait for it to exit")
 
 
+#: Seconds a look for a silent listener may take (see :func:`nobody_answers`).
+SILENT_LOOK = 1.0
+
+
+def _listens(where: Path) -> bool:
+    """Whether something accepts connections at ``where`` (the pipe's key challenge, if any, unanswered counts)."""
+    try:
+        connection = current().connect(where, SILENT_LOOK)
+    except TimeoutError:
+        return True
+    except OSError:
+        return False
+    connection.close()
+    return True
+
+
 def older_owner(identity: FileIdentity) -> str | None:
     """What answers for this file where an older pcmem listened (see :func:`pcmem.owner.address.older_places`)."""
     transport = current()
-    for where in older_places(identity):
+    for where in transport.older_places(identity):
         try:
             raw = transport.connect(where, OLDER_HELLO_TIMEOUT)
-        except OSError:
+        except OSError:  # nobody, or another user's socket (NotYoursError): nothing of this store is said to it
             continue
         try:
-            if transport.peer(raw).uid not in (None, os.getuid()):
-                continue  # another user's socket: nothing of this store is said to it
             connection = WatchedConnection(raw, None, deadline=time.monotonic() + OLDER_HELLO_TIMEOUT)
             protocol.send_frame(connection, protocol.hello(identity.as_json()))
             answer = protocol.recv_frame(connection)

@@ -3,16 +3,23 @@
 A client waits on its owner as long as the owner works (a decision rerank or an import may take minutes), but not on
 an owner that cannot work: one stopped by SIGSTOP (Ctrl-Z, a debugger, a suspended job) still holds the store's lock
 and its socket accepts connections, so without asking the system a client would wait for ever. Linux says in
-``/proc/PID/stat``; where the system does not say (``"unknown"``: no ``/proc``), a client waits as before (macOS and
-Windows ask their own system: issue #41).
+``/proc/PID/stat``; macOS (and the other Unix systems) through ``ps -o stat= -p PID`` — the one program every one of
+them has, reading the state the kernel keeps (``sysctl`` KERN_PROC's ``struct kinfo_proc`` via ctypes would save a
+process start per look, at the price of a layout to keep per system). Windows has no stopped state to ask about
+(``"unknown"``): a client of an owner there waits as long as it takes.
 
 Standard library only: ``pcmem search`` beside an owner uses it without importing pydantic or DuckDB.
 """
 
 from __future__ import annotations
 
+import shutil
+import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Literal
+
+from pcmem import system
 
 ProcessState = Literal["running", "stopped", "gone", "unknown"]
 
@@ -26,16 +33,71 @@ _PROC = Path("/proc")
 
 def state(pid: int) -> ProcessState:
     """Whether process ``pid`` runs (or sleeps: it will answer), is stopped, or is gone."""
-    if pid <= 0 or not _PROC.is_dir():
+    if pid <= 0 or system.KIND == "windows":
         return "unknown"
+    code = _proc_state(pid) if system.KIND == "linux" else _ps_state(pid)
+    if code is None:
+        return "unknown"
+    if not code:
+        return "gone"
+    return _meaning(code[:1])
+
+
+def _proc_state(pid: int) -> str | None:
+    """The state letter in ``/proc/PID/stat``; ``""`` when there is no such process, ``None`` when unreadable."""
     try:
         text = (_PROC / str(pid) / "stat").read_text(encoding="ascii", errors="replace")
     except FileNotFoundError:
-        return "gone"
+        return ""
     except OSError:
-        return "unknown"
+        return None
     # "PID (COMM) S ...": the command may hold spaces and parentheses, so the state follows the last ")"
-    code = text.rpartition(")")[2].strip()[:1]
+    return text.rpartition(")")[2].strip()[:1] or None
+
+
+#: Seconds a state ``ps`` gave is reused: a client looks at a silent owner five times a second, and a process start
+#: each time would cost more than /proc's read; a stop is still seen within STOPPED_FOR (:mod:`pcmem.owner.dial`).
+_PS_REUSE = 0.45
+_ps_seen: dict[int, tuple[float, str | None]] = {}
+
+
+def _ps_state(pid: int) -> str | None:
+    now = time.monotonic()
+    seen = _ps_seen.get(pid)
+    if seen is not None and now - seen[0] < _PS_REUSE:
+        return seen[1]
+    code = _ps(pid, "stat")
+    _ps_seen.clear()  # one owner is watched at a time: keep only the last answer
+    _ps_seen[pid] = (now, code)
+    return code
+
+
+#: Where ``ps`` is (a fixed path first: a process started with ``env -i`` has no PATH).
+_PS_PLACES = ("/bin/ps", "/usr/bin/ps")
+#: Seconds ``ps`` may take (it reads one process's entry).
+_PS_TIMEOUT = 5.0
+
+
+def _ps(pid: int, field: str) -> str | None:
+    """``ps -o FIELD= -p PID``'s answer: ``""`` when there is no such process, ``None`` when ps cannot say. ps'
+    state letters are the kernel's, as in ``/proc`` (T stopped, Z zombie, R/S/I/U/D running or waiting)."""
+    import subprocess  # here: a process on Linux never needs it
+
+    program = next((place for place in _PS_PLACES if Path(place).is_file()), None) or shutil.which("ps")
+    if program is None:
+        return None
+    try:
+        done = subprocess.run([program, "-o", f"{field}=", "-p", str(pid)], capture_output=True, text=True,
+                              errors="replace", timeout=_PS_TIMEOUT, stdin=subprocess.DEVNULL, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    answer = done.stdout.strip()
+    if done.returncode != 0 and not answer:
+        return ""  # ps exits 1 and says nothing for a pid that does not exist
+    return answer or None
+
+
+def _meaning(code: str) -> ProcessState:
     if code in _STOPPED:
         return "stopped"
     if code in _GONE:
@@ -46,14 +108,27 @@ def state(pid: int) -> ProcessState:
 def command_line(pid: int, limit: int = 120) -> str:
     """Process ``pid``'s command line as a person would type it (``python app.py``: paths by their last part), or
     its name where the command line is unreadable, shortened to ``limit``."""
+    if system.KIND == "windows":
+        return ""
+    if system.KIND != "linux":
+        return _shorten(" ".join(_words(_ps(pid, "command") or "")), limit)
     try:
         raw = (_PROC / str(pid) / "cmdline").read_bytes()
-        words = [word.decode("utf-8", errors="replace") for word in raw.rstrip(b"\0").split(b"\0")]
-        text = " ".join(Path(word).name if word.startswith("/") else word for word in words).strip()
-        if not text:
+        text = " ".join(_words(word.decode("utf-8", errors="replace") for word in raw.rstrip(b"\0").split(b"\0")))
+        if not text.strip():
             text = (_PROC / str(pid) / "comm").read_text(encoding="utf-8", errors="replace").strip()
     except OSError:
         return ""
+    return _shorten(text, limit)
+
+
+def _words(words: str | Iterable[str]) -> list[str]:
+    """A command's words, paths by their last part (``/usr/bin/python3`` → ``python3``)."""
+    listed = words.split() if isinstance(words, str) else list(words)
+    return [Path(word).name if word.startswith("/") else word for word in listed]
+
+
+def _shorten(text: str, limit: int) -> str:
     text = " ".join(text.split())  # a `python -c` program's newlines
     return text if len(text) <= limit else text[: limit - 1] + "…"
 

@@ -23,7 +23,7 @@ from typing import Any
 from pcmem.errors import PcmemError
 from pcmem.native_calls import exempt_this_thread
 from pcmem.owner import protocol
-from pcmem.owner.transport import current, sweep_stale_sockets
+from pcmem.owner.transport import Connection, Listening, NotYoursError, current
 
 log = logging.getLogger(__name__)
 
@@ -42,39 +42,35 @@ class OwnerServer:
         self.identity = identity
         self._handle = handle
         self._store = store
-        self._listener: socket.socket | None = None
-        self._inode: int | None = None
-        self._connections: set[socket.socket] = set()
+        self._transport = current()
+        self._listener: Listening | None = None
+        self._connections: set[Connection] = set()
         self._workers: set[threading.Thread] = set()
         self._guard = threading.Lock()
         self._stopping = False
 
     def start(self) -> None:
-        """Listen at the first of ``places`` where a socket can be made (replacing a stale one there: this process
+        """Listen at the first of ``places`` where the transport can (replacing a stale socket there: this process
         holds the file, so whoever made it is gone) and start accepting. Raises OSError when no place can be used."""
         failures = []
         for where in self.places:
             try:
-                listener = current().listen(where)
+                listener = self._transport.listen(where)
             except OSError as error:
                 failures.append(f"{where}: {error.strerror or error}")
                 continue
             self.address, self._listener = where, listener
-            self._inode = os.stat(where).st_ino
             break
         else:
             raise OSError(f"no place to listen ({'; '.join(failures) or 'none usable'})")
         threading.Thread(target=self._accept, name="pcmem-owner", daemon=True).start()
-        with contextlib.suppress(OSError):
-            for gone in sweep_stale_sockets(where.parent, keep=where):
-                log.info("pcmem owner: removed %s, left by an owner that did not stop cleanly", gone.name)
 
     def _accept(self) -> None:
         listener = self._listener
         assert listener is not None
         while True:
             try:
-                connection, _ = listener.accept()
+                connection = listener.accept()
             except OSError:
                 return  # closed by stop()
             with self._guard:
@@ -87,12 +83,13 @@ class OwnerServer:
                 self._workers.add(worker)
                 worker.start()  # under the guard: stop() never sees a worker it cannot join yet
 
-    def _serve(self, connection: socket.socket) -> None:
+    def _serve(self, connection: Connection) -> None:
         exempt_this_thread()  # joined by stop() before an exiting process drains its native calls
         try:
-            uid = current().peer(connection).uid
-            if uid is not None and uid != os.getuid():
-                log.warning("pcmem owner: refused a connection from uid %s", uid)
+            try:
+                self._transport.admit(connection)
+            except NotYoursError as refused:
+                log.warning("pcmem owner: %s", refused)
                 return
             if not self._greet(connection):
                 return
@@ -111,7 +108,7 @@ class OwnerServer:
                 self._connections.discard(connection)
                 self._workers.discard(threading.current_thread())
 
-    def _greet(self, connection: socket.socket) -> bool:
+    def _greet(self, connection: Connection) -> bool:
         hello = protocol.recv_frame(connection)
         mismatch = protocol.check_hello(hello, self.identity)
         if mismatch is not None:
@@ -136,22 +133,10 @@ class OwnerServer:
             connections = list(self._connections)
             workers = list(self._workers)
         if listener is not None:
-            self._remove_socket()
-            with contextlib.suppress(OSError):
-                listener.shutdown(socket.SHUT_RDWR)
-            listener.close()
+            listener.close()  # removes the socket file, unless a new owner's is there already
         for connection in connections:
             with contextlib.suppress(OSError):
                 connection.shutdown(socket.SHUT_RD)  # a call running finishes and its answer is still sent
         for worker in workers:
             if worker is not threading.current_thread():
                 worker.join(STOP_WAIT)
-
-    def _remove_socket(self) -> None:
-        if self.address is None:
-            return
-        try:
-            if os.stat(self.address).st_ino == self._inode:
-                self.address.unlink()
-        except OSError:
-            pass

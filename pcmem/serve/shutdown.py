@@ -27,7 +27,8 @@ from collections.abc import Callable, Iterator
 from types import FrameType, TracebackType
 from typing import Any
 
-STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+#: SIGTERM, SIGHUP where the system has it (Windows does not: there a console's Ctrl-Break, SIGBREAK, stands in).
+STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP", "SIGBREAK") if hasattr(signal, name))
 #: How long requests in flight may run after a stop signal before they are cancelled (``docker stop`` kills after
 #: 10 s, systemd after 90 s; a store call takes milliseconds, a local rerank is bounded by its own timeout).
 GRACE_SECONDS = 3

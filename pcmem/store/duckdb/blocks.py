@@ -18,8 +18,11 @@ from __future__ import annotations
 
 import os
 import struct
+import threading
 from dataclasses import dataclass
 from pathlib import Path
+
+from pcmem import system
 
 _HEADER = 4096  # Storage::FILE_HEADER_SIZE
 _BLOCKS_START = 3 * _HEADER  # main header + two database headers
@@ -83,17 +86,35 @@ def scan(path: Path) -> BlockScan:
     Never while this process has the file open in DuckDB: closing any descriptor of a file drops every POSIX lock
     the process holds on it, DuckDB's too, and another process could then open it beside us. A backend scans
     through the descriptor it keeps until DuckDB has closed the file (:func:`scan_descriptor`)."""
-    descriptor = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    descriptor = os.open(path, os.O_RDONLY | system.BINARY)
     try:
         return scan_descriptor(descriptor, path)
     finally:
         os.close(descriptor)
 
 
+def _pread(descriptor: int, count: int, offset: int) -> bytes:
+    """``count`` bytes at ``offset``. Windows has no pread: there a seek and a read, one at a time in the process."""
+    if hasattr(os, "pread"):
+        return os.pread(descriptor, count, offset)
+    data = bytearray()
+    with _SEEK_AND_READ:
+        os.lseek(descriptor, offset, os.SEEK_SET)
+        while len(data) < count:
+            chunk = os.read(descriptor, count - len(data))
+            if not chunk:
+                break
+            data += chunk
+    return bytes(data)
+
+
+_SEEK_AND_READ = threading.Lock()
+
+
 def scan_descriptor(descriptor: int, path: Path) -> BlockScan:
     """:func:`scan` through an open descriptor of the file (read with pread: no shared file position)."""
     names = ("the main header", "database header 1", "database header 2")
-    head = os.pread(descriptor, _BLOCKS_START, 0)
+    head = _pread(descriptor, _BLOCKS_START, 0)
     if len(head) < _BLOCKS_START:
         return BlockScan(path, 0, 0, (), ("the file headers (the file is shorter than them)",))
     parts = [head[n * _HEADER:(n + 1) * _HEADER] for n in range(3)]
@@ -123,7 +144,7 @@ class _BlockReader:
         """The block's bytes when it exists and its checksum holds, else None."""
         if not 0 <= block < self._count or not self.sound(block):
             return None
-        return os.pread(self._descriptor, self.block_size, _BLOCKS_START + block * self.block_size)
+        return _pread(self._descriptor, self.block_size, _BLOCKS_START + block * self.block_size)
 
     def sound(self, block: int) -> bool:
         if block not in self._verdicts:
@@ -132,7 +153,7 @@ class _BlockReader:
 
     def _verify_chunk(self, first: int) -> None:
         count = min(_CHUNK_BLOCKS, self._count - first)
-        data = os.pread(self._descriptor, count * self.block_size, _BLOCKS_START + first * self.block_size)
+        data = _pread(self._descriptor, count * self.block_size, _BLOCKS_START + first * self.block_size)
         whole = len(data) // self.block_size
         if whole:
             size = self.block_size - _CHECKSUM

@@ -116,7 +116,7 @@ def connect(path: Path, *, lock_timeout: float = 0.0, read_only: bool = False) -
                 break
             except duckdb.Error as error:
                 holder = lock_probe.lock_holder(path)
-                if holder is None and lock_probe.fcntl is None and isinstance(error, duckdb.IOException):
+                if holder is None and not lock_probe.can_ask() and isinstance(error, duckdb.IOException):
                     holder = 0  # no way to ask the system who holds it: an I/O error on open is taken as "held"
                 if holder is None:
                     unexplained += 1

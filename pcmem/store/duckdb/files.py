@@ -13,7 +13,7 @@ import stat
 from collections.abc import Callable
 from pathlib import Path
 
-from pcmem import private_files
+from pcmem import private_files, system
 from pcmem.errors import (
     InputError,
     StoreError,
@@ -26,6 +26,8 @@ from pcmem.errors import (
 from pcmem.settings import expand_user, local_path_text
 
 NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # POSIX: open a FIFO without waiting for its other end
+# No O_CLOEXEC in pcmem's os.open calls: Python makes every descriptor non-inheritable already (PEP 446), and
+# Windows has no such flag (#41).
 
 FILE_MODE = private_files.FILE_MODE
 
@@ -155,7 +157,7 @@ def prepare_wal(path: Path) -> None:
     (opened non-blocking: a FIFO must not hang the process)."""
     wal = wal_path(path)
     try:
-        descriptor = os.open(wal, os.O_CREAT | os.O_WRONLY | NONBLOCK | os.O_CLOEXEC, FILE_MODE)
+        descriptor = os.open(wal, os.O_CREAT | os.O_WRONLY | NONBLOCK | system.BINARY, FILE_MODE)
     except OSError as error:
         if error.errno in (errno.EISDIR, errno.ENXIO):  # a directory; a FIFO nobody reads (or a socket)
             raise not_a_log(path, wal.stat().st_mode) from None

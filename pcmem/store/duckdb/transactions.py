@@ -16,6 +16,7 @@ from pathlib import Path
 
 import duckdb
 
+from pcmem import system
 from pcmem.errors import ConcurrentWriteError, PcmemError, StoreError
 from pcmem.native_calls import hold_back_while_exiting, native_call
 from pcmem.store.duckdb import blocks, connection, files
@@ -106,7 +107,7 @@ class CursorPool:
             if self._db is None:
                 raise StoreError("the store is not open")
             if self._descriptor is None:
-                self._descriptor = os.open(self._path, os.O_RDONLY | os.O_CLOEXEC)
+                self._descriptor = os.open(self._path, os.O_RDONLY | system.BINARY)
             descriptor = self._descriptor
         return blocks.scan_descriptor(descriptor, self._path)
 

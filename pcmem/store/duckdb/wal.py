@@ -12,6 +12,7 @@ import struct
 from dataclasses import dataclass
 from pathlib import Path
 
+from pcmem import system
 from pcmem.errors import StoreError, StoreLockedError, StoreWALError
 from pcmem.store.duckdb import files, lock_probe
 
@@ -137,7 +138,7 @@ def _read_wal(path: Path) -> bytes | None:
     reading a FIFO at that name hung every command, a directory raised a traceback."""
     wal = files.wal_path(path)
     try:
-        descriptor = os.open(wal, os.O_RDONLY | files.NONBLOCK | os.O_CLOEXEC)
+        descriptor = os.open(wal, os.O_RDONLY | files.NONBLOCK | system.BINARY)
     except FileNotFoundError:
         return None
     except OSError as error:
@@ -304,7 +305,7 @@ def _set_aside(wal: Path, data: bytes, scan: WALScan) -> WALRecovery:
     number = 0
     while (copy := _damaged_copy(wal, number)).exists():
         number += 1
-    descriptor = os.open(copy, os.O_WRONLY | os.O_CREAT | os.O_EXCL, files.FILE_MODE)
+    descriptor = os.open(copy, os.O_WRONLY | os.O_CREAT | os.O_EXCL | system.BINARY, files.FILE_MODE)
     with os.fdopen(descriptor, "wb") as handle:
         handle.write(data)
         handle.flush()

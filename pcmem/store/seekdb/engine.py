@@ -107,7 +107,11 @@ def _lock_directory(path: Path, timeout: float) -> int:
 
     seekdb itself lets a second process open a directory that another process is using (measured: both opens
     succeed), which would corrupt it; pcmem refuses instead, after retrying for ``timeout`` seconds."""
-    import fcntl  # Unix only, like embedded seekdb itself
+    try:
+        import fcntl  # Unix only, like embedded seekdb itself
+    except ImportError:
+        raise StoreError("embedded seekdb runs on Linux and macOS only: use a seekdb server here "
+                         "(--db seekdb://USER@HOST:PORT/DB)") from None
 
     fd = os.open(path / ".pcmem-embedded.lock", os.O_RDWR | os.O_CREAT, private_files.FILE_MODE)
     deadline = time.monotonic() + max(timeout, 0.0)
