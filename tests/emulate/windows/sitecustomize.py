@@ -35,7 +35,7 @@ What it cannot emulate (so nothing here claims it works on Windows):
   driver here, never on a terminal), asyncio's selector loop.
 - The named pipe itself: ``AF_PIPE`` needs ``_winapi``. With ``AF_UNIX`` gone too, no owner transport can listen
   under this shim, so each process uses a store alone and a second one waits, then gets StoreLockedError (the pipe
-  transport runs on Linux without the shim: tests/test_owner_transports.py). With ``PCMEM_EMULATED_PIPE=unix`` a
+  transport runs on Linux without the shim: tests/owner/test_owner_transports.py). With ``PCMEM_EMULATED_PIPE=unix`` a
   Unix socket stands in for the named pipe beneath ``multiprocessing.connection`` (its ``Listener`` and ``Client``
   get ``AF_UNIX``, pcmem's code still sees none, and :func:`pcmem.owner.pipes.family` answers ``AF_UNIX`` in place
   of ``AF_PIPE``), so processes under this shim share a store through pcmem's pipe transport — its key in

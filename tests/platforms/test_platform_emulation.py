@@ -27,7 +27,7 @@ from docs_pages import Block, blocks
 
 from pcmem.private_files import STAGING_SUFFIX
 
-EMULATE = Path(__file__).resolve().parent / "emulate"
+EMULATE = Path(__file__).resolve().parents[1] / "emulate"
 SYSTEMS = ("windows", "macos")
 
 
