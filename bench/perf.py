@@ -81,7 +81,7 @@ def store_target(backend: str, workdir: Path, name: str) -> str | Path:
     if backend == "duckdb":
         return workdir / f"{name}.duckdb"
     if backend == "seekdb":
-        from pcmem.store.seekdb.engine import open_embedded_directory
+        from pcmem.store.seekdb.connector import open_embedded_directory
 
         return f"seekdb://{open_embedded_directory() or workdir / 'seekdb'}?database={name.replace('-', '_')}"
     raise InputError(f"unknown backend {backend!r}; choose from {', '.join(BACKENDS)}")
@@ -89,7 +89,7 @@ def store_target(backend: str, workdir: Path, name: str) -> str | Path:
 
 def _drop(target: str | Path) -> None:
     if isinstance(target, str):
-        from pcmem.store.seekdb.engine import Connector, parse
+        from pcmem.store.seekdb.connector import Connector, parse
 
         Connector(parse(target)).drop_database()
 

@@ -30,18 +30,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal, get_args
 
-from pcmem.errors import ConfigurationError, InputError, StoreSchemeError
+from pcmem.errors import ConfigurationError, InputError
 
 DB_ENV = "PCMEM_DB"
 CACHE_ENV = "PCMEM_CACHE_DIR"
 EMBEDDER_ENV = "PCMEM_EMBEDDER"
 DEFAULT_DB_NAME = "memory.duckdb"
-StoreEngine = Literal["duckdb", "seekdb"]
-#: Which storage engine a store target names, by its URL scheme: the one table of them (the engines themselves are
-#: registered by these names in :mod:`pcmem.compose.backends`). A target without a scheme is a DuckDB file path;
-#: ``duckdb:PATH`` says so explicitly; ``seekdb:``/``oceanbase:`` are connection strings (an OceanBase cluster speaks
-#: seekdb's protocol). Any other scheme is a StoreSchemeError that lists these.
-STORE_SCHEMES: dict[str, StoreEngine] = {"duckdb:": "duckdb", "seekdb:": "seekdb", "oceanbase:": "seekdb"}
 
 
 def default_db_path() -> Path:
@@ -52,14 +46,16 @@ def default_db_path() -> Path:
 
 
 def resolve_db_path(explicit: str | os.PathLike[str] | None = None) -> Path | str:
-    """A store file path, or a seekdb connection string kept as it is (see :data:`STORE_SCHEMES`)."""
+    """A store file path (``~`` expanded), or a URL kept as it is: its scheme names the engine that reads it (see
+    :mod:`pcmem.store.engines`, which refuses a scheme no engine is registered for)."""
     chosen = explicit if explicit is not None else os.environ.get(DB_ENV)
     if chosen is not None and not str(chosen).strip():
         raise InputError(f"the store path is empty (--db or ${DB_ENV}); give a path, or unset it for the default")
     if chosen:
-        if store_engine(chosen) == "seekdb":
-            return str(chosen)
-        return expand_user(local_path_text(os.fspath(chosen)))
+        text = os.fspath(chosen)
+        if isinstance(text, str) and store_scheme(text) is not None:
+            return text
+        return expand_user(text)
     return default_db_path()
 
 
@@ -148,9 +144,7 @@ SEARCH_FUSIONS: tuple[SearchFusion, ...] = get_args(SearchFusion)
 FusionSource = Literal["request", "runtime", "store", "contract"]
 
 #: A URI scheme at the start of a target: a letter, then letters, digits, ``+ - .``, then ``:`` — two characters at
-#: least, so a Windows drive (``C:\\``) stays a path. DuckDB reads any such prefix as a scheme or an extension to load
-#: (``md:``, ``s3:``, ``file:``; ``notes:v2.duckdb`` asked for a ``notes`` extension), so pcmem refuses it rather than
-#: guess; a file whose name has a colon is written ``./notes:v2.duckdb``.
+#: least, so a Windows drive (``C:\\``) stays a path. Its engine is found by it (:mod:`pcmem.store.engines`).
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+:")
 
 
@@ -158,65 +152,6 @@ def store_scheme(target: str) -> str | None:
     """The URL scheme ``target`` starts with, lower case with its colon (``"seekdb:"``), or ``None`` for a path."""
     scheme = _SCHEME.match(target)
     return scheme.group().lower() if scheme is not None else None
-
-
-def store_engine(target: str | os.PathLike[str]) -> StoreEngine:
-    """The engine ``target`` names (see :data:`STORE_SCHEMES`); a scheme that names none is refused as
-    :func:`refuse_non_local` says (StoreSchemeError, or InputError for ``:memory:`` and ``file:``)."""
-    text = os.fspath(target)
-    if not isinstance(text, str):
-        return "duckdb"  # a bytes path: the file layer refuses it with its own message
-    engine = STORE_SCHEMES.get(store_scheme(text) or "")
-    if engine is not None:
-        return engine
-    refuse_non_local(text)
-    return "duckdb"
-
-
-def local_path_text(target: str) -> str:
-    """The file path a DuckDB target names: itself, or what follows ``duckdb:`` (``duckdb:notes.duckdb``,
-    ``duckdb:///abs/notes.duckdb``); anything else that is not a local path is refused (:func:`refuse_non_local`)."""
-    if store_scheme(target) == "duckdb:":
-        target = target[len("duckdb:"):]
-        if target.startswith("//"):
-            from urllib.parse import unquote, urlsplit
-
-            parts = urlsplit("duckdb:" + target)
-            if parts.netloc not in ("", "localhost") or parts.query or parts.fragment:
-                raise InputError(f"'duckdb:{target}' names a host or options; a DuckDB store is a local file: "
-                                 "duckdb:///abs/path or duckdb:relative/path")
-            target = unquote(parts.path)
-        if not target.strip():
-            raise InputError("'duckdb:' names no file: give duckdb:PATH or the plain path")
-    refuse_non_local(target)
-    return target
-
-
-def refuse_non_local(target: str) -> None:
-    """A DuckDB store is a local file: refuse URIs and DuckDB's special names (``:memory:``, ``md:``, ``s3://``,
-    ``file:``...) before they create folders, load network extensions or connect anywhere. ``file:`` URIs are
-    refused too, naming the plain path to give instead: one spelling of a store, one place that resolves it."""
-    if target.startswith(":memory:"):
-        raise InputError("':memory:' is not a store file: pcmem keeps memory in a file (use a temporary file for a "
-                         "throwaway store)")
-    scheme = _SCHEME.match(target)
-    if scheme is not None and scheme.group().lower() == "file:":
-        raise InputError(f"{target!r} is a file: URI; give the plain path {_file_uri_path(target)} instead")
-    if scheme is not None or "://" in target:
-        colon = " (a file whose name has a colon is written ./NAME)" if "://" not in target else ""
-        known = ", ".join(STORE_SCHEMES)
-        raise StoreSchemeError(f"{target!r} is a URL of no store engine pcmem knows; known schemes: {known} "
-                               f"(or a plain file path){colon}")
-
-
-def _file_uri_path(uri: str) -> str:
-    from urllib.parse import unquote, urlsplit
-
-    parts = urlsplit(uri)
-    path = unquote(parts.path)
-    if parts.netloc and parts.netloc != "localhost":
-        return f"//{parts.netloc}{path}"
-    return path
 
 
 LOCK_TIMEOUT_ENV = "PCMEM_LOCK_TIMEOUT"

@@ -105,7 +105,7 @@ def seekdb_url(seekdb_dir: Path):
 
     url = f"seekdb://{seekdb_dir}?database=t_{uuid.uuid4().hex[:16]}"
     yield url
-    from pcmem.store.seekdb.engine import Connector, parse
+    from pcmem.store.seekdb.connector import Connector, parse
 
     Connector(parse(url)).drop_database()
 

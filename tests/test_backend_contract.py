@@ -516,7 +516,7 @@ def test_forget_erases_the_reasons_of_every_revision_that_wrote_the_entry(projec
 def test_a_seekdb_store_of_schema_version_1_is_upgraded_and_keeps_its_revisions(seekdb_url):
     """Schema version 2 added revisions.reason: an older store gets the column on open, and its revisions stay."""
     from pcmem.store.seekdb import SeekdbBackend
-    from pcmem.store.seekdb.engine import Connector, parse
+    from pcmem.store.seekdb.connector import Connector, parse
     from pcmem.store.seekdb.schema import SCHEMA_VERSION, meta
 
     with pcmem.open_sync(seekdb_url, embedder=None) as runtime:

@@ -84,7 +84,7 @@ def test_bench_perf_spreads_stores_over_scopes_and_compares_with_one_scope(tmp_p
 
 def test_bench_perf_measures_both_backends_side_by_side(tmp_path, seekdb_dir):
     # Embedded seekdb is one instance per process: the bench reuses the directory the test session opened.
-    from pcmem.store.seekdb.engine import Connector, parse
+    from pcmem.store.seekdb.connector import Connector, parse
 
     Connector(parse(f"seekdb://{seekdb_dir}?database=warm"))  # make sure the session's instance is open
     result = CliRunner().invoke(main, ["bench", "perf", "--sizes", "200", "--spread", "0", "--import-count", "0",
@@ -99,7 +99,7 @@ def test_bench_perf_measures_both_backends_side_by_side(tmp_path, seekdb_dir):
 
 
 def test_bench_locomo_compares_backends(tmp_path, seekdb_dir):
-    from pcmem.store.seekdb.engine import Connector, parse
+    from pcmem.store.seekdb.connector import Connector, parse
 
     Connector(parse(f"seekdb://{seekdb_dir}?database=warm"))
     data = _locomo_file(tmp_path / "locomo.json")

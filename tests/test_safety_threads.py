@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 import pcmem
-from pcmem.compose import registry
+from pcmem.store import held
 from pcmem.types.memory import NewEntry, ReviseRequest
 from pcmem.types.search import SearchMemoryRequest
 
@@ -55,7 +55,7 @@ def test_two_runtimes_on_one_path_share_one_backend(db_path):
     first = pcmem.open_sync(db_path, embedder=None)
     second = pcmem.open_sync(db_path, embedder=None)
     try:
-        assert first.backend is second.backend and registry.open_count() == 1
+        assert first.backend is second.backend and held.open_count() == 1
         with ThreadPoolExecutor(4) as pool:
             runs = [pool.submit(_mixed, runtime.memory.for_scope("s"), w, 15)
                     for w, runtime in enumerate([first, second, first, second])]
@@ -65,7 +65,7 @@ def test_two_runtimes_on_one_path_share_one_backend(db_path):
         first.close()
         assert second.memory.for_scope("s").head().revision == len(revisions)  # still open for the other one
         second.close()
-    assert registry.open_count() == 0
+    assert held.open_count() == 0
 
 
 def test_short_lived_threads_leave_no_cursors_behind(db_path):

@@ -76,7 +76,7 @@ def test_the_port_is_the_composition_of_its_roles_and_nothing_else():
     ("pcmem.memory.vectors:Embedders.__init__", "backend", "VectorReads"),
     ("pcmem.memory.parts:MemoryParts.__init__", "backend", "MemoryStore"),
     ("pcmem.compose.embedders:resolve_embedder", "backend", "VectorReads"),
-    ("pcmem.compose.runtime:_search_factory", "backend", "SearchedStore"),
+    ("pcmem.compose.runtime_parts:search_factory", "backend", "SearchedStore"),
 ])
 def test_each_consumer_names_the_roles_it_uses_not_the_whole_port(function, parameter, role):
     import importlib

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from pathlib import Path
 from typing import Any, cast
 
 from pcmem.settings import lock_timeout, runtime_configured
@@ -48,19 +47,22 @@ def answered_by_owner(store: Any, frame: Callable[[], dict[str, Any]]) -> Any:
     or :data:`NOT_HERE` (the caller runs the command the full way). ``store``: the command's
     :class:`pcmem.cli.StoreContext`."""
     # the runtime settings are validated and applied by pcmem.config's models: such calls go the full way
-    if store.embedder is not None or not isinstance(store.path, Path) or runtime_configured():
+    if store.embedder is not None or runtime_configured():
         return NOT_HERE
     waited = lock_timeout()  # a bad $PCMEM_LOCK_TIMEOUT is refused here as on the full path
     from pcmem.errors import PcmemError
     from pcmem.owner.dial import NO_OWNER, ask_owner
-    from pcmem.store.duckdb.files import store_path
+    from pcmem.store import engines
+    from pcmem.store.engine import holder_of
 
     request = frame()
     try:
-        path = store_path(store.path)
+        engine, location = engines.located(store.path)
     except PcmemError:
-        return NOT_HERE  # the full path says what is wrong with the path
-    result = ask_owner(path, request, lock_timeout=waited)
+        return NOT_HERE  # the full path says what is wrong with the target
+    if not engine.single_file or location.path is None:
+        return NOT_HERE  # a database its engine serves: no owner to ask
+    result = ask_owner(location.path, request, holder_of(engine, location), lock_timeout=waited)
     return NOT_HERE if result is NO_OWNER else result
 
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from pcmem import settings
 from pcmem.compose import options, standby
-from pcmem.compose.backends import check_target, is_local_file, open_backend
+from pcmem.compose.backends import open_backend
 from pcmem.compose.embedders import (
     EmbedderChoice,
     profile_embedder,
@@ -28,7 +28,7 @@ from pcmem.compose.embedders import (
     resolve_rerank_embedder,
     sent_by_name,
 )
-from pcmem.compose.owned import ServedSettings, call_time, open_owned, owner_or_file, serve
+from pcmem.compose.owned import ServedSettings, call_time, file_of, open_owned, owner_or_file, serve
 from pcmem.compose.runtime_parts import search_factory, write_gate_for
 from pcmem.config import InferenceConfig, RuntimeConfig
 from pcmem.embedding.port import Embedder, EmbeddingProfile
@@ -42,6 +42,8 @@ from pcmem.owner.operations import WRITES
 from pcmem.owner.rerank_spec import RerankChoice, RerankSpec
 from pcmem.rerank.port import MemoryReranker, SecondEmbedderReranker, StoreBoundReranker
 from pcmem.search.reindex import ReindexReport, fill_secondary, reindex
+from pcmem.store import engines
+from pcmem.store.engine import StorageEngine, StoreLocation
 from pcmem.store.port import StorageBackend
 from pcmem.types.progress import Progress
 from pcmem.types.rerank import RerankPolicy
@@ -132,33 +134,31 @@ class SyncRuntime:
             "inference": inference, "reranker": reranker, "model_progress": model_progress, "write_gate": write_gate,
             "shared": shared, "lock_timeout": lock_timeout, "create": create,
         })
-        check_target(path)
+        location = engines.locate(path)  # resolved once: every name of a file finds the one owner
+        engine = engines.engine_for(location)
         config = config or RuntimeConfig.from_env()
         inference = inference or InferenceConfig.from_env()
         opened_with: dict[str, Any] = dict(
             embedder=embedder, rerank_embedder=rerank_embedder, clock=clock, config=config, inference=inference,
             reranker=reranker, model_progress=model_progress, write_gate=write_gate, create=create)
-        if not is_local_file(path):  # embedded seekdb: one process per data directory; a server serves many (README)
-            return cls._open_file(path, shared=shared, lock_timeout=lock_timeout, **opened_with)
-        from pcmem.store.duckdb.files import store_path  # no DuckDB import: a client never loads it
-
-        file = store_path(path)  # resolved once: every name of the file finds the one owner
+        if not engine.single_file:  # a database its engine serves to every process (embedded seekdb: one process)
+            return cls._open_file(location, lock_timeout=lock_timeout, **opened_with)
 
         def opener(timeout: float) -> SyncRuntime:
-            return cls._open_file(file, lock_timeout=timeout, **opened_with)
+            return cls._open_file(location, lock_timeout=timeout, **opened_with)
 
         def client(link: SocketLink) -> SyncRuntime:
-            return ClientRuntime(file, link, opener, lock_timeout=lock_timeout, opened_with=opened_with)
+            return ClientRuntime(engine, location, link, opener, lock_timeout=lock_timeout, opened_with=opened_with)
 
-        return open_owned(file, opener, client, lock_timeout=lock_timeout)
+        return open_owned(engine, location, opener, client, lock_timeout=lock_timeout)
 
     @classmethod
-    def _open_file(cls, path: str | Path, *, embedder: EmbedderChoice, rerank_embedder: EmbedderChoice, clock: Clock,
-                   config: RuntimeConfig, inference: InferenceConfig, reranker: MemoryReranker | None,
-                   model_progress: Progress | None, write_gate: DecisionModel | None, shared: bool = False,
-                   lock_timeout: float, create: bool) -> SyncRuntime:
+    def _open_file(cls, location: StoreLocation, *, embedder: EmbedderChoice, rerank_embedder: EmbedderChoice,
+                   clock: Clock, config: RuntimeConfig, inference: InferenceConfig, reranker: MemoryReranker | None,
+                   model_progress: Progress | None, write_gate: DecisionModel | None, lock_timeout: float,
+                   create: bool) -> SyncRuntime:
         """This process opens the store itself (no owner, no client): :meth:`open`'s last step."""
-        backend = open_backend(path, shared=shared, lock_timeout=lock_timeout, create=create)
+        backend = open_backend(location, lock_timeout=lock_timeout, create=create)
         try:
             second, second_for = resolve_rerank_embedder(rerank_embedder)
             return cls(backend, embedder=resolve_embedder(embedder, backend), clock=clock, config=config,
@@ -228,7 +228,7 @@ class SyncRuntime:
     def use_reranker(self, reranker: MemoryReranker | None) -> None:
         """Rerank every later search of this runtime that names no reranker with ``reranker`` (``None``: none); e.g.
         one from :meth:`build_reranker`. Returns and raises nothing."""
-        self.reranker = self.memory.parts.search.reranker = reranker  # later search services: see _search_factory
+        self.reranker = self.memory.parts.search.reranker = reranker  # later search services: see search_factory
 
     def use_write_gate(self, decision_model: DecisionModel | None) -> None:
         """Check every later ``remember`` of this runtime with ``decision_model`` (fail-open), or stop (``None``).
@@ -325,9 +325,10 @@ class ClientRuntime(SyncRuntime):
     that needs the file itself (``backend``, ``reindex``) raises StoreLockedError while another process owns it.
     """
 
-    def __init__(self, path: Path, link: SocketLink, opener: Callable[[float], SyncRuntime], *, lock_timeout: float,
-                 opened_with: dict[str, Any]) -> None:
-        self.path = path
+    def __init__(self, engine: StorageEngine, location: StoreLocation, link: SocketLink,
+                 opener: Callable[[float], SyncRuntime], *, lock_timeout: float, opened_with: dict[str, Any]) -> None:
+        self.path = file_of(location)
+        self._engine, self._location = engine, location
         self._opener, self._lock_timeout = opener, lock_timeout
         self._closed = False
         self._before_close = []
@@ -414,7 +415,8 @@ class ClientRuntime(SyncRuntime):
             if self._preparing:
                 return
             self._preparing = True
-        standby.start(self._closing, getattr(self._caller.link, "profile", None), self._settings.embedder)
+        standby.start(self._closing, self._engine.preload, getattr(self._caller.link, "profile", None),
+                      self._settings.embedder)
 
     @property
     def owner_pid(self) -> int | None:
@@ -432,11 +434,11 @@ class ClientRuntime(SyncRuntime):
         """The owner went away: take the file over, or connect to whoever did (StoreLockedError after
         ``lock_timeout`` seconds of neither). Either way the calls run as before: with this runtime's settings, its
         reranker and write gate here."""
-        found = owner_or_file(self.path, self._opener, self._lock_timeout)
+        found = owner_or_file(self._engine, self._location, self._opener, self._lock_timeout)
         if isinstance(found, SocketLink):
             self._owner_pid = found.owner_pid
             return self._framed(found)
-        self._held = serve(found)
+        self._held = serve(found, self.path)
         self.embedder = found.embedder
         return self._framed(LocalLink(ServedSettings(found.for_clients), lambda: None))
 

@@ -39,12 +39,10 @@ from pcmem.types.memory import (
     ScopeSummary,
     Tombstone,
 )
-from pcmem.types.storage import ChannelCandidates, EntryEvent, HeadEntry, VectorStatus, WriteRecord
+from pcmem.types.storage import ChannelCandidates, CheckReport, EntryEvent, HeadEntry, VectorStatus, WriteRecord
 
 if TYPE_CHECKING:
     import numpy as np
-
-    from pcmem.store.duckdb.check import CheckReport
 
 
 class WriteTransaction(Protocol):
@@ -342,7 +340,7 @@ class FileMaintenance(Protocol):
     other processes is found by it), and the check and repair of ``pcmem check`` and ``reindex --analyzer``; other
     engines keep their own integrity and do not offer it."""
 
-    #: The store file, resolved (see :func:`pcmem.store.duckdb.files.store_path`).
+    #: The store file, resolved once (see :meth:`pcmem.store.engine.StorageEngine.locate`).
     path: Path
 
     def check(self) -> CheckReport:

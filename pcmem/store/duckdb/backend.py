@@ -74,9 +74,10 @@ class DuckDBBackend:
     """
 
     def __init__(self, path: str | Path, *, shared: bool = False, lock_timeout: float = 10.0,
-                 create: bool = True, index_lookups: bool = True) -> None:
+                 create: bool = True, index_lookups: bool = True, resolved: bool = False) -> None:
         #: The store file, resolved once (symlinks followed): DuckDB, its log and every check use this one path.
-        self.path = files.store_path(path)
+        #: ``resolved``: ``path`` is that already (the engine located it).
+        self.path = Path(path) if resolved else files.store_path(path)
         existed = files.check_path(self.path, create=create)
         if existed:
             files.check_readable(self.path)

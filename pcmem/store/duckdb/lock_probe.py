@@ -19,8 +19,8 @@ def lock_holder(path: Path) -> int | None:
     Asked with F_GETLK, which neither takes nor releases a lock (so it cannot drop this process's own locks)."""
     if fcntl is None:
         return None
-    try:
-        descriptor = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:  # non-blocking: opening a FIFO for reading would wait for a writer (a FIFO holds no store, nor a lock)
+        descriptor = os.open(path, os.O_RDONLY | os.O_CLOEXEC | getattr(os, "O_NONBLOCK", 0))
     except OSError:
         return None
     try:

@@ -37,7 +37,7 @@ from pcmem.store.common import (
     version_from_row,
 )
 from pcmem.store.seekdb import fulltext, schema, vectors
-from pcmem.store.seekdb.engine import Connector, SeekdbTarget, parse
+from pcmem.store.seekdb.connector import Connector, SeekdbTarget, parse
 from pcmem.store.seekdb.sql import Connection, chunks, in_list, quote, render, row
 from pcmem.store.seekdb.write import SeekdbWrite
 from pcmem.types.embedding import EmbeddingProfile
