@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 import pcmem
 from pcmem.cli import main
-from pcmem.compose.owned import DispatchOnFirstCall
+from pcmem.compose.owned import ServedSettings
 from pcmem.errors import StoreError
 
 #: Runs one CLI command in this process, then prints which of the watched modules it loaded.
@@ -103,11 +103,11 @@ def test_reading_commands_that_own_the_store_load_no_embedder_or_numpy(tmp_path)
 def test_the_clients_service_is_built_by_the_first_request_and_its_failure_is_typed():
     built: list[int] = []
 
-    def failing() -> pcmem.SyncMemoryService:
+    def failing(settings: object) -> pcmem.SyncMemoryService:
         built.append(1)
         raise StoreError("the embedding profile could not be read")
 
-    handler = DispatchOnFirstCall(failing)
+    handler = ServedSettings(failing)
     assert built == []
     answer = handler({"op": "store.scopes", "scope": None, "args": {}})
     assert answer == {"error": {"type": "StoreError", "message": "the embedding profile could not be read",

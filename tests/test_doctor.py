@@ -290,3 +290,17 @@ def test_the_verdict_on_an_owner_started_by_a_host_is_what_a_terminal_meets(tmp_
     assert terminal.returncode in (0, 10), terminal.stderr
     assert (found["owner"]["status"] == "ok") == (terminal.returncode == 0), found["owner"]
     assert found["owner.scrubbed"]["data"]["owner_pid"] == owner.pid  # a host-started pcmem does reach it
+
+
+def test_a_dependency_outside_its_declared_range(tmp_path: Path, store: Path) -> None:
+    """An installed platformdirs older than pcmem's range (what a forced install leaves): its metadata, found first
+    on the import path, says 3.0.0; pcmem declares platformdirs>=4."""
+    shadow = tmp_path / "shadow"
+    info = shadow / "platformdirs-3.0.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: platformdirs\nVersion: 3.0.0\n")
+    status, document = doctor(tmp_path, store, prelude=f"import sys; sys.path.insert(0, {str(shadow)!r})")
+    found = checks(document)["dependencies"]
+    assert found["status"] == "fail" and found["data"]["other_versions"] == ["platformdirs 3.0.0 (pcmem needs >=4)"]
+    assert found["fix"] == "pip install 'platformdirs>=4'"
+    assert status == 1

@@ -58,7 +58,7 @@ def home(tmp_path: Path) -> Path:
 
 def pcmem(home: Path, *args: str, store: Path | None = None) -> Result:
     env = {"HOME": str(home), "XDG_CONFIG_HOME": None, "APPDATA": None, "CODEX_HOME": None, "PCMEM_DB": None,
-           "PCMEM_CACHE_DIR": None, "PCMEM_EMBEDDER": None, "XDG_RUNTIME_DIR": None}
+           "PCMEM_CACHE_DIR": None, "PCMEM_EMBEDDER": None, "XDG_RUNTIME_DIR": str(home)}  # set: never carried
     prefix = ["--db", str(store)] if store is not None else []
     return CliRunner().invoke(main, [*prefix, *args], env=env)
 
@@ -75,6 +75,7 @@ def check_entry(host: str, entry: dict[str, Any], store: Path) -> None:
     assert entry["args"][-1] == "mcp"
     assert entry["env"]["PCMEM_DB"] == str(store)
     assert Path(entry["env"]["PCMEM_CACHE_DIR"]).is_absolute()
+    assert "XDG_RUNTIME_DIR" not in entry["env"]  # owners are found from the file and the account, not from it
     assert (entry.get("type") == "stdio") == (host in TYPED)
 
 

@@ -133,6 +133,9 @@ class Session:
                     raise StoreError(f"{self.path} was released while the TUI is stopped")
                 try:
                     self._runtime = pcmem.open_sync(self.path, **{**self._open_options, "create": create})
+                    # A long-lived process: as another process's client, get ready to take the store over (a
+                    # hand-off then costs a file open, not a model load); as the owner this does nothing.
+                    self._runtime.prepare_takeover()
                 except StoreMissingError:
                     if create:
                         raise
@@ -224,8 +227,8 @@ class Session:
         PcmemError (ConfigurationError, EmbeddingError) when the model cannot load: searches then run full-text
         only in auto mode, and an explicit vector search says why."""
         runtime = self._runtime
-        if runtime is not None and runtime.embedder is not None:
-            runtime.embedder.embed_query("warm up")
+        if runtime is not None:
+            runtime.warm()  # as a client, the owner loads its model: it runs this process's searches
 
     # --- what a process pays once, paid at start-up -------------------------------------------------------------
 
@@ -249,19 +252,17 @@ class Session:
             memory.search(SearchMemoryRequest(query=_some_words(memory), limit=1, mode="fts"), reranker="none")
 
     def warms(self, scope: str) -> bool:
-        """Whether ``scope``'s search indexes are still to be warmed (each scope once, when a search will need
-        vectors: this process runs searches itself and has an embedder)."""
-        if scope in self._warmed or self._runtime is None or self._runtime.embedder is None:
+        """Whether ``scope``'s search views are still to be warmed (each scope once; as a client, the owner that
+        runs this process's searches loads them)."""
+        if scope in self._warmed or self._runtime is None:
             return False
         self._warmed.add(scope)
         return True
 
     def warm_search(self, scope: str) -> None:
-        """One small search of ``scope`` in the mode its searches run in (hybrid with an embedder): the scope's
-        full-text and vector indexes are read into memory, and the query embedding path is loaded. Raises
-        PcmemError. (pcmem has no warm-up call of its own yet: this is one.)"""
-        memory = self.runtime.memory.for_scope(scope)
-        memory.search(SearchMemoryRequest(query=_some_words(memory), limit=1), reranker="none")
+        """Load ``scope``'s full-text and vector views (and the model, if not yet) so its first search answers as
+        fast as the next (:meth:`pcmem.SyncRuntime.warm`). Raises PcmemError."""
+        self.runtime.warm(scopes=[scope])
 
     # --- watching for outside writes ---------------------------------------------------------------------------
 

@@ -19,9 +19,10 @@ from pcmem.cli.doctor_findings import Finding, fail, info, ok, warn
 
 #: Seconds the scrubbed probe may take (a cold Python and pcmem's client code; far less on an idle machine).
 PROBE_TIMEOUT = 20.0
-#: What to do while a host's scrubbed pcmem and this terminal look for owners in different places.
-_SPLIT_FIX = ("start every pcmem process of this store with the same XDG_RUNTIME_DIR (`pcmem mcp install` writes it "
-              "into the host's entry), until pcmem's rendezvous no longer depends on the environment (issue #39)")
+#: What to do when a scrubbed pcmem and this one look for owners in different places. Owners listen in the account's
+#: own folder (its home from the password database, not $HOME), so only a change of account or of pcmem can do it.
+_SPLIT_FIX = ("run every pcmem process of this store as the same user and the same pcmem version; if they are, "
+              "report it: the owner's folder comes from the account, not the environment")
 
 
 @dataclass(frozen=True)
@@ -34,54 +35,35 @@ class OwnerReach:
 
 
 def reach_owner(path: Path) -> OwnerReach:
-    """Look for the owner of the store file at ``path`` as a client does: the socket named from the file's identity,
-    greeted with the protocol's hello. (One function, so the rendezvous can change without doctor changing.)"""
+    """Look for the owner of the store file at ``path`` as a client does (:func:`pcmem.owner.dial.dial`: every place
+    an owner may listen, greeted with the protocol's hello). One function, so the rendezvous can change without doctor
+    changing."""
     from pcmem.errors import PcmemError
-    from pcmem.owner import address, dial, protocol
+    from pcmem.owner import address, dial, transport
 
     identity = address.FileIdentity.of(path)
     if identity is None:
         return OwnerReach(None, None, f"no file at {path}")
+    places = transport.current().places(identity, create=False)
+    if not places.addresses:
+        return OwnerReach(None, None, "; ".join(places.refused))
     try:
-        socket_path = address.socket_path(identity)
-    except PcmemError as unsafe:
-        return OwnerReach(None, None, str(unsafe))
-    try:
-        connection, pid = dial.handshake(socket_path, identity.as_json())
-    except (OSError, protocol.ConnectionLost):
-        return OwnerReach(str(socket_path), None, None)
+        found = dial.dial(identity)
     except PcmemError as refused:
-        return OwnerReach(str(socket_path), None, str(refused))
+        return OwnerReach(str(places.addresses[0]), None, str(refused))
+    if found is None:
+        return OwnerReach(str(places.addresses[0]), None, None)
+    connection, pid, where = found
     connection.close()
-    return OwnerReach(str(socket_path), pid, None)
+    return OwnerReach(str(where), pid, None)
 
 
-def reach_elsewhere(path: Path, looked: list[str | None]) -> OwnerReach | None:
-    """An owner of ``path`` listening in one of the standard runtime folders (``/run/user/UID/pcmem``, the temporary
-    folder's ``pcmem-UID``) other than those already ``looked`` in: a pcmem whose environment differed when it
-    started (an MCP host's, a desktop session's)."""
-    import os
-    import tempfile
-
-    from pcmem.errors import PcmemError
-    from pcmem.owner import address, dial, protocol
+def older_owner(path: Path) -> str | None:
+    """What answers for ``path`` where older pcmem versions listened (their runtime folders), if anything does."""
+    from pcmem.owner import address, dial
 
     identity = address.FileIdentity.of(path)
-    if identity is None or not hasattr(os, "getuid"):
-        return None
-    name = f"{identity.device:x}-{identity.inode:x}.sock"
-    uid = os.getuid()
-    folders = [Path(f"/run/user/{uid}") / "pcmem", Path(tempfile.gettempdir()) / f"pcmem-{uid}", Path(f"/tmp/pcmem-{uid}")]
-    for candidate in dict.fromkeys(str(folder / name) for folder in folders):
-        if candidate in looked:
-            continue
-        try:
-            connection, pid = dial.handshake(Path(candidate), identity.as_json())
-        except (OSError, protocol.ConnectionLost, PcmemError):
-            continue
-        connection.close()
-        return OwnerReach(candidate, pid, None)
-    return None
+    return None if identity is None else dial.older_owner(identity)
 
 
 def probe_output(path: Path) -> str:
@@ -135,19 +117,14 @@ def owner_findings(path: Path, holder: int | None, here: OwnerReach, scrubbed: O
         found = fail("owner", f"held by {who}, which serves it where only a scrubbed environment looks "
                               f"({scrubbed.socket}, not {here.socket}): commands here wait, then fail (exit 10)",
                      _SPLIT_FIX, **data)
-    elif (elsewhere := reach_elsewhere(path, [here.socket, _socket_of(scrubbed)])) is not None:
-        found = fail("owner", f"held by {who}, a pcmem owner listening at {elsewhere.socket}, where this environment "
-                              f"does not look ({here.socket}): commands here wait, then fail (exit 10)",
-                     _SPLIT_FIX, elsewhere=elsewhere.socket, **data)
+    elif (older := older_owner(path)) is not None:
+        found = fail("owner", f"held by {who}, an older pcmem: {older}; commands here wait, then fail (exit 10)",
+                     "use one pcmem version for every process of a store: restart that one with this pcmem", **data)
     else:
         found = fail("owner", f"held by {who}, which does not serve it to other pcmem processes (an older pcmem, "
                               "or a program that opened the file itself): pcmem commands wait, then fail (exit 10)",
                      "close it there", **data)
     return [found, _scrubbed_finding(holder, here, scrubbed)]
-
-
-def _socket_of(reach: OwnerReach | str) -> str | None:
-    return reach.socket if isinstance(reach, OwnerReach) else None
 
 
 def _scrubbed_finding(holder: int | None, here: OwnerReach, scrubbed: OwnerReach | str) -> Finding:

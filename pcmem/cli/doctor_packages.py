@@ -2,9 +2,9 @@
 
 Everything is read from the installed distributions' metadata (:mod:`importlib.metadata`) and found with
 ``importlib.util.find_spec``, which imports nothing: pcmem's own requirements and extras come from its metadata, so a
-renamed or new extra needs no change here (only :data:`EXTRA_USES` words what an extra is for). Only exact pins
-(``==``) are compared: they are the ones a mismatch breaks (an extension binary for another DuckDB, another
-onnxruntime computing a store's vectors).
+renamed or new extra needs no change here (only :data:`EXTRA_USES` words what an extra is for). Each installed
+dependency is compared with the version range pcmem declares for it (a forced install — ``--no-deps``, a later
+``pip install duckdb==…`` — can leave one outside it).
 """
 
 from __future__ import annotations
@@ -17,6 +17,10 @@ import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+
+from packaging.requirements import InvalidRequirement
+from packaging.requirements import Requirement as Declared
+from packaging.version import InvalidVersion, Version
 
 from pcmem import __version__
 from pcmem.cli.doctor_findings import Finding, fail, info, ok, warn
@@ -37,29 +41,32 @@ EXTRA_USES = {
 }
 #: Extras that are not for users (the test suite's tools).
 _NOT_FOR_USERS = frozenset({"test", "dev", "docs"})
-_NAME = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
-_EXTRA_MARKER = re.compile(r"""extra\s*==\s*['"]([^'"]+)['"]""")
 
 
 @dataclass(frozen=True)
 class Requirement:
     name: str
-    pin: str | None  # the version of an exact ``==`` pin
+    specifier: str  # the declared version range ("" when any version will do)
     extra: str | None
+
+    def admits(self, version: str) -> bool:
+        try:
+            return Version(version) in Declared(f"{self.name}{self.specifier}").specifier
+        except (InvalidVersion, InvalidRequirement):
+            return True  # a version string no range can judge (a local build): not reported as wrong
 
 
 def requirements(distribution: str = "pcmem") -> list[Requirement]:
     """``distribution``'s requirements as its metadata lists them."""
     found = []
     for text in importlib.metadata.requires(distribution) or []:
-        spec, _, marker = text.partition(";")
-        name = _NAME.match(spec)
-        if name is None:
+        try:
+            declared = Declared(text)
+        except InvalidRequirement:
             continue
-        pin = re.fullmatch(r"\s*==\s*([^,\s]+)\s*", spec[name.end():].split("]")[-1])
-        extra = _EXTRA_MARKER.search(marker)
-        found.append(Requirement(_canonical(name.group(1)), pin.group(1) if pin else None,
-                                 extra.group(1) if extra else None))
+        extra = next((value for marker in [str(declared.marker or "")]
+                      for value in re.findall(r"""extra\s*==\s*['"]([^'"]+)['"]""", marker)), None)
+        found.append(Requirement(_canonical(declared.name), str(declared.specifier), extra))
     return found
 
 
@@ -92,18 +99,18 @@ def versions() -> Finding:
 
 
 def dependencies() -> Finding:
-    """pcmem's own requirements are installed, at its exact pins."""
+    """pcmem's own requirements are installed, each in the version range pcmem declares."""
     wrong, missing = [], []
     checked = [req for req in requirements() if req.extra is None]
     for req in checked:
         version = installed_version(req.name)
         if version is None:
             missing.append(req.name)
-        elif req.pin is not None and version != req.pin:
-            wrong.append(f"{req.name} {version} (pcmem needs {req.pin})")
+        elif not req.admits(version):
+            wrong.append(f"{req.name} {version} (pcmem needs {req.specifier})")
     if not missing and not wrong:
-        return ok("dependencies", f"all {len(checked)} of pcmem's dependencies are installed, pins matching")
-    fixes = [f"'{req.name}=={req.pin}'" if req.pin else f"'{req.name}'" for req in checked
+        return ok("dependencies", f"all {len(checked)} of pcmem's dependencies are installed, in its version ranges")
+    fixes = [f"'{req.name}{req.specifier}'" for req in checked
              if req.name in missing or any(w.startswith(f"{req.name} ") for w in wrong)]
     summary = "; ".join(filter(None, [f"missing: {', '.join(missing)}" if missing else "",
                                       f"other versions: {', '.join(wrong)}" if wrong else ""]))
@@ -115,7 +122,12 @@ def duckdb_fts() -> Finding:
     """DuckDB and the full-text extension built for exactly that DuckDB (``LOAD`` refuses any other), found on disk
     without importing DuckDB."""
     duckdb, fts = installed_version("duckdb"), installed_version("duckdb-extension-fts")
-    fix = f"pip install 'duckdb=={duckdb}' 'duckdb-extension-fts=={duckdb}'" if duckdb else "pip install pcmem"
+    declared = {req.name: req for req in requirements() if req.extra is None}
+    if duckdb and all(declared[name].admits(duckdb) for name in ("duckdb", "duckdb-extension-fts") if name in declared):
+        fix = f"pip install 'duckdb=={duckdb}' 'duckdb-extension-fts=={duckdb}'"  # every release in range has both
+    else:
+        fix = "pip install " + " ".join(f"'{name}{declared[name].specifier}'" for name in ("duckdb", "duckdb-extension-fts")
+                                        if name in declared)
     if duckdb is None or fts is None:
         return fail("duckdb.fts", f"DuckDB {duckdb or 'is not installed'}, its full-text extension "
                                   f"{fts or 'is not installed'}", fix)

@@ -136,21 +136,18 @@ def pcmem_launcher() -> tuple[str, list[str]]:
     return os.path.abspath(sys.executable), ["-m", "pcmem"]
 
 
-def server_environment(store: str, cache: Path, *, embedder: str | None, runtime_dir: Path | None) -> dict[str, str]:
-    """What the host's pcmem needs in its environment to share this terminal's store, models and owner:
+def server_environment(store: str, cache: Path, *, embedder: str | None) -> dict[str, str]:
+    """What the host's pcmem needs in its environment to share this terminal's store and models (its owner is found
+    from the store file and the account, whatever the environment):
 
     - ``PCMEM_DB``: the store, as an absolute path (a host's working folder is anything), so every host and the
       terminal open one file;
     - ``PCMEM_CACHE_DIR``: where prepared models are (the default follows ``XDG_CACHE_HOME``, which hosts drop);
-    - ``PCMEM_EMBEDDER``: only when set here — the embedder a store made by the host would get;
-    - ``XDG_RUNTIME_DIR``: only when set here — where this pcmem's owners listen; a host that drops it would serve the
-      store where the terminal does not look (until the rendezvous stops depending on it, issue #39).
+    - ``PCMEM_EMBEDDER``: only when set here — the embedder a store made by the host would get.
     """
     env = {"PCMEM_DB": store, "PCMEM_CACHE_DIR": str(cache)}
     if embedder:
         env["PCMEM_EMBEDDER"] = embedder
-    if runtime_dir is not None:
-        env["XDG_RUNTIME_DIR"] = str(runtime_dir)
     return env
 
 

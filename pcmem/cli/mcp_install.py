@@ -105,7 +105,7 @@ def _server_entry(host: Host) -> dict[str, Any]:
     from urllib.parse import urlsplit
 
     from pcmem.cli.mcp_hosts import server_environment
-    from pcmem.settings import cache_dir, new_store_embedder, runtime_dir
+    from pcmem.settings import cache_dir, new_store_embedder
 
     target = click.get_current_context().obj.path  # the group's --db, resolved (pcmem.cli.StoreContext)
     if isinstance(target, str) and urlsplit(target).password:  # a seekdb URL with its password
@@ -113,8 +113,7 @@ def _server_entry(host: Host) -> dict[str, Any]:
                          "give the host PCMEM_DB yourself")
     location = target if isinstance(target, str) else str(Path(target).absolute())
     command, args = pcmem_launcher()
-    env = server_environment(location, cache_dir().absolute(), embedder=new_store_embedder("") or None,
-                             runtime_dir=runtime_dir())
+    env = server_environment(location, cache_dir().absolute(), embedder=new_store_embedder("") or None)
     return host.entry(command, [*args, "mcp"], env)
 
 
@@ -154,8 +153,9 @@ def install(host_name: str, scope: Scope, project: Path | None, name: str, confi
     The entry runs this pcmem by its absolute path (hosts do not search your shell's PATH) with `mcp`, and gives it
     the environment it needs, because hosts start servers with a short environment of their own, not your shell's:
     PCMEM_DB (the store: --db / $PCMEM_DB, else the per-user one, as an absolute path, so every host and your
-    terminal share one store), PCMEM_CACHE_DIR (the prepared models), and PCMEM_EMBEDDER and XDG_RUNTIME_DIR when
-    they are set here. Nothing secret is written.
+    terminal share one store), PCMEM_CACHE_DIR (the prepared models), and PCMEM_EMBEDDER when it is set here. The
+    host's pcmem finds the store's owner from the file and your account, whatever its environment. Nothing secret is
+    written.
 
     Running it again changes nothing; a changed store or pcmem updates the entry. The old file is kept beside it
     (NAME.pcmem-backup-TIME, same mode); other servers and settings stay as they were. A file that is not valid

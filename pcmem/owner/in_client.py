@@ -15,6 +15,7 @@ and the owner runs them (``named``, given by the composition root).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -32,8 +33,14 @@ if TYPE_CHECKING:
     from pcmem.memory.write_gate import WriteGate
     from pcmem.rerank.port import MemoryReranker
 
-#: What a client sends to get the coarse pool for a reranker of its own.
-POOL = RerankChoice(RerankSpec(policy=CANDIDATES))
+
+
+@functools.cache
+def candidate_pool() -> RerankChoice:
+    """What a client sends to get the coarse pool for a reranker of its own (built on first use: a model instance
+    made at import would build pydantic's validators in every cold command)."""
+    return RerankChoice(RerankSpec(policy=CANDIDATES))
+
 _SEARCH_FIELDS = ("limit", "mode", "kinds", "metadata", "created_from", "created_before", "fusion")
 
 
@@ -74,7 +81,7 @@ def search(caller: Calls, local: LocalParts, key: str, scope: str | None, args: 
     request = arguments.search_request(bound.arguments.pop("request"),
                                        {name: bound.arguments.get(name) for name in _SEARCH_FIELDS})
     rest = {"scopes": bound.arguments["scopes"]} if "scopes" in bound.arguments else {}
-    page: SearchPage = caller.call(key, scope, (request,), {**rest, "reranker": POOL})
+    page: SearchPage = caller.call(key, scope, (request,), {**rest, "reranker": candidate_pool()})
     if page.rerank is None or not page.hits:
         return page
     from pcmem.search.service import rerank_page  # numpy-free, but not needed by a client without its own reranker
