@@ -15,7 +15,8 @@ from pcmem.store import engines
 from pcmem.store.port import FileMaintenance
 
 if TYPE_CHECKING:
-    from pcmem.store.engine import LogRecovery, StorageEngine, StoreLocation
+    from pcmem.store.engine import StorageEngine, StoreLocation
+    from pcmem.store.engine_values import LogRecovery
     from pcmem.store.port import StorageBackend
 
 

@@ -13,7 +13,8 @@ The engine a target names, and everything about the store around its backend, is
 from __future__ import annotations
 
 from pcmem.store import engines
-from pcmem.store.engine import OpenOptions, StoreTarget
+from pcmem.store.engine import StoreTarget
+from pcmem.store.engine_values import OpenOptions
 from pcmem.store.port import StorageBackend
 
 __all__ = ["StoreTarget", "open_backend"]

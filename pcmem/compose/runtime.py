@@ -120,7 +120,7 @@ class SyncRuntime:
         StoreMissingError instead of creating a store. ``rerank_embedder``: the embedding reranker's second embedder
         (``"auto"``: ``$PCMEM_RERANK_EMBEDDER``, else the store's secondary profile; ``"none"``); writes store its
         vectors when it is the store's secondary profile. Every runtime of one path in a process shares one backend
-        (see :mod:`pcmem.compose.registry`). A wrongly typed or unknown option is an InputError naming it, raised
+        (see :mod:`pcmem.store.held`). A wrongly typed or unknown option is an InputError naming it, raised
         before anything is opened (see :mod:`pcmem.compose.options`).
 
         Several processes: when another pcmem process holds the DuckDB file, this returns a :class:`ClientRuntime`

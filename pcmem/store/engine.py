@@ -7,45 +7,50 @@ never import an engine's package: a new engine is its own package, an object imp
 and one registration (see :mod:`pcmem.store.engines`).
 
 An engine that cannot do something says so with a typed error (CapabilityNotSupportedError), never a silent no-op,
-except where "nothing to do" is the true answer (a database server has no log beside it to look at).
+except where "nothing to do" is the true answer (a database server has no log beside it to look at). The values some
+methods take or return are in :mod:`pcmem.store.engine_values` (imported when those run: a cold command that asks
+another process's owner builds none of them).
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
-    from pcmem.errors import PcmemError
+    from pcmem.store.engine_values import LeftoverLog, LogRecovery, OpenOptions, StoreHealth
     from pcmem.store.port import StorageBackend
-    from pcmem.types.embedding import EmbeddingProfile
 
 #: What a store is named by: a file path, or a URL whose scheme names its engine (``seekdb://...``).
 StoreTarget = str | os.PathLike[str]
 
 
-@dataclass(frozen=True, slots=True)
 class StoreLocation:
     """Where a store is, as its engine resolved the target — once: every later step (the open, the owner's address,
     the lock probe, the log) uses this, so a symlink, a ``~`` or a relative name is resolved one time only.
 
     A location is path-like: it can be handed back to ``pcmem.open`` and to :func:`pcmem.store.engines.locate`,
-    which return it as it is."""
+    which return it as it is. Two locations are equal when they name one store of one engine. (A plain class, not a
+    dataclass: a cold command that only asks another process's owner builds it, and a dataclass costs it compiles.)
+    """
 
-    #: The name of the engine that made it (``"duckdb"``).
-    engine: str
-    #: How messages name the store: the resolved file, or the URL without its password.
-    shown: str
-    #: The store's local file, resolved; ``None`` for a store that is not one file of this machine.
-    path: Path | None = None
-    #: What the engine parsed the target into (opaque above the engine: a seekdb URL's parts).
-    parsed: object = field(default=None, compare=False)
-    #: A target that names this store again, for another process or a later call (a URL keeps its password here,
-    #: never in :attr:`shown`).
-    target: str = field(default="", compare=False, repr=False)
+    __slots__ = ("engine", "shown", "path", "parsed", "target")
+
+    def __init__(self, engine: str, shown: str, path: Path | None = None, *, parsed: object = None,
+                 target: str = "") -> None:
+        #: The name of the engine that made it (``"duckdb"``).
+        self.engine = engine
+        #: How messages name the store: the resolved file, or the URL without its password.
+        self.shown = shown
+        #: The store's local file, resolved; ``None`` for a store that is not one file of this machine.
+        self.path = path
+        #: What the engine parsed the target into (opaque above the engine: a seekdb URL's parts).
+        self.parsed = parsed
+        #: A target that names this store again, for another process or a later call (a URL keeps its password
+        #: here, never in :attr:`shown`).
+        self.target = target
 
     def __fspath__(self) -> str:
         return self.target or self.shown
@@ -53,51 +58,16 @@ class StoreLocation:
     def __str__(self) -> str:
         return self.shown
 
+    def __repr__(self) -> str:
+        return f"StoreLocation({self.engine!r}, {self.shown!r})"
 
-@dataclass(frozen=True, slots=True)
-class OpenOptions:
-    """How a backend is opened (each engine takes what applies to it)."""
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, StoreLocation):
+            return NotImplemented
+        return (self.engine, self.shown, self.path) == (other.engine, other.shown, other.path)
 
-    #: Seconds to wait for a store another process holds before StoreLockedError.
-    lock_timeout: float = 10.0
-    #: ``False``: a missing store is StoreMissingError instead of being created.
-    create: bool = True
-    #: ``False``: read a file whose index blocks are damaged, every filter scanning its table (check, migrate).
-    index_lookups: bool = True
-
-
-@dataclass(frozen=True, slots=True)
-class LogRecovery:
-    """What a log recovery did: the complete transactions kept for replay, the bytes set aside, and the copy of the
-    whole log as it was (``None``: nothing to recover)."""
-
-    kept_transactions: int
-    dropped_bytes: int
-    copy: Path | None
-
-
-@dataclass(frozen=True, slots=True)
-class LeftoverLog:
-    """A log a process left beside the store when it stopped without closing it (the next open replays it)."""
-
-    path: Path
-    #: Why the next open would refuse the log (not this store's, damaged), or ``None``: it replays whole.
-    refused: PcmemError | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class StoreHealth:
-    """The light look ``pcmem doctor`` takes at a store nobody holds, reading it without changing anything."""
-
-    #: Rows of pcmem's main tables by what they count (``scopes``, ``revisions``, ``entry_versions``); empty for a
-    #: store pcmem has not set up yet.
-    counts: dict[str, int]
-    #: Migrations the next write applies (the store was made by an older pcmem).
-    pending_migrations: list[str]
-    #: Derived structures that are missing (``pcmem check --repair`` rebuilds them).
-    missing: list[str]
-    #: The embedding profile of the store's vectors, when one is set.
-    profile: EmbeddingProfile | None
+    def __hash__(self) -> int:
+        return hash((self.engine, self.shown, self.path))
 
 
 @runtime_checkable

@@ -77,11 +77,15 @@ def located(target: StoreTarget) -> tuple[StorageEngine, StoreLocation]:
 
 
 def engine_named(name: str) -> StorageEngine:
-    """The engine called ``name`` (the one a :class:`~pcmem.store.engine.StoreLocation` came from)."""
+    """The engine called ``name`` (the one a :class:`~pcmem.store.engine.StoreLocation` came from: loaded already)."""
+    with _guard:
+        for engine in _loaded.values():
+            if engine.name == name:
+                return engine
     for scheme in (*BUILT_IN, *_entry_points()):
-        engine = _engine(scheme)
-        if engine is not None and engine.name == name:
-            return engine
+        found = _engine(scheme)
+        if found is not None and found.name == name:
+            return found
     raise InputError(f"no storage engine is called {name!r}")
 
 

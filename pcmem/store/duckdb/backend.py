@@ -4,8 +4,7 @@ The class composes the parts: transactions on a cursor pool (:mod:`.transactions
 (:mod:`.write`), read SQL as functions over a cursor (:mod:`.reads`, :mod:`.vectors`, :mod:`.erasure`) and the
 per-process caches a search reads through. Writes are serialised by one lock per backend (DuckDB allows a single
 writer per file anyway); reads run concurrently under DuckDB's MVCC and never wait for a write to finish. One process
-should have one backend per file: the composition root (:mod:`pcmem.compose.registry`) hands every runtime of a path
-the same one.
+should have one backend per file: its engine (:mod:`pcmem.store.held`) hands every runtime of a file the same one.
 """
 
 from __future__ import annotations
@@ -156,7 +155,7 @@ class DuckDBBackend:
     # --- users ------------------------------------------------------------------------------------------------
 
     def share(self) -> bool:
-        """One more runtime uses this backend (see :mod:`pcmem.compose.registry`); False once it is closed."""
+        """One more runtime uses this backend (see :mod:`pcmem.store.held`); False once it is closed."""
         with self._users_lock:
             if self._transactions.closed:
                 return False

@@ -14,11 +14,12 @@ from typing import TYPE_CHECKING
 
 from pcmem.store import held
 from pcmem.store.duckdb import files, lock_probe
-from pcmem.store.engine import LeftoverLog, LogRecovery, OpenOptions, StoreHealth, StoreLocation, StoreTarget
+from pcmem.store.engine import StoreLocation, StoreTarget
 
 if TYPE_CHECKING:
     from pcmem.store.duckdb.backend import DuckDBBackend
     from pcmem.store.duckdb.staging import StagedFile
+    from pcmem.store.engine_values import LeftoverLog, LogRecovery, OpenOptions, StoreHealth
 
 #: The tables ``pcmem doctor`` counts, by what it calls them.
 _COUNTED = (("scopes", "memories"), ("revisions", "revisions"), ("entry_versions", "entry_versions"))
@@ -83,6 +84,7 @@ class DuckDBEngine:
     def leftover_log(self, location: StoreLocation) -> LeftoverLog | None:
         from pcmem.errors import PcmemError
         from pcmem.store.duckdb import wal
+        from pcmem.store.engine_values import LeftoverLog
 
         path = _path(location)
         log = files.wal_path(path)
@@ -96,6 +98,7 @@ class DuckDBEngine:
 
     def recover_log(self, location: StoreLocation) -> LogRecovery:
         from pcmem.store.duckdb import wal
+        from pcmem.store.engine_values import LogRecovery
 
         done = wal.recover_wal(_path(location))
         return LogRecovery(done.kept_transactions, done.dropped_bytes, done.copy)
@@ -104,6 +107,7 @@ class DuckDBEngine:
         """pcmem's migrations, the counts and which derived structures exist, read without a write (the cheap part
         of ``pcmem check``)."""
         from pcmem.store.duckdb import check, connection, migrations, vectors
+        from pcmem.store.engine_values import StoreHealth
 
         db = connection.connect(_path(location), read_only=True)
         try:

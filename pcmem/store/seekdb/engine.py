@@ -10,7 +10,8 @@ import os
 from typing import TYPE_CHECKING
 
 from pcmem.errors import CapabilityNotSupportedError
-from pcmem.store.engine import LeftoverLog, LogRecovery, OpenOptions, StoreHealth, StoreLocation, StoreTarget
+from pcmem.store.engine import StoreLocation, StoreTarget
+from pcmem.store.engine_values import LeftoverLog, LogRecovery, OpenOptions, StoreHealth
 from pcmem.store.seekdb.connector import SCHEMES, SeekdbTarget, parse
 
 if TYPE_CHECKING:
