@@ -100,7 +100,7 @@ def bench_size(size: int, workdir: Path, scopes: int = 1, backend: str = "duckdb
     embedder = PrecomputedEmbedder()
     path = store_target(backend, workdir, f"perf-{size}-{scopes}")
     result: dict = {"backend": backend, "size": size, "scopes": scopes}
-    with pcmem.open_sync(path, embedder=embedder) as runtime:
+    with pcmem.open(path, embedder=embedder) as runtime:
         started = time.perf_counter()
         chunk_size = _chunk(size, scopes)
         for start in range(0, size, chunk_size):
@@ -262,7 +262,7 @@ def bench_import(count: int, workdir: Path, backend: str = "duckdb", embedder_na
     embedder.embed_documents(texts)
     alone = time.perf_counter() - started
     target = store_target(backend, workdir, f"import-{slug(embedder_name)}")
-    with pcmem.open_sync(target, embedder=embedder) as runtime:
+    with pcmem.open(target, embedder=embedder) as runtime:
         started = time.perf_counter()
         runtime.memory.for_scope("import").remember(RememberRequest(entries=tuple(NewEntry(text=t) for t in texts)))
         stored = time.perf_counter() - started

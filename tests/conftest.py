@@ -55,7 +55,7 @@ def db_path(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def runtime(db_path: Path):
-    with pcmem.open_sync(db_path, clock=TickingClock()) as opened:
+    with pcmem.open(db_path, clock=TickingClock()) as opened:
         yield opened
 
 

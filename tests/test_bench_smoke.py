@@ -179,7 +179,7 @@ def test_bench_threads_alternates_rounds_on_one_store(tmp_path, capsys):
     assert result["ratio"] == result["mixed"]["ratio"] and result["ops_per_second_4"] > 0
     assert result["mode"] == "fts" and len(result["load_average"]) == 2
     assert result["cpu_ms_per_op_1"] > 0 and result["cpu_ms_per_op_4"] > 0
-    with pcmem.open_sync(path, embedder=None) as runtime:
+    with pcmem.open(path, embedder=None) as runtime:
         head = runtime.memory.for_scope("scaling").head()
     assert head is not None and head.revision > 1  # the seed, then the threads' remembers
     threads.main(["--seconds", "0.1", "--rounds", "1"])

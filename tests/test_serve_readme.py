@@ -37,7 +37,7 @@ def _blocks(language: str) -> list[str]:
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):  # noqa: ANN001, ANN201
     path = tmp_path_factory.mktemp("readme") / "memory.duckdb"
-    runtime = pcmem.open_sync(path, embedder=None)
+    runtime = pcmem.open(path, embedder=None)
     api = MemoryApi(runtime, path)
     with LiveServer(create_app(api, ServeOptions())) as live:
         yield live

@@ -114,7 +114,7 @@ class ScriptedReranker:
 def seeded_template(tmp_path_factory) -> Path:
     """The demo scope (3 revisions: remember 18, revise release-day, retire sync-later) plus a small 'notes' scope."""
     path = tmp_path_factory.mktemp("template") / "memory.duckdb"
-    with pcmem.open_sync(path, embedder=None, clock=FrozenClock()) as runtime:
+    with pcmem.open(path, embedder=None, clock=FrozenClock()) as runtime:
         seed_demo(runtime.memory.for_scope("pcmem-demo"))
         runtime.memory.for_scope("notes").remember(RememberRequest(entries=(
             NewEntry(entry_id="n1", text="Buy oolong tea for Marco."),
@@ -131,7 +131,7 @@ def store_path(seeded_template: Path, tmp_path: Path) -> Path:
 
 
 def open_store(path: Path, **options) -> pcmem.SyncRuntime:
-    return pcmem.open_sync(path, embedder=None, clock=FrozenClock(), **options)
+    return pcmem.open(path, embedder=None, clock=FrozenClock(), **options)
 
 
 @pytest.fixture

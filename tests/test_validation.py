@@ -78,7 +78,7 @@ def plainly_valid(raw: str) -> bool:
 @pytest.fixture
 def light_project(tmp_path, fake_embedder):
     """A scope on a store with a hash embedder: the text rules are what these examples test, not the model."""
-    with pcmem.open_sync(tmp_path / "light.duckdb", embedder=fake_embedder) as runtime:
+    with pcmem.open(tmp_path / "light.duckdb", embedder=fake_embedder) as runtime:
         yield runtime.memory.for_scope("project")
 
 

@@ -44,11 +44,11 @@ COMMAND_MODULES: dict[str, str] = {
 }
 
 
-def open_sync(path: Any, **options: Any) -> SyncRuntime:
-    """:func:`pcmem.open_sync`, imported when a command opens the store (not for ``--help`` or ``where``)."""
-    from pcmem.compose.runtime import open_sync as open_runtime
+def open_store(path: Any, **options: Any) -> SyncRuntime:
+    """:func:`pcmem.open`, imported when a command opens the store (not for ``--help`` or ``where``)."""
+    from pcmem.compose.runtime import SyncRuntime
 
-    return open_runtime(path, **options)
+    return SyncRuntime.open(path, **options)
 
 
 def _degrade_unencodable_output() -> None:
@@ -125,24 +125,24 @@ class StoreContext:
         self.embedder = embedder
         self._runtime: SyncRuntime | None = None
 
-    def open(self, *, shared: bool, create: bool, embeds: bool = True) -> SyncRuntime:
+    def open(self, *, create: bool, embeds: bool = True) -> SyncRuntime:
         """``embeds=False``: the command never embeds (a full-text search), so the store's embedder is not resolved
         unless ``--embedder`` names one."""
         if self._runtime is None:
             embedder = self.embedder or ("auto" if embeds else None)
-            self._runtime = open_sync(self.path, embedder=embedder, shared=shared, create=create,
+            self._runtime = open_store(self.path, embedder=embedder, create=create,
                                       lock_timeout=lock_timeout())
         return self._runtime
 
     @property
     def runtime(self) -> SyncRuntime:
-        return self.open(shared=True, create=True)
+        return self.open(create=True)
 
     @property
     def reader(self) -> SyncRuntime:
         """A reading command never embeds: the store's embedder is not resolved (its preset code, numpy) unless
         ``--embedder`` names one."""
-        return self.open(shared=False, create=False, embeds=False)
+        return self.open(create=False, embeds=False)
 
     def close(self) -> None:
         if self._runtime is not None:

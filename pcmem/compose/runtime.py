@@ -95,7 +95,7 @@ class SyncRuntime:
         self.memory = SyncMemoryService(parts)
 
     @classmethod
-    @options.refuse_unknown("open")
+    @options.checked
     def open(
         cls,
         path: str | Path,
@@ -108,11 +108,11 @@ class SyncRuntime:
         reranker: MemoryReranker | None = None,
         model_progress: Progress | None = None,
         write_gate: DecisionModel | None = None,
-        shared: bool = False,
         lock_timeout: float = 10.0,
         create: bool = True,
     ) -> SyncRuntime:
-        """Open (creating if needed) the store at ``path``.
+        """Open (creating if needed) the store at ``path``: a file path (a DuckDB file), or a store URL whose scheme
+        names its engine (``seekdb://...``, see :mod:`pcmem.store.engines`).
 
         ``config``/``inference`` default to the environment (RFC 0080 names, see :mod:`pcmem.settings`); an injected
         ``reranker`` applies even when rerank is disabled there (e.g. a ``DecisionReranker``). ``write_gate``: a
@@ -127,25 +127,17 @@ class SyncRuntime:
         served by it (same API, results and errors; no model is loaded here); otherwise this process opens the file
         and serves it to the others until its last runtime of the file closes (see :mod:`pcmem.compose.owned`). A
         file held by something that does not serve it is retried for up to ``lock_timeout`` seconds, then
-        StoreLockedError. ``shared`` is accepted for compatibility and changes nothing: every process takes part.
+        StoreLockedError.
         """
-        options.check_values(path, {
-            "embedder": embedder, "rerank_embedder": rerank_embedder, "clock": clock, "config": config,
-            "inference": inference, "reranker": reranker, "model_progress": model_progress, "write_gate": write_gate,
-            "shared": shared, "lock_timeout": lock_timeout, "create": create,
-        })
+        opened_with = options.given(locals())  # every option, by name (checked by @options.checked)
+        opened_with.update(config=config or RuntimeConfig.from_env(), inference=inference or InferenceConfig.from_env())
         location = engines.locate(path)  # resolved once: every name of a file finds the one owner
         engine = engines.engine_for(location)
-        config = config or RuntimeConfig.from_env()
-        inference = inference or InferenceConfig.from_env()
-        opened_with: dict[str, Any] = dict(
-            embedder=embedder, rerank_embedder=rerank_embedder, clock=clock, config=config, inference=inference,
-            reranker=reranker, model_progress=model_progress, write_gate=write_gate, create=create)
         if not engine.single_file:  # a database its engine serves to every process (embedded seekdb: one process)
-            return cls._open_file(location, lock_timeout=lock_timeout, **opened_with)
+            return cls._open_file(location, opened_with)
 
         def opener(timeout: float) -> SyncRuntime:
-            return cls._open_file(location, lock_timeout=timeout, **opened_with)
+            return cls._open_file(location, {**opened_with, "lock_timeout": timeout})
 
         def client(link: SocketLink) -> SyncRuntime:
             return ClientRuntime(engine, location, link, opener, lock_timeout=lock_timeout, opened_with=opened_with)
@@ -153,16 +145,14 @@ class SyncRuntime:
         return open_owned(engine, location, opener, client, lock_timeout=lock_timeout)
 
     @classmethod
-    def _open_file(cls, location: StoreLocation, *, embedder: EmbedderChoice, rerank_embedder: EmbedderChoice,
-                   clock: Clock, config: RuntimeConfig, inference: InferenceConfig, reranker: MemoryReranker | None,
-                   model_progress: Progress | None, write_gate: DecisionModel | None, lock_timeout: float,
-                   create: bool) -> SyncRuntime:
-        """This process opens the store itself (no owner, no client): :meth:`open`'s last step."""
-        backend = open_backend(location, lock_timeout=lock_timeout, create=create)
+    def _open_file(cls, location: StoreLocation, opened_with: dict[str, Any]) -> SyncRuntime:
+        """This process opens the store itself (no owner, no client): :meth:`open`'s last step, with its options."""
+        given = dict(opened_with)
+        backend = open_backend(location, lock_timeout=given.pop("lock_timeout"), create=given.pop("create"))
         try:
-            second, second_for = resolve_rerank_embedder(rerank_embedder)
-            return cls(backend, embedder=resolve_embedder(embedder, backend), clock=clock, config=config,
-                       inference=inference, reranker=reranker, model_progress=model_progress, write_gate=write_gate,
+            embedder = given.pop("embedder")
+            second, second_for = resolve_rerank_embedder(given.pop("rerank_embedder"))
+            return cls(backend, embedder=resolve_embedder(embedder, backend), **given,
                        embedder_for=profile_embedder if isinstance(embedder, str) else None,
                        rerank_embedder=second, rerank_embedder_for=second_for)
         except BaseException:
@@ -485,7 +475,3 @@ class ClientRuntime(SyncRuntime):
 #: ``pcmem.open(path, *, ...)``: open (creating if needed) the store at ``path`` for blocking use — a
 #: :class:`SyncRuntime` (a context manager). It is :meth:`SyncRuntime.open` itself: the options and errors are its.
 open = SyncRuntime.open  # as gzip.open and shelve.open: the module's way in, not the builtin
-
-#: The name before ``open`` (the same object), kept as an alias for one release; ``open_runtime`` (before
-#: ``open_async``) is in :mod:`pcmem.compose.async_runtime`.
-open_sync = open

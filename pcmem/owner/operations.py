@@ -38,9 +38,8 @@ STORE_OPERATIONS = ("scopes", "search", "recent", "context", "forget_scope", "se
                     "warm")
 #: Operations that change the store: each crosses with an idempotency key (see :class:`pcmem.owner.client.Caller`).
 WRITES = frozenset({"remember", "revise", "retire", "reactivate", "forget", "forget_scope"})
-#: Parameters that never cross the socket as arguments (see the module docstring; search's deprecated ``rerank``
-#: flag is folded into the reranker the caller names).
-LOCAL_PARAMETERS = frozenset({"reranker", "progress", "rerank"})
+#: Parameters that never cross the socket as arguments (see the module docstring).
+LOCAL_PARAMETERS = frozenset({"reranker", "progress"})
 
 
 @dataclass(frozen=True)

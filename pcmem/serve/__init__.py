@@ -48,7 +48,7 @@ def open_for_serving(path: str | Path, *, embedder: str | None = None, model: st
     config = pcmem.RuntimeConfig.from_env(memory_rerank_enabled=False if policy == "none" else None)
     if policy and policy != "none":
         config = config.model_copy(update={"memory_rerank_enabled": False})  # the reranker below applies instead
-    runtime = pcmem.open_sync(path, embedder=embedder or "auto", inference=inference, config=config, **options)
+    runtime = pcmem.open(path, embedder=embedder or "auto", inference=inference, config=config, **options)
     try:
         if policy and policy != "none":
             # In the owner the model loads now; beside another owner it is only named, and that process runs it.

@@ -60,10 +60,9 @@ T = TypeVar("T")
 class DuckDBBackend:
     """A :class:`~pcmem.store.port.StorageBackend` on one DuckDB file.
 
-    DuckDB lets one process at a time open a file. By default the backend holds the file for its lifetime (fastest:
-    ~0.5 ms per statement). With ``shared=True`` it opens the file per transaction and closes it right after
-    (~60 ms each), so several processes — the TUI, an agent, the CLI — can use one store; a process that finds the
-    file busy retries for up to ``lock_timeout`` seconds before raising StoreError.
+    DuckDB lets one process at a time open a file: the backend holds it for its lifetime, and other processes reach
+    the store through this one (its owner: :mod:`pcmem.owner`). A file another process holds is retried for up to
+    ``lock_timeout`` seconds before StoreLockedError.
 
     ``index_lookups=False`` reads a file whose index blocks are damaged: DuckDB looks the keys of a filter that
     reaches a table scan up in the column's index before it decides to scan (even with index scans turned off), and
@@ -72,8 +71,8 @@ class DuckDBBackend:
     damaged file).
     """
 
-    def __init__(self, path: str | Path, *, shared: bool = False, lock_timeout: float = 10.0,
-                 create: bool = True, index_lookups: bool = True, resolved: bool = False) -> None:
+    def __init__(self, path: str | Path, *, lock_timeout: float = 10.0, create: bool = True,
+                 index_lookups: bool = True, resolved: bool = False) -> None:
         #: The store file, resolved once (symlinks followed): DuckDB, its log and every check use this one path.
         #: ``resolved``: ``path`` is that already (the engine located it).
         self.path = Path(path) if resolved else files.store_path(path)
@@ -86,7 +85,6 @@ class DuckDBBackend:
             existed = not files.create_store_file(self.path, create_database)  # else: theirs
         #: A store whose file or folder is not writable opens read-only: reads work, writes raise StoreReadOnlyError.
         self.read_only = existed and not files.writable(self.path)
-        self.shared = shared
         self._write_lock = threading.Lock()
         self._snapshot = threading.local()  # the reading() block open on this thread, if any
         self._users = 1
@@ -101,15 +99,14 @@ class DuckDBBackend:
         self._pruning = common.RecordPruning()  # when a recording write drops old idempotency keys
         pool: CursorPool | None = None
         try:
-            pool = self._connections = CursorPool(self.path, lock_timeout, shared=shared, read_only=self.read_only,
+            pool = self._connections = CursorPool(self.path, lock_timeout, read_only=self.read_only,
                                                  index_lookups=index_lookups)
             self._transactions = Transactions(self.path, pool, read_only=self.read_only)
             self._transaction = self._transactions.open
-            self._settings = MetaSettings(self._transaction, self._write_lock, read_only=self.read_only,
-                                          shared=shared)
+            self._settings = MetaSettings(self._transaction, self._write_lock, read_only=self.read_only)
             self._memo = SearchMemo(self._transactions.clock)
             self.write_groups = WriteGroups(self._write_transaction)
-            self._openings = OpeningMemo(self._transactions.clock, sole_writer=not shared)  # under _write_lock
+            self._openings = OpeningMemo(self._transactions.clock)  # under _write_lock
             with pool.cursor() as db:
                 self._prepare(db)
                 unreclaimed = not self.read_only and erasure.pending(db)
@@ -220,7 +217,7 @@ class DuckDBBackend:
             try:
                 with self._transaction(write=True, first=None if known else opening_sql(scope)) as cursor:
                     # held, the file is this process's alone: no other process takes full-text ids between two writes
-                    self._id_floor.begin_write(self._transactions.clock.begun(), sole_writer=not self.shared)
+                    self._id_floor.begin_write(self._transactions.clock.begun())
                     writes = WritesInOneTransaction(cursor, scope, known, lambda scope, memory, profiles: TrackedWrite(
                         cursor, scope, self._sound(cursor, memory, scope), self.analyzer, self._versions.clear,
                         profiles, self._id_floor, self._pruning))
@@ -278,7 +275,7 @@ class DuckDBBackend:
         return self._settings.paging_secret()
 
     def search_fusion_default(self) -> SearchFusion | None:
-        """Read once, then kept (a ``shared`` backend reads it each time): :mod:`.meta_settings`."""
+        """Read once, then kept: :mod:`.meta_settings`."""
         return self._settings.search_fusion_default()
 
     def set_search_fusion_default(self, fusion: SearchFusion | None) -> None:
@@ -402,16 +399,15 @@ class DuckDBBackend:
         Held file: the block reads what it can from the memo of the store's last write (:mod:`.search_memo`; a
         warm search runs no statement) and opens a snapshot only for what the memo lacks; that may raise
         SnapshotMoved, and the thread's next block is a plain snapshot. A write of another thread under way does not
-        stop it (only its COMMIT moves the memo's clock). Shared file (other processes write between our
-        transactions), a write committing, a transaction open on this thread (its own writes must be seen), or that
-        retry: one transaction, heads and profile read once."""
+        stop it (only its COMMIT moves the memo's clock). A write committing, a transaction open on this thread (its
+        own writes must be seen), or that retry: one transaction, heads and profile read once."""
         local = self._snapshot
         if getattr(local, "active", False):
             yield
             return
         if self._transactions.closed:  # the memo would still answer: a closed store answers nothing
             raise StoreError("the store is closed")
-        plain = self.shared or getattr(local, "plain", False) or self._transactions.in_transaction()
+        plain = getattr(local, "plain", False) or self._transactions.in_transaction()
         generation = None if plain else self._memo.open()
         local.plain = False
         local.active = True

@@ -124,9 +124,9 @@ def connect(path: Path, *, lock_timeout: float = 0.0, read_only: bool = False) -
                     continue
         if time.monotonic() + delay > deadline:
             raise StoreLockedError(f"{path} is in use by {lock_probe.describe_process(holder)} (waited {lock_timeout:g} s); "
-                                   "close it there, or open the store with pcmem.open_sync (it then serves this one)")
+                                   "close it there, or open the store with pcmem.open (it then serves this one)")
         time.sleep(delay + random.random() * delay)  # jitter: two waiting processes should not collide again
-        delay = min(delay * 2, 0.02)  # poll often: a busy shared-mode process leaves short gaps (see backend)
+        delay = min(delay * 2, 0.02)  # poll often: a process that opened the store briefly may let it go soon
     return quiet(connection)
 
 

@@ -87,12 +87,12 @@ class IdFloor:
     #: The write under way.
     write: int = 0
 
-    def begin_write(self, write: int, sole_writer: bool) -> None:
-        """Write number ``write`` of the file in this process begins. The floor stays exact only when no other
-        process can write the file (``sole_writer``: this process holds it) and the last write of the file in this
-        process was the one it was exact in: any other write in between — another backend of the same file, a
-        repair, a change outside a write transaction — moves the count past it, and the ids are read again."""
-        self.exact = sole_writer and self.known_in is not None and self.known_in == write - 1
+    def begin_write(self, write: int) -> None:
+        """Write number ``write`` of the file in this process begins. The floor stays exact only when the last write
+        of the file in this process was the one it was exact in (no other process writes a file this one holds): any
+        other write in between — another backend of the same file, a repair, a change outside a write transaction —
+        moves the count past it, and the ids are read again."""
+        self.exact = self.known_in is not None and self.known_in == write - 1
         self.known_in = write if self.exact else None
         self.write = write
 

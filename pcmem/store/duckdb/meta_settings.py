@@ -2,8 +2,7 @@
 signed with, and its default fusion (issue #31).
 
 Both are read once and kept: a held file changes only through the process that holds it (every other process reaches
-it through that owner, :mod:`pcmem.owner`). A ``shared`` backend opens the file per transaction, so other processes
-may change the default fusion between two searches: it reads that each time. The secret never changes once made.
+it through that owner, :mod:`pcmem.owner`). The secret never changes once made.
 """
 
 from __future__ import annotations
@@ -30,10 +29,9 @@ Transaction = Callable[..., AbstractContextManager[duckdb.DuckDBPyConnection]]
 class MetaSettings:
     """The paging secret and the default fusion of one backend's store file."""
 
-    def __init__(self, transaction: Transaction, write_lock: threading.Lock, *, read_only: bool,
-                 shared: bool) -> None:
+    def __init__(self, transaction: Transaction, write_lock: threading.Lock, *, read_only: bool) -> None:
         self._transaction, self._write_lock = transaction, write_lock
-        self._read_only, self._shared = read_only, shared
+        self._read_only = read_only
         self._paging_secret = PagingSecret()
         self._search_fusion: list[SearchFusion | None] = []  # the default fusion once read: [value]
 
@@ -46,14 +44,13 @@ class MetaSettings:
         if secret is not None or self._read_only:
             return secret
         with self._write_lock, self._transaction(write=True) as cursor:
-            # NOT EXISTS rather than a conflict clause: another process (shared mode) may have made it meanwhile
             cursor.execute("INSERT INTO pcmem_meta SELECT $key, $value WHERE NOT EXISTS "
                            "(SELECT 1 FROM pcmem_meta WHERE key = $key)",
                            {"key": PAGING_SECRET_KEY, "value": new_paging_secret()})
             return reads.meta(cursor, PAGING_SECRET_KEY)
 
     def search_fusion_default(self) -> SearchFusion | None:
-        if self._shared or not self._search_fusion:
+        if not self._search_fusion:
             with self._transaction() as cursor:
                 self._search_fusion[:] = [stored_search_fusion(reads.meta(cursor, SEARCH_FUSION_KEY))]
         return self._search_fusion[0]

@@ -1,7 +1,7 @@
 """What a warm search takes from memory instead of the file: scope heads, the embedding profile, the full-text
 index's totals and the query terms' ids and document frequencies, as of the last write this process made.
 
-Why this is safe: a backend that holds its file (not ``shared``) is the only process that can change it: DuckDB lets
+Why this is safe: a backend holds its file, so its process is the only one that can change it: DuckDB lets
 one process at a time open a file for writing, and a read-only opener shares its lock with readers only. Every write
 of this process is a write transaction (:mod:`.transactions`), which moves the file's :class:`WriteClock` just before
 and just after its COMMIT; until it commits, no other transaction sees it. So whatever was read while the clock stood

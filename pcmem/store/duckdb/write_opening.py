@@ -32,11 +32,10 @@ class _Kept:
 
 class OpeningMemo:
     """The opening of the last write of a held store, while it is still true (see the module's docstring). Used
-    under the backend's write lock; ``sole_writer`` is False for a store shared between processes (never kept)."""
+    under the backend's write lock."""
 
-    def __init__(self, clock: WriteClock, *, sole_writer: bool) -> None:
+    def __init__(self, clock: WriteClock) -> None:
         self._clock = clock
-        self._sole_writer = sole_writer
         self._kept: _Kept | None = None
 
     def known(self, scope: str, *, nested: bool) -> Opening | None:
@@ -54,8 +53,7 @@ class OpeningMemo:
         outside one, and not a write joined to an outer transaction, which commits later)."""
         after = self._clock.begun()
         memory, profiles = opening
-        self._kept = (_Kept(scope, memory, dict(profiles), after)
-                      if self._sole_writer and not nested and after == before + 1 else None)
+        self._kept = _Kept(scope, memory, dict(profiles), after) if not nested and after == before + 1 else None
 
     def forget(self) -> None:
         """A write failed or rolled back: read the opening again next time."""
