@@ -24,6 +24,14 @@ async def to_thread(function: Callable[..., T], /, *args: Any, **kwargs: Any) ->
     return await asyncio.to_thread(function, *args, **kwargs)
 
 
+def api_methods(cls: type) -> tuple[str, ...]:
+    """The Memory API methods of a sync handle class, by name: its public methods but the one that makes another
+    handle (``for_scope``, which is cheap and not awaited). The async handles mirror these, and they are what an
+    owner's client sends across the socket (:mod:`pcmem.owner.operations`)."""
+    return tuple(sorted(name for name in dir(cls) if not name.startswith("_") and name != "for_scope"
+                        and inspect.isfunction(inspect.getattr_static(cls, name))))
+
+
 def in_worker(method: Callable[Concatenate[Any, P], T], note: str = "") -> Callable[Concatenate[Any, P],
                                                                                      Coroutine[Any, Any, T]]:
     """An async method calling ``method`` on the object's ``sync`` attribute in a worker thread: the same parameters,
