@@ -24,7 +24,7 @@ from pcmem.testing import HashEmbedder
 
 #: Statements of a remember of one new entry (with terms new to the index) in a scope this process wrote last, BEGIN
 #: to COMMIT (about 25 in two transactions in session 6; 16 in session 7; 15 in session 8, with the opening read of
-#: the scope's head and profiles that a held store now keeps from its last write: store/duckdb/write_opening.py).
+#: the scope's head and profiles that a held store now keeps from its last write: store/duckdb/generation_memo.py).
 POINT_REMEMBER_STATEMENTS = 14
 #: Calls into DuckDB that run them: BEGIN, the revision's rows with the index lookup, the index, vector and head rows,
 #: COMMIT (a call costs DuckDB's client ~0.1 ms: store/duckdb/rows.py run_together).

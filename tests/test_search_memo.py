@@ -274,23 +274,22 @@ def test_terms_new_to_the_memo_are_read_without_the_totals_it_knows(db_path, mon
 
 
 def test_threads_behind_one_write_read_the_new_head_and_totals_once(db_path, monkeypatch):
-    # After a write the memo is empty: every searching thread's next search misses the scope's head and the index
-    # totals. One thread reads each; the others wait for it (issue #30). Deterministic: the first reader holds on
-    # until a second thread reads the same, or 1 s passed.
+    # After a write of another scope the memo knows only that scope's head: every searching thread's next search
+    # misses this scope's head and the index totals. One thread reads each; the others wait for it. Deterministic:
+    # the first reader holds on until a second thread reads the same, or 1 s passed.
     import threading
 
     from thread_probes import count_reads_held_open
 
-    from pcmem.store.duckdb import backend as backend_module
-    from pcmem.store.duckdb import reads
+    from pcmem.store.duckdb import reads, search_reads
 
     with pcmem.open(db_path, embedder=None) as runtime:
         memory = runtime.memory.for_scope("s")
         memory.remember(RememberRequest(entries=tuple(NewEntry(text=t) for t in sentences(50))))
         _search(memory, "Priya moved the Windows installer", "fts")
-        memory.remember("Priya moved the zanzibar installer")
+        runtime.memory.for_scope("t").remember("Priya moved the zanzibar installer")
         calls = count_reads_held_open(monkeypatch,
-                                      ((reads, "head_and_profile"), (backend_module, "read_index_terms")))
+                                      ((reads, "head_and_profile"), (search_reads, "read_index_terms")))
         pages = []
         threads = [threading.Thread(target=lambda: pages.append(_search(memory, "Priya installer", "fts")))
                    for _ in range(2)]

@@ -21,6 +21,7 @@ from pcmem.settings import DB_ENV, lock_timeout, resolve_db_path, skip_pydantic_
 
 if TYPE_CHECKING:
     from pcmem.compose.runtime import SyncRuntime
+    from pcmem.store.engine import StorageEngine, StoreLocation
 
 #: Which module of pcmem.cli defines each command. A call imports only its command's module (and what that needs):
 #: loading every command up front cost a cold ``pcmem search`` ~0.3 s (numpy, rich, the bench and model code).
@@ -124,13 +125,23 @@ class StoreContext:
         self.path = resolve_db_path(db)
         self.embedder = embedder
         self._runtime: SyncRuntime | None = None
+        self._located: tuple[StorageEngine, StoreLocation] | None = None
+
+    def located(self) -> tuple[StorageEngine, StoreLocation]:
+        """The store's engine and location, resolved once per command (the owner's address, the lock probe and the
+        open all use this one; InputError for a target that names no store)."""
+        if self._located is None:
+            from pcmem.store import engines
+
+            self._located = engines.located(self.path)
+        return self._located
 
     def open(self, *, create: bool, embeds: bool = True) -> SyncRuntime:
         """``embeds=False``: the command never embeds (a full-text search), so the store's embedder is not resolved
         unless ``--embedder`` names one."""
         if self._runtime is None:
             embedder = self.embedder or ("auto" if embeds else None)
-            self._runtime = open_store(self.path, embedder=embedder, create=create,
+            self._runtime = open_store(self.located()[1], embedder=embedder, create=create,
                                       lock_timeout=lock_timeout())
         return self._runtime
 

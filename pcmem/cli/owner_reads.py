@@ -52,12 +52,11 @@ def answered_by_owner(store: Any, frame: Callable[[], dict[str, Any]]) -> Any:
     waited = lock_timeout()  # a bad $PCMEM_LOCK_TIMEOUT is refused here as on the full path
     from pcmem.errors import PcmemError
     from pcmem.owner.dial import NO_OWNER, ask_owner
-    from pcmem.store import engines
     from pcmem.store.engine import holder_of
 
     request = frame()
     try:
-        engine, location = engines.located(store.path)
+        engine, location = store.located()
     except PcmemError:
         return NOT_HERE  # the full path says what is wrong with the target
     if not engine.single_file or location.path is None:

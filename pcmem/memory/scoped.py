@@ -8,7 +8,7 @@ The async API (:class:`pcmem.memory.service.ScopedMemory`) runs these methods in
 from __future__ import annotations
 
 import builtins
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pcmem.errors import (
@@ -33,6 +33,8 @@ from pcmem.types.memory import (
     EntryState,
     EntryVersion,
     ForgetRequest,
+    MemoryEntry,
+    MemoryRef,
     NewEntry,
     Operation,
     ReactivateRequest,
@@ -122,8 +124,8 @@ class SyncScopedMemory(ScopedReads):
             plan = plan_upsert(self.scope, drafts, identities, request.upsert, revision)
             if not plan.events:
                 assert tx.memory is not None
-                return WriteResult(memory=tx.memory, citations=tuple(Citation.of(tx.memory, v) for v in plan.cited),
-                                   duplicates=duplicates, unchanged=True, unchanged_entry_ids=plan.unchanged)
+                return write_result(tx.memory, plan.cited, "active", duplicates=duplicates, unchanged=True,
+                               unchanged_entry_ids=plan.unchanged)
             written = {v.entry_version_id: v.text for v in plan.versions}
             vectors = self._vectors.vectors_inside(
                 tx, written, Prepared(prepared.profile, {k: prepared.vectors[k] for k in written
@@ -133,8 +135,7 @@ class SyncScopedMemory(ScopedReads):
             self._revived_secondary(tx, plan.revived)
             memory = tx.commit("remember" if plan.created else "revise", plan.versions, plan.events, now, vectors,
                                reason=request.reason)
-            return WriteResult(memory=memory, citations=tuple(Citation.of(memory, v) for v in plan.cited),
-                               duplicates=duplicates, unchanged_entry_ids=plan.unchanged)
+            return write_result(memory, plan.cited, "active", duplicates=duplicates, unchanged_entry_ids=plan.unchanged)
 
         return self._write(write, keyed, now)
 
@@ -150,7 +151,7 @@ class SyncScopedMemory(ScopedReads):
         """One write transaction of this scope running ``write`` (once per idempotency key: :mod:`.write_records`):
         grouped with other threads' writes where the backend commits them together (one COMMIT and fsync for the
         group; issue #30), else under the scope lock."""
-        body = write_records.once(keyed, write, now)
+        body = write_records.once(keyed, write, now, self._backend.entry_versions)
         if isinstance(self._backend, GroupedWrites):
             return self._backend.write_grouped(self.scope, body)
         with self._lock, self._backend.write(self.scope) as tx:
@@ -215,8 +216,7 @@ class SyncScopedMemory(ScopedReads):
             # Canonical JSON keeps types apart: true/1 and 1.0/1 are different metadata (Python's == says equal).
             if same_content(request.text, kind, metadata, old):
                 assert tx.memory is not None
-                return WriteResult(memory=tx.memory, citations=(Citation.of(tx.memory, old),), unchanged=True,
-                                   unchanged_entry_ids=(old.entry_id,))
+                return write_result(tx.memory, [old], "active", unchanged=True, unchanged_entry_ids=(old.entry_id,))
             version = EntryVersion(
                 entry_id=old.entry_id,
                 entry_version_id=version_id,
@@ -232,7 +232,7 @@ class SyncScopedMemory(ScopedReads):
             vectors = self._vectors.vectors_inside(tx, {version_id: request.text}, prepared)
             self._vectors.store_secondary(tx, {version_id: request.text}, secondary)
             memory = tx.commit("revise", [version], [event], now, vectors, reason=request.reason)
-            return WriteResult(memory=memory, citations=(Citation.of(memory, version),))
+            return write_result(memory, [version], "active")
 
         return self._write(write, keyed, now)
 
@@ -293,7 +293,7 @@ class SyncScopedMemory(ScopedReads):
                 self._revived_secondary(tx, [version])
             event = EntryEvent(version.entry_id, version.entry_version_id, to_state)
             memory = tx.commit(operation, [], [event], now, vectors, reason=request.reason)
-            return WriteResult(memory=memory, citations=(Citation.of(memory, version),))
+            return write_result(memory, [version], to_state)
 
         return self._write(write, keyed, now)
 
@@ -377,3 +377,12 @@ class SyncScopedMemory(ScopedReads):
         erased.append(True)
         return WriteResult(memory=committed, citations=tuple(Citation.of(committed, v) for v in versions),
                            unchanged_entry_ids=tuple(gone))
+
+
+def write_result(memory: MemoryRef, versions: Sequence[EntryVersion], state: EntryState, **rest: Any) -> WriteResult:
+    """The result of a write that left ``versions`` in ``state`` at ``memory``: their citations, and the entries
+    themselves (a caller shows what it wrote without reading it back)."""
+    citations = tuple(Citation.of(memory, version) for version in versions)
+    entries = tuple(MemoryEntry(citation=citation, state=state, entry=version)
+                    for citation, version in zip(citations, versions, strict=True))
+    return WriteResult(memory=memory, citations=citations, entries=entries, **rest)

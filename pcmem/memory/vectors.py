@@ -70,10 +70,6 @@ class Embedders:
         #: up on first need (a write, an embedding rerank), never at open.
         self.rerank_embedder_for = rerank_embedder_for
         self.current = Embedding(embedder, search_for(embedder, self.search_rerank_embedder))
-        #: The store's vector space as the last write transaction saw it: what :meth:`vectors_for` embeds for before
-        #: the next write, instead of a read transaction of its own per write (three statements, ~2 ms of CPU).
-        #: Only a hint: :meth:`vectors_inside` checks the space inside the transaction, as it always did.
-        self._seen_profile: tuple[EmbeddingProfile | None] | None = None
 
     def use_embedder(self, embedder: Embedder | None) -> None:
         """Switch every scope handle of this runtime to ``embedder`` (after the store switched vector space)."""
@@ -133,11 +129,9 @@ class Embedders:
 
         Runs before the write transaction (embedding is the slow part); :meth:`vectors_inside` re-checks the store's
         vector space inside it, because another runtime or process may have switched it meanwhile (so the space
-        this reads may be the one the last write saw).
+        this reads may be the one the last write saw: a held store answers from the memo of its write generation).
         """
-        seen = self._seen_profile
-        store_profile = self._backend.embedding_profile if seen is None else lambda: seen[0]
-        return _prepare(self.current.embedder, store_profile, texts_by_version)
+        return _prepare(self.current.embedder, self._backend.embedding_profile, texts_by_version)
 
     def vectors_inside(self, tx: WriteTransaction, texts_by_version: dict[str, str],
                        prepared: Prepared) -> dict[str, np.ndarray]:
@@ -148,7 +142,6 @@ class Embedders:
         error when this runtime has no embedder for the store's vectors.
         """
         current = tx.embedding_profile()
-        self._seen_profile = (current,)
         if current is None or not texts_by_version:
             return {}
         if prepared.profile == current and len(prepared.vectors) == len(texts_by_version):

@@ -247,6 +247,7 @@ def ask_owner(path: Path, request: dict[str, Any], holder: Holder, *, lock_timeo
     except UnsafeRuntimeFolderError:
         return NO_OWNER
     if found is None:
+        _found_free.add(identity)
         return NO_OWNER
     connection = found[0]
     try:
@@ -263,3 +264,16 @@ def ask_owner(path: Path, request: dict[str, Any], holder: Holder, *, lock_timeo
 
 #: What :func:`ask_owner` returns when no owner answered (``None`` is a result some reads have).
 NO_OWNER: Any = object()
+
+#: Files :func:`ask_owner` just found nobody holding (see :func:`found_free`).
+_found_free: set[FileIdentity] = set()
+
+
+def found_free(identity: FileIdentity) -> bool:
+    """Whether :func:`ask_owner` found nobody holding this file just now, in this process (asked once: the answer is
+    forgotten). The command then opens the file the full way without looking for an owner again; the file's lock
+    still decides, so an owner that arrived meanwhile is found when the open is refused."""
+    if identity in _found_free:
+        _found_free.discard(identity)
+        return True
+    return False

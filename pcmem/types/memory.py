@@ -243,6 +243,10 @@ class WriteResult(Frozen):
     #: Entries the write left as they were (an upsert or a revise that asked for what the entry already holds, a
     #: forget of an entry already erased); their citations are in ``citations`` too.
     unchanged_entry_ids: tuple[str, ...] = ()
+    #: The cited entries as the write left them, in the order of ``citations`` (its version, its state): what a caller
+    #: shows of its write without reading it back. Empty for a forget, and in the outcome a resent idempotency key
+    #: is answered with (a record keeps no text): read those by citation.
+    entries: tuple[MemoryEntry, ...] = ()
 
 
 # --- reads ------------------------------------------------------------------------------------------------------

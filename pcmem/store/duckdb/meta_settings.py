@@ -33,7 +33,15 @@ class MetaSettings:
         self._transaction, self._write_lock = transaction, write_lock
         self._read_only = read_only
         self._paging_secret = PagingSecret()
-        self._search_fusion: list[SearchFusion | None] = []  # the default fusion once read: [value]
+        self._search_fusion: list[str | None] = []  # the default fusion as kept, once read: [value]
+
+    def load(self, cursor: duckdb.DuckDBPyConnection) -> None:
+        """Read both with the store's open (one statement on its cursor), before any transaction."""
+        rows = dict(cursor.execute("SELECT key, value FROM pcmem_meta WHERE key IN (?, ?)",
+                                   [PAGING_SECRET_KEY, SEARCH_FUSION_KEY]).fetchall())
+        self._search_fusion[:] = [rows.get(SEARCH_FUSION_KEY)]
+        if rows.get(PAGING_SECRET_KEY) is not None:
+            self._paging_secret.get(lambda: rows[PAGING_SECRET_KEY])
 
     def paging_secret(self) -> bytes:
         return self._paging_secret.get(self._stored_paging_secret)
@@ -50,10 +58,12 @@ class MetaSettings:
             return reads.meta(cursor, PAGING_SECRET_KEY)
 
     def search_fusion_default(self) -> SearchFusion | None:
+        """The store's default fusion (StoreFormatError for a name this pcmem does not know, at each search that
+        needs it: the store opens and writes as before)."""
         if not self._search_fusion:
             with self._transaction() as cursor:
-                self._search_fusion[:] = [stored_search_fusion(reads.meta(cursor, SEARCH_FUSION_KEY))]
-        return self._search_fusion[0]
+                self._search_fusion[:] = [reads.meta(cursor, SEARCH_FUSION_KEY)]
+        return stored_search_fusion(self._search_fusion[0])
 
     def set_search_fusion_default(self, fusion: SearchFusion | None) -> None:
         with self._write_lock, self._transaction(write=True) as cursor:
