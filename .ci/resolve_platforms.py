@@ -1,4 +1,4 @@
-"""Does pcmem's runtime dependency set install on every platform the README's table promises? (issue 41)
+"""Does pcmem's runtime dependency set install on every platform docs/guides/platforms.md promises? (issue 41)
 
 pip's own resolver answers for a platform this machine is not — wheels only, nothing installed:
 ``pip install --dry-run --ignore-installed --only-binary=:all: --platform TAG… --python-version X.Y --target DIR REQS``.
@@ -6,7 +6,7 @@ pip does not widen one tag to the older ones a platform also runs (macOS 14 runs
 runs manylinux2014), so each platform lists the tags its wheels come with. The requirements are read from
 pyproject.toml, so a new dependency or bound is checked the day it is written.
 
-Exit status 1 when a promised platform does not resolve, or when one the README says cannot (``EXPECTED_TO_FAIL``)
+Exit status 1 when a promised platform does not resolve, or when one the table says cannot (``EXPECTED_TO_FAIL``)
 starts to: the table must then be corrected. Run by .ci/run; ``--verbose`` prints what each resolved to.
 """
 
@@ -45,7 +45,7 @@ PLATFORMS: dict[str, list[str]] = {
     "Windows ARM64": ["win_arm64"],
 }
 
-#: Platforms the README says pcmem does not install on, and why (the resolver must keep failing there).
+#: Platforms the table says pcmem does not install on, and why (the resolver must keep failing there).
 EXPECTED_TO_FAIL: dict[tuple[str, str], str] = {
     **{("Windows ARM64", python): "no duckdb-extension-fts, pyarrow or py-rust-stemmers wheel for win_arm64"
        for python in PYTHONS},
@@ -92,11 +92,11 @@ def main() -> int:
         if resolved and expected_failure is None:
             print(f"ok        {platform}, Python {python}" + (f": {detail}" if args.verbose else ""))
         elif not resolved and expected_failure is not None:
-            print(f"ok        {platform}, Python {python}: does not install, as the README says ({expected_failure})")
+            print(f"ok        {platform}, Python {python}: does not install, as the table says ({expected_failure})")
         elif resolved:
             wrong += 1
             print(f"CHANGED   {platform}, Python {python} now resolves ({detail}): update EXPECTED_TO_FAIL and the "
-                  "README's platform table")
+                  "platform table (docs/guides/platforms.md)")
         else:
             wrong += 1
             print(f"FAILED    {platform}, Python {python} does not resolve:\n{detail}")

@@ -13,6 +13,7 @@ from pcmem_bench import (
     locomo_commands,
     pool_commands,
     safety_commands,
+    throughput_commands,
 )
 
 
@@ -44,3 +45,4 @@ for _command in (locomo_commands.locomo, locomo_commands.locomo_report, locomo_c
 
 pool_commands.register(bench)
 embed_speed_commands.register(bench)
+throughput_commands.register(bench)

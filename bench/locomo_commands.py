@@ -8,13 +8,14 @@ from typing import cast
 
 import click
 
+from pcmem import rerank_policies
 from pcmem.cli import render
 from pcmem.cli.progress import progress_bar
 from pcmem.config import InferenceConfig
 from pcmem.errors import InputError
 from pcmem.rerank.port import MemoryReranker
+from pcmem.rerank_policies import RERANK_POLICIES
 from pcmem.settings import SEARCH_FUSIONS, SearchFusion
-from pcmem.types.rerank import RERANK_POLICIES, RerankPolicy
 from pcmem_bench import csv_list
 from pcmem_bench.output import write_result
 
@@ -84,12 +85,14 @@ def locomo(data_path: str, modes: str, reranks: str, model: str | None, rerank_e
     if not chosen:
         raise InputError("no questions match the chosen categories and conversations")
     policies = csv_list(reranks)
-    unknown = [p for p in policies if p not in ("none", *RERANK_POLICIES)]
+    known = ("none", *rerank_policies.policy_names())
+    unknown = [p for p in policies if p not in known]
     if not policies or unknown or len(set(policies)) != len(policies):
-        raise InputError(f"--rerank takes distinct names from none, {', '.join(RERANK_POLICIES)}; got {reranks!r}")
-    if rerank_embedder is not None and "embedding" not in policies:
+        raise InputError(f"--rerank takes distinct names from {', '.join(known)}; got {reranks!r}")
+    second = {p for p in policies if p != "none" and rerank_policies.named(p).takes_embedder}
+    if rerank_embedder is not None and not second:
         raise InputError("--rerank-embedder applies to the embedding policy: add embedding to --rerank")
-    labels = {p: f"{p}:{rerank_embedder}" if p == "embedding" and rerank_embedder else p for p in policies}
+    labels = {p: f"{p}:{rerank_embedder}" if p in second and rerank_embedder else p for p in policies}
     matrix = bench_locomo.Matrix(
         conversations=convs, questions=chosen, modes=csv_list(modes), embedders=csv_list(embedders), backends=backend_list,
         reranks=list(labels.values()), limit=limit, candidates=candidates, store=store, seekdb_store=seekdb_store,
@@ -97,7 +100,7 @@ def locomo(data_path: str, modes: str, reranks: str, model: str | None, rerank_e
         fusion=cast(SearchFusion, fusion),
     )
     rerankers: dict[str, MemoryReranker | None] = {"none": None}
-    model_policies = [cast(RerankPolicy, p) for p in policies if p != "none"]
+    model_policies = [p for p in policies if p != "none"]
     if model_policies:
         from pcmem.compose.rerankers import build_rerankers
 

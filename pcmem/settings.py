@@ -28,7 +28,7 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal, get_args
+from typing import Literal, NamedTuple, get_args
 
 from pcmem.errors import ConfigurationError, InputError
 
@@ -223,3 +223,53 @@ HOST_CONFIG_ENVS = ("XDG_CONFIG_HOME", "APPDATA", "CODEX_HOME")
 def host_config_environment() -> dict[str, str]:
     """The :data:`HOST_CONFIG_ENVS` that are set (and not blank)."""
     return {name: value for name in HOST_CONFIG_ENVS if (value := os.environ.get(name, "").strip())}
+
+
+# --- every variable, declared once ------------------------------------------------------------------------------------
+
+
+class Variable(NamedTuple):
+    """An environment variable pcmem reads: its name, what an unset one means, and what it sets."""
+
+    name: str
+    default: str
+    meaning: str
+
+
+#: Every environment variable pcmem reads, in one table (the configuration reference of the documentation is generated
+#: from it, and tests/test_docs_reference.py checks that every variable the code reads is here). The variables of
+#: :class:`pcmem.config.RuntimeConfig` and :class:`pcmem.config.InferenceConfig` (:data:`CONFIG_ENVS`) take their
+#: defaults and bounds from those models. The variables pcmem *sets* to stay offline are :mod:`pcmem.offline`'s.
+ENVIRONMENT: tuple[Variable, ...] = (
+    Variable(DB_ENV, "the per-user store (`pcmem where`)",
+             "The store: a file path, `duckdb:PATH`, or a `seekdb:`/`oceanbase:` URL. `--db` wins over it."),
+    Variable(CACHE_ENV, "the per-user cache folder",
+             "Where prepared model files live (the assembled MiniLM files, built mpnet and EmbeddingGemma models)."),
+    Variable(EMBEDDER_ENV, "`minilm-l6-int8`",
+             "The embedder a *new* store adopts (a preset, an ONNX model folder or `fastembed:MODEL`); a store keeps "
+             "the one its vectors were made with."),
+    Variable(RERANK_EMBEDDER_ENV, "the store's secondary profile",
+             "The embedding reranker's second embedder (a preset or model folder), `none` for none."),
+    Variable(ENV_RERANK_ENABLED, "", "Rerank every search with the generation model (RFC 0080's name)."),
+    Variable(ENV_RERANK_CANDIDATE_LIMIT, "", "How many coarse candidates a reranker sees (RFC 0080's name)."),
+    Variable(ENV_SEARCH_FUSION, "the store's default, else `rrf`",
+             "How a search that does not choose fuses its channels: `rrf`, `weighted-rrf` or `convex`."),
+    Variable(ENV_GENERATION_MODEL, "",
+             "The local generation model, `llama-cpp:<preset or path.gguf>` (a path may end in `#sha256=<hex>`)."),
+    Variable(ENV_GENERATION_TIMEOUT, "", "Seconds one generation request may take; past it the search fails closed."),
+    Variable(ENV_GENERATION_MAX_REQUESTS, "", "Attempts per operation when the output does not match the schema."),
+    Variable(ENV_INFERENCE_THREADS, "every core", "llama.cpp threads of the generation model (pcmem's own name)."),
+    Variable(LOCK_TIMEOUT_ENV, f"`{DEFAULT_LOCK_TIMEOUT:g}`",
+             "Seconds the CLI waits for a store file held by a process that does not serve it (0..3600)."),
+    Variable(EDITOR_ENVS[0], "`$EDITOR`", "The editor `pcmem tui` opens an entry's text in (`o`)."),
+    Variable(EDITOR_ENVS[1], "none", "The editor, when `$VISUAL` is not set."),
+    Variable(RUNTIME_DIR_ENV, "unset",
+             "Not where owners listen (that never depends on the environment); a client looks there only to name an "
+             "older pcmem holding a store."),
+    Variable(PYDANTIC_PLUGINS_ENV, "`__all__` in the CLI",
+             "The CLI skips pydantic's plugin discovery unless it is set; empty loads every plugin."),
+    Variable(OMP_WAIT_POLICY_ENV, f"`{OMP_WAIT_POLICY}` when llama.cpp loads",
+             "How llama.cpp's OpenMP threads wait between steps; a value you set wins."),
+    *(Variable(name, "unset", "Where an MCP host keeps its configuration (`pcmem mcp install` reads it).")
+      for name in HOST_CONFIG_ENVS),
+)

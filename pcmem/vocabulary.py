@@ -1,4 +1,5 @@
-"""The closed sets and bounds a search request takes — its modes, its limit, the rerank policies — as plain values.
+"""The closed sets and bounds a search request takes — its modes, its limit — as plain values (the rerank policies
+are declared in :mod:`pcmem.rerank_policies`).
 
 Defined once, here, because two readers enforce them: the pydantic models (:mod:`pcmem.types.search`,
 :mod:`pcmem.types.rerank`) and the command line's options, which a ``pcmem search`` answered by the store's owner
@@ -16,10 +17,3 @@ SEARCH_MODES: tuple[SearchMode, ...] = get_args(SearchMode)
 MAX_SEARCH_LIMIT = 50
 #: The hits a search returns when the request does not say.
 DEFAULT_SEARCH_LIMIT = 10
-
-#: The rerank policies a runtime can build (``--rerank``), defined once: three on a local generation model, and
-#: ``embedding`` (cosine under the store's embedder or a second one; no generation model).
-RerankPolicy = Literal["listwise", "decision", "decision-fill", "embedding"]
-#: The policies that need a generation model (``--model``).
-MODEL_RERANK_POLICIES: tuple[RerankPolicy, ...] = ("listwise", "decision", "decision-fill")
-RERANK_POLICIES: tuple[RerankPolicy, ...] = get_args(RerankPolicy)

@@ -28,3 +28,14 @@ def test_the_breakdown_times_each_statement_of_a_remember_and_leaves_nothing_beh
         assert parts[part] > 0, part
     assert 0 < result["python_ms_p50"] < result["remember_ms_p50"]
     assert list(tmp_path.iterdir()) == []
+
+
+def test_write_modes_report_each_way_against_the_same_runs_references(tmp_path):
+    """``pcmem bench writes``: per entry, a remember, a keyed one, threads together (group commit), an import."""
+    from pcmem_bench.write_modes import measure
+
+    result = measure(tmp_path, size=30, rounds=1, per_round=2, threads=3, batch=20)
+    for side in ("remember", "keyed_remember", "group", "import", "fts5_insert", "fts5_batch", "duckdb_floor"):
+        assert result[f"{side}_ms"] > 0 and result[f"{side}_cpu_ms"] > 0, side
+    assert result["import_vs_fts5_batch"] == pytest.approx(result["import_ms"] / result["fts5_batch_ms"], rel=0.01)
+    assert result["write_groups"]["remembers_from_threads"] == 6

@@ -1,5 +1,6 @@
-"""The toolchains that decide a built model's bytes are pinned in one place each, and the README's prepare steps run
-as written (the cheap ones are executed here; the steps that download large files are checked, not run)."""
+"""The toolchains that decide a built model's bytes are pinned in one place each, and the documented prepare steps
+(docs/guides/embedding-models.md) run as written (the cheap ones are executed here; the steps that download large
+files are checked, not run)."""
 
 from __future__ import annotations
 
@@ -10,13 +11,15 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from docs_pages import pages, section
 
 from pcmem.cli import main
 from pcmem.embedding.build import gemma, mpnet
 
 ROOT = Path(__file__).resolve().parent.parent
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-README = (ROOT / "README.md").read_text(encoding="utf-8")
+#: Every page of the docs (README.md included): the extras they tell a user to install must exist.
+DOCS = "\n".join(page.read_text(encoding="utf-8") for page in pages())
 
 
 def test_the_mpnet_build_extra_pins_exactly_the_toolchain_the_code_checks() -> None:
@@ -36,8 +39,8 @@ def test_the_runtime_onnxruntime_range_admits_the_one_the_models_were_built_and_
 
 
 def _gemma_steps() -> list[str]:
-    section = README[README.index("**EmbeddingGemma-300M**"):]
-    block = re.search(r"```bash\n(.*?)```", section, flags=re.S)
+    block = re.search(r"```bash\n(.*?)```", section("docs/guides/embedding-models.md", "## EmbeddingGemma-300M"),
+                      flags=re.S)
     assert block is not None
     return [line.split("  #")[0].strip() for line in block.group(1).splitlines() if line.strip()]
 
@@ -53,8 +56,8 @@ def test_the_gemma_steps_install_the_sdist_build_backend_before_downloading_the_
     assert steps[download].split("#")[0].split() == shlex.split(gemma.DOWNLOAD_SDIST.replace("DIR", "gemma-wheels"))
 
 
-def test_every_extra_the_readme_installs_exists() -> None:
-    extras = set(re.findall(r"pip install [^\n]*?'\.\[([\w,-]+)\]'", README))
+def test_every_extra_the_docs_install_exists() -> None:
+    extras = set(re.findall(r"pip install [^\n]*?'\.\[([\w,-]+)\]'", DOCS))
     assert extras and all(name in PROJECT["optional-dependencies"] for group in extras for name in group.split(","))
 
 

@@ -13,6 +13,7 @@ import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from docs_pages import pages
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -208,8 +209,8 @@ def test_the_token_estimate_counts_at_least_what_a_subword_tokenizer_counts(stor
     with pcmem.open(store, embedder=None) as runtime:
         blocks = [runtime.memory.context(query, scopes=["project", "user:ana"], relevant=40, recent=20).text
                   for query in ("deploy checklist", "release", None)]
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
-    samples = [*blocks, readme[:20_000], "中文的记忆系统可以存储用户的偏好和决定。日本語のテキストも検索できます。" * 5]
+    docs = "\n".join(page.read_text(encoding="utf-8") for page in pages())  # README.md and the site's pages
+    samples = [*blocks, docs[:20_000], docs[-20_000:], "中文的记忆系统可以存储用户的偏好和决定。日本語のテキストも検索できます。" * 5]
     for sample in samples:
         counted = len(tokenizer.encode(sample, add_special_tokens=False).ids)
         assert counted <= estimate_tokens(sample) <= 1.5 * counted, (estimate_tokens(sample), counted)

@@ -1,6 +1,7 @@
 """The wheel and the sdist are fit to depend on (issue 42): both pass ``twine check --strict`` and carry LICENSE; the
 wheel declares its license as SPDX and leaves the benchmarks out; the sdist's own tests run from it once installed;
-and the README's Python examples type-check (a user's default mypy) against the installed wheel's ``py.typed``.
+and the documentation's Python examples (README.md and docs/) type-check (a user's default mypy) against the installed
+wheel's ``py.typed``.
 
 Built once per run with ``python -m build``, the wheel from the sdist (its isolated environment takes setuptools
 from the pip cache). Installs go into venvs of their own whose other packages are this environment's (a path line in a
@@ -19,6 +20,7 @@ from email.parser import Parser
 from pathlib import Path
 
 import pytest
+from docs_pages import blocks
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.slow
@@ -74,7 +76,8 @@ def test_the_sdist_holds_what_its_tests_need(dists: dict[str, Path]) -> None:
     with tarfile.open(dists["sdist"]) as sdist:
         names = {name.split("/", 1)[1] for name in sdist.getnames() if "/" in name}
     assert {"LICENSE", "MANIFEST.in", "tests/conftest.py", "tests/oracles.py", "tests/statement_log.py",
-            "tests/data/powercontext-1.4.1-memory.json", "bench/pyproject.toml", "bench/cli.py"} <= names
+            "tests/data/powercontext-1.4.1-memory.json", "bench/pyproject.toml", "bench/cli.py", "mkdocs.yml",
+            "docs/index.md", "docs/assets/tui-search.svg", "docsgen/hooks.py", "tests/docs_pages.py"} <= names
     snapshots = {path.relative_to(ROOT).as_posix() for path in (ROOT / "snapshots").rglob("*") if path.is_file()}
     assert snapshots and snapshots <= names
     assert not [name for name in names if "__pycache__" in name or name.endswith(".duckdb")]
@@ -97,15 +100,14 @@ def test_the_sdists_tests_run_from_it(dists: dict[str, Path], tmp_path: Path) ->
     assert str(tmp_path / "venv") in located.stdout.split()[0] and str(tmp_path / "venv") in located.stdout.split()[1]
 
 
-def test_the_readmes_python_examples_typecheck_against_the_installed_wheel(dists: dict[str, Path],
+def test_the_docs_python_examples_typecheck_against_the_installed_wheel(dists: dict[str, Path],
                                                                             tmp_path: Path) -> None:
     """As a user's mypy sees pcmem: default settings, the installed package's py.typed, no pydantic plugin."""
     python = _venv(tmp_path / "venv", dists["wheel"])
-    blocks = re.findall(r"^```python\n(.*?)^```", (ROOT / "README.md").read_text(encoding="utf-8"), flags=re.S | re.M)
     files = []
-    for number, block in enumerate(blocks):
-        (tmp_path / f"readme_block_{number}.py").write_text(block)
-        files.append(f"readme_block_{number}.py")
+    for number, block in enumerate(blocks("python")):
+        (tmp_path / f"docs_block_{number}.py").write_text(block.code)
+        files.append(f"docs_block_{number}.py")
     result = subprocess.run([sys.executable, "-m", "mypy", "--python-executable", str(python), "--no-incremental",
                              "--python-version", "3.11", *files], cwd=tmp_path, capture_output=True, text=True,
                             timeout=900, check=False)

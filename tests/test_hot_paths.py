@@ -15,8 +15,8 @@ from hot_path_counts import counting
 
 import pcmem
 from pcmem.cli import main
-from pcmem.serve import agent_models, agent_ops
 from pcmem.serve.operations import MemoryApi
+from pcmem.serve.tools import writes
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -73,8 +73,8 @@ def test_a_cli_search_beside_an_owner_is_one_round_trip(tmp_path, monkeypatch, c
 
 
 def _remember(api: MemoryApi, text: str, key: str | None = None) -> dict[str, object]:
-    args = agent_models.RememberArgs(scope_id="agent", text=text, key=key)
-    return asyncio.run(agent_ops.remember(api, args))
+    args = writes.RememberArgs(scope_id="agent", text=text, key=key)
+    return asyncio.run(writes.remember_memory(api, args))
 
 
 def test_an_mcp_remember_answers_with_what_it_wrote_without_reading_it_back(tmp_path, monkeypatch):

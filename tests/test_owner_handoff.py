@@ -49,14 +49,22 @@ def test_a_client_prepared_to_take_over_loads_the_engine_and_the_model_and_takes
     from pcmem.compose import standby
 
     monkeypatch.setattr(standby, "PREPARE_AFTER", 0.0)
+    prepared, prepare = threading.Event(), standby._prepare
+
+    def watched(*args: object) -> None:  # the standby thread's own work: it tells when it is over
+        try:
+            prepare(*args)
+        finally:
+            prepared.set()
+
+    monkeypatch.setattr(standby, "_prepare", watched)
     path = tmp_path / "store.duckdb"
     owner = hold(path)
     try:
         with pcmem.open(path) as runtime:
             assert runtime.owner_pid == owner.pid
             runtime.prepare_takeover()
-            standing_by = next(t for t in threading.enumerate() if t.name == "pcmem-takeover-standby")
-            standing_by.join(timeout=120)
+            assert prepared.wait(120)  # (looking the thread up by name raced it: with no delay it could be over)
             assert {"duckdb", "onnxruntime"} <= set(sys.modules)
             from pcmem.embedding import presets
 

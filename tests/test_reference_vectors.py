@@ -42,3 +42,19 @@ def test_prepared_gemma_reproduces_its_reference_vectors() -> None:
     if not gemma_preset.is_prepared(presets.resolve_cache_dir(None)):
         pytest.skip("embeddinggemma-300m is not prepared here")
     assert gemma.verify(gemma_preset.verified_path(presets.resolve_cache_dir(None))) >= gemma.MIN_REFERENCE_COSINE
+
+
+def test_the_batching_bench_compares_one_call_per_text_with_several() -> None:
+    """``pcmem bench embed-batching`` (runs where EmbeddingGemma is prepared, like the test above)."""
+    pytest.importorskip("llama_cpp")
+    if not gemma_preset.is_prepared(presets.resolve_cache_dir(None)):
+        pytest.skip("embeddinggemma-300m is not prepared here")
+    from pcmem_bench import embed_batching
+
+    result = embed_batching.run(["Ana moved the pottery class.", "Ben likes Thursdays.", "The build is green.",
+                                 "Deploys go out on Fridays."], batch=2, rounds=2, threads=1)
+    assert result["texts"] == 4 and result["one_per_call_cpu_ms_per_text"] > 0
+    assert 0.99 < result["cosine_batched_vs_one_min"] <= 1.0 + 1e-6
+    assert result["reference_agreement_one_per_call"] >= result["reference_bar"]
+    assert [row["tokens"] for row in result["per_token_floor_one_thread"]] == sorted(
+        row["tokens"] for row in result["per_token_floor_one_thread"])

@@ -195,7 +195,7 @@ def test_a_switch_never_pairs_the_new_embedder_with_the_old_search_service(tmp_p
             super().__init__(backend, embedder, *args, **kwargs)
             built_for[id(self)] = embedder
 
-    for module in ("pcmem.compose.runtime", "pcmem.memory.scoped"):  # where it is built now, and where it was
+    for module in ("pcmem.compose.runtime_parts", "pcmem.compose.runtime", "pcmem.memory.scoped"):  # now, and before
         monkeypatch.setattr(f"{module}.SearchService", Watched, raising=False)
     with pcmem.open(tmp_path / "swap.duckdb", embedder=old) as runtime:
         runtime.memory.for_scope("s").remember("We deploy on Fridays.")

@@ -263,7 +263,8 @@ def test_a_store_held_by_another_process_names_it(tmp_path):
     holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(path)], stdout=subprocess.PIPE, text=True, cwd=ROOT)
     try:
         assert holder.stdout.readline().strip() == "holding"
-        with pytest.raises(StoreLockedError, match=f"process {holder.pid}.*does not serve the store"):
+        named = f"process {holder.pid}.*does not answer where pcmem owners listen.*without serving it"
+        with pytest.raises(StoreLockedError, match=named):
             pcmem.open(path, embedder=None, lock_timeout=0.2)
     finally:
         holder.kill()

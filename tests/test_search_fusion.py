@@ -142,10 +142,11 @@ def test_the_cli_takes_fusion_and_says_which_ran(tmp_path):
 def test_convex_weighs_an_embeddinggemma_stores_vectors_with_its_own_alpha(db_path):
     """Issue 31: with EmbeddingGemma's vectors the shared 0.45 lost to vector alone; its store fuses with 0.70."""
     from pcmem.embedding.gemma_preset import PROFILE
-    from pcmem.search.fusion import CONVEX_ALPHA_BY_MODEL, convex_fuse
+    from pcmem.embedding.presets import preset_named
+    from pcmem.search.fusion import convex_fuse
 
-    alpha = CONVEX_ALPHA_BY_MODEL[PROFILE.model_id]
-    assert alpha != CONVEX_ALPHA
+    alpha = preset_named("embeddinggemma-300m").fusion.convex_alpha  # the preset declares it
+    assert alpha == 0.70 != CONVEX_ALPHA
     gemma_like = HashEmbedder(model_id=PROFILE.model_id, dimension=PROFILE.dimension)
     with pcmem.open(db_path, embedder=gemma_like) as runtime:
         memory = runtime.memory.for_scope("s")

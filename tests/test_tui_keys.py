@@ -1,6 +1,7 @@
 # ruff: noqa: F811 - the fixtures of test_tui are imported, and tests take them by name
 """Keys as a k9s/lazygit user expects them (issue #45): esc peels one layer at a time, focus never turns typing into
-commands, lists page like less, every documented key does what it says, and the README's key table is the app's.
+commands, lists page like less, every documented key does what it says, and the documented key table
+(docs/getting-started/tui.md) is the app's.
 
 Real stores (the seeded template of ``test_tui``), Textual's pilot; no timings.
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from docs_pages import section
 from test_tui import (  # noqa: F401 - fixtures used by name
     SIZE,
     _no_model_from_the_environment,
@@ -200,17 +202,19 @@ async def test_sort_cycles_both_ways_and_the_scopes_list_sorts_too(store_path):
         assert screen.sort == "created"
 
 
-# --- the README's key table is the app's ------------------------------------------------------------------------------
+# --- the documented key table is the app's ---------------------------------------------------------------------------
 
 SCREENS: dict[str, type] = {"scopes": ScopesScreen, "entries": EntriesScreen, "entry": EntryScreen,
                             "search": SearchScreen, "trace": TraceScreen, "lists": ListTable}
 
 
-def readme_keys() -> dict[str, set[str]]:
-    """The README's Terminal UI key table: keys by the screens its "where" column names."""
-    section = (ROOT / "README.md").read_text(encoding="utf-8").split("## Terminal UI", 1)[1].split("\n## ", 1)[0]
+TUI_PAGE = "docs/getting-started/tui.md"
+
+
+def documented_keys() -> dict[str, set[str]]:
+    """The key table of the Terminal UI page: keys by the screens its "where" column names."""
     keys: dict[str, set[str]] = {}
-    for line in section.splitlines():
+    for line in section(TUI_PAGE, "## Keys").splitlines():
         cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
         if len(cells) < 3 or not cells[1].startswith("`"):
             continue
@@ -220,22 +224,22 @@ def readme_keys() -> dict[str, set[str]]:
 
 
 def bound(where: type) -> set[str]:
-    """Every key the screen (or list) binds, as the README writes keys."""
+    """Every key the screen (or list) binds, as the docs write keys."""
     names = {"question_mark": "?", "slash": "/", "colon": ":", "left_square_bracket": "[",
              "right_square_bracket": "]", "less_than_sign": "<", "greater_than_sign": ">", "escape": "esc"}
     bindings = Binding.make_bindings([*where.BINDINGS, *(StoreScreen.BINDINGS if issubclass(where, StoreScreen) else [])])
     return {names.get(binding.key, binding.key) for binding in bindings}
 
 
-def test_the_readme_key_table_names_only_keys_the_app_binds_there_and_every_key_the_app_binds():
-    table = readme_keys()
+def test_the_documented_key_table_names_only_keys_the_app_binds_there_and_every_key_the_app_binds():
+    table = documented_keys()
     assert set(table) <= set(SCREENS) | {"everywhere"}, set(table) - set(SCREENS)
     everywhere = {"?", "q", "ctrl+c", "ctrl+z", "esc"}
     for where, screen in SCREENS.items():
         documented, actual = table.get(where, set()), bound(screen)
-        assert documented <= actual | everywhere, f"{where}: the README names keys the app does not bind: " \
+        assert documented <= actual | everywhere, f"{where}: {TUI_PAGE} names keys the app does not bind: " \
                                                   f"{sorted(documented - actual)}"
         undocumented = actual - {"enter", "up", "down", "home", "end", "pageup", "pagedown", "f1"} - everywhere - documented
-        assert not undocumented, f"{where}: keys the app binds that the README's table does not name: {sorted(undocumented)}"
+        assert not undocumented, f"{where}: keys the app binds that {TUI_PAGE}'s table does not name: {sorted(undocumented)}"
     assert {binding.key for binding in Binding.make_bindings(PcmemApp.BINDINGS)} - {"question_mark", "f1"} <= \
         {"q", "ctrl+c", "ctrl+z"} and everywhere <= table.get("everywhere", set())

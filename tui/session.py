@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import pcmem
 from pcmem import (
@@ -118,7 +118,7 @@ class Session:
         """The session on the store at ``path``. A missing store is not created here: a mistyped ``--db`` must not
         leave a new file and folders behind. The session then shows no scopes, and its first write creates it."""
         # Beside an agent or the CLI: whichever process holds the file serves the others (the TUI is then the
-        # owner or a client of it; see the README's "Concurrency").
+        # owner or a client of it; see docs/guides/processes.md).
         options.setdefault("lock_timeout", LOCK_TIMEOUT)
         path = Path(path).expanduser()
         session = cls(None, inference, owns_runtime=True, path=path, open_options=options)
@@ -162,7 +162,7 @@ class Session:
 
     def store_role(self) -> str:
         """How this process reaches the store: "owner" (it holds the file and serves other pcmem processes) or
-        "client of process N" (another pcmem process holds it and runs every call; see the README's "Concurrency")."""
+        "client of process N" (another pcmem process holds it and runs every call; see docs/guides/processes.md)."""
         if self.path is None:
             return "in-process"
         runtime = self._runtime
@@ -377,7 +377,7 @@ class Session:
             if policy not in self._rerankers:
                 checked("loading model…")(0, 0)
                 self._rerankers[policy] = self.runtime.build_reranker(  # a client only names it (the owner runs it)
-                    cast(pcmem.RerankPolicy, policy), self.inference, checked("verifying model"))
+                    policy, self.inference, checked("verifying model"))
             return self._rerankers[policy]
 
     # --- writes ---------------------------------------------------------------------------------------------

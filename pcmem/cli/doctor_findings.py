@@ -16,7 +16,7 @@ Status = Literal["ok", "info", "warn", "fail"]
 SCHEMA = 1
 _SYMBOLS: dict[Status, str] = {"ok": "✓", "info": "·", "warn": "!", "fail": "✗"}
 _ASCII: dict[Status, str] = {"ok": "+", "info": "-", "warn": "!", "fail": "x"}
-#: ``pcmem doctor``'s exit status when any check failed (the README's table: 1 = problems found).
+#: ``pcmem doctor``'s exit status when any check failed (docs/reference/exit-statuses.md: 1 = problems found).
 EXIT_PROBLEMS = 1
 
 

@@ -18,15 +18,16 @@ if TYPE_CHECKING:
 
 
 def default_embedder() -> Finding:
-    from pcmem.embedding import minilm
-    from pcmem.embedding.presets import DEFAULT_PRESET
+    from pcmem.embedding.presets import DEFAULT_PRESET, preset_named
+    from pcmem.settings import cache_dir
 
     check = "models.default"
-    problems = minilm.source_problems()
+    preset, root = preset_named(DEFAULT_PRESET), cache_dir()
+    problems = preset.source_problems()
     if problems:
         return fail(check, f"the default embedder ({DEFAULT_PRESET}): {problems[0]}", None, problems=problems)
-    damaged = minilm.damaged_copies()
-    folder = minilm.model_dir()
+    damaged = preset.damaged_copies(root)
+    folder = preset.model_dir(root)
     if damaged:
         names = ", ".join(path.name for path in damaged)
         if os.access(folder, os.W_OK):
@@ -47,8 +48,9 @@ def store_embedder(profile: EmbeddingProfile | None, *, deep: bool) -> Finding |
     from pcmem.embedding import presets
 
     check = "models.store"
-    preset = next((p for p in (*presets.EMBEDDER_PRESETS.values(), *presets.RETIRED_PRESETS.values())
-                   if p.profile == profile), None)
+    preset = presets.for_model_id(profile.model_id)
+    if preset is not None and preset.profile != profile:
+        preset = None
     if preset is None:
         return info(check, f"the store's vectors come from {profile.model_id} (not a preset: pcmem finds it as the "
                            "store names it)", None, model=profile.model_id)
@@ -72,7 +74,7 @@ def other_embedders(*, deep: bool) -> Finding:
     from pcmem.embedding import presets
 
     prepared, missing, damaged = [], [], []
-    for preset in presets.EMBEDDER_PRESETS.values():
+    for preset in presets.offered():
         if preset.name == presets.DEFAULT_PRESET:
             continue
         if not presets.looks_prepared(preset):

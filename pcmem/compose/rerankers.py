@@ -9,62 +9,70 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
-from pcmem.compose.decisions import decision_memo, decision_reranker
-from pcmem.compose.embedders import named_embedder
-from pcmem.compose.models import load_model
+from pcmem import rerank_policies
 from pcmem.config import InferenceConfig, RuntimeConfig
 from pcmem.errors import ConfigurationError
-from pcmem.inference.llama_cpp import LlamaCppGenerator
-from pcmem.rerank.embedding import EmbeddingReranker
-from pcmem.rerank.listwise import ListwiseReranker
 from pcmem.rerank.port import MemoryReranker
 from pcmem.types.progress import Progress
 from pcmem.types.rerank import RerankPolicy
+
+if TYPE_CHECKING:
+    from pcmem.inference.llama_cpp import LlamaCppModel
+
+
+@dataclass
+class RerankBuild:
+    """What a policy's builder (:attr:`pcmem.rerank_policies.RerankPolicyDeclaration.build`) builds its reranker
+    from."""
+
+    inference: InferenceConfig
+    progress: Progress | None = None
+    #: ``--rerank-embedder``: a preset name or model directory (only for a policy that takes one).
+    rerank_embedder: str | None = None
+    #: State the policies of one :func:`build_rerankers` call share (``None``: nothing is shared).
+    shared: dict[str, Any] | None = field(default=None)
+
+    def model(self) -> LlamaCppModel:
+        """The configured local generation model, loaded once per process (ConfigurationError when there is none)."""
+        from pcmem.compose.models import load_model
+
+        return load_model(self.inference, self.progress)
 
 
 def build_reranker(
     policy: RerankPolicy, inference: InferenceConfig, progress: Progress | None = None, *,
     rerank_embedder: str | None = None,
 ) -> MemoryReranker:
-    """A reranker of ``policy`` (the CLI's ``--rerank``): on the configured local model, or for ``embedding`` on the
-    store's own embedder (``rerank_embedder=None``) or a second one (a preset name or model directory)."""
-    if policy == "embedding":
-        return embedding_reranker(rerank_embedder)
-    if rerank_embedder is not None:
+    """A reranker of ``policy`` (the CLI's ``--rerank``, declared in :mod:`pcmem.rerank_policies`): on the configured
+    local model, or for ``embedding`` on the store's own embedder (``rerank_embedder=None``) or a second one (a preset
+    name or model directory). InputError for an unknown policy."""
+    return _build(policy, RerankBuild(inference, progress, rerank_embedder))
+
+
+def _build(policy: RerankPolicy, build: RerankBuild) -> MemoryReranker:
+    declared = rerank_policies.named(policy)
+    if build.rerank_embedder is not None and not declared.takes_embedder:
         raise ConfigurationError(f"--rerank-embedder applies to the embedding policy only, not {policy!r}")
-    model = load_model(inference, progress)
-    if policy == "listwise":
-        generator = LlamaCppGenerator(
-            model, timeout_seconds=inference.generation_timeout_seconds, max_requests=inference.generation_max_requests
-        )
-        return ListwiseReranker(generator)
-    return decision_reranker(model, inference, fill_to_limit=policy == "decision-fill")
+    reranker: MemoryReranker = declared.builder()(build)
+    return reranker
 
 
 def build_rerankers(
     policies: Sequence[RerankPolicy], inference: InferenceConfig, progress: Progress | None = None, *,
     rerank_embedder: str | None = None, share_decisions: bool = False,
 ) -> dict[RerankPolicy, MemoryReranker]:
-    """One reranker per policy (benchmarks compare several in one run). ``rerank_embedder`` goes to ``embedding``
-    only. ``share_decisions``: the decision policies share one memo of the model's verdicts (identical by
-    construction: one deterministic forward pass per request), so each verdict is computed once per run."""
+    """One reranker per policy (benchmarks compare several in one run). ``rerank_embedder`` goes to the policies that
+    take one. ``share_decisions``: the policies share what their builders keep in :attr:`RerankBuild.shared` (the
+    decision policies: one memo of the model's verdicts, so each verdict is computed once per run)."""
+    shared: dict[str, Any] | None = {} if share_decisions else None
     built: dict[RerankPolicy, MemoryReranker] = {}
-    memo = None
     for policy in policies:
-        if policy in ("decision", "decision-fill") and share_decisions:
-            model = load_model(inference, progress)
-            memo = memo or decision_memo(model, inference)
-            built[policy] = decision_reranker(model, inference, fill_to_limit=policy == "decision-fill", memo=memo)
-        else:
-            built[policy] = build_reranker(policy, inference, progress,
-                                           rerank_embedder=rerank_embedder if policy == "embedding" else None)
+        second = rerank_embedder if rerank_policies.named(policy).takes_embedder else None
+        built[policy] = _build(policy, RerankBuild(inference, progress, second, shared))
     return built
-
-
-def embedding_reranker(choice: str | None = None) -> EmbeddingReranker:
-    """The embedding policy: the searched store's embedder and stored vectors, or a second embedder ``choice``."""
-    return EmbeddingReranker(None if choice is None else named_embedder(choice))
 
 
 def compose_reranker(

@@ -218,7 +218,7 @@ class SyncRuntime:
     def use_reranker(self, reranker: MemoryReranker | None) -> None:
         """Rerank every later search of this runtime that names no reranker with ``reranker`` (``None``: none); e.g.
         one from :meth:`build_reranker`. Returns and raises nothing."""
-        self.reranker = self.memory.parts.search.reranker = reranker  # later search services: see search_factory
+        self.reranker = self.memory.parts.search.reranker = reranker  # later search services: see runtime_parts.search_factory
 
     def use_write_gate(self, decision_model: DecisionModel | None) -> None:
         """Check every later ``remember`` of this runtime with ``decision_model`` (fail-open), or stop (``None``).

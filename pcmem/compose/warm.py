@@ -4,7 +4,7 @@ postings are read from the file the first time it is searched).
 
 A step at a time, so that an app sees progress and can stop it: first the model, then one scope after another. Each
 step is one call of the Memory service's ``warm``, which the owner of the store runs when this process is its client
-(see README → Concurrency): the owner loads its model and its views, which are the ones that serve this process's
+(see docs/guides/processes.md): the owner loads its model and its views, which are the ones that serve this process's
 searches. A cancel is seen between steps; the step under way (a model load, a scope's read) finishes first.
 """
 

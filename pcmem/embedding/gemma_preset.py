@@ -3,8 +3,9 @@
 Preparing the GGUF (from 25 transport wheels, converted once with torch) is :mod:`pcmem.embedding.build.gemma`, which
 nothing at run time imports.
 
-Runtime: ``Llama(embedding=True, n_ctx=2048, n_batch=2048, n_ubatch=2048)``, one text per call (batching several
-texts in one call changes vectors by up to 3e-3: measured), the model's prompts, L2-normalised.
+Runtime: ``Llama(embedding=True, n_ctx=2048, n_batch=2048, n_ubatch=2048)``, one text per call, the model's prompts,
+L2-normalised. Why not several texts per call: on a CPU it saves nothing — the time is the model's arithmetic per
+token, not the call — and it moves each vector a little with its neighbours (``pcmem bench embed-batching``).
 """
 
 from __future__ import annotations
@@ -12,9 +13,11 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pcmem.embedding.preset_declaration import EmbedderPreset
 from pcmem.errors import ConfigurationError, EmbeddingError
 from pcmem.types.embedding import EmbeddingProfile
 from pcmem.types.progress import Progress
@@ -140,4 +143,23 @@ class GemmaEmbedder:
         return GemmaEmbedder(self._locate, self._n_threads, query_prompt=query_prompt)
 
 
-__all__ = ["GemmaEmbedder", "PROFILE", "verified_path", "is_prepared", "model_dir"]
+@dataclass(frozen=True, kw_only=True)
+class GemmaPreset(EmbedderPreset):
+    """The GGUF ``pcmem models prepare`` converts into the cache (it needs the Gemma Terms of Use accepted)."""
+
+    build: str | None = "pcmem.embedding.build.prepare:gemma"
+
+    def model_dir(self, cache_root: Path) -> Path:
+        return model_dir(cache_root)
+
+    def is_ready(self, cache_root: Path) -> bool:
+        return is_prepared(cache_root)
+
+    def looks_prepared(self, cache_root: Path) -> bool:
+        return (model_dir(cache_root) / MANIFEST).is_file()
+
+    def embedder(self, cache_root: Path) -> GemmaEmbedder:
+        return GemmaEmbedder(lambda: verified_path(cache_root))
+
+
+__all__ = ["GemmaEmbedder", "GemmaPreset", "PROFILE", "verified_path", "is_prepared", "model_dir"]

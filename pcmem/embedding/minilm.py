@@ -14,11 +14,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pcmem.embedding.onnx_embedder import OnnxEmbedder, open_session
+from pcmem.embedding.preset_declaration import EmbedderPreset, PrepareOptions
 from pcmem.errors import ConfigurationError, EmbeddingError
 from pcmem.model_files import is_intact, package_dir, write_atomically
 from pcmem.private_files import make_private_folders
 from pcmem.settings import cache_dir as resolve_cache_dir
 from pcmem.types.embedding import EmbeddingProfile
+from pcmem.types.progress import StageProgress
 
 PROFILE = EmbeddingProfile(model_id="sentence-transformers/all-MiniLM-L6-v2@int8", dimension=384, normalized=True)
 _MODEL_SUBDIR = Path("models") / "all-MiniLM-L6-v2-int8"
@@ -115,6 +117,30 @@ def damaged_copies(cache_dir: str | os.PathLike[str] | None = None) -> list[Path
 class MiniLMEmbedder(OnnxEmbedder):
     """all-MiniLM-L6-v2 int8, 384-d, unit vectors. Cheap to build; the model loads on the first embed call."""
 
-    def __init__(self, cache_dir: str | os.PathLike[str] | None = None) -> None:
+    def __init__(self, cache_dir: str | os.PathLike[str] | None = None, batch_size: int = _BATCH) -> None:
         self.model_dir = model_dir(cache_dir)
-        super().__init__(PROFILE, lambda: open_session(prepare_model_dir(self.model_dir)), batch_size=_BATCH)
+        super().__init__(PROFILE, lambda: open_session(prepare_model_dir(self.model_dir)), batch_size=batch_size)
+
+
+@dataclass(frozen=True, kw_only=True)
+class MiniLMPreset(EmbedderPreset):
+    """The preset whose files ship in installed wheels: always ready, its cache copy made (and repaired) on first
+    use, so preparing it is only that copy."""
+
+    def model_dir(self, cache_root: Path) -> Path:
+        return model_dir(cache_root)
+
+    def is_ready(self, cache_root: Path) -> bool:
+        return True  # assembled from the installed wheels on first use
+
+    def embedder(self, cache_root: Path) -> MiniLMEmbedder:
+        return MiniLMEmbedder(cache_root, self.batch_size)
+
+    def prepare(self, cache_root: Path, progress: StageProgress | None, options: PrepareOptions) -> Path:
+        return prepare_model_dir(model_dir(cache_root))
+
+    def source_problems(self) -> list[str]:
+        return source_problems()
+
+    def damaged_copies(self, cache_root: Path) -> list[Path]:
+        return damaged_copies(cache_root)

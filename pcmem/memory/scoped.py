@@ -316,7 +316,7 @@ class SyncScopedMemory(ScopedReads):
         Unlike every other write this changes the past: all revisions that held the entry lose its content. The
         revision chain stays intact — a new revision (operation ``forget``) records a tombstone with the entry's ids
         — and citations of the entry resolve to EntryErasedError. When it returns, the erased bytes are no longer in
-        the store (the DuckDB file is checkpointed and the freed space overwritten; see the README). Forgetting an
+        the store (the DuckDB file is checkpointed and the freed space overwritten; guide: "Forgetting"). Forgetting an
         entry already erased is a no-op (``unchanged``). ``idempotency_key``: as :meth:`remember` (sent again, it
         answers what it erased then, and erases nothing written since). Returns the :class:`WriteResult` of the
         forget revision (its citation names the erased version). Raises EntryNotFoundError for an unknown entry,

@@ -90,7 +90,7 @@ class SyncMemoryService:
         reranker: RerankerChoice = "default",
         progress: Progress | None = None,
     ) -> SearchPage:
-        """Search several scopes in one call: one RRF over the union of their candidates (see README "Search").
+        """Search several scopes in one call: one RRF over the union of their candidates (guide: "Search and fusion").
 
         Each hit keeps the exact citation of its own scope's head; ``page.memories`` lists every scope searched
         that has a memory. Scopes with no memory contribute nothing. Returns a :class:`SearchPage`; raises as

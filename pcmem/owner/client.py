@@ -162,7 +162,9 @@ class Caller:
                 continue
             if "error" in response:
                 raise protocol.decode_error(response["error"])
-            return op.result.validate_python(response["result"])
+            result = response["result"]  # JSON values from a socket; bytes from this process's own dispatcher
+            return op.result.validate_json(result.data) if isinstance(result, protocol.Encoded) else \
+                op.result.validate_python(result)
         raise AssertionError("unreachable")
 
     def _rerank(self, reranker: Any) -> dict[str, Any] | None:

@@ -29,7 +29,7 @@ from pcmem.memory.arguments import canonical
 from pcmem.memory.awaited import api_methods
 from pcmem.memory.scoped import SyncScopedMemory
 from pcmem.memory.service import SyncMemoryService
-from pcmem.owner.protocol import encode_error
+from pcmem.owner.protocol import Encoded, encode_error
 from pcmem.owner.rerank_spec import RerankSpec
 from pcmem.rerank.port import MemoryReranker
 
@@ -137,6 +137,6 @@ class Dispatcher:
             scope: Any = request.get("scope")  # for_scope checks it, as a client's scope handle does (never str()-ed)
             target = self.memory.for_scope(scope) if op.on_scope else self.memory
             value = op.method(target, **args)
-            return {"result": op.result.dump_python(value, mode="json")}
+            return {"result": Encoded(op.result.dump_json(value))}
         except Exception as error:  # noqa: BLE001 - every failure goes back to the caller, typed
             return {"error": encode_error(error)}

@@ -4,12 +4,12 @@ reranker a client passes as ``search(reranker=...)``."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import AfterValidator, BaseModel, ConfigDict
 
+from pcmem import rerank_policies
 from pcmem.errors import ConfigurationError
-from pcmem.types.rerank import RerankPolicy
 
 if TYPE_CHECKING:
     from pcmem.types.progress import Progress
@@ -21,13 +21,19 @@ if TYPE_CHECKING:
 CANDIDATES: Literal["candidates"] = "candidates"
 
 
+def _declared(policy: str) -> str:
+    """A declared policy's name, or :data:`CANDIDATES` (pydantic reports another name as a validation error naming
+    the known policies)."""
+    return policy if policy == CANDIDATES else rerank_policies.named(policy).name
+
+
 class RerankSpec(BaseModel):
     """Which reranker a client wants for a search, by name: the owner builds (and keeps) it; a client never loads a
     model for work the owner does. Mirrors :func:`pcmem.compose.rerankers.build_reranker`'s arguments."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
-    policy: RerankPolicy | Literal["candidates"]
+    policy: Annotated[str, AfterValidator(_declared)]
     #: The client's :class:`~pcmem.config.InferenceConfig` as JSON (its generation model, timeouts, ...).
     inference: dict[str, Any] = {}
     rerank_embedder: str | None = None

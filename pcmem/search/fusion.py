@@ -7,9 +7,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, get_args
 
-from pcmem.embedding.gemma_preset import PROFILE as GEMMA_PROFILE
-from pcmem.embedding.mpnet_preset import MODEL_ID_INT8 as MPNET_INT8_MODEL_ID
 from pcmem.settings import FusionSource, SearchFusion
+from pcmem.types.fusion import FusionDefaults, WeightedRrf
 from pcmem.types.search import Candidate, Channel
 
 RRF_K = 60  # Cormack, Clarke & Büttcher 2009; the upstream contract's constant.
@@ -55,10 +54,11 @@ def rrf_fuse(channels: Mapping[str, Sequence[Candidate]], limit: int) -> list[Fu
 # --- Non-contract fusions ---------------------------------------------------------------------------------------
 #
 # Candidates from the literature, not from here, measured on LoCoMo (1,536 questions of categories 1-4) with
-# ``pcmem bench locomo-fusion`` / ``locomo-pool`` (README "Search" has the figures and commands): each parameter is
+# ``pcmem bench locomo-fusion`` / ``locomo-pool`` (docs/benchmarks/retrieval.md: figures, commands): each parameter is
 # tuned on conversations 0-4 and checked on 5-9, and the other way round; the rule (best frac@10 among values that keep
 # RRF's frac@30) is fixed in :mod:`pcmem_bench.fusion_tune`. The value shipped is the same rule over all ten
-# conversations, per measured embedder (keyed by the store's embedding profile, shown on the page).
+# conversations, per measured embedder: its preset declares them (``EmbedderPreset.fusion``), found by the store's
+# embedding model id; the values shown on the page.
 #
 # - ``convex``: the convex combination of normalised channel scores studied by Bruch, Gai & Ingber, "An Analysis of
 #   Fusion Functions for Hybrid Retrieval" (ACM TOIS 42(1), 2023), which finds it beats RRF once its one weight is
@@ -81,32 +81,27 @@ THEORETICAL_MIN: Mapping[str, float] = {"fts": 0.0, "vector": -1.0}
 
 CONVEX_ALPHA = 0.45  # the vector channel's weight; the full-text channel's is 1 - alpha
 CONVEX_NORMALISATION: Normalisation = "min-max"
-#: Where one embedder's vector channel is so much stronger that 0.45 loses to it alone: EmbeddingGemma (0.65 and
-#: 0.70 chosen on each half of the full set; 0.45 lost to vector alone on both).
-CONVEX_ALPHA_BY_MODEL: Mapping[str, float] = {GEMMA_PROFILE.model_id: 0.70}
-
-
-@dataclass(frozen=True, slots=True)
-class WeightedRrf:
-    """score = Σ w_channel / (k + rank): ``vector_weight`` for the vector channel, 1 - it for full text."""
-
-    k: int
-    vector_weight: float
-
-
 WEIGHTED_RRF = WeightedRrf(k=1, vector_weight=0.40)  # MiniLM's (the bundled embedder), for every unmeasured one
-WEIGHTED_RRF_BY_MODEL: Mapping[str, WeightedRrf] = {GEMMA_PROFILE.model_id: WeightedRrf(k=1, vector_weight=0.75),
-                                                     MPNET_INT8_MODEL_ID: WeightedRrf(k=5, vector_weight=0.55)}
+
+
+def declared_defaults(model_id: str | None) -> FusionDefaults:
+    """What the preset of ``model_id``'s vectors declares (nothing for no vectors or a model no preset declares)."""
+    if not model_id:
+        return FusionDefaults()
+    from pcmem.embedding.presets import fusion_defaults  # the registry: the search names no preset
+
+    return fusion_defaults(model_id)
 
 
 def weighted_rrf_parameters(model_id: str | None) -> WeightedRrf:
     """The weighted-RRF parameters for vectors of this embedding model (``None``: no vectors, the shared value)."""
-    return WEIGHTED_RRF_BY_MODEL.get(model_id or "", WEIGHTED_RRF)
+    return declared_defaults(model_id).weighted_rrf or WEIGHTED_RRF
 
 
 def convex_alpha(model_id: str | None) -> float:
     """The convex weight for vectors of this embedding model (``None``: no vectors, the shared value)."""
-    return CONVEX_ALPHA_BY_MODEL.get(model_id or "", CONVEX_ALPHA)
+    alpha = declared_defaults(model_id).convex_alpha
+    return CONVEX_ALPHA if alpha is None else alpha
 
 
 def normalise(scores: Sequence[float], how: Normalisation, floor: float = 0.0) -> list[float]:

@@ -307,7 +307,8 @@ def _hit(memory: MemoryRef, version: EntryVersion, fused: Fused) -> MemoryHit:
     citation = trusted(Citation, artifact_id=memory.artifact_id, revision=memory.revision,
                        entry_id=version.entry_id, entry_version_id=version.entry_version_id)
     return trusted(MemoryHit, citation=citation, text=version.text, kind=version.kind, score=fused.score,
-                   matched_by=fused.matched_by, metadata=dict(version.metadata), channels=fused.channels)
+                   matched_by=fused.matched_by, metadata=dict(version.metadata), channels=fused.channels,
+                   version=version.version, created_at=version.created_at)
 
 
 def rerank_page(page: SearchPage, request: SearchMemoryRequest, reranker: MemoryReranker,

@@ -3,8 +3,8 @@
 - :mod:`pcmem.serve.wire`: PowerContext's HTTP v1 Memory models; :mod:`pcmem.serve.convert`: to and from pcmem's;
   :mod:`pcmem.serve.wire_context` and :mod:`pcmem.serve.context_ops`: 1.4.1's prepared context and server info.
 - :mod:`pcmem.serve.operations`: the operations both transports serve, off the event loop.
-- :mod:`pcmem.serve.tools`: the agent tools, declared once (arguments: :mod:`pcmem.serve.agent_models`, what they do:
-  :mod:`pcmem.serve.agent_ops`, their compact schemas: :mod:`pcmem.serve.tool_schema`).
+- :mod:`pcmem.serve.tools`: the agent tools, each one declaration (:mod:`pcmem.serve.tool_declaration`) with its
+  arguments and what it does; their compact schemas: :mod:`pcmem.serve.tool_schema`.
 - :mod:`pcmem.serve.app`: the HTTP app (v1, ``/x/pcmem``, the tools at ``/x/pcmem/tools``, ``/mcp``);
   :mod:`pcmem.serve.mcp_tools`: the tools on the MCP SDK.
 - :mod:`pcmem.serve.errors`: pcmem errors → PowerContext codes, statuses and agent advice.
@@ -52,7 +52,7 @@ def open_for_serving(path: str | Path, *, embedder: str | None = None, model: st
     try:
         if policy and policy != "none":
             # In the owner the model loads now; beside another owner it is only named, and that process runs it.
-            runtime.use_reranker(runtime.build_reranker(policy, inference))  # type: ignore[arg-type]
+            runtime.use_reranker(runtime.build_reranker(policy, inference))
         if runtime.embedder is not None:
             runtime.embedder.embed_query("warm up")  # load the embedding model now, not on the first search
         runtime.prepare_takeover()  # beside another owner: load what taking the store over needs, in the background

@@ -33,7 +33,7 @@ from pcmem.serve.middleware import (
     log_bug,
 )
 from pcmem.serve.operations import EntryHistoryRequest, MemoryApi, Readiness, TracedSearchRequest, etag
-from pcmem.serve.tools import TOOLS, Tool
+from pcmem.serve.tools import Tool, declared
 from pcmem.types.search import FusionDefault
 
 _ERRORS = {
@@ -197,7 +197,7 @@ def _add_v1_routes(app: FastAPI, api: MemoryApi) -> None:
 def _add_tool_routes(app: FastAPI, api: MemoryApi) -> None:
     """``POST /x/pcmem/tools/{name}``: every MCP tool over plain HTTP, with the same arguments and results (errors as
     every route's: ``{"error": {code, message, details}}``)."""
-    for tool in TOOLS:
+    for tool in declared():
         app.add_api_route(f"/x/pcmem/tools/{tool.name}", _tool_endpoint(tool, api), methods=["POST"],
                           operation_id=f"tool_{tool.name}", tags=["pcmem tools"], summary=tool.description,
                           responses=_responses(401, 404, 409, 413, 422, 500, 503))

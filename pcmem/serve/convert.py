@@ -60,8 +60,19 @@ def record(value: pcmem.MemoryEntry) -> wire.AtomicMemoryRecord:
     )
 
 
-def entry_tags(value: pcmem.MemoryEntry) -> list[str]:
-    tags = value.entry.metadata.get(TAGS_KEY)
+def hit_record(hit: pcmem.MemoryHit) -> wire.AtomicMemoryRecord:
+    """A search hit as :func:`record` shows its entry, from the hit alone: a search reads a scope's active head
+    entries, so a hit is active in the revision it cites, and it carries its version (no read per hit)."""
+    assert hit.version is not None
+    return wire.AtomicMemoryRecord(
+        artifact=artifact_reference(hit.citation.entry_id, hit.version), kind=hit.kind, text=hit.text,
+        state=wire.AtomicMemoryState.active, state_version=hit.citation.revision, merged_into_id=None,
+    )
+
+
+def entry_tags(value: pcmem.MemoryEntry | pcmem.MemoryHit) -> list[str]:
+    metadata = value.metadata if isinstance(value, pcmem.MemoryHit) else value.entry.metadata
+    tags = metadata.get(TAGS_KEY)
     return [tag for tag in tags if isinstance(tag, str)] if isinstance(tags, list) else []
 
 
@@ -70,7 +81,7 @@ def tag_key(label: str) -> str:
     return unicodedata.normalize("NFC", label).casefold()
 
 
-def tags_match(value: pcmem.MemoryEntry, tag_filter: wire.TagFilter | None) -> bool:
+def tags_match(value: pcmem.MemoryEntry | pcmem.MemoryHit, tag_filter: wire.TagFilter | None) -> bool:
     if tag_filter is None:
         return True
     have = {tag_key(tag) for tag in entry_tags(value)}

@@ -20,17 +20,23 @@ import pcmem
 from pcmem.serve.errors import Failure, failure_for, tool_error_text
 from pcmem.serve.operations import MemoryApi
 from pcmem.serve.tool_schema import input_schema
-from pcmem.serve.tools import BY_NAME, INSTRUCTIONS, TOOL_NAMES, TOOLS, Tool
+from pcmem.serve.tools import INSTRUCTIONS, TOOL_NAMES, Tool, declared, named
 
 log = logging.getLogger("pcmem.serve")
 
 __all__ = ["TOOL_NAMES", "build_server", "call", "tool_list"]
 
 
-@functools.cache
 def tool_list() -> tuple[types.Tool, ...]:
-    """Built once: the SDK lists the tools again on every call, and schema generation costs ~1 ms a model."""
-    return tuple(_tool(tool) for tool in TOOLS)
+    """The declared tools as MCP lists them (a tool registered since the last call is listed too)."""
+    return _listed(declared())
+
+
+@functools.cache
+def _listed(tools: tuple[Tool, ...]) -> tuple[types.Tool, ...]:
+    """Built once per set of tools: the SDK lists the tools again on every call, and schema generation costs ~1 ms
+    a model."""
+    return tuple(_tool(tool) for tool in tools)
 
 
 def _tool(tool: Tool) -> types.Tool:
@@ -56,9 +62,10 @@ def _error(failure: Failure, tool: str = "") -> types.CallToolResult:
 
 async def call(api: MemoryApi, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
     """Run one tool; every failure comes back as a tool error result, never as an exception."""
-    tool = BY_NAME.get(name)
+    tool = named(name)
     if tool is None:
-        return _error(Failure(404, "unknown_tool", f"no tool {name!r}; the tools are {', '.join(TOOL_NAMES)}"))
+        known = ", ".join(tool.name for tool in declared())
+        return _error(Failure(404, "unknown_tool", f"no tool {name!r}; the tools are {known}"))
     try:
         request = tool.arguments.model_validate(arguments)
     except ValidationError as error:

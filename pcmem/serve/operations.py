@@ -99,10 +99,10 @@ class MemoryApi:
             page = self._search_page(scoped, request, rerank=True)
             hits = []
             for hit in page.hits:
-                entry = scoped.get(hit.citation)
-                if convert.tags_match(entry, request.tag_filter):
+                shown, record = _shown(scoped, hit)
+                if convert.tags_match(shown, request.tag_filter):
                     hits.append(wire.AtomicMemorySearchHit(
-                        memory=convert.record(entry), score=hit.score,
+                        memory=record, score=hit.score,
                         matched_by=[wire.MemoryMatchedBy(_TEXT.get(c, c)) for c in hit.matched_by]))
             return wire.SearchMemoryResponse(mode=wire.MemoryUsedSearchMode(_TEXT.get(page.mode, page.mode)),
                                              hits=hits[: request.limit])
@@ -377,3 +377,12 @@ def _active(entry: pcmem.MemoryEntry) -> pcmem.MemoryEntry:
     if entry.state != "active":
         raise ApiError(409, "memory_entry_inactive", f"entry {entry.citation.entry_id!r} is inactive")
     return entry
+
+
+def _shown(scoped: Any, hit: pcmem.MemoryHit) -> tuple[pcmem.MemoryHit | pcmem.MemoryEntry, wire.AtomicMemoryRecord]:
+    """What a v1 search hit shows, and what its tags are read from: the hit itself (it carries its version), or for
+    a hit made by hand the entry its citation names, read back."""
+    if hit.version is not None:
+        return hit, convert.hit_record(hit)
+    entry = scoped.get(hit.citation)
+    return entry, convert.record(entry)

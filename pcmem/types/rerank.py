@@ -6,12 +6,11 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+# the policies are declared in pcmem.rerank_policies (the CLI reads them without pydantic); here for every caller
+from pcmem.rerank_policies import MODEL_RERANK_POLICIES as MODEL_RERANK_POLICIES
+from pcmem.rerank_policies import RERANK_POLICIES as RERANK_POLICIES
+from pcmem.rerank_policies import RerankPolicy as RerankPolicy
 from pcmem.types.usage import Usage
-
-# the policy names are defined in pcmem.vocabulary (the CLI reads them without pydantic); here for every caller
-from pcmem.vocabulary import MODEL_RERANK_POLICIES as MODEL_RERANK_POLICIES
-from pcmem.vocabulary import RERANK_POLICIES as RERANK_POLICIES
-from pcmem.vocabulary import RerankPolicy as RerankPolicy
 
 
 class CandidateDecision(BaseModel):

@@ -134,6 +134,11 @@ class MemoryHit(Frozen):
     #: there (1 = that channel's best) and that channel's own measure (BM25 for fts, cosine for vector). Left out of
     #: a dump when empty (a hit made by hand, a reranker's own).
     channels: dict[Channel, tuple[int, float]] = Field(default_factory=dict, exclude_if=lambda value: not value)
+    #: The entry version's number (what a compare-and-swap on the entry expects) and when it was written. Every search
+    #: fills both from the version it read, so showing or revising a hit needs no read of its own (an agent host that
+    #: is a client of the store's owner used to ask the owner once per hit); ``None`` only in a hit made by hand.
+    version: int | None = None
+    created_at: datetime | None = None
 
 
 class RerankTrace(Frozen):

@@ -12,7 +12,7 @@ from pathlib import Path
 import duckdb
 
 from pcmem.ids import content_hash
-from pcmem.store.duckdb import blocks, connection, fts_index, indexes, migrations, vectors
+from pcmem.store.duckdb import blocks, connection, fts_index, indexes, migrations, unkeyed, vectors
 from pcmem.types.storage import CheckReport
 
 __all__ = ["CheckReport", "check", "missing_structures", "note_log_copies", "repair"]
@@ -53,6 +53,7 @@ def check(db: duckdb.DuckDBPyConnection, scan: blocks.BlockScan | None = None) -
     report.scopes = _count(db, "SELECT count(*) FROM memories")
     report.revisions = _count(db, "SELECT count(*) FROM revisions")
     report.entry_versions = _count(db, "SELECT count(*) FROM entry_versions")
+    report.problems.extend(unkeyed.duplicates(db))  # what the dropped primary keys refused (see unkeyed.py)
     _check_revision_chain(db, report)
     _check_hashes(db, report)
     missing = missing_structures(db)
@@ -298,7 +299,7 @@ def repair(db: duckdb.DuckDBPyConnection, analyzer: str | None = None) -> None:
     tables = connection.qualified_tables(db)
     if "main.head_entries" not in tables:
         db.execute("CREATE TABLE head_entries (artifact_id VARCHAR NOT NULL, entry_id VARCHAR NOT NULL, "
-                   "entry_version_id VARCHAR NOT NULL, state VARCHAR NOT NULL, PRIMARY KEY (artifact_id, entry_id))")
+                   "entry_version_id VARCHAR NOT NULL, state VARCHAR NOT NULL)")  # no key: see unkeyed.py
     db.execute("DELETE FROM head_entries")
     db.execute(f"INSERT INTO head_entries SELECT * FROM ({_EXPECTED_HEAD})")
     s = fts_index.SCHEMA

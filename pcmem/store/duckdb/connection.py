@@ -35,13 +35,15 @@ DUCKDB_THREADS: int | None = 1
 #: next to a store was replayed into it. An existing file keeps its format (see wal.prepare_leftover_wal).
 NEW_STORE_STORAGE = "v1.5.0"
 
-#: Compression methods a store never uses: ALP and ALP-RD, DuckDB's float encodings (only the vectors, and the index's
-#: one ``avgdl``, are floats). Why: DuckDB 1.5.5 logs each commit's new rows by scanning back the whole 2,048-row vector
-#: they were appended to (DataTable::WriteToLog, ScanTableSegment), and a table with an index (the embeddings' primary
-#: key) appends into its last checkpointed row group, so every remember decoded up to 2,047 stored vectors of 384
-#: floats again: ~0.6-1 ms of a ~8 ms remember, at any store size. ALP-RD saves ~2 % of the vectors' bytes (random
-#: float32 mantissas do not compress); uncompressed, the same scan is a copy.
-DISABLED_COMPRESSION = "alp,alprd"
+#: Compression methods a store never uses: ALP and ALP-RD (floats: the vectors, and the index's one ``avgdl``) and the
+#: string encodings (dictionary + FSST, and the two alone, which files in DuckDB's older format use). Why: DuckDB 1.5.5
+#: logs each commit's new rows by scanning back the whole 2,048-row vector they were appended to
+#: (DataTable::WriteToLog, ScanTableSegment), and a table with an index appends into its last checkpointed row group,
+#: so every write decoded again up to 2,047 stored rows of each table it appends to: the vectors, and the strings of
+#: the entries, events and postings. Compressed strings are what made a remember cost more as a store grew (DuckDB
+#: picks dictionary + FSST for them once a table is large enough); uncompressed, the same scan is a copy. What it costs
+#: in file size (the vectors, which do not compress, are most of a store) is in the README's Benchmarks.
+DISABLED_COMPRESSION = "alp,alprd,dict_fsst,fsst,dictionary"
 
 
 def in_list(values: Iterable[str]) -> str:

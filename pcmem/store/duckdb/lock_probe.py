@@ -4,6 +4,7 @@ taking or releasing one (so it can name the other process in a "store is locked"
 from __future__ import annotations
 
 import os
+import stat
 import struct
 from pathlib import Path
 
@@ -19,11 +20,13 @@ def lock_holder(path: Path) -> int | None:
     Asked with F_GETLK, which neither takes nor releases a lock (so it cannot drop this process's own locks)."""
     if fcntl is None:
         return None
-    try:  # non-blocking: opening a FIFO for reading would wait for a writer (a FIFO holds no store, nor a lock)
-        descriptor = os.open(path, os.O_RDONLY | os.O_CLOEXEC | getattr(os, "O_NONBLOCK", 0))
+    try:  # non-blocking: opening a FIFO (or a device) someone named as the store must not wait for a writer
+        descriptor = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK | os.O_NOCTTY)
     except OSError:
         return None
     try:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            return None  # not a store file: opening it says so
         probe = struct.pack("hhqqi", fcntl.F_WRLCK, os.SEEK_SET, 0, 0, 0)
         answer = fcntl.fcntl(descriptor, fcntl.F_GETLK, probe)
         kind, _, _, _, pid = struct.unpack("hhqqi", answer)

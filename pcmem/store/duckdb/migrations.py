@@ -45,8 +45,7 @@ def _core_schema(db: duckdb.DuckDBPyConnection) -> None:
             revision BIGINT NOT NULL,
             operation VARCHAR NOT NULL,
             change_count BIGINT NOT NULL,
-            created_at TIMESTAMP NOT NULL,
-            PRIMARY KEY (artifact_id, revision)
+            created_at TIMESTAMP NOT NULL
         );
         CREATE TABLE entry_versions (
             entry_version_id VARCHAR PRIMARY KEY,
@@ -65,18 +64,18 @@ def _core_schema(db: duckdb.DuckDBPyConnection) -> None:
             revision BIGINT NOT NULL,
             entry_id VARCHAR NOT NULL,
             entry_version_id VARCHAR NOT NULL,
-            state VARCHAR NOT NULL,
-            PRIMARY KEY (artifact_id, entry_id, revision)
+            state VARCHAR NOT NULL
         );
         CREATE TABLE head_entries (
             artifact_id VARCHAR NOT NULL,
             entry_id VARCHAR NOT NULL,
             entry_version_id VARCHAR NOT NULL,
-            state VARCHAR NOT NULL,
-            PRIMARY KEY (artifact_id, entry_id)
+            state VARCHAR NOT NULL
         );
         """
         # Stores made before migration 0007 also got entry_events_by_revision here; 0007 drops it (see indexes.py).
+        # Stores made before migration 0010 also got primary keys on revisions, entry_events and head_entries; 0010
+        # drops them (see unkeyed.py).
     )
 
 
@@ -158,6 +157,21 @@ def _recorded_writes(db: duckdb.DuckDBPyConnection) -> None:
     write_records.create(db)
 
 
+def _drop_unused_keys(db: duckdb.DuckDBPyConnection) -> None:
+    # Primary keys DuckDB answers no lookup through, which only cost every write (see unkeyed.py): the tables are
+    # rebuilt without them, in a transaction of their own.
+    from pcmem.store.duckdb import unkeyed
+
+    unkeyed.drop_keys(db)
+
+
+def _index_rebuilt_heads(db: duckdb.DuckDBPyConnection) -> None:
+    # The rebuilt head_entries lost its lookup index (a new store's still has it: IF NOT EXISTS).
+    from pcmem.store.duckdb import indexes
+
+    indexes.create(db, tables=("main.head_entries",))
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration("0001_core_schema", _core_schema),
     Migration("0002_search_projections", _search_projections),
@@ -168,6 +182,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("0007_rebuild_secondary_indexes", _create_secondary_indexes, prepare=_drop_secondary_indexes),
     Migration("0008_revision_reasons", _revision_reasons),
     Migration("0009_recorded_writes", _recorded_writes),
+    Migration("0010_unused_keys_dropped", _index_rebuilt_heads, prepare=_drop_unused_keys),
 )
 
 

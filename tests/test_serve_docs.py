@@ -1,16 +1,17 @@
-"""The README's serving section, run as written: the MCP host snippet, the curl per v1 endpoint, the httpx client."""
+"""The serving examples of the docs, run as written: the MCP host snippet (docs/getting-started/mcp-host.md), the curl
+per v1 endpoint and the httpx client (docs/guides/serving.md)."""
 
 from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from docs_pages import blocks
 
 pytest.importorskip("mcp")
 
@@ -21,22 +22,16 @@ from pcmem.serve.app import ServeOptions, create_app  # noqa: E402
 from pcmem.serve.live import LiveServer  # noqa: E402
 from pcmem.serve.operations import MemoryApi  # noqa: E402
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+SERVING, HOST = "docs/guides/serving.md", "docs/getting-started/mcp-host.md"
 
 
-def _section() -> str:
-    text = README.read_text(encoding="utf-8")
-    start = text.index("## Serving: HTTP and MCP")
-    return text[start:text.index("\n## ", start + 1)]
-
-
-def _blocks(language: str) -> list[str]:
-    return re.findall(rf"```{language}\n(.*?)```", _section(), flags=re.S)
+def _blocks(language: str, page: str = SERVING) -> list[str]:
+    return [block.code for block in blocks(language, page=page)]
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):  # noqa: ANN001, ANN201
-    path = tmp_path_factory.mktemp("readme") / "memory.duckdb"
+    path = tmp_path_factory.mktemp("docs") / "memory.duckdb"
     runtime = pcmem.open(path, embedder=None)
     api = MemoryApi(runtime, path)
     with LiveServer(create_app(api, ServeOptions())) as live:
@@ -46,7 +41,7 @@ def server(tmp_path_factory):  # noqa: ANN001, ANN201
 
 
 async def test_the_mcp_host_snippet_can_remember_and_search(tmp_path):
-    [snippet] = _blocks("json")
+    [snippet] = _blocks("json", HOST)
     config = json.loads(snippet)["mcpServers"]["pcmem"]
     assert (config["command"], config["args"], list(config["env"])) == ("pcmem", ["mcp"], ["PCMEM_DB"])
     # What a host does: run `command` from its PATH (this test's environment), with the snippet's env.
@@ -55,11 +50,11 @@ async def test_the_mcp_host_snippet_can_remember_and_search(tmp_path):
     env = {**os.environ, **config["env"], "PCMEM_DB": str(tmp_path / "host.duckdb")}
     async with Client(StdioServerParameters(command=command, args=config["args"], env=env)) as client:
         written = await client.call_tool("remember_memory", {
-            "scope_id": "host", "kind": "fact", "text": "The README snippet works in an MCP host."})
+            "scope_id": "host", "kind": "fact", "text": "The docs' snippet works in an MCP host."})
         assert not written.is_error, written.content[0].text
-        found = await client.call_tool("search_memory", {"scope_id": "host", "query": "README snippet"})
+        found = await client.call_tool("search_memory", {"scope_id": "host", "query": "docs snippet"})
         assert [hit["text"] for hit in json.loads(found.content[0].text)["hits"]] == [
-            "The README snippet works in an MCP host."]
+            "The docs' snippet works in an MCP host."]
 
 
 @pytest.mark.skipif(not (shutil.which("curl") and shutil.which("jq")), reason="needs curl and jq")
@@ -87,7 +82,7 @@ def test_the_curl_examples_cover_every_v1_endpoint(server):
 
 def test_the_httpx_client_example_runs_and_run_twice_stores_its_entry_once(server, capsys):
     [example] = _blocks("python")
-    code = compile(example.replace("http://127.0.0.1:8765", server.url), "README.md", "exec")
+    code = compile(example.replace("http://127.0.0.1:8765", server.url), SERVING, "exec")
     for _ in range(2):
         exec(code, {})  # noqa: S102
     out = capsys.readouterr().out
