@@ -12,7 +12,8 @@ import pcmem
 from pcmem import ListRequest, NewEntry, ReactivateRequest, RememberRequest, RetireRequest, ReviseRequest
 from pcmem.cli import main
 from pcmem.compose.backends import open_backend
-from pcmem.store.migrate import DestinationNotEmptyError, migrate
+from pcmem.errors import DestinationNotEmptyError
+from pcmem.store.migrate import migrate
 from pcmem.store.migrate import verify as migrate_verify
 from pcmem.types.search import SearchMemoryRequest
 

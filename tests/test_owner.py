@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 import pcmem
+from pcmem.errors import UnsafeRuntimeFolderError
 from pcmem.owner import address, protocol
 
 #: An app that holds the store: writes one entry, says "ready", serves until its stdin closes, then prints the
@@ -204,14 +205,14 @@ def test_the_socket_is_private_and_a_foreign_folder_is_refused(tmp_path):
     folder = tmp_path / "run"
     folder.mkdir(mode=0o755)
     os.chmod(folder, 0o755)
-    with pytest.raises(address.UnsafeRuntimeFolderError, match="must be 700"):
+    with pytest.raises(UnsafeRuntimeFolderError, match="must be 700"):
         address.private_folder(folder, create=False)
     os.chmod(folder, 0o700)
     assert address.private_folder(folder, create=False) == folder
     if os.getuid() != 0:
         pytest.skip("giving the folder to another user needs root")
     os.chown(folder, 65534, 65534)
-    with pytest.raises(address.UnsafeRuntimeFolderError, match="belongs to uid 65534"):
+    with pytest.raises(UnsafeRuntimeFolderError, match="belongs to uid 65534"):
         address.private_folder(folder, create=False)
 
 

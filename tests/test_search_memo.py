@@ -12,8 +12,8 @@ from conftest import TextHashEmbedder
 
 import pcmem
 from pcmem import NewEntry, RememberRequest, SearchMemoryRequest
+from pcmem.errors import SnapshotMoved
 from pcmem.store.duckdb import DuckDBBackend
-from pcmem.store.port import SnapshotMoved
 from pcmem_bench.perf import sentences
 
 

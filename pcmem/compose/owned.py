@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from pcmem.config import InferenceConfig
-from pcmem.errors import StoreLockedError
+from pcmem.errors import StoreLockedError, UnsafeRuntimeFolderError
 from pcmem.lru import LRU
 from pcmem.owner import address, dial
 from pcmem.owner.client import SocketLink
@@ -85,7 +85,7 @@ def owner_or_file(engine: StorageEngine, location: StoreLocation, opener: Callab
             remaining = max(0.0, deadline - time.monotonic())
             try:
                 found = dial.owner_or_free(path, identity, holder, remaining)
-            except address.UnsafeRuntimeFolderError:
+            except UnsafeRuntimeFolderError:
                 found = None  # nowhere to meet: this process uses the file alone, or waits its lock
             if found is not None:
                 return SocketLink(*found, identity.as_json())

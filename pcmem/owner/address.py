@@ -35,17 +35,13 @@ try:
     import pwd
 except ImportError:  # Windows: no password database (its transport finds its own place: #41)
     pwd = None  # type: ignore[assignment]
-from pcmem.errors import StorePermissionError
+from pcmem.errors import UnsafeRuntimeFolderError
 
 FOLDER_MODE = 0o700
 SOCKET_MODE = 0o600
 #: Below the account's home: beside pcmem's model cache when ``$XDG_CACHE_HOME`` is unset (the place does not follow
 #: that variable either: a process started without it must find the same folder).
 HOME_FOLDER = (".cache", "pcmem", "run")
-
-
-class UnsafeRuntimeFolderError(StorePermissionError):
-    """The runtime folder belongs to another user or others may enter it: pcmem neither listens nor connects there."""
 
 
 @dataclass(frozen=True)

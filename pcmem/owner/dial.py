@@ -28,9 +28,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pcmem.errors import OwnerStoppedError, StoreLockedError
+from pcmem.errors import OwnerStoppedError, StoreLockedError, UnsafeRuntimeFolderError
 from pcmem.owner import processes, protocol
-from pcmem.owner.address import FileIdentity, UnsafeRuntimeFolderError, older_places
+from pcmem.owner.address import FileIdentity, older_places
 from pcmem.owner.transport import current
 
 #: Who holds a store file now: a pid (0: the system does not say which), or ``None`` when nobody does (the storage

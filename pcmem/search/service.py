@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from pcmem.embedding.port import Embedder
-from pcmem.errors import CapabilityNotSupportedError, EmbeddingError, RerankError
+from pcmem.errors import CapabilityNotSupportedError, EmbeddingError, RerankError, SnapshotMoved
 from pcmem.rerank.choice import RerankerChoice, override
 from pcmem.rerank.port import StoreBoundReranker
 from pcmem.search.fusion import (
@@ -44,7 +44,7 @@ from pcmem.search.fusion import (
     fusion_parameters,
 )
 from pcmem.settings import FusionSource, SearchFusion
-from pcmem.store.port import RevisionLog, SearchIndex, SnapshotMoved, StoreSettings, VectorReads
+from pcmem.store.port import RevisionLog, SearchIndex, StoreSettings, VectorReads
 from pcmem.types.base import trusted
 from pcmem.types.memory import Citation, EntryVersion, MemoryRef
 from pcmem.types.search import Candidate, MemoryHit, RerankTrace, ResolvedMode, SearchMemoryRequest, SearchPage

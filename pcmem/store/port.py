@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeVar, runtime_checkable
 
 from pcmem.analysis import Analyzer
-from pcmem.errors import StoreError
 from pcmem.settings import SearchFusion
 from pcmem.types.embedding import EmbeddingProfile
 from pcmem.types.memory import (
@@ -127,11 +126,6 @@ class GroupedWrites(Protocol):
         """Run ``body`` in a write transaction of ``scope`` (possibly shared with other threads' writes, each on
         the state the earlier ones left) and return its result once that transaction committed, or raise its own
         error (nothing of it stays). Serialised with every other write of the backend: no scope lock is needed."""
-
-
-class SnapshotMoved(StoreError):
-    """A search served from a backend's memory needed the file after a write had begun since: nothing was read yet,
-    so the search runs again (see :meth:`Snapshots.reading`). Never reaches a user."""
 
 
 @runtime_checkable

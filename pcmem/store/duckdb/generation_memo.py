@@ -17,7 +17,7 @@ over and over opens each write without reading the head first, and the search af
 What the memo lacks is read then, each statement alone and checked against the clock once it ran
 (:class:`LazySnapshot`): a head or terms' statistics, what brings a scope's view up to its head, a version not
 cached. If a write began to commit since ``g``, the search raises
-:class:`~pcmem.store.port.SnapshotMoved` before it uses what it read, and the caller runs it again in a plain
+:class:`~pcmem.errors.SnapshotMoved` before it uses what it read, and the caller runs it again in a plain
 snapshot. Hits never mix what the memo said with a newer state of the file.
 
 Two caches of the backend are not kept by generation, on purpose: entry versions are immutable (the
@@ -37,11 +37,11 @@ from typing import Any, TypeVar
 
 import duckdb
 
+from pcmem.errors import SnapshotMoved
 from pcmem.store.duckdb.fts_cache import IndexTotals
 from pcmem.store.duckdb.scope_views import CatchUps
 from pcmem.store.duckdb.transactions import translate
 from pcmem.store.duckdb.write_clock import WriteClock
-from pcmem.store.port import SnapshotMoved
 from pcmem.types.embedding import EmbeddingProfile
 from pcmem.types.memory import MemoryRef
 

@@ -12,14 +12,14 @@ from typing import TYPE_CHECKING, cast
 
 import duckdb
 
-from pcmem.errors import StoreError
+from pcmem.errors import SnapshotMoved, StoreError
 from pcmem.store.common import CompletenessMemo, VersionCache, assemble_candidates, check_candidate_limit
 from pcmem.store.duckdb import fts_direct, reads, vectors
 from pcmem.store.duckdb.fts_cache import FtsCache, IndexStats, IndexTotals, read_index_terms, read_terms
 from pcmem.store.duckdb.generation_memo import GenerationMemo, LazySnapshot
 from pcmem.store.duckdb.transactions import CursorPool, Transactions
 from pcmem.store.duckdb.vector_cache import VectorCache
-from pcmem.store.port import SnapshotMoved, is_searching_once
+from pcmem.store.port import is_searching_once
 from pcmem.types.embedding import EmbeddingProfile
 from pcmem.types.memory import EntryVersion, MemoryRef
 from pcmem.types.storage import ChannelCandidates, VectorStatus
