@@ -60,12 +60,12 @@ def open_owned(engine: StorageEngine, location: StoreLocation, opener: Callable[
     """The single-file store at ``location``: this process's own runtime (serving others from now on), or a client
     of its owner."""
     if engine.held_here(location):
-        return serve(opener(lock_timeout), file_of(location))
-    found = owner_or_file(engine, location, opener, lock_timeout)
-    return make_client(found) if isinstance(found, SocketLink) else serve(found, file_of(location))
+        return serve_to_others(opener(lock_timeout), file_of(location))
+    found = reach_owner_or_open(engine, location, opener, lock_timeout)
+    return make_client(found) if isinstance(found, SocketLink) else serve_to_others(found, file_of(location))
 
 
-def owner_or_file(engine: StorageEngine, location: StoreLocation, opener: Callable[[float], R],
+def reach_owner_or_open(engine: StorageEngine, location: StoreLocation, opener: Callable[[float], R],
                   lock_timeout: float) -> SocketLink | R:
     """A link to the file's owner, or the file opened by this process (which is then its owner). While another
     process holds the file without answering yet, this waits for it (:func:`pcmem.owner.dial.owner_or_free`): up to
@@ -123,7 +123,7 @@ _serving: dict[int, _Serving] = {}
 _guard = threading.Lock()
 
 
-def serve(runtime: R, path: Path) -> R:
+def serve_to_others(runtime: R, path: Path) -> R:
     """Make ``runtime``'s store file (``path``) reachable by this user's other pcmem processes while any runtime of
     this process holds it: the first starts the listener, the last one's close stops it (before the file closes)."""
     backend = runtime.backend

@@ -28,12 +28,12 @@ from pcmem.compose.embedders import (
     resolve_rerank_embedder,
     sent_by_name,
 )
-from pcmem.compose.owned import ServedSettings, call_time, file_of, open_owned, owner_or_file, serve
+from pcmem.compose.owned import ServedSettings, call_time, file_of, open_owned, reach_owner_or_open, serve_to_others
 from pcmem.compose.runtime_parts import search_factory, write_gate_for
 from pcmem.config import InferenceConfig, RuntimeConfig
 from pcmem.embedding.port import Embedder, EmbeddingProfile
 from pcmem.errors import ConfigurationError, StoreLockedError
-from pcmem.memory.parts import Clock, MemoryParts, utc_now
+from pcmem.memory.parts import Clock, RuntimeShared, utc_now
 from pcmem.memory.service import SyncMemoryService
 from pcmem.owner.client import Caller, ClientMemoryService, Link, LocalLink, SocketLink
 from pcmem.owner.context import CallerSettings
@@ -88,7 +88,7 @@ class SyncRuntime:
             rerank_embedder = reranker.second_embedder  # an injected reranker with its own embedder: writes keep its vectors
         search_for = search_factory(backend, lambda: self.reranker, self.config.memory_rerank_candidate_limit,
                                      self.config.memory_search_fusion)
-        parts = MemoryParts(backend, search_for, embedder=embedder, clock=clock,
+        parts = RuntimeShared(backend, search_for, embedder=embedder, clock=clock,
                             write_gate=write_gate_for(write_gate),
                             embedder_for=embedder_for, rerank_embedder=rerank_embedder,
                             rerank_embedder_for=rerank_embedder_for)
@@ -424,11 +424,11 @@ class ClientRuntime(SyncRuntime):
         """The owner went away: take the file over, or connect to whoever did (StoreLockedError after
         ``lock_timeout`` seconds of neither). Either way the calls run as before: with this runtime's settings, its
         reranker and write gate here."""
-        found = owner_or_file(self._engine, self._location, self._opener, self._lock_timeout)
+        found = reach_owner_or_open(self._engine, self._location, self._opener, self._lock_timeout)
         if isinstance(found, SocketLink):
             self._owner_pid = found.owner_pid
             return self._framed(found)
-        self._held = serve(found, self.path)
+        self._held = serve_to_others(found, self.path)
         self.embedder = found.embedder
         return self._framed(LocalLink(ServedSettings(found.for_clients), lambda: None))
 

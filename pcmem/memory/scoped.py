@@ -20,7 +20,7 @@ from pcmem.errors import (
 from pcmem.ids import content_hash, new_id
 from pcmem.memory import arguments, write_records
 from pcmem.memory import write_rules as rules
-from pcmem.memory.parts import MemoryParts
+from pcmem.memory.parts import RuntimeShared
 from pcmem.memory.scoped_reads import ScopedReads
 from pcmem.memory.upsert import Identity, plan_upsert, same_content
 from pcmem.memory.vectors import NOTHING_PREPARED, Prepared
@@ -56,7 +56,7 @@ class SyncScopedMemory(ScopedReads):
     """Blocking operations on one scope. Obtain it from ``SyncRuntime.memory.for_scope(scope)``. The reads are
     :class:`~pcmem.memory.scoped_reads.ScopedReads`; the writes, which decide what a revision contains, are here."""
 
-    def __init__(self, parts: MemoryParts, scope: str) -> None:
+    def __init__(self, parts: RuntimeShared, scope: str) -> None:
         super().__init__(parts, scope)
         self._vectors = parts.embedders
         self._lock = parts.locks(self.scope)
@@ -112,7 +112,7 @@ class SyncScopedMemory(ScopedReads):
         drafts = [rules.first_version(entry, 0, now) for entry in entries]
         # Embedding is the slow part of a write: do it before the write transaction.
         texts = {v.entry_version_id: v.text for v in drafts}
-        prepared = self._vectors.vectors_for(texts)
+        prepared = self._vectors.prepare_vectors(texts)
         secondary = self._vectors.secondary_for(texts)
 
         def write(tx: WriteTransaction) -> WriteResult:
@@ -127,7 +127,7 @@ class SyncScopedMemory(ScopedReads):
                 return write_result(tx.memory, plan.cited, "active", duplicates=duplicates, unchanged=True,
                                unchanged_entry_ids=plan.unchanged)
             written = {v.entry_version_id: v.text for v in plan.versions}
-            vectors = self._vectors.vectors_inside(
+            vectors = self._vectors.vectors_to_commit(
                 tx, written, Prepared(prepared.profile, {k: prepared.vectors[k] for k in written
                                                          if k in prepared.vectors}))
             vectors.update(self._revived_vectors(tx, plan.revived))
@@ -161,7 +161,7 @@ class SyncScopedMemory(ScopedReads):
         """Vectors for versions made active again that were written unembedded (rare)."""
         missing = tx.missing_vectors([v.entry_version_id for v in revived]) if revived else set()
         texts = {v.entry_version_id: v.text for v in revived if v.entry_version_id in missing}
-        return self._vectors.vectors_inside(tx, texts, NOTHING_PREPARED) if texts else {}
+        return self._vectors.vectors_to_commit(tx, texts, NOTHING_PREPARED) if texts else {}
 
     def _revived_secondary(self, tx: WriteTransaction, revived: builtins.list[EntryVersion]) -> None:
         """Secondary vectors of versions made active again (rare; re-embedded, as a stored one may be missing)."""
@@ -202,7 +202,7 @@ class SyncScopedMemory(ScopedReads):
     def _revise(self, request: ReviseRequest, keyed: KeyedWrite | None) -> WriteResult:
         now = self._clock()
         version_id = new_id("ver")
-        prepared = self._vectors.vectors_for({version_id: request.text})
+        prepared = self._vectors.prepare_vectors({version_id: request.text})
         secondary = self._vectors.secondary_for({version_id: request.text})
         def write(tx: WriteTransaction) -> WriteResult:
             current = self._head_entry(tx, request)
@@ -229,7 +229,7 @@ class SyncScopedMemory(ScopedReads):
                 created_at=now,
             )
             event = EntryEvent(old.entry_id, version.entry_version_id, "active")
-            vectors = self._vectors.vectors_inside(tx, {version_id: request.text}, prepared)
+            vectors = self._vectors.vectors_to_commit(tx, {version_id: request.text}, prepared)
             self._vectors.store_secondary(tx, {version_id: request.text}, secondary)
             memory = tx.commit("revise", [version], [event], now, vectors, reason=request.reason)
             return write_result(memory, [version], "active")

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pcmem.errors import EntryErasedError, EntryNotFoundError, RevisionNotFoundError
 from pcmem.memory import arguments, context_block, keys, paging
-from pcmem.memory.parts import MemoryParts
+from pcmem.memory.parts import RuntimeShared
 from pcmem.memory.recent import recent_page
 from pcmem.native_calls import entry_points
 from pcmem.rerank.choice import RerankerChoice, reranker_choice
@@ -40,7 +40,7 @@ from pcmem.validation import validate_id, validate_revision, validate_scope
 class ScopedReads:
     """What one scope handle reads; every read sees one revision of the store."""
 
-    def __init__(self, parts: MemoryParts, scope: str) -> None:
+    def __init__(self, parts: RuntimeShared, scope: str) -> None:
         self.scope = validate_scope(scope)
         self._parts = parts
         self._backend = parts.backend
@@ -215,7 +215,7 @@ class ScopedReads:
         request = arguments.search_request(request, {
             "limit": limit, "mode": mode, "kinds": kinds, "metadata": metadata, "created_from": created_from,
             "created_before": created_before, "fusion": fusion})
-        return self._parts.search.chosen((self.scope,), request, reranker_choice(reranker), progress)
+        return self._parts.search.search_with_choice((self.scope,), request, reranker_choice(reranker), progress)
 
     def recent(self, request: RecentRequest | None = None, *, limit: int | None = None,
                since: datetime | str | None = None) -> RecentPage:
@@ -245,7 +245,7 @@ class ScopedReads:
                                              "explain": explain})
         choice = reranker_choice(reranker)
         return context_block.build(
-            request, search=lambda query: self._parts.search.chosen((self.scope,), query, choice, None),
+            request, search=lambda query: self._parts.search.search_with_choice((self.scope,), query, choice, None),
             recent=lambda n: recent_page(self._backend, [self.head()], n),
             versions=self._backend.entry_versions)
 

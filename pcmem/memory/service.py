@@ -15,7 +15,7 @@ from pcmem.errors import InputError
 from pcmem.memory import arguments, context_block
 from pcmem.memory.awaited import in_worker
 from pcmem.memory.recent import recent_page
-from pcmem.memory.scoped import MemoryParts, SyncScopedMemory
+from pcmem.memory.scoped import RuntimeShared, SyncScopedMemory
 from pcmem.native_calls import entry_points
 from pcmem.rerank.choice import RerankerChoice, reranker_choice
 from pcmem.settings import SearchFusion
@@ -33,7 +33,7 @@ from pcmem.validation import validate_scope
 class SyncMemoryService:
     """Blocking access to every scope of one store."""
 
-    def __init__(self, parts: MemoryParts) -> None:
+    def __init__(self, parts: RuntimeShared) -> None:
         self.parts = parts
 
     def for_scope(self, scope: str) -> SyncScopedMemory:
@@ -100,7 +100,7 @@ class SyncMemoryService:
             "limit": limit, "mode": mode, "kinds": kinds, "metadata": metadata, "created_from": created_from,
             "created_before": created_before, "fusion": fusion})
         names = arguments.scopes_of(scopes)
-        return self.parts.search.chosen(names, request, reranker_choice(reranker), progress)
+        return self.parts.search.search_with_choice(names, request, reranker_choice(reranker), progress)
 
     def recent(self, request: RecentRequest | None = None, *, scopes: Sequence[str], limit: int | None = None,
                since: datetime | str | None = None) -> RecentPage:
@@ -124,7 +124,7 @@ class SyncMemoryService:
         choice = reranker_choice(reranker)
         backend = self.parts.backend
         return context_block.build(
-            request, search=lambda query: self.parts.search.chosen(names, query, choice, None),
+            request, search=lambda query: self.parts.search.search_with_choice(names, query, choice, None),
             recent=lambda n: recent_page(backend, [backend.find_memory(scope) for scope in names], n),
             versions=backend.entry_versions)
 

@@ -45,7 +45,7 @@ from pcmem.search.fusion import (
 )
 from pcmem.settings import FusionSource, SearchFusion
 from pcmem.store.port import RevisionLog, SearchIndex, StoreSettings, VectorReads
-from pcmem.types.base import trusted
+from pcmem.types.base import without_validation
 from pcmem.types.memory import Citation, EntryVersion, MemoryRef
 from pcmem.types.search import Candidate, MemoryHit, RerankTrace, ResolvedMode, SearchMemoryRequest, SearchPage
 from pcmem.types.storage import ChannelCandidates, VectorStatus
@@ -155,7 +155,7 @@ class SearchService:
             return page.model_copy(update={"hits": page.hits[: request.limit]})
         return self._rerank(page, request, reranker, progress)
 
-    def chosen(self, scopes: tuple[str, ...], request: SearchMemoryRequest, choice: RerankerChoice,
+    def search_with_choice(self, scopes: tuple[str, ...], request: SearchMemoryRequest, choice: RerankerChoice,
                progress: Progress | None = None) -> SearchPage:
         """A search with the reranker its caller chose (:mod:`pcmem.rerank.choice`): ``"none"`` is the coarse page,
         ``"default"`` the runtime's reranker, a reranker that one."""
@@ -304,9 +304,9 @@ class AdmittedChannels:
 def _hit(memory: MemoryRef, version: EntryVersion, fused: Fused) -> MemoryHit:
     """A hit built without validating it again: every part comes from a stored version, validated when it was
     written, and from the fusion's own float and channel names (validating them was ~20 model builds per search)."""
-    citation = trusted(Citation, artifact_id=memory.artifact_id, revision=memory.revision,
+    citation = without_validation(Citation, artifact_id=memory.artifact_id, revision=memory.revision,
                        entry_id=version.entry_id, entry_version_id=version.entry_version_id)
-    return trusted(MemoryHit, citation=citation, text=version.text, kind=version.kind, score=fused.score,
+    return without_validation(MemoryHit, citation=citation, text=version.text, kind=version.kind, score=fused.score,
                    matched_by=fused.matched_by, metadata=dict(version.metadata), channels=fused.channels,
                    version=version.version, created_at=version.created_at)
 

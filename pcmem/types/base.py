@@ -96,7 +96,7 @@ def _describe(error: ValidationError) -> str:
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
 
-def trusted(model: type[ModelT], **values: Any) -> ModelT:
+def without_validation(model: type[ModelT], **values: Any) -> ModelT:
     """A model built from values that were validated before (stored rows, another model's fields), without
     validating them again: every field must be given, with the type the field declares.
 
