@@ -9,7 +9,7 @@ constructor arguments; the composition root (:mod:`pcmem.compose`), the CLI and 
 - The embedding reranker's second embedder (PowerContext has no name for it): ``rerank_embedder=`` >
   ``PCMEM_RERANK_EMBEDDER`` (a preset, a model directory, or ``none``) > the store's secondary profile
   (:func:`rerank_embedder`).
-- Search-time rerank policy and the local generation model, with the RFC 0080 names (the environment variables
+- Search-time rerank policy and the local generation model, with PowerContext's names (the environment variables
   here; the validated values are :class:`pcmem.config.RuntimeConfig` and :class:`pcmem.config.InferenceConfig`)::
 
     export POWERCONTEXT_SERVER_INFERENCE_GENERATION_MODEL=llama-cpp:qwen2.5-coder-1.5b-instruct
@@ -135,7 +135,7 @@ def runtime_configured() -> bool:
     where the models validate and apply them)."""
     return any(name in os.environ for name in CONFIG_ENVS)
 
-#: How a search fuses its channels: ``rrf`` is the contract's equal-weight RRF (SPEC §2 step 6); ``convex`` and
+#: How a search fuses its channels: ``rrf`` is the contract's equal-weight RRF; ``convex`` and
 #: ``weighted-rrf`` are non-contract options for more recall (see :mod:`pcmem.search.fusion`).
 SearchFusion = Literal["rrf", "convex", "weighted-rrf"]
 SEARCH_FUSIONS: tuple[SearchFusion, ...] = get_args(SearchFusion)
@@ -190,15 +190,15 @@ PYDANTIC_PLUGINS_ENV = "PYDANTIC_DISABLE_PLUGINS"
 def skip_pydantic_plugin_discovery() -> None:
     """For the CLI only. The first pydantic validator a process builds makes pydantic import ``importlib.metadata``
     and read the entry points of every installed distribution, looking for plugins (observability hooks, e.g.
-    logfire): ~30–40 ms of a cold ``pcmem search`` here (119 distributions), for hooks a CLI call never reports to.
+    logfire), a cost that grows with the installed distributions, for hooks a CLI call never reports to.
     The CLI turns it off unless the user set the variable; ``PYDANTIC_DISABLE_PLUGINS=`` (empty) loads every plugin
     again. The library itself never changes the environment: an application's plugins work as it configured them."""
     os.environ.setdefault(PYDANTIC_PLUGINS_ENV, "__all__")
 
 
 #: How llama.cpp's OpenMP threads wait between the steps of one forward pass. The default (spinning) makes each idle
-#: thread burn a core, so on a machine where anything else runs the threads preempt the one doing the work: one
-#: EmbeddingGemma passage took p50 7.5 s spinning vs 0.57 s passive at load 10-15 on 2 cores (issue #30). Passive
+#: thread burn a core, so on a machine where anything else runs the threads preempt the one doing the work (an
+#: EmbeddingGemma passage took an order of magnitude longer on a loaded 2-core machine). Passive
 #: threads sleep instead. libgomp reads it once, when llama.cpp's library loads: a value the user set wins.
 OMP_WAIT_POLICY_ENV = "OMP_WAIT_POLICY"
 OMP_WAIT_POLICY = "PASSIVE"
@@ -250,8 +250,8 @@ ENVIRONMENT: tuple[Variable, ...] = (
              "the one its vectors were made with."),
     Variable(RERANK_EMBEDDER_ENV, "the store's secondary profile",
              "The embedding reranker's second embedder (a preset or model folder), `none` for none."),
-    Variable(ENV_RERANK_ENABLED, "", "Rerank every search with the generation model (RFC 0080's name)."),
-    Variable(ENV_RERANK_CANDIDATE_LIMIT, "", "How many coarse candidates a reranker sees (RFC 0080's name)."),
+    Variable(ENV_RERANK_ENABLED, "", "Rerank every search with the generation model (PowerContext's name)."),
+    Variable(ENV_RERANK_CANDIDATE_LIMIT, "", "How many coarse candidates a reranker sees (PowerContext's name)."),
     Variable(ENV_SEARCH_FUSION, "the store's default, else `rrf`",
              "How a search that does not choose fuses its channels: `rrf`, `weighted-rrf` or `convex`."),
     Variable(ENV_GENERATION_MODEL, "",

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from pcmem.store.engine import StorageEngine, StoreLocation
 
 #: Which module of pcmem.cli defines each command. A call imports only its command's module (and what that needs):
-#: loading every command up front cost a cold ``pcmem search`` ~0.3 s (numpy, rich, the bench and model code).
+#: loading every command up front would make a cold ``pcmem search`` import numpy, rich, the bench and model code.
 COMMAND_MODULES: dict[str, str] = {
     "bench": "bench_command",
     "check": "check_command",

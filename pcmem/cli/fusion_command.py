@@ -1,4 +1,4 @@
-"""``pcmem fusion``: the store's default fusion — shown, set, removed (issue #31).
+"""``pcmem fusion``: the store's default fusion — shown, set, removed.
 
 The default is kept in the store file, so every process and every surface (the CLI, the library, ``pcmem serve``,
 ``pcmem mcp``) searches with it unless the request chooses (``--fusion``) or the runtime does

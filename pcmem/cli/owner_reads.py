@@ -4,7 +4,7 @@ the result's JSON back.
 Why: these are the commands agents run most, once per question, and beside a running owner (an agent's ``pcmem mcp``,
 the TUI, an app) the owner does all the work. The client runtime (:mod:`pcmem.owner.client`) is built from the
 library's pydantic models, and importing pydantic alone costs a cold call more than half of the Python + DuckDB floor
-it is measured against (issue #30). Here the command sends the frame the client would send
+it is measured against. Here the command sends the frame the client would send
 (:class:`pcmem.owner.client.Caller`: the arguments as the models dump them) and prints the owner's answer, which *is*
 the result as its model dumps it to JSON — so ``--json`` and the text print exactly what the full path prints.
 

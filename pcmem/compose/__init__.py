@@ -8,7 +8,7 @@
   engine its scheme names (:mod:`pcmem.store.engines`: nothing here imports an engine).
 - :mod:`~pcmem.compose.embedders`: an embedder choice (``"auto"``, a preset, a directory) to an embedder.
 - :mod:`~pcmem.compose.rerankers`: a rerank policy on the configured local model to a reranker.
-- :mod:`~pcmem.compose.decisions`: decision backends bound to their consumer roles (RFC 1745).
+- :mod:`~pcmem.compose.decisions`: decision backends bound to their consumer roles.
 - :mod:`~pcmem.compose.models`: the local generation model, loaded once per process and shared by those roles.
 
 Settings are read by :mod:`pcmem.settings`; nothing below this package builds its own collaborators.

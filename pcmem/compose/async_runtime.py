@@ -7,7 +7,7 @@ It adds no behaviour of its own: each method is the sync runtime's, awaited (``t
 two signatures together), so the sync module has room for what opening a store decides.
 
 This module is light to import: ``pcmem.open_async`` is looked up on the app's event loop, where importing the sync
-runtime (pydantic, the store's types: ~0.2 s) would stall the loop; the first ``await`` imports it in a worker.
+runtime (pydantic, the store's types) would stall the loop; the first ``await`` imports it in a worker.
 """
 
 from __future__ import annotations

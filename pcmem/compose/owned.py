@@ -188,7 +188,7 @@ class ServedSettings:
     """The owner's request handler: each request runs on a Memory service built with its client's settings
     (:class:`~pcmem.owner.context.CallerSettings`: fusion, candidate limit, embedder choices), kept per distinct
     set and built when first asked for — a one-shot command that owns the store (a cold ``pcmem search``) never
-    pays for resolving embedders no client asks about (#30). A write's ``now`` (the client's clock) is what the
+    pays for resolving embedders no client asks about. A write's ``now`` (the client's clock) is what the
     service's clock reads during that call."""
 
     def __init__(self, memory_for: Callable[[CallerSettings], SyncMemoryService]) -> None:

@@ -114,14 +114,14 @@ class SyncRuntime:
         """Open (creating if needed) the store at ``path``: a file path (a DuckDB file), or a store URL whose scheme
         names its engine (``seekdb://...``, see :mod:`pcmem.store.engines`).
 
-        ``config``/``inference`` default to the environment (RFC 0080 names, see :mod:`pcmem.settings`); an injected
-        ``reranker`` applies even when rerank is disabled there (e.g. a ``DecisionReranker``). ``write_gate``: a
-        decision model that checks ``remember`` for duplicates (fail-open; off by default). ``create=False`` raises
-        StoreMissingError instead of creating a store. ``rerank_embedder``: the embedding reranker's second embedder
-        (``"auto"``: ``$PCMEM_RERANK_EMBEDDER``, else the store's secondary profile; ``"none"``); writes store its
-        vectors when it is the store's secondary profile. Every runtime of one path in a process shares one backend
-        (see :mod:`pcmem.store.held`). A wrongly typed or unknown option is an InputError naming it, raised
-        before anything is opened (see :mod:`pcmem.compose.options`).
+        ``config``/``inference`` default to the environment (PowerContext's variable names, see :mod:`pcmem.settings`);
+        an injected ``reranker`` applies even when rerank is disabled there (e.g. a ``DecisionReranker``).
+        ``write_gate``: a decision model that checks ``remember`` for duplicates (fail-open; off by default).
+        ``create=False`` raises StoreMissingError instead of creating a store. ``rerank_embedder``: the embedding
+        reranker's second embedder (``"auto"``: ``$PCMEM_RERANK_EMBEDDER``, else the store's secondary profile;
+        ``"none"``); writes store its vectors when it is the store's secondary profile. Every runtime of one path in a
+        process shares one backend (see :mod:`pcmem.store.held`). A wrongly typed or unknown option is an InputError
+        naming it, raised before anything is opened (see :mod:`pcmem.compose.options`).
 
         Several processes: when another pcmem process holds the DuckDB file, this returns a :class:`ClientRuntime`
         served by it (same API, results and errors; no model is loaded here); otherwise this process opens the file
@@ -300,7 +300,7 @@ class ClientRuntime(SyncRuntime):
     and errors of a :class:`SyncRuntime`'s (see :mod:`pcmem.owner.client`); nothing here loads a model unless the
     app gave this runtime one of its own (a reranker, a write gate's decision model), which runs here.
 
-    Every option it was opened with is honoured or refused at open (#39):
+    Every option it was opened with is honoured or refused at open:
 
     - carried with each call to the owner (:mod:`pcmem.owner.context`): ``config`` (fusion, candidate limit),
       ``embedder`` and ``rerank_embedder`` by name (``None``/``"none"``, ``"auto"``, a preset, a model directory, a
@@ -308,7 +308,7 @@ class ClientRuntime(SyncRuntime):
     - run here, on what the owner returns (:mod:`pcmem.owner.in_client`): a ``reranker`` object, a ``write_gate``;
     - refused with a one-line ConfigurationError: an Embedder object of no preset (it embeds only in this process),
       a reranker that reads the store's vectors and cannot be named (only the owning process reads them);
-    - nothing to do here: ``model_progress`` (a client loads no model), ``create`` (the store exists), ``shared``.
+    - nothing to do here: ``model_progress`` (a client loads no model), ``create`` (the store exists).
 
     When the owner goes away, the next call takes the file over (this process becomes the owner: it opens the file
     with the options it was opened with and serves the others) or connects to whichever process did. Maintenance

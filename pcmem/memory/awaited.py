@@ -18,7 +18,7 @@ T = TypeVar("T")
 
 async def to_thread(function: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
     """``asyncio.to_thread``, with asyncio imported on first use: a CLI call uses the blocking API only, and
-    importing asyncio costs it 20-50 ms."""
+    need not pay for importing asyncio."""
     import asyncio
 
     return await asyncio.to_thread(function, *args, **kwargs)

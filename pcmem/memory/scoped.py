@@ -1,4 +1,4 @@
-"""The semantics of one scope's Memory (SPEC §1), synchronous.
+"""The semantics of one scope's Memory, synchronous.
 
 This is where remember/revise/retire/reactivate decide what a revision contains, where compare-and-swap is checked
 and where the per-scope mutation lock is held. Storage is delegated to a :class:`~pcmem.store.port.StorageBackend`.
@@ -150,7 +150,7 @@ class SyncScopedMemory(ScopedReads):
                now: datetime) -> WriteResult:
         """One write transaction of this scope running ``write`` (once per idempotency key: :mod:`.write_records`):
         grouped with other threads' writes where the backend commits them together (one COMMIT and fsync for the
-        group; issue #30), else under the scope lock."""
+        group), else under the scope lock."""
         body = write_records.once(keyed, write, now, self._backend.entry_versions)
         if isinstance(self._backend, GroupedWrites):
             return self._backend.write_grouped(self.scope, body)

@@ -1,4 +1,4 @@
-"""The reads of one scope's Memory (SPEC §1), synchronous: the head, exact manifests of any revision, entries,
+"""The reads of one scope's Memory, synchronous: the head, exact manifests of any revision, entries,
 changes, histories, tombstones and search. :class:`~pcmem.memory.scoped.SyncScopedMemory` adds the writes.
 """
 
@@ -200,7 +200,7 @@ class ScopedReads:
         reranker: RerankerChoice = "default",
         progress: Progress | None = None,
     ) -> SearchPage:
-        """Hybrid retrieval over the head revision (SPEC §2), then the runtime's reranker if one is configured.
+        """Hybrid retrieval over the head revision, then the runtime's reranker if one is configured.
 
         ``reranker``: ``"default"`` (the runtime's, if any), ``"none"`` (the coarse page even when the runtime has a
         reranker) or a reranker for this call (e.g. the CLI's ``--rerank``). ``progress`` receives (done, total) from

@@ -6,7 +6,7 @@ other pcmem process that opens the same file becomes its *client*, with the same
 
 - :mod:`~pcmem.owner.address`: where an owner listens (the account's private folder, from the file's identity and
   the account alone, never the environment); :mod:`~pcmem.owner.transport`: how (a Unix socket on Linux; the one
-  interface other systems' transports implement, #41).
+  interface other systems' transports implement).
 - :mod:`~pcmem.owner.dial`: reaching the owner — greeting, bounded waits (a stopped owner is named, never waited
   for), waiting for a held file; :mod:`~pcmem.owner.processes`: what the system says of another process.
 - :mod:`~pcmem.owner.protocol`: length-prefixed JSON frames, the handshake, errors across the socket;

@@ -33,7 +33,7 @@ from pcmem import settings
 
 try:
     import pwd
-except ImportError:  # Windows: no password database (its transport finds its own place: #41)
+except ImportError:  # Windows: no password database (its transport finds its own place)
     pwd = None  # type: ignore[assignment]
 from pcmem.errors import UnsafeRuntimeFolderError
 
@@ -190,8 +190,9 @@ def _home_of(uid: int) -> Path | None:
 
 
 def older_places(identity: FileIdentity) -> list[Path]:
-    """Where pcmem before #39 listened for this file: ``$XDG_RUNTIME_DIR/pcmem`` (as this process sees it, and the
-    usual ``/run/user/<uid>``), then ``<temporary folder>/pcmem-<uid>``."""
+    """Where older pcmem releases (before owners listened in the account's own folder) listened for this file:
+    ``$XDG_RUNTIME_DIR/pcmem`` (as this process sees it, and the usual ``/run/user/<uid>``), then ``<temporary
+    folder>/pcmem-<uid>``."""
     bases = [base for base in (settings.runtime_dir(), Path(f"/run/user/{os.getuid()}")) if base is not None]
     candidates = [base / "pcmem" for base in bases]
     candidates.append(Path(tempfile.gettempdir()) / f"pcmem-{os.getuid()}")

@@ -3,7 +3,7 @@
 :mod:`pcmem.owner.client` builds the Memory API on :func:`dial`. :func:`ask_owner` is for a command that makes one
 read and exits (``pcmem search``): it needs neither the client objects nor the method table
 (:mod:`pcmem.owner.operations`), which are built from the library's pydantic types — importing pydantic alone cost a
-cold call more than half of the Python + DuckDB floor it is measured against (issue #30).
+cold call more than half of the Python + DuckDB floor it is measured against.
 
 **Bounds.** Every wait on the owner is bounded by what the owner is doing, not by a clock: a call waits as long as
 the owner runs (a decision rerank or an import may take minutes), and ends with :class:`~pcmem.errors.

@@ -1,4 +1,4 @@
-"""What a client of another process's owner runs in its own process: the objects its app gave it (#39, item 4).
+"""What a client of another process's owner runs in its own process: the objects its app gave it.
 
 A reranker object (``pcmem.open(reranker=...)``, ``use_reranker``, ``search(reranker=...)``) and a write gate's
 decision model live in this process and cannot cross a socket, so they run here, on what the owner returns:

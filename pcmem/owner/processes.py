@@ -4,7 +4,7 @@ A client waits on its owner as long as the owner works (a decision rerank or an 
 an owner that cannot work: one stopped by SIGSTOP (Ctrl-Z, a debugger, a suspended job) still holds the store's lock
 and its socket accepts connections, so without asking the system a client would wait for ever. Linux says in
 ``/proc/PID/stat``; where the system does not say (``"unknown"``: no ``/proc``), a client waits as before (macOS and
-Windows ask their own system: issue #41).
+Windows ask their own system).
 
 Standard library only: ``pcmem search`` beside an owner uses it without importing pydantic or DuckDB.
 """

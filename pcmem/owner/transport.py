@@ -11,7 +11,7 @@ A :class:`Transport` answers four questions, and nothing above it knows how:
 A connection is socket-like: ``sendall``, ``recv``, ``send``, ``settimeout``, ``shutdown``, ``close``. This module has
 the Unix socket of Linux (:class:`UnixSocketTransport`): the peer's uid and pid from ``SO_PEERCRED``, and paths longer
 than a socket address holds (108 bytes) bound and reached through a descriptor of their folder. Other systems plug
-in here (issue #41): macOS with ``getpeereid``/``LOCAL_PEERPID`` and its 104-byte limit, Windows with a named pipe
+in here: macOS with ``getpeereid``/``LOCAL_PEERPID`` and its 104-byte limit, Windows with a named pipe
 or ``multiprocessing.connection``'s authenticated listener behind a socket-like adapter; :func:`current` picks one.
 
 Standard library only: ``pcmem search`` beside an owner dials without importing pydantic or DuckDB.
@@ -91,7 +91,7 @@ class UnixSocketTransport:
     def peer(self, connection: socket.socket) -> Peer:
         option = getattr(socket, "SO_PEERCRED", None)
         if option is None or not sys.platform.startswith("linux"):
-            return Peer(None, None)  # macOS: getpeereid / LOCAL_PEERPID (issue #41)
+            return Peer(None, None)  # macOS: getpeereid / LOCAL_PEERPID
         raw = connection.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i"))
         pid, uid, _ = struct.unpack("3i", raw)
         return Peer(pid or None, uid)

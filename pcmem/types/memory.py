@@ -1,4 +1,4 @@
-"""Request and response models of the Memory API (SPEC §1), as immutable pydantic models.
+"""Request and response models of the Memory API, as immutable pydantic models.
 
 Requests validate and normalise their own fields, so a request that exists is a request pcmem accepts; building one
 from bad input raises :class:`~pcmem.errors.InputError`.
@@ -32,7 +32,7 @@ EntryState = Literal["active", "retired", "erased"]
 Operation = Literal["remember", "revise", "retire", "reactivate", "forget"]
 
 MAX_ENTRIES_PER_WRITE = 100_000
-MAX_PAGE_LIMIT = 100  # RFC 1656 entries/query: a page holds 1..100 items
+MAX_PAGE_LIMIT = 100  # a page holds 1..100 items (PowerContext's entries query allows no more)
 
 
 # --- identity ---------------------------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 """What a DuckDB store keeps in ``pcmem_meta`` for every process that opens it: the secret its paging cursors are
-signed with, and its default fusion (issue #31).
+signed with, and its default fusion.
 
 Both are read once and kept: a held file changes only through the process that holds it (every other process reaches
 it through that owner, :mod:`pcmem.owner`). The secret never changes once made.

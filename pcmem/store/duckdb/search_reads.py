@@ -46,7 +46,7 @@ class SearchReads:
         """One read snapshot for everything this thread reads inside the block (a search: mode check, candidates
         of every scope, their versions).
 
-        Held file: the block reads what it can from the memo of the store's last write (:mod:`.generation_memo`; a
+        The block reads what it can from the memo of the store's last write (:mod:`.generation_memo`; a
         warm search runs no statement) and opens a snapshot only for what the memo lacks; that may raise
         SnapshotMoved, and the thread's next block is a plain snapshot. A write of another thread under way does not
         stop it (only its COMMIT moves the memo's clock). A write committing, a transaction open on this thread (its

@@ -139,8 +139,8 @@ class Transactions:
         """One DuckDB transaction on this thread; driver errors become StoreError. Nested use on the same thread
         joins the open transaction (one snapshot). The cursor goes back to the pool afterwards.
 
-        ``first``: a statement the transaction starts with, run in the same call into DuckDB as its ``BEGIN`` (a
-        call costs DuckDB's client ~0.1-0.2 ms: a point write's first read); its result waits on the cursor."""
+        ``first``: a statement the transaction starts with, run in the same call into DuckDB as its ``BEGIN`` (each
+        call into DuckDB's client has a fixed cost: a point write's first read); its result waits on the cursor."""
         if self.closed:
             hold_back_while_exiting()
             raise StoreError("the store is closed")
@@ -183,7 +183,7 @@ class Transactions:
     def _commit(self, cursor: duckdb.DuckDBPyConnection, *, moves_clock: bool) -> None:
         """COMMIT; a write's COMMIT between two moves of the clock. Only the COMMIT moves it: until then no other
         transaction sees the write (MVCC), so what a search remembered of the last commit stays true while a write
-        is under way, and searches beside a writer stay warm (issue #30)."""
+        is under way, and searches beside a writer stay warm."""
         if moves_clock:
             self.clock.begin()
         try:

@@ -1,5 +1,5 @@
 """Group commit: point writes that arrive on other threads while one write transaction runs go, in arrival order,
-into the next transaction together — one BEGIN, one COMMIT, one fsync of DuckDB's log for the group (issue #30).
+into the next transaction together — one BEGIN, one COMMIT, one fsync of DuckDB's log for the group.
 
 Why: the store has one writer. Four threads that remember took turns at the write lock, and each paid a whole
 transaction (its first reads, the COMMIT and the log's fsync) alone, so four threads wrote no faster than one. Now a

@@ -109,7 +109,7 @@ def open_embedded_directory() -> Path | None:
 def _lock_directory(path: Path, timeout: float) -> int:
     """Hold an exclusive advisory lock on the data directory for the process's lifetime.
 
-    seekdb itself lets a second process open a directory that another process is using (measured: both opens
+    seekdb itself lets a second process open a directory that another process is using (both opens
     succeed), which would corrupt it; pcmem refuses instead, after retrying for ``timeout`` seconds."""
     import fcntl  # Unix only, like embedded seekdb itself
 
