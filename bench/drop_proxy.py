@@ -8,7 +8,7 @@ answer is read — so the owner ran it to the end — and then the client's conn
 that the resend goes to a new one. The client notices the lost connection, finds the owner again (through the
 proxy: the same owner) and sends the call again; what happens then is what the test or trial looks at.
 
-Used by ``tests/test_exactly_once.py`` and the chaos campaign's proxy-drop trial (:mod:`pcmem_bench.retry_trial`).
+Used by ``tests/api/test_exactly_once.py`` and the chaos campaign's proxy-drop trial (:mod:`pcmem_bench.retry_trial`).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ The real app (``pcmem_tui``) runs headless under Textual's pilot on a demo store
 (``App.export_screenshot``). The same bytes come out on every run: the store is seeded with a frozen clock and ids
 made from it (:func:`_repeatable_ids`), the status bar's clock is fixed, the embedder is off (full-text search), and
 the SVG's font falls back to a local monospace font instead of naming a web font to download. Written to
-``docs/assets/`` by default; tests/test_docs_screenshots.py makes them again and compares.
+``docs/assets/`` by default; tests/docs/test_docs_screenshots.py makes them again and compares.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ one is also logged once, as a warning, when pcmem is imported.
 Found by reading the dependencies (fastembed, huggingface_hub, onnxruntime, llama_cpp, textual, mcp, uvicorn,
 fastapi) for telemetry and network calls at import: onnxruntime is the only one that phones home on its own;
 huggingface_hub sends telemetry only with a download, which pcmem never asks for; fastapi's and mcp's OpenTelemetry
-export nothing unless the user configures an exporter. tests/test_offline.py runs every surface under strace.
+export nothing unless the user configures an exporter. tests/trust/test_offline.py runs every surface under strace.
 """
 
 from __future__ import annotations

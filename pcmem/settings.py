@@ -237,7 +237,7 @@ class Variable(NamedTuple):
 
 
 #: Every environment variable pcmem reads, in one table (the configuration reference of the documentation is generated
-#: from it, and tests/test_docs_reference.py checks that every variable the code reads is here). The variables of
+#: from it, and tests/docs/test_docs_reference.py checks that every variable the code reads is here). The variables of
 #: :class:`pcmem.config.RuntimeConfig` and :class:`pcmem.config.InferenceConfig` (:data:`CONFIG_ENVS`) take their
 #: defaults and bounds from those models. The variables pcmem *sets* to stay offline are :mod:`pcmem.offline`'s.
 ENVIRONMENT: tuple[Variable, ...] = (

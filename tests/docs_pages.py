@@ -2,7 +2,7 @@
 
 A fenced block is ```LANGUAGE … ```. A block is marked by an HTML comment on the line right above its fence
 (invisible on GitHub and in the site): ``<!-- run in a fresh store -->`` asks for a ``bash`` block to run as written
-(tests/test_docs_examples.py). Indented blocks are not examples (the run records under docs/figures quote logs).
+(tests/docs/test_docs_examples.py). Indented blocks are not examples (the run records under docs/figures quote logs).
 """
 
 from __future__ import annotations

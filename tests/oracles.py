@@ -6,6 +6,7 @@ what the backend answers through its port with what the engine computes from the
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -100,3 +101,11 @@ def sql_bm25_search(db: duckdb.DuckDBPyConnection, artifact_id: str, terms: Sequ
         return []
     rows = db.execute(_SQL_BM25, {"terms": list(terms), "artifact": artifact_id, "limit": limit}).fetchall()
     return [Candidate(a, e, v, float(score), int(matched)) for a, e, v, score, matched in rows]
+
+
+def plainly_valid(raw: str) -> bool:
+    """An oracle independent of the validator: some letter or digit, no control character or lone surrogate, and
+    well under the byte limit. Such text must be accepted, so a property test that tolerates refusals cannot pass by
+    refusing everything."""
+    return (any(char.isalnum() for char in raw) and len(raw) <= 2000
+            and not any(unicodedata.category(char) in ("Cc", "Cs") for char in raw))

@@ -2,7 +2,7 @@
 :mod:`pcmem.store.duckdb.write_groups`); prints ``ENTRY_ID GROUPS`` for each acknowledged write (the call returned),
 GROUPS being how many transactions so far committed more than one write.
 
-Usage: ``group_writer.py STORE`` (tests/test_write_groups.py SIGKILLs it and checks every acknowledged entry)."""
+Usage: ``group_writer.py STORE`` (tests/store/test_write_groups.py SIGKILLs it and checks every acknowledged entry)."""
 
 from __future__ import annotations
 

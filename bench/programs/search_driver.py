@@ -113,10 +113,8 @@ def mcp(store: str, seed: int, embedder: str) -> None:
     import anyio.to_thread
     from mcp import Client, StdioServerParameters
 
-    # This process's environment, not the SDK's short default: the host must find the owner's socket where this
-    # process's runtime folder says (XDG_RUNTIME_DIR), as an MCP host's configured environment would.
-    params = StdioServerParameters(command=sys.executable, args=["-m", "pcmem", "--db", store, "mcp"],
-                                   env=dict(os.environ))
+    # The SDK's short default environment, as a host passes it: pcmem finds the owner from the file and the account.
+    params = StdioServerParameters(command=sys.executable, args=["-m", "pcmem", "--db", store, "mcp"])
     mode = "fts" if embedder == "none" else "auto"
 
     async def run() -> None:

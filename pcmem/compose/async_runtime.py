@@ -3,7 +3,7 @@
 >>> async with pcmem.open_async("/tmp/example.duckdb") as runtime:     # doctest: +SKIP
 ...     page = await runtime.memory.for_scope("project").search("deploy day")
 
-It adds no behaviour of its own: each method is the sync runtime's, awaited (``tests/test_api_parity.py`` holds the
+It adds no behaviour of its own: each method is the sync runtime's, awaited (``tests/api/test_api_parity.py`` holds the
 two signatures together), so the sync module has room for what opening a store decides.
 
 This module is light to import: ``pcmem.open_async`` is looked up on the app's event loop, where importing the sync

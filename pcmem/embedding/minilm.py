@@ -29,7 +29,7 @@ _MODEL_SUBDIR = Path("models") / "all-MiniLM-L6-v2-int8"
 REFERENCE_VECTORS = "all-MiniLM-L6-v2-int8-reference.json"
 _TOKENIZER_CONFIG = json.dumps({"model_max_length": 256}).encode()
 #: Small batches: 64 texts of 256 tokens peaked at ~1.7-2.8 GB RSS and were no faster than 16 (~1 GB). Batching does
-#: not change a text's vector with this export (measured: cos 1.0; tests/test_embedding.py).
+#: not change a text's vector with this export (measured: cos 1.0; tests/embedding/test_embedding.py).
 _BATCH = 16
 
 

@@ -3,7 +3,7 @@
 pcmem's own model directories (the presets) run on onnxruntime and tokenizers directly (:class:`SentenceSession`):
 importing fastembed would dominate a cold CLI call (it pulls huggingface_hub and its image code) and the session is all
 a query needs. The session does exactly what fastembed 0.9 does for them — same tokenizer settings, session options,
-mean pooling and normalisation, in the same dtypes — so the vectors are bit-identical (tests/test_onnx_session.py checks
+mean pooling and normalisation, in the same dtypes — so the vectors are bit-identical (tests/embedding/test_onnx_session.py checks
 it against fastembed). Local directories and ``fastembed:MODEL`` catalogue models still go through fastembed.
 
 The model loads on the first embed call (so building an embedder, or importing pcmem, stays cheap) and texts are

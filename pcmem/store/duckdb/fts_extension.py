@@ -19,7 +19,7 @@ import duckdb
 
 from pcmem.errors import StoreError
 
-#: The DuckDB releases pcmem runs on, as pyproject.toml declares them (tests/test_packaging.py ties the two): from the
+#: The DuckDB releases pcmem runs on, as pyproject.toml declares them (tests/project/test_packaging.py ties the two): from the
 #: first that opens DuckDB's v1.5.0 storage format, which pcmem creates, to the newest the tests ran on. Each has its
 #: duckdb-extension-fts on PyPI.
 SUPPORTED_DUCKDB = ((1, 5, 0), (1, 5, 5))

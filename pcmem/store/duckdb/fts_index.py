@@ -157,7 +157,7 @@ def point_additions(db: duckdb.DuckDBPyConnection, documents: Sequence[tuple[str
             doc_frequency[term] = doc_frequency.get(term, 0) + 1
     # Looked up, then updated: an ``UPDATE … RETURNING`` here (one statement less) left DuckDB 1.5.5 planning later
     # term lookups of ``dict`` as table scans once the same rows had been updated by term id in that transaction
-    # (a revise); tests/test_query_plans.py pins the index scan.
+    # (a revise); tests/store/test_query_plans.py pins the index scan.
     found = db.execute(";\n".join([*before, lookup_sql(doc_frequency, floor)])).fetchall()
     termids = {term: int(termid) for kind, term, termid in found if kind == 0}
     first, next_termid = (next(int(value) for kind, _, value in found if kind == wanted) for wanted in (1, 2))

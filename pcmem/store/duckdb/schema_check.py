@@ -8,7 +8,7 @@ applied, failed half-way and left a log behind; with a scope's head past its las
 (:func:`verify_head`, before that write's transaction); a refusal is a StoreFormatError naming what is wrong, and the
 file is left as it was.
 
-The columns each migration adds to the truth's tables are declared here (tests/test_schema_check.py builds a store
+The columns each migration adds to the truth's tables are declared here (tests/store/test_schema_check.py builds a store
 migration by migration and holds the declarations to what the migrations really create).
 """
 
