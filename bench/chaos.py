@@ -74,11 +74,10 @@ def _mixed_worker(memory: Any, worker: int, count: int, seed: int) -> tuple[Tall
     return tally, acknowledged
 
 
-def threads_scenario(path: Path, *, threads: int, ops: int, shared: bool, runtimes: int = 1) -> Tally:
-    name = f"in-process: {threads} threads x {ops} ops, {runtimes} runtime(s), {'shared' if shared else 'exclusive'}"
-    tally = Tally(name)
+def threads_scenario(path: Path, *, threads: int, ops: int, runtimes: int = 1) -> Tally:
+    tally = Tally(f"in-process: {threads} threads x {ops} ops, {runtimes} runtime(s)")
     started = time.perf_counter()
-    opened = [pcmem.open_sync(path, embedder=None, shared=shared) for _ in range(runtimes)]
+    opened = [pcmem.open(path, embedder=None) for _ in range(runtimes)]
     try:
         with ThreadPoolExecutor(threads) as pool:
             runs = [pool.submit(_mixed_worker, opened[w % runtimes].memory.for_scope("chaos"), w, ops, 1)
@@ -89,7 +88,7 @@ def threads_scenario(path: Path, *, threads: int, ops: int, shared: bool, runtim
             runtime.close()
     acknowledged = [citation for _, cites in results for citation in cites]
     for worker_tally, _ in results:
-        worker_tally.scenario = name
+        worker_tally.scenario = tally.scenario
         tally.merge(worker_tally)
     tally.acknowledged = len(acknowledged)
     verify(path, "chaos", acknowledged, tally)
@@ -117,7 +116,7 @@ def async_scenario(path: Path, *, tasks: int, ops: int) -> Tally:
                 tally.untyped_errors.append(f"{type(error).__name__}: {error}")
 
     async def main() -> None:
-        async with pcmem.open_runtime(path, embedder=None) as runtime:
+        async with pcmem.open_async(path, embedder=None) as runtime:
             memory = runtime.memory.for_scope("chaos")
             await asyncio.gather(*(task(memory, n) for n in range(tasks)))
 
@@ -132,9 +131,9 @@ def async_scenario(path: Path, *, tasks: int, ops: int) -> Tally:
 
 
 def processes_scenario(path: Path, *, ops: int) -> Tally:
-    tally = Tally(f"processes: 2 writers (shared) + 1 searcher, {ops} ops each")
+    tally = Tally(f"processes: 2 writers + 1 searcher (one owner, its clients), {ops} ops each")
     started = time.perf_counter()
-    pcmem.open_sync(path, embedder=None).close()
+    pcmem.open(path, embedder=None).close()
     roles = [("write", "a"), ("write", "b"), ("search", "s")]
     workers = [subprocess.Popen(programs.command("chaos_worker", str(path), role, name, str(ops)),
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for role, name in roles]
@@ -179,7 +178,7 @@ def reindex_trial(path: Path, seed: int, entries: int = 600) -> Tally:
     tally.acknowledged += entries
     _kill_at_random(programs.command("reindex_worker", str(path), "switch"), rng, 0.3, 3.0)
     tally.operations += 1
-    with pcmem.open_sync(path, embedder=None) as runtime:
+    with pcmem.open(path, embedder=None) as runtime:
         memory = runtime.memory.for_scope("chaos")
         tally.found += len(memory.list().entries)
         profiles = (runtime.backend.embedding_profile(), runtime.backend.pending_embedding_profile())
@@ -192,11 +191,11 @@ def reindex_trial(path: Path, seed: int, entries: int = 600) -> Tally:
     return tally
 
 
-def writable_trial(path: Path, seed: int, *, shared: bool) -> Tally:
+def writable_trial(path: Path, seed: int) -> Tally:
     """Kill a keyed writer, then revise/retire/upsert/forget every pre-crash entry (see crash.writable_trial)."""
     tally = Tally("pre-crash entries writable")
     cli = str(Path(sys.executable).with_name("pcmem"))
-    written, changed, problems = crash.writable_trial(path, seed, shared=shared, cli=cli if Path(cli).exists() else None)
+    written, changed, problems = crash.writable_trial(path, seed, cli=cli if Path(cli).exists() else None)
     tally.operations += written + 1
     tally.acknowledged += written
     tally.found += changed
@@ -228,7 +227,7 @@ def damaged_wal_trial(path: Path, seed: int) -> Tally:
     damaged = data[: len(data) // 2] if cut else b"\0" * 16 + data[16:]
     wal.write_bytes(damaged)
     try:
-        pcmem.open_sync(path, embedder=None).close()
+        pcmem.open(path, embedder=None).close()
         if not cut:
             tally.untyped_errors.append("a log with a damaged header was opened")
         elif [copy.read_bytes() for copy in damaged_wal_copies(path)] != [damaged]:
@@ -238,7 +237,7 @@ def damaged_wal_trial(path: Path, seed: int) -> Tally:
             tally.untyped_errors.append(f"a log cut short (a kill inside a commit) was refused: {error}")
         tally.typed_errors[type(error).__name__] += 1
         wal.rename(wal.with_name(wal.name + ".damaged"))  # what the message tells the user to do
-    with pcmem.open_sync(path, embedder=None) as runtime:
+    with pcmem.open(path, embedder=None) as runtime:
         report = crash._file_backend(runtime).check()
     tally.checks += 1
     if not report.ok:
@@ -267,8 +266,7 @@ def kill_scenario(workdir: Path, trials: int) -> Tally:
         tally.checks += 1
         if problem:
             tally.checks_failed.append(f"import {trial}: {problem}")
-        for shared in (False, True):
-            tally.merge(writable_trial(workdir / f"writable-{trial}-{shared}.duckdb", trial, shared=shared))
+        tally.merge(writable_trial(workdir / f"writable-{trial}.duckdb", trial))
         tally.merge(reindex_trial(workdir / f"reindex-{trial}.duckdb", trial))
         wal = damaged_wal_trial(workdir / f"wal-{trial}.duckdb", trial)
         tally.merge(wal)
@@ -320,7 +318,6 @@ def scaling(path: Path, *, seconds: float = 2.0, rounds: int = 3, threads: int =
 class Plan:
     threads: int = 8
     ops: int = 200
-    shared_ops: int = 50  # shared mode reopens the file between transactions (~60 ms): fewer ops, same threads
     async_tasks: int = 40
     async_ops: int = 10
     process_ops: int = 40
@@ -333,7 +330,7 @@ class Plan:
     scaling_rounds: int = 3
 
 
-QUICK = Plan(threads=8, ops=15, shared_ops=7, async_tasks=40, async_ops=2, process_ops=15, kill_rounds=1, retry_rounds=1,
+QUICK = Plan(threads=8, ops=15, async_tasks=40, async_ops=2, process_ops=15, kill_rounds=1, retry_rounds=1,
              file_rounds=1, creation_rounds=1, hostile_cases=300, scaling_seconds=2.0, scaling_rounds=1)
 
 
@@ -347,12 +344,9 @@ def campaign(workdir: Path, plan: Plan, cli_main: Any, progress: Callable[[str],
         scenarios.append(tally)
         progress(f"{tally.scenario}: {'ok' if tally.ok else 'FAILED'} ({tally.seconds:.0f} s)")
 
-    step(lambda: threads_scenario(workdir / "threads-exclusive.duckdb", threads=plan.threads, ops=plan.ops,
-                                  shared=False))
-    step(lambda: threads_scenario(workdir / "threads-shared.duckdb", threads=plan.threads, ops=plan.shared_ops,
-                                  shared=True))
+    step(lambda: threads_scenario(workdir / "threads.duckdb", threads=plan.threads, ops=plan.ops))
     step(lambda: threads_scenario(workdir / "two-runtimes.duckdb", threads=plan.threads, ops=plan.ops // 2,
-                                  shared=False, runtimes=2))
+                                  runtimes=2))
     step(lambda: async_scenario(workdir / "async.duckdb", tasks=plan.async_tasks, ops=plan.async_ops))
     step(lambda: processes_scenario(workdir / "processes.duckdb", ops=plan.process_ops))
     step(lambda: kill_scenario(workdir, plan.kill_rounds))

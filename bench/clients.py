@@ -32,7 +32,7 @@ def _seed(path: Path, entries: int, embedder: str) -> None:
     import pcmem
     from pcmem_bench.perf import sentences
 
-    with pcmem.open_sync(path, embedder=None if embedder == "none" else embedder) as runtime:
+    with pcmem.open(path, embedder=None if embedder == "none" else embedder) as runtime:
         memory = runtime.memory.for_scope("bench")
         texts = sentences(entries)
         for start in range(0, entries, 500):

@@ -64,7 +64,7 @@ def stream_trial(path: Path, seed: int) -> tuple[int, str | None]:
 def verify_stream(path: Path, acknowledged: list[int]) -> tuple[int, str | None]:
     if not acknowledged:
         return 0, "the writer never acknowledged a write"
-    with pcmem.open_sync(path, embedder=None) as runtime:
+    with pcmem.open(path, embedder=None) as runtime:
         report = _file_backend(runtime).check()
         if not report.ok:
             return 0, "; ".join(report.problems)
@@ -81,15 +81,15 @@ def verify_stream(path: Path, acknowledged: list[int]) -> tuple[int, str | None]
     return len(acknowledged), None
 
 
-def writable_trial(path: Path, seed: int, *, shared: bool, cli: str | None = None) -> tuple[int, int, list[str]]:
-    """Kill a keyed writer (``shared`` or exclusive mode) at a random point, open and close the store untouched (as
+def writable_trial(path: Path, seed: int, *, cli: str | None = None) -> tuple[int, int, list[str]]:
+    """Kill a keyed writer at a random point, open and close the store untouched (as
     a CLI read does), then change every pre-crash entry — revise, retire, upsert and forget in turn, each with its
     entry's own version — through the library, and the last few through the CLI at ``cli`` when given.
 
     Returns (entries written before the kill, entries changed after it, problems): after an unclean exit every
     acknowledged entry must still be there and writable (issue #26: DuckDB lost replayed index rows)."""
     rng = random.Random(seed)
-    command = programs.command("keyed_writer", str(path), "shared" if shared else "exclusive")
+    command = programs.command("keyed_writer", str(path))
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     assert process.stdout is not None
     acknowledged: list[str] = []
@@ -102,7 +102,7 @@ def writable_trial(path: Path, seed: int, *, shared: bool, cli: str | None = Non
     time.sleep(rng.random() * 0.05)
     os.kill(process.pid, signal.SIGKILL)
     process.wait()
-    pcmem.open_sync(path, embedder=None).close()
+    pcmem.open(path, embedder=None).close()
     problems: list[str] = []
     changed = 0
     for turn, entry_id in enumerate(acknowledged):
@@ -114,7 +114,7 @@ def writable_trial(path: Path, seed: int, *, shared: bool, cli: str | None = Non
             problems.append(f"{how} of pre-crash entry {entry_id}{' (CLI)' if through_cli else ''}: {problem}")
         else:
             changed += 1
-    with pcmem.open_sync(path, embedder=None) as runtime:
+    with pcmem.open(path, embedder=None) as runtime:
         report = _file_backend(runtime).check()
     if not report.ok:
         problems.append("check after the writes: " + "; ".join(report.problems))
@@ -125,7 +125,7 @@ def _change(path: Path, entry_id: str, how: str) -> str | None:
     from pcmem import RetireRequest, ReviseRequest
 
     try:
-        with pcmem.open_sync(path, embedder=None) as runtime:
+        with pcmem.open(path, embedder=None) as runtime:
             memory = runtime.memory.for_scope("crash")
             version = memory.get_entry(entry_id).entry.version
             if how == "revise":
@@ -173,7 +173,7 @@ def import_trial(path: Path, seed: int, lines: int = 3000) -> tuple[bool, str | 
     process.wait()
     committed = "committed" in process.stdout.read().split()
     inside = began and not committed
-    with pcmem.open_sync(path, embedder=None) as runtime:
+    with pcmem.open(path, embedder=None) as runtime:
         report = _file_backend(runtime).check()
         if not report.ok:
             return inside, "; ".join(report.problems)

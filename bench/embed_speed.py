@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from pcmem.compose.runtime import open_sync
+from pcmem.compose.runtime import SyncRuntime
 from pcmem.embedding import gemma_preset as gemma
 from pcmem.settings import cache_dir, openmp_wait_policy
 from pcmem.types.search import SearchMemoryRequest
@@ -67,7 +67,7 @@ def embedding_rounds(embedder: gemma.GemmaEmbedder, rounds: int) -> dict[str, di
 def store_rounds(embedder: gemma.GemmaEmbedder, rounds: int) -> dict[str, dict[str, float]]:
     """Per text: ``remember`` of one entry (embed + write) and a vector search with it as the query, medians."""
     out = {}
-    with tempfile.TemporaryDirectory() as scratch, open_sync(Path(scratch) / "s.duckdb", embedder=embedder) as rt:
+    with tempfile.TemporaryDirectory() as scratch, SyncRuntime.open(Path(scratch) / "s.duckdb", embedder=embedder) as rt:
         memory = rt.memory.for_scope("speed")
         for name, text in TEXTS.items():
             count = iter(range(10**6))

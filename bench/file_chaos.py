@@ -27,7 +27,7 @@ from pcmem_bench.tally import Tally, attempt
 def _check(path: Path, tally: Tally) -> None:
     tally.checks += 1
     try:
-        with pcmem.open_sync(path, embedder=None) as runtime:
+        with pcmem.open(path, embedder=None) as runtime:
             report = crash._file_backend(runtime).check()
     except PcmemError as error:
         tally.checks_failed.append(f"{type(error).__name__}: {error}")
@@ -49,11 +49,11 @@ def two_names_trial(workdir: Path, seed: int, writes: int = 30) -> Tally:
     tally = Tally("one file, three names")
     rng = random.Random(seed)
     path = workdir / f"names-{seed}.duckdb"
-    pcmem.open_sync(path, embedder=None).close()
+    pcmem.open(path, embedder=None).close()
     hard, soft = workdir / f"names-{seed}-hard.duckdb", workdir / f"names-{seed}-soft.duckdb"
     os.link(path, hard)
     soft.symlink_to(path)
-    runtimes = [pcmem.open_sync(name, embedder=None) for name in (path, hard, soft)]
+    runtimes = [pcmem.open(name, embedder=None) for name in (path, hard, soft)]
     try:
         for i in range(writes):
             memory = rng.choice(runtimes).memory.for_scope("names")
@@ -62,7 +62,7 @@ def two_names_trial(workdir: Path, seed: int, writes: int = 30) -> Tally:
     finally:
         for runtime in runtimes:
             runtime.close()
-    with pcmem.open_sync(hard, embedder=None) as runtime:
+    with pcmem.open(hard, embedder=None) as runtime:
         tally.found += len(runtime.memory.for_scope("names").list().entries)
     _check(path, tally)
     return tally
@@ -76,7 +76,7 @@ def foreign_log_trial(workdir: Path, seed: int) -> Tally:
     tally = Tally("logs that are not the store's")
     mine, theirs = workdir / f"mine-{seed}.duckdb", workdir / f"theirs-{seed}.duckdb"
     for path, scope in ((mine, "mine"), (theirs, "theirs")):
-        with pcmem.open_sync(path, embedder=None) as runtime:
+        with pcmem.open(path, embedder=None) as runtime:
             runtime.memory.for_scope(scope).remember(f"{scope} first note")
     tally.acknowledged += 1  # this store's first note must survive everything below
     _kill_writer(theirs, "theirs")
@@ -91,7 +91,7 @@ def foreign_log_trial(workdir: Path, seed: int) -> Tally:
     cut = data[: len(data) - random.Random(seed).randint(1, 40)]  # damage: those writes are not counted
     wal.write_bytes(cut)
     tally.operations += 1
-    with pcmem.open_sync(link, embedder=None) as runtime:
+    with pcmem.open(link, embedder=None) as runtime:
         scopes = {summary.scope for summary in runtime.memory.scopes()}
         texts = {item.entry.text for item in runtime.memory.for_scope("mine").list().entries}
     tally.found += "mine first note" in texts
@@ -109,7 +109,7 @@ def foreign_log_trial(workdir: Path, seed: int) -> Tally:
 def _expect_refusal(path: Path, tally: Tally) -> None:
     tally.operations += 1
     try:
-        pcmem.open_sync(path, embedder=None).close()
+        pcmem.open(path, embedder=None).close()
         tally.untyped_errors.append(f"{path.name}: a log that is not replayable was opened without a word")
     except StoreWALError as error:
         tally.typed_errors[type(error).__name__] += 1
@@ -123,7 +123,7 @@ def forged_cursor_trial(workdir: Path, seed: int, forgeries: int = 200) -> Tally
     tally = Tally("forged cursors")
     rng = random.Random(seed)
     path = workdir / f"cursors-{seed}.duckdb"
-    with pcmem.open_sync(path, embedder=None) as runtime:
+    with pcmem.open(path, embedder=None) as runtime:
         for scope in ("alice", "bob"):
             runtime.memory.for_scope(scope).remember(RememberRequest(entries=tuple(
                 NewEntry(entry_id=f"{scope}-{i:03d}", text=f"{scope} note {i}") for i in range(40))))
@@ -165,7 +165,7 @@ def flipped_bit_trial(workdir: Path, seed: int) -> Tally:
     tally = Tally("flipped bits in live blocks")
     rng = random.Random(seed)
     path = workdir / f"bits-{seed}.duckdb"
-    with pcmem.open_sync(path, embedder=None) as runtime:
+    with pcmem.open(path, embedder=None) as runtime:
         runtime.memory.for_scope("bits").remember(RememberRequest(entries=tuple(
             NewEntry(entry_id=f"b{i}", text=f"note {i} with a few words") for i in range(200))))
     scan = blocks.scan(path)
@@ -180,7 +180,7 @@ def flipped_bit_trial(workdir: Path, seed: int) -> Tally:
     tally.operations += 1
     tally.checks += 1
     try:
-        with pcmem.open_sync(path, embedder=None) as runtime:
+        with pcmem.open(path, embedder=None) as runtime:
             report = crash._file_backend(runtime).check()
         if report.ok:
             tally.checks_failed.append(f"check said ok with a flipped bit in block {block}")
@@ -243,7 +243,7 @@ def stop_signal_trial(workdir: Path, seed: int) -> Tally:
         tally.untyped_errors.append(f"{signal.Signals(number).name}: exit {status} {stderr.strip()[-200:]}")
     if path.with_name(path.name + ".wal").exists():
         tally.checks_failed.append(f"{signal.Signals(number).name} left the write-ahead log behind")
-    with pcmem.open_sync(path, embedder=None) as runtime:
+    with pcmem.open(path, embedder=None) as runtime:
         texts = {item.entry.text for item in runtime.memory.for_scope("s").list().entries}
     tally.found += len(set(acknowledged) & texts)
     _check(path, tally)

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pcmem.compose.runtime import SyncRuntime, open_sync
+from pcmem.compose.runtime import SyncRuntime
 from pcmem.config import InferenceConfig, RuntimeConfig
 from pcmem.decision.memo import MemoDecisionModel
 from pcmem.errors import InferenceError, InputError, RerankError
@@ -443,7 +443,7 @@ def run_matrix(matrix: Matrix, rerankers: Mapping[str, MemoryReranker | None] | 
 def _run_store(matrix: Matrix, config: RuntimeConfig, rerankers: Mapping[str, MemoryReranker | None], backend: str,
                embedder: str, where: str | Path, bar: StageBar, log: ResultLog) -> dict[str, Any]:
     """Ingest into one store and search it in every mode, with every rerank label."""
-    with open_sync(where, config=config, inference=matrix.inference, embedder=embedder) as runtime:
+    with SyncRuntime.open(where, config=config, inference=matrix.inference, embedder=embedder) as runtime:
         with bar(f"ingesting ({backend}, {embedder})") as advance:
             measured = ingest_measured(runtime, matrix.conversations, advance, matrix.alone_sample)
         reports = []

@@ -174,7 +174,7 @@ def locomo_fusion(data_path: str, embedder: str, store: str, channels_path: str,
     Examples:
       pcmem bench locomo-fusion --data locomo10.json --store locomo.minilm.duckdb --channels minilm.jsonl
     """
-    from pcmem.compose.runtime import open_sync
+    from pcmem.compose.runtime import SyncRuntime
     from pcmem_bench import fusion_tune
     from pcmem_bench import locomo as bench_locomo
     from pcmem_bench.locomo_data import load
@@ -184,7 +184,7 @@ def locomo_fusion(data_path: str, embedder: str, store: str, channels_path: str,
     else:
         convs = load(data_path)
         chosen = bench_locomo.select_questions(convs, csv_list(categories, int), None)
-        with open_sync(store, embedder=embedder) as runtime, \
+        with SyncRuntime.open(store, embedder=embedder) as runtime, \
                 progress_bar("fetching channels", enabled=not as_json) as advance:
             fetched = fusion_tune.fetch(runtime, convs, chosen, advance)
         fusion_tune.save(fetched, channels_path)

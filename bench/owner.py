@@ -3,7 +3,7 @@
 - **MCP**: ``search_memory`` and ``remember_memory`` p50 through one ``pcmem mcp`` host (the owner), then through a
   second host on the same store (a client of the first); ratio second ÷ one (target ≤ 1.3).
 - **CLI**: ``pcmem search`` p50 as a cold process with nobody holding the store, and beside a running owner (an app
-  holding it with ``open_sync``); ratio beside ÷ cold (target ≤ 0.4) and the p50 beside (target ≤ 250 ms).
+  holding it with ``pcmem.open``); ratio beside ÷ cold (target ≤ 0.4) and the p50 beside (target ≤ 250 ms).
 - **Kill**: ``rounds`` times, SIGKILL the owner while two client processes write keyed upserts and read; the time
   until one of them holds the file (target ≤ 2 s), then every acknowledged write is read back and every entry
   revised once (nothing lost, every pre-crash entry writable). A fresh client joins after each round.
@@ -38,7 +38,7 @@ def _seed(path: Path, entries: int) -> None:
     import pcmem
     from pcmem_bench.perf import sentences
 
-    with pcmem.open_sync(path) as runtime:
+    with pcmem.open(path) as runtime:
         runtime.memory.for_scope("bench").remember(pcmem.RememberRequest(entries=tuple(
             pcmem.NewEntry(entry_id=f"e{i}", text=text) for i, text in enumerate(sentences(entries)))))
 
@@ -120,7 +120,7 @@ def kills(folder: Path, rounds: int) -> dict[str, Any]:
     from pcmem.store.duckdb.lock_probe import lock_holder
 
     path, stop = folder / "kill.duckdb", folder / "stop"
-    pcmem.open_sync(path, embedder=None).close()
+    pcmem.open(path, embedder=None).close()
     processes: list[subprocess.Popen[str]] = []
     takeover_ms: list[float] = []
     names = iter(f"p{n}" for n in range(rounds + 3))
@@ -156,7 +156,7 @@ def kills(folder: Path, rounds: int) -> dict[str, Any]:
                 acked.append(rest)
             elif kind == "err":
                 errors.append(rest)
-    with pcmem.open_sync(path, embedder=None) as runtime:
+    with pcmem.open(path, embedder=None) as runtime:
         scope = runtime.memory.for_scope("load")
         present = {e.entry.entry_id: e.entry.version for e in scope.list(pcmem.ListRequest(state="all")).entries}
         lost = sorted(set(acked) - set(present))
@@ -186,11 +186,11 @@ def repeated_query(path: Path, repeats: int) -> dict[str, Any]:
             times.append((time.perf_counter() - started) * 1000)
         return round(statistics.median(times), 2)
 
-    with pcmem.open_sync(path) as runtime:
+    with pcmem.open(path) as runtime:
         owner = timed(runtime)
     holder = _start("store_holder", str(path))
     try:
-        with pcmem.open_sync(path) as runtime:
+        with pcmem.open(path) as runtime:
             client = timed(runtime)
     finally:
         holder.communicate(timeout=60)
@@ -207,18 +207,18 @@ def find_and_stop(path: Path, repeats: int) -> dict[str, Any]:
         finds = []
         for _ in range(repeats * 4):
             started = time.perf_counter()
-            runtime = pcmem.open_sync(path)
+            runtime = pcmem.open(path)
             finds.append((time.perf_counter() - started) * 1000)
             assert runtime.owner_pid == holder.pid
             runtime.close()
-        runtime = pcmem.open_sync(path)
+        runtime = pcmem.open(path)
         runtime.memory.for_scope("bench").search("warm up")
         holder.send_signal(signal.SIGSTOP)
         try:
             call, opening = [], []
             for _ in range(repeats):
                 call.append(_until_stopped(lambda: runtime.memory.for_scope("bench").search("release")))
-                opening.append(_until_stopped(lambda: pcmem.open_sync(path)))
+                opening.append(_until_stopped(lambda: pcmem.open(path)))
         finally:
             holder.send_signal(signal.SIGCONT)
             runtime.close()

@@ -81,7 +81,7 @@ def store_target(backend: str, workdir: Path, name: str) -> str | Path:
     if backend == "duckdb":
         return workdir / f"{name}.duckdb"
     if backend == "seekdb":
-        from pcmem.store.seekdb.engine import open_embedded_directory
+        from pcmem.store.seekdb.connector import open_embedded_directory
 
         return f"seekdb://{open_embedded_directory() or workdir / 'seekdb'}?database={name.replace('-', '_')}"
     raise InputError(f"unknown backend {backend!r}; choose from {', '.join(BACKENDS)}")
@@ -89,7 +89,7 @@ def store_target(backend: str, workdir: Path, name: str) -> str | Path:
 
 def _drop(target: str | Path) -> None:
     if isinstance(target, str):
-        from pcmem.store.seekdb.engine import Connector, parse
+        from pcmem.store.seekdb.connector import Connector, parse
 
         Connector(parse(target)).drop_database()
 
@@ -100,7 +100,7 @@ def bench_size(size: int, workdir: Path, scopes: int = 1, backend: str = "duckdb
     embedder = PrecomputedEmbedder()
     path = store_target(backend, workdir, f"perf-{size}-{scopes}")
     result: dict = {"backend": backend, "size": size, "scopes": scopes}
-    with pcmem.open_sync(path, embedder=embedder) as runtime:
+    with pcmem.open(path, embedder=embedder) as runtime:
         started = time.perf_counter()
         chunk_size = _chunk(size, scopes)
         for start in range(0, size, chunk_size):
@@ -262,7 +262,7 @@ def bench_import(count: int, workdir: Path, backend: str = "duckdb", embedder_na
     embedder.embed_documents(texts)
     alone = time.perf_counter() - started
     target = store_target(backend, workdir, f"import-{slug(embedder_name)}")
-    with pcmem.open_sync(target, embedder=embedder) as runtime:
+    with pcmem.open(target, embedder=embedder) as runtime:
         started = time.perf_counter()
         runtime.memory.for_scope("import").remember(RememberRequest(entries=tuple(NewEntry(text=t) for t in texts)))
         stored = time.perf_counter() - started

@@ -41,7 +41,7 @@ def register(bench: click.Group) -> None:
           pcmem bench locomo-pool --data locomo10.json --embedder embeddinggemma-300m --store locomo.gemma.duckdb \\
               --pooled gemma.pooled.jsonl
         """
-        from pcmem.compose.runtime import open_sync
+        from pcmem.compose.runtime import SyncRuntime
         from pcmem.embedding import gemma_preset as gemma
         from pcmem.embedding.presets import preset_embedder
         from pcmem_bench import fusion_pool, fusion_tune
@@ -64,7 +64,7 @@ def register(bench: click.Group) -> None:
             if conversations is not None:
                 wanted = {convs[int(i)].sample_id for i in conversations.split(",") if i.strip()}
                 chosen = [q for q in chosen if q.conversation in wanted]
-            with open_sync(store, embedder=chosen_embedder) as runtime, \
+            with SyncRuntime.open(store, embedder=chosen_embedder) as runtime, \
                     progress_bar("fetching channels and pools", enabled=not as_json) as advance:
                 pooled = fusion_pool.fetch(runtime, convs, chosen, sizes, advance)
             fusion_pool.save(pooled, pooled_path)

@@ -186,7 +186,7 @@ def run(entries: int = 400, repeats: int = 100, clients: int = 16, requests: int
             asyncio.run(_latency(runtime, url, 10, rng))  # warm-up rounds, not reported
             timings = asyncio.run(_latency(runtime, url, repeats, rng))
             load = asyncio.run(_load(url, clients, requests, seed))
-        with pcmem.open_sync(served, embedder=None) as runtime:
+        with pcmem.open(served, embedder=None) as runtime:
             verified = _verify(runtime, load.pop("acknowledged"))
     in_process, http, mcp = timings["in_process"], timings["http"], timings["mcp"]
     base = percentile(in_process, 50)

@@ -97,7 +97,7 @@ def _build_store(path: Path, entries: int) -> None:
     from pcmem.types.memory import NewEntry, RememberRequest
     from pcmem_bench.perf import sentences
 
-    with pcmem.open_sync(path) as runtime:  # the default embedder: hybrid needs real vectors
+    with pcmem.open(path) as runtime:  # the default embedder: hybrid needs real vectors
         texts = sentences(entries)
         runtime.memory.for_scope("bench").remember(
             RememberRequest(entries=tuple(NewEntry(entry_id=f"e{i}", text=t) for i, t in enumerate(texts))))
@@ -105,7 +105,7 @@ def _build_store(path: Path, entries: int) -> None:
 
 @contextlib.contextmanager
 def _owned_copy(store: Path) -> Iterator[Path]:
-    """A copy of ``store`` held by an owner process (an app with ``open_sync``) until the block ends."""
+    """A copy of ``store`` held by an owner process (an app with ``pcmem.open``) until the block ends."""
     from pcmem_bench.owner import _start
 
     owned = store.with_name("owned.duckdb")

@@ -78,7 +78,7 @@ def attempt(tally: Tally, call: Callable[[], Any]) -> Any:
 def verify(path: Path, scope: str, acknowledged: Iterable[Citation], tally: Tally) -> None:
     """Read every acknowledged citation back exactly, then run ``check``."""
     try:
-        with pcmem.open_sync(path, embedder=None) as runtime:
+        with pcmem.open(path, embedder=None) as runtime:
             memory = runtime.memory.for_scope(scope)
             for citation in acknowledged:
                 try:

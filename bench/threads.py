@@ -100,7 +100,7 @@ def scaling(path: Path, *, seconds: float = 3.0, threads: int = 4, rounds: int =
     chosen = None if embedder == "none" else resolve(embedder)
     mode = "fts" if chosen is None else "hybrid"
     load_before = os.getloadavg()[0]
-    with pcmem.open_sync(path, embedder=chosen) as runtime:
+    with pcmem.open(path, embedder=chosen) as runtime:
         memory = runtime.memory.for_scope("scaling")
         memory.remember(RememberRequest(entries=tuple(NewEntry(text=f"seed note {i} about kiwis and tea")
                                                       for i in range(500))))

@@ -81,7 +81,7 @@ def _texts(scope: str, count: int) -> list[str]:
 def seed(path: Path, entries: int, **options: Any) -> None:
     """``entries`` spread over four scopes, written in batches of 25 so each scope has a history of revisions."""
     per_scope = entries // len(SCOPES)
-    with pcmem.open_sync(path, **options) as runtime:
+    with pcmem.open(path, **options) as runtime:
         for scope in SCOPES:
             memory, texts = runtime.memory.for_scope(scope), _texts(scope, per_scope)
             for start in range(0, len(texts), 25):
@@ -306,7 +306,7 @@ def seed_big(path: Path, size: int, **options: Any) -> None:
     """One scope of ``size`` entries, in batches of 500, with the store's embedder (``options`` as :func:`seed`'s):
     a store seeded with vectors refuses entries written without them, and the first hybrid search of a big scope
     is one of the figures."""
-    with pcmem.open_sync(path, **options) as runtime:
+    with pcmem.open(path, **options) as runtime:
         memory, texts = runtime.memory.for_scope(BIG_SCOPE.format(size)), _texts("big", size)
         for start in range(0, size, 500):
             memory.remember(RememberRequest(entries=tuple(NewEntry(text=t) for t in texts[start:start + 500])))
@@ -400,8 +400,7 @@ def _one_pass(args: argparse.Namespace, path: Path, app_options: dict[str, Any])
     try:
         for part in ("small", *map(str, args.big)):
             command = [sys.executable, "-m", "pcmem_bench.tui_timings", "--pass-on", str(path), "--part", part,
-                       "--embedder", args.embedder, "--owner", args.owner,
-                       *(["--exclusive"] if args.exclusive else [])]
+                       "--embedder", args.embedder, "--owner", args.owner]
             result = subprocess.run(command, capture_output=True, text=True, check=False)
             if result.returncode != 0:
                 raise RuntimeError(f"a bench pass failed:\n{result.stderr[-2000:]}")
@@ -418,9 +417,6 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--runs", type=int, default=3, help="passes; the median is reported")
     parser.add_argument("--embedder", default="auto", help="'auto' (the default model) or 'none'")
     parser.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()) / "pcmem-tui-bench")
-    parser.add_argument("--exclusive", action="store_true",
-                        help="hold the file (shared=False): separates the TUI's own cost from shared mode's per-read "
-                             "open of the file")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--big", type=int, nargs="*", default=[], metavar="N",
                         help="also measure one scope of N entries each (e.g. --big 3000 10000)")
@@ -431,9 +427,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--part", default="small", help=argparse.SUPPRESS)  # "small", or a big scope's size
     args = parser.parse_args(argv)
     options: dict[str, Any] = {"embedder": None} if args.embedder == "none" else {}
-    app_options = {**options, "shared": False} if args.exclusive else options
-    if args.exclusive and args.owner == "mcp":
-        parser.error("--exclusive holds the file in the TUI: it cannot be a client of `pcmem mcp`")
+    app_options = options
     if args.pass_on is not None:
         role = "client" if args.owner == "mcp" else "owner"
         part = measure(args.pass_on, role=role, **app_options) if args.part == "small" else \
@@ -461,7 +455,6 @@ def main(argv: list[str] | None = None) -> None:
         return
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"{args.entries} entries in {len(SCOPES)} scopes, embedder {args.embedder}, {SIZE[0]}x{SIZE[1]}, "
-          f"{'exclusive' if args.exclusive else 'shared'} mode, "
           f"{'the TUI owns the store' if args.owner == 'tui' else 'the TUI is a client of pcmem mcp'}, "
           f"median of {args.runs} runs, load average {load:.1f} on {os.cpu_count()} CPUs")
     for name, ms in medians.items():

@@ -78,7 +78,7 @@ def measure(workdir: Path, *, size: int = 1000, rounds: int = 6, per_round: int 
         fts5.execute("COMMIT")
 
     groups_before = None
-    with pcmem.open_sync(store, embedder=embedder) as runtime:
+    with pcmem.open(store, embedder=embedder) as runtime:
         memory = runtime.memory.for_scope("s0")
         memory.remember("warm up")
         stats = getattr(runtime.backend, "write_groups", None)

@@ -49,7 +49,7 @@ _BULK = 2000  # entries per remember while loading a store
 def _load(path: Path, texts: list[str], embedder: Embedder | None) -> None:
     """``texts`` into scope ``s0``; without an embedder the store has no vector space yet (a real embedder opened
     on it later adopts its own, without embedding the loaded texts: only the writes measured are embedded)."""
-    with pcmem.open_sync(path, embedder=embedder) as runtime:
+    with pcmem.open(path, embedder=embedder) as runtime:
         memory = runtime.memory.for_scope("s0")
         for start in range(0, len(texts), _BULK):
             memory.remember(RememberRequest(entries=tuple(NewEntry(text=t) for t in texts[start:start + _BULK])))
@@ -94,7 +94,7 @@ def remember_parts(size: int, workdir: Path, samples: int = 80) -> dict:
     embedder = PrecomputedEmbedder()
     _load(store, sentences(size), embedder)
     step = iter(range(10**9))
-    with timing_statements() as parts, pcmem.open_sync(store, embedder=embedder) as runtime:
+    with timing_statements() as parts, pcmem.open(store, embedder=embedder) as runtime:
         memory = runtime.memory.for_scope("s0")
         memory.remember("warm up")
         result = breakdown(lambda: memory.remember(f"A fresh note written at step {next(step)}."), parts, samples)
@@ -143,7 +143,7 @@ def remember_vs_fts5(size: int, workdir: Path, *, rounds: int = 8, per_round: in
                      (" ".join(analyzer.analyze(f"A fresh note written at step {next(step)}.")),))
         fts5.execute("COMMIT")
 
-    with pcmem.open_sync(store, embedder=embedder) as runtime:
+    with pcmem.open(store, embedder=embedder) as runtime:
         memory = runtime.memory.for_scope("s0")
         memory.remember("warm up")
         for _ in range(rounds):
@@ -171,7 +171,7 @@ def build_spread(path: Path, entries: int, scopes: int) -> dict:
     """A store of ``entries`` hash-embedded entries spread evenly over ``scopes`` scopes, in bulk."""
     per_scope = entries // scopes
     started = time.perf_counter()
-    with pcmem.open_sync(path, embedder=PrecomputedEmbedder()) as runtime:
+    with pcmem.open(path, embedder=PrecomputedEmbedder()) as runtime:
         for scope in range(scopes):
             texts = sentences(per_scope, seed=scope)
             for start in range(0, per_scope, _BULK):
@@ -187,7 +187,7 @@ def owner_probe(path: Path, hot: int, rounds: int) -> dict:
     and with the close (its checkpoint: see the module's notes)."""
     queries = [t.split(" (note")[0] for t in sentences(hot * rounds, seed=99)]
     writes: list[float] = []
-    with pcmem.open_sync(path, embedder=PrecomputedEmbedder()) as runtime:
+    with pcmem.open(path, embedder=PrecomputedEmbedder()) as runtime:
         opened_mb = _peak_rss_mb()
         for round_ in range(rounds):
             for scope in range(hot):

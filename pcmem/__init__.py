@@ -50,9 +50,9 @@ from pcmem.errors import (  # noqa: E402
 )
 
 if TYPE_CHECKING:
-    from pcmem.compose.async_runtime import Runtime, open_async, open_runtime
+    from pcmem.compose.async_runtime import Runtime, open_async
     from pcmem.compose.rerankers import build_reranker
-    from pcmem.compose.runtime import SyncRuntime, open, open_sync
+    from pcmem.compose.runtime import SyncRuntime, open
     from pcmem.config import InferenceConfig, RuntimeConfig
     from pcmem.decision.port import DecisionModel
     from pcmem.embedding.port import Embedder
@@ -122,8 +122,8 @@ __version__ = "0.1.0"
 _LAZY: dict[str, str] = {
     name: module
     for module, names in {
-        "pcmem.compose.async_runtime": ("Runtime", "open_async", "open_runtime"),
-        "pcmem.compose.runtime": ("SyncRuntime", "open", "open_sync"),
+        "pcmem.compose.async_runtime": ("Runtime", "open_async"),
+        "pcmem.compose.runtime": ("SyncRuntime", "open"),
         "pcmem.decision.port": ("DecisionModel",),
         "pcmem.memory.scoped": ("SyncScopedMemory",),
         "pcmem.memory.service": ("MemoryService", "ScopedMemory", "SyncMemoryService"),
@@ -263,6 +263,4 @@ __all__ = [
     "metadata_filter",
     "open",
     "open_async",
-    "open_runtime",
-    "open_sync",
 ]

@@ -1,6 +1,6 @@
 """Text analysis: the terms both the full-text index and queries are made of.
 
-``v1`` is upstream's "analyzer v1" (SPEC §2): NFC + casefold; runs of letters, digits and underscore are word terms;
+``v1`` is upstream's "analyzer v1": NFC + casefold; runs of letters, digits and underscore are word terms;
 runs of CJK characters become single-character terms plus adjacent-pair bigrams, so Chinese and Japanese text is
 searchable without a dictionary segmenter. Upstream applies the CJK rule to ideographs; pcmem also applies it to
 kana, because a Japanese kana run has no spaces and would otherwise be one unsearchable token.

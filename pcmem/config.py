@@ -3,8 +3,8 @@
 names (explicit argument > environment variable > default).
 
 Apart from :mod:`pcmem.settings` because these are pydantic models: a command that needs neither (a ``pcmem search``
-answered by the store's owner, issue #30) must not pay pydantic's import (~265 M instructions, more than half of the
-Python + DuckDB floor) to find out where the store is.
+answered by the store's owner) must not pay pydantic's import (more than half of the
+Python + DuckDB floor, see docs/benchmarks/speed.md) to find out where the store is.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ class RuntimeConfig(_Settings):
 
     #: Rerank the coarse pool with the configured generation model (listwise policy). Default off.
     memory_rerank_enabled: bool = False
-    #: How many coarse candidates a reranker sees (c in SPEC §2: coarse_limit = max(k, c)).
+    #: How many coarse candidates a reranker sees (a reranked search's coarse pool is max(limit, this)).
     memory_rerank_candidate_limit: int = Field(default=30, ge=1, le=100)
     #: How a search that does not choose fuses its channels (``PCMEM_SEARCH_FUSION``); ``None``: the store's default,
     #: else the contract's ``rrf``.

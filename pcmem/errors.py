@@ -26,6 +26,10 @@ class StoreSchemeError(InputError):
     the message lists the known ones. Nothing was opened."""
 
 
+class DestinationNotEmptyError(InputError):
+    """``pcmem migrate`` copies into an empty store only (no scope, and no embedding profile but the source's)."""
+
+
 class NotFoundError(PcmemError, LookupError):
     """A scope, entry, revision or citation does not exist."""
 
@@ -144,6 +148,11 @@ class StorePermissionError(StoreError):
     exit_code = 11
 
 
+class UnsafeRuntimeFolderError(StorePermissionError):
+    """The folder owners listen in belongs to another user or others may enter it: pcmem neither listens nor
+    connects there."""
+
+
 class StoreReadOnlyError(StoreError):
     """The store file (or its folder) is read-only: reads work, a write is refused."""
 
@@ -165,6 +174,15 @@ class StoreWALError(StoreError):
 
 class StoreVersionError(StoreError):
     """The store was written by a newer pcmem whose schema this version does not know."""
+
+
+class DuplicateKeyError(StoreError):
+    """A seekdb write broke a unique key (MySQL error 1062): the row is there already."""
+
+
+class SnapshotMoved(StoreError):
+    """A search served from a backend's memory needed the file after a write had begun since: nothing was read yet,
+    so the search runs again (see :meth:`pcmem.store.port.Snapshots.reading`). Never reaches a user."""
 
 
 class EmbeddingError(PcmemError):

@@ -19,7 +19,7 @@ def new_id(prefix: str) -> str:
 
     Monotonic within a process (the ULID "monotonic" rule: within one millisecond the next id is the previous one
     plus one), so ids sort in creation order even inside one batch, where they share the millisecond and random
-    bits alone would order the entries of a batch arbitrarily (issue 19.5).
+    bits alone would order the entries of a batch arbitrarily.
     """
     global _last_value
     with _last_lock:

@@ -9,7 +9,7 @@ constructor arguments; the composition root (:mod:`pcmem.compose`), the CLI and 
 - The embedding reranker's second embedder (PowerContext has no name for it): ``rerank_embedder=`` >
   ``PCMEM_RERANK_EMBEDDER`` (a preset, a model directory, or ``none``) > the store's secondary profile
   (:func:`rerank_embedder`).
-- Search-time rerank policy and the local generation model, with the RFC 0080 names (the environment variables
+- Search-time rerank policy and the local generation model, with PowerContext's names (the environment variables
   here; the validated values are :class:`pcmem.config.RuntimeConfig` and :class:`pcmem.config.InferenceConfig`)::
 
     export POWERCONTEXT_SERVER_INFERENCE_GENERATION_MODEL=llama-cpp:qwen2.5-coder-1.5b-instruct
@@ -32,18 +32,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal, NamedTuple, get_args
 
-from pcmem.errors import ConfigurationError, InputError, StoreSchemeError
+from pcmem.errors import ConfigurationError, InputError
 
 DB_ENV = "PCMEM_DB"
 CACHE_ENV = "PCMEM_CACHE_DIR"
 EMBEDDER_ENV = "PCMEM_EMBEDDER"
 DEFAULT_DB_NAME = "memory.duckdb"
-StoreEngine = Literal["duckdb", "seekdb"]
-#: Which storage engine a store target names, by its URL scheme: the one table of them (the engines themselves are
-#: registered by these names in :mod:`pcmem.compose.backends`). A target without a scheme is a DuckDB file path;
-#: ``duckdb:PATH`` says so explicitly; ``seekdb:``/``oceanbase:`` are connection strings (an OceanBase cluster speaks
-#: seekdb's protocol). Any other scheme is a StoreSchemeError that lists these.
-STORE_SCHEMES: dict[str, StoreEngine] = {"duckdb:": "duckdb", "seekdb:": "seekdb", "oceanbase:": "seekdb"}
 
 
 def default_db_path() -> Path:
@@ -66,14 +60,16 @@ def user_folder(kind: Literal["data", "cache"], instead: str) -> Path:
 
 
 def resolve_db_path(explicit: str | os.PathLike[str] | None = None) -> Path | str:
-    """A store file path, or a seekdb connection string kept as it is (see :data:`STORE_SCHEMES`)."""
+    """A store file path (``~`` expanded), or a URL kept as it is: its scheme names the engine that reads it (see
+    :mod:`pcmem.store.engines`, which refuses a scheme no engine is registered for)."""
     chosen = explicit if explicit is not None else os.environ.get(DB_ENV)
     if chosen is not None and not str(chosen).strip():
         raise InputError(f"the store path is empty (--db or ${DB_ENV}); give a path, or unset it for the default")
     if chosen:
-        if store_engine(chosen) == "seekdb":
-            return str(chosen)
-        return expand_user(local_path_text(os.fspath(chosen)))
+        text = os.fspath(chosen)
+        if isinstance(text, str) and store_scheme(text) is not None:
+            return text
+        return expand_user(text)
     return default_db_path()
 
 
@@ -149,7 +145,7 @@ def runtime_configured() -> bool:
     where the models validate and apply them)."""
     return any(name in os.environ for name in CONFIG_ENVS)
 
-#: How a search fuses its channels: ``rrf`` is the contract's equal-weight RRF (SPEC §2 step 6); ``convex`` and
+#: How a search fuses its channels: ``rrf`` is the contract's equal-weight RRF; ``convex`` and
 #: ``weighted-rrf`` are non-contract options for more recall (see :mod:`pcmem.search.fusion`).
 SearchFusion = Literal["rrf", "convex", "weighted-rrf"]
 SEARCH_FUSIONS: tuple[SearchFusion, ...] = get_args(SearchFusion)
@@ -158,9 +154,7 @@ SEARCH_FUSIONS: tuple[SearchFusion, ...] = get_args(SearchFusion)
 FusionSource = Literal["request", "runtime", "store", "contract"]
 
 #: A URI scheme at the start of a target: a letter, then letters, digits, ``+ - .``, then ``:`` — two characters at
-#: least, so a Windows drive (``C:\\``) stays a path. DuckDB reads any such prefix as a scheme or an extension to load
-#: (``md:``, ``s3:``, ``file:``; ``notes:v2.duckdb`` asked for a ``notes`` extension), so pcmem refuses it rather than
-#: guess; a file whose name has a colon is written ``./notes:v2.duckdb``.
+#: least, so a Windows drive (``C:\\``) stays a path. Its engine is found by it (:mod:`pcmem.store.engines`).
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+:")
 
 
@@ -168,65 +162,6 @@ def store_scheme(target: str) -> str | None:
     """The URL scheme ``target`` starts with, lower case with its colon (``"seekdb:"``), or ``None`` for a path."""
     scheme = _SCHEME.match(target)
     return scheme.group().lower() if scheme is not None else None
-
-
-def store_engine(target: str | os.PathLike[str]) -> StoreEngine:
-    """The engine ``target`` names (see :data:`STORE_SCHEMES`); a scheme that names none is refused as
-    :func:`refuse_non_local` says (StoreSchemeError, or InputError for ``:memory:`` and ``file:``)."""
-    text = os.fspath(target)
-    if not isinstance(text, str):
-        return "duckdb"  # a bytes path: the file layer refuses it with its own message
-    engine = STORE_SCHEMES.get(store_scheme(text) or "")
-    if engine is not None:
-        return engine
-    refuse_non_local(text)
-    return "duckdb"
-
-
-def local_path_text(target: str) -> str:
-    """The file path a DuckDB target names: itself, or what follows ``duckdb:`` (``duckdb:notes.duckdb``,
-    ``duckdb:///abs/notes.duckdb``); anything else that is not a local path is refused (:func:`refuse_non_local`)."""
-    if store_scheme(target) == "duckdb:":
-        target = target[len("duckdb:"):]
-        if target.startswith("//"):
-            from urllib.parse import unquote, urlsplit
-
-            parts = urlsplit("duckdb:" + target)
-            if parts.netloc not in ("", "localhost") or parts.query or parts.fragment:
-                raise InputError(f"'duckdb:{target}' names a host or options; a DuckDB store is a local file: "
-                                 "duckdb:///abs/path or duckdb:relative/path")
-            target = unquote(parts.path)
-        if not target.strip():
-            raise InputError("'duckdb:' names no file: give duckdb:PATH or the plain path")
-    refuse_non_local(target)
-    return target
-
-
-def refuse_non_local(target: str) -> None:
-    """A DuckDB store is a local file: refuse URIs and DuckDB's special names (``:memory:``, ``md:``, ``s3://``,
-    ``file:``...) before they create folders, load network extensions or connect anywhere. ``file:`` URIs are
-    refused too, naming the plain path to give instead: one spelling of a store, one place that resolves it."""
-    if target.startswith(":memory:"):
-        raise InputError("':memory:' is not a store file: pcmem keeps memory in a file (use a temporary file for a "
-                         "throwaway store)")
-    scheme = _SCHEME.match(target)
-    if scheme is not None and scheme.group().lower() == "file:":
-        raise InputError(f"{target!r} is a file: URI; give the plain path {_file_uri_path(target)} instead")
-    if scheme is not None or "://" in target:
-        colon = " (a file whose name has a colon is written ./NAME)" if "://" not in target else ""
-        known = ", ".join(STORE_SCHEMES)
-        raise StoreSchemeError(f"{target!r} is a URL of no store engine pcmem knows; known schemes: {known} "
-                               f"(or a plain file path){colon}")
-
-
-def _file_uri_path(uri: str) -> str:
-    from urllib.parse import unquote, urlsplit
-
-    parts = urlsplit(uri)
-    path = unquote(parts.path)
-    if parts.netloc and parts.netloc != "localhost":
-        return f"//{parts.netloc}{path}"
-    return path
 
 
 LOCK_TIMEOUT_ENV = "PCMEM_LOCK_TIMEOUT"
@@ -283,15 +218,15 @@ PYDANTIC_PLUGINS_ENV = "PYDANTIC_DISABLE_PLUGINS"
 def skip_pydantic_plugin_discovery() -> None:
     """For the CLI only. The first pydantic validator a process builds makes pydantic import ``importlib.metadata``
     and read the entry points of every installed distribution, looking for plugins (observability hooks, e.g.
-    logfire): ~30–40 ms of a cold ``pcmem search`` here (119 distributions), for hooks a CLI call never reports to.
+    logfire), a cost that grows with the installed distributions, for hooks a CLI call never reports to.
     The CLI turns it off unless the user set the variable; ``PYDANTIC_DISABLE_PLUGINS=`` (empty) loads every plugin
     again. The library itself never changes the environment: an application's plugins work as it configured them."""
     os.environ.setdefault(PYDANTIC_PLUGINS_ENV, "__all__")
 
 
 #: How llama.cpp's OpenMP threads wait between the steps of one forward pass. The default (spinning) makes each idle
-#: thread burn a core, so on a machine where anything else runs the threads preempt the one doing the work: one
-#: EmbeddingGemma passage took p50 7.5 s spinning vs 0.57 s passive at load 10-15 on 2 cores (issue #30). Passive
+#: thread burn a core, so on a machine where anything else runs the threads preempt the one doing the work (an
+#: EmbeddingGemma passage took an order of magnitude longer on a loaded 2-core machine). Passive
 #: threads sleep instead. libgomp reads it once, when llama.cpp's library loads: a value the user set wins.
 OMP_WAIT_POLICY_ENV = "OMP_WAIT_POLICY"
 OMP_WAIT_POLICY = "PASSIVE"
@@ -343,8 +278,8 @@ ENVIRONMENT: tuple[Variable, ...] = (
              "the one its vectors were made with."),
     Variable(RERANK_EMBEDDER_ENV, "the store's secondary profile",
              "The embedding reranker's second embedder (a preset or model folder), `none` for none."),
-    Variable(ENV_RERANK_ENABLED, "", "Rerank every search with the generation model (RFC 0080's name)."),
-    Variable(ENV_RERANK_CANDIDATE_LIMIT, "", "How many coarse candidates a reranker sees (RFC 0080's name)."),
+    Variable(ENV_RERANK_ENABLED, "", "Rerank every search with the generation model (PowerContext's name)."),
+    Variable(ENV_RERANK_CANDIDATE_LIMIT, "", "How many coarse candidates a reranker sees (PowerContext's name)."),
     Variable(ENV_SEARCH_FUSION, "the store's default, else `rrf`",
              "How a search that does not choose fuses its channels: `rrf`, `weighted-rrf` or `convex`."),
     Variable(ENV_GENERATION_MODEL, "",

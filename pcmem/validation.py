@@ -1,4 +1,4 @@
-"""Normalisation and limits for every value that enters the store (SPEC §1).
+"""Normalisation and limits for every value that enters the store.
 
 All functions raise :class:`~pcmem.errors.InputError` with a message that names the offending field, and return the
 normalised value. They are pure, so every public entry point can call them before touching the store.
@@ -16,9 +16,9 @@ from typing import Any
 
 from pcmem.errors import InputError
 
-MAX_TEXT_BYTES = 8192  # SPEC §1: entry text and queries are 1..8192 UTF-8 bytes after normalisation.
-MAX_ID_CHARS = 128  # SPEC §1: entry ids are printable ASCII, at most 128 characters.
-MAX_SCOPE_CHARS = 256  # SPEC §1: scope ids are 1..256 characters, not blank.
+MAX_TEXT_BYTES = 8192  # entry text and queries are 1..8192 UTF-8 bytes after normalisation.
+MAX_ID_CHARS = 128  # entry ids are printable ASCII, at most 128 characters.
+MAX_SCOPE_CHARS = 256  # scope ids are 1..256 characters, not blank.
 MAX_KIND_CHARS = 128  # as PowerContext's schema, pcmem's /openapi.json and the MCP tool schema say
 MAX_REASON_CHARS = 512  # why a write was made (PowerContext's reason): one line of audit trail, not a second text
 MAX_METADATA_BYTES = 4096  # metadata is a small annotation (a source turn id, a timestamp), not a second payload.

@@ -3,7 +3,7 @@ are declared in :mod:`pcmem.rerank_policies`).
 
 Defined once, here, because two readers enforce them: the pydantic models (:mod:`pcmem.types.search`,
 :mod:`pcmem.types.rerank`) and the command line's options, which a ``pcmem search`` answered by the store's owner
-parses without importing pydantic (issue #30). Neither restates them.
+parses without importing pydantic. Neither restates them.
 """
 
 from __future__ import annotations

@@ -178,7 +178,7 @@ async def _compare(args: argparse.Namespace) -> None:
         pc_runtime = await stack.enter_async_context(open_builtin_runtime(
             config, scheduler_path=work / "scheduler.db", embedding_model=_PowerContextEmbedding(embedder)))
         timed_embedder = _EveryQueryEmbedded(embedder)
-        ours = stack.enter_context(pcmem.open_sync(work / "pcmem.duckdb", embedder=timed_embedder))
+        ours = stack.enter_context(pcmem.open(work / "pcmem.duckdb", embedder=timed_embedder))
         pc_ids: dict[str, dict[str, str]] = {}  # scope → PowerContext artifact id → dia_id
         pc_scope: dict[str, str] = {}  # our scope → the id PowerContext gave the scope it made for it
         for scope in turns:

@@ -40,7 +40,7 @@ def db_path(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def runtime(db_path: Path):
-    with pcmem.open_sync(db_path, clock=TickingClock()) as opened:
+    with pcmem.open(db_path, clock=TickingClock()) as opened:
         yield opened
 
 
@@ -85,7 +85,7 @@ def seekdb_url(seekdb_dir: Path):
 
     url = f"seekdb://{seekdb_dir}?database=t_{uuid.uuid4().hex[:16]}"
     yield url
-    from pcmem.store.seekdb.engine import Connector, parse
+    from pcmem.store.seekdb.connector import Connector, parse
 
     Connector(parse(url)).drop_database()
 

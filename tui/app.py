@@ -401,7 +401,7 @@ def make_app(
 
     ``model`` (``provider:name``) enables the model rerank policies; without it the environment's
     ``POWERCONTEXT_SERVER_INFERENCE_GENERATION_MODEL`` applies. ``editor``: the command line ``o`` opens an entry's
-    text with (``pcmem tui`` passes ``$VISUAL``/``$EDITOR``). ``open_options`` go to :func:`pcmem.open_sync`.
+    text with (``pcmem tui`` passes ``$VISUAL``/``$EDITOR``). ``open_options`` go to :func:`pcmem.open`.
     """
     inference = inference or InferenceConfig.from_env(generation_model=model)
     return PcmemApp(source, inference, open_options, editor)

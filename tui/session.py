@@ -133,7 +133,7 @@ class Session:
                 if self.handed_on:  # a worker still running as the process stops must not take the file back
                     raise StoreError(f"{self.path} was released while the TUI is stopped")
                 try:
-                    self._runtime = pcmem.open_sync(self.path, **{**self._open_options, "create": create})
+                    self._runtime = pcmem.open(self.path, **{**self._open_options, "create": create})
                     # A long-lived process: as another process's client, get ready to take the store over (a
                     # hand-off then costs a file open, not a model load); as the owner this does nothing.
                     self._runtime.prepare_takeover()

@@ -39,7 +39,7 @@ def operate(memory: SyncScopedMemory, role: str, name: str, i: int, mine: list[s
 
 def main(path: str, role: str, name: str, count: int) -> None:
     try:
-        runtime = pcmem.open_sync(path, embedder=None, shared=True, lock_timeout=60)
+        runtime = pcmem.open(path, embedder=None, lock_timeout=60)
     except PcmemError as error:
         say("typed", type(error).__name__, str(error))
         sys.exit(0)

@@ -18,7 +18,7 @@ THREADS = 4
 
 def main(path: str) -> None:
     printing = threading.Lock()
-    with pcmem.open_sync(path, embedder=None) as runtime:
+    with pcmem.open(path, embedder=None) as runtime:
         backend = runtime.backend
         assert isinstance(backend, DuckDBBackend)
         memory = runtime.memory.for_scope("groups")

@@ -13,7 +13,7 @@ from typing import Any
 import pcmem.cli as cli
 from pcmem.store.duckdb import DuckDBBackend
 
-open_sync, write = cli.open_sync, DuckDBBackend._write_transaction  # every write transaction (point or group)
+open_store, write = cli.open_store, DuckDBBackend._write_transaction  # every write transaction (point or group)
 
 
 @contextmanager
@@ -25,7 +25,7 @@ def announced(self: DuckDBBackend, scope: str) -> Iterator[Any]:
 
 
 def main(path: str, source: str) -> None:
-    cli.open_sync = lambda store, **options: open_sync(store, **{**options, "embedder": None})
+    cli.open_store = lambda store, **options: open_store(store, **{**options, "embedder": None})
     DuckDBBackend._write_transaction = announced  # type: ignore[method-assign]
     cli.main(["--db", path, "import", "--scope", "imported", source])
 

@@ -1,6 +1,6 @@
-"""Remember batches of keyed entries, in either mode, until killed; every acknowledged batch is printed.
+"""Remember batches of keyed entries until killed; every acknowledged batch is printed.
 
-Usage: ``keyed_writer.py STORE shared|exclusive`` (``pcmem bench crash``, the chaos campaign)."""
+Usage: ``keyed_writer.py STORE`` (``pcmem bench crash``, the chaos campaign)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pcmem
 from pcmem import NewEntry, RememberRequest
 
 
-def main(path: str, mode: str) -> None:
-    with pcmem.open_sync(path, embedder=None, shared=mode == "shared") as runtime:
+def main(path: str) -> None:
+    with pcmem.open(path, embedder=None) as runtime:
         memory = runtime.memory.for_scope("crash")
         i = 0
         while True:
@@ -23,4 +23,4 @@ def main(path: str, mode: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2])
+    main(sys.argv[1])

@@ -11,7 +11,7 @@ import pcmem
 
 
 def main(path: str, scope: str) -> None:
-    runtime = pcmem.open_sync(path, embedder=None)
+    runtime = pcmem.open(path, embedder=None)
     memory = runtime.memory.for_scope(scope)
     for i in range(3):
         memory.remember(f"note {i} of " + scope)

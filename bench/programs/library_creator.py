@@ -9,7 +9,7 @@ import pcmem
 
 
 def main(path: str) -> None:
-    with pcmem.open_sync(path, embedder=None) as runtime:
+    with pcmem.open(path, embedder=None) as runtime:
         runtime.memory.for_scope("s").remember("created by the library")
 
 

@@ -17,12 +17,12 @@ NEW = HashEmbedder("bench/new", 48, by="text", delay=0.002)
 
 def main(path: str, phase: str, *rest: str) -> None:
     if phase == "seed":
-        with pcmem.open_sync(path, embedder=OLD) as runtime:
+        with pcmem.open(path, embedder=OLD) as runtime:
             runtime.memory.for_scope("chaos").remember(pcmem.RememberRequest(entries=tuple(
                 pcmem.NewEntry(text=f"seeded note {i}") for i in range(int(rest[0])))))
         print("seeded", flush=True)
     else:
-        with pcmem.open_sync(path, embedder=OLD) as runtime:
+        with pcmem.open(path, embedder=OLD) as runtime:
             print("switching", flush=True)
             runtime.reindex(embedder=NEW)
             print("switched", flush=True)

@@ -11,7 +11,7 @@ import pcmem
 
 
 def main(path: str, scope: str, embedder: str) -> None:
-    with pcmem.open_sync(path, embedder=None if embedder == "none" else "auto") as runtime:
+    with pcmem.open(path, embedder=None if embedder == "none" else "auto") as runtime:
         memory = runtime.memory.for_scope(scope)
         print("writing", flush=True)
         for n in range(100000):

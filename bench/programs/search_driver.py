@@ -88,7 +88,7 @@ def serve_commands(search: Callable[[str], object], seed: int) -> None:
 def library(store: str, seed: int, embedder: str) -> None:
     import pcmem
 
-    with pcmem.open_sync(store, embedder=None if embedder == "none" else "auto") as runtime:
+    with pcmem.open(store, embedder=None if embedder == "none" else "auto") as runtime:
         memory = runtime.memory.for_scope(SCOPE)
         mode = "fts" if embedder == "none" else "auto"
         memory.search(pcmem.SearchMemoryRequest(query="warm up", mode=mode))

@@ -10,7 +10,7 @@ import pcmem
 
 
 def main(path: str, embedder: str = "auto") -> None:
-    with pcmem.open_sync(path, embedder=None if embedder == "none" else "auto") as runtime:
+    with pcmem.open(path, embedder=None if embedder == "none" else "auto") as runtime:
         if runtime.embedder is not None:
             runtime.memory.for_scope("bench").search("warm up the model")
         print("ready", flush=True)

@@ -13,7 +13,7 @@ import pcmem
 
 
 def main(path: str, name: str, stop: str, embedder: str = "none") -> None:
-    with pcmem.open_sync(path, embedder=None if embedder == "none" else embedder, lock_timeout=30) as runtime:
+    with pcmem.open(path, embedder=None if embedder == "none" else embedder, lock_timeout=30) as runtime:
         scope = runtime.memory.for_scope("load")
         print("ready", flush=True)
         i = 0

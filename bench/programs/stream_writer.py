@@ -11,7 +11,7 @@ from pcmem import NewEntry, RememberRequest, ReviseRequest
 
 
 def main(path: str) -> None:
-    with pcmem.open_sync(path, embedder=None) as runtime:
+    with pcmem.open(path, embedder=None) as runtime:
         memory = runtime.memory.for_scope("crash")
         i = 0
         while True:

@@ -21,9 +21,10 @@ from pcmem.settings import DB_ENV, lock_timeout, resolve_db_path, skip_pydantic_
 
 if TYPE_CHECKING:
     from pcmem.compose.runtime import SyncRuntime
+    from pcmem.store.engine import StorageEngine, StoreLocation
 
 #: Which module of pcmem.cli defines each command. A call imports only its command's module (and what that needs):
-#: loading every command up front cost a cold ``pcmem search`` ~0.3 s (numpy, rich, the bench and model code).
+#: loading every command up front would make a cold ``pcmem search`` import numpy, rich, the bench and model code.
 COMMAND_MODULES: dict[str, str] = {
     "bench": "bench_command",
     "check": "check_command",
@@ -44,11 +45,11 @@ COMMAND_MODULES: dict[str, str] = {
 }
 
 
-def open_sync(path: Any, **options: Any) -> SyncRuntime:
-    """:func:`pcmem.open_sync`, imported when a command opens the store (not for ``--help`` or ``where``)."""
-    from pcmem.compose.runtime import open_sync as open_runtime
+def open_store(path: Any, **options: Any) -> SyncRuntime:
+    """:func:`pcmem.open`, imported when a command opens the store (not for ``--help`` or ``where``)."""
+    from pcmem.compose.runtime import SyncRuntime
 
-    return open_runtime(path, **options)
+    return SyncRuntime.open(path, **options)
 
 
 def _degrade_unencodable_output() -> None:
@@ -124,25 +125,35 @@ class StoreContext:
         self.path = resolve_db_path(db)
         self.embedder = embedder
         self._runtime: SyncRuntime | None = None
+        self._located: tuple[StorageEngine, StoreLocation] | None = None
 
-    def open(self, *, shared: bool, create: bool, embeds: bool = True) -> SyncRuntime:
+    def located(self) -> tuple[StorageEngine, StoreLocation]:
+        """The store's engine and location, resolved once per command (the owner's address, the lock probe and the
+        open all use this one; InputError for a target that names no store)."""
+        if self._located is None:
+            from pcmem.store import engines
+
+            self._located = engines.located(self.path)
+        return self._located
+
+    def open(self, *, create: bool, embeds: bool = True) -> SyncRuntime:
         """``embeds=False``: the command never embeds (a full-text search), so the store's embedder is not resolved
         unless ``--embedder`` names one."""
         if self._runtime is None:
             embedder = self.embedder or ("auto" if embeds else None)
-            self._runtime = open_sync(self.path, embedder=embedder, shared=shared, create=create,
+            self._runtime = open_store(self.located()[1], embedder=embedder, create=create,
                                       lock_timeout=lock_timeout())
         return self._runtime
 
     @property
     def runtime(self) -> SyncRuntime:
-        return self.open(shared=True, create=True)
+        return self.open(create=True)
 
     @property
     def reader(self) -> SyncRuntime:
         """A reading command never embeds: the store's embedder is not resolved (its preset code, numpy) unless
         ``--embedder`` names one."""
-        return self.open(shared=False, create=False, embeds=False)
+        return self.open(create=False, embeds=False)
 
     def close(self) -> None:
         if self._runtime is not None:

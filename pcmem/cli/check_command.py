@@ -8,15 +8,15 @@ from typing import TYPE_CHECKING
 import click
 
 from pcmem.cli import render
-from pcmem.compose.backends import has_damaged_blocks, open_backend
-from pcmem.compose.backends import recover_wal as recover_wal_of
+from pcmem.compose.backends import open_backend
 from pcmem.errors import StoreFormatError
 from pcmem.settings import lock_timeout
+from pcmem.store import engines
 from pcmem.store.port import FileMaintenance
 
 if TYPE_CHECKING:
-    from pcmem.compose.backends import StoreTarget
-    from pcmem.store.duckdb.wal import WALRecovery
+    from pcmem.store.engine import StorageEngine, StoreLocation
+    from pcmem.store.engine_values import LogRecovery
     from pcmem.store.port import StorageBackend
 
 
@@ -36,9 +36,9 @@ def check(repair: bool, recover_wal: bool, as_json: bool) -> None:
       pcmem check --json
       pcmem --db memory.duckdb check --recover-wal    # after "cannot be replayed completely"
     """
-    store = click.get_current_context().obj
-    recovery = recover_wal_of(store.path) if recover_wal else None
-    backend = _open_store(store.path)
+    engine, location = engines.located(click.get_current_context().obj.path)
+    recovery = engine.recover_log(location) if recover_wal else None
+    backend = _open_store(engine, location)
     try:
         store_file = require_file_maintenance(backend, "pcmem check")
         report = store_file.repair() if repair else store_file.check()
@@ -69,19 +69,19 @@ def check(repair: bool, recover_wal: bool, as_json: bool) -> None:
         sys.exit(1)
 
 
-def _open_store(path: StoreTarget) -> StorageBackend:
+def _open_store(engine: StorageEngine, location: StoreLocation) -> StorageBackend:
     """The store alone, no runtime: nothing to embed, nothing adopted. A file that cannot be opened because a block
     it reads on opening is damaged is opened again without index lookups (a damaged index then stops nothing), so
     the check can say what is damaged instead of failing on it."""
     try:
-        return open_backend(path, create=False, lock_timeout=lock_timeout())
+        return open_backend(location, create=False, lock_timeout=lock_timeout())
     except StoreFormatError:
-        if not has_damaged_blocks(path):
+        if not engine.damaged(location):
             raise
-    return open_backend(path, create=False, lock_timeout=lock_timeout(), index_lookups=False)
+    return open_backend(location, create=False, lock_timeout=lock_timeout(), index_lookups=False)
 
 
-def _describe(recovery: WALRecovery) -> str:
+def _describe(recovery: LogRecovery) -> str:
     if recovery.copy is None:
         return "write-ahead log: nothing to recover (absent or complete)"
     return (f"write-ahead log: kept {recovery.kept_transactions} complete transaction(s), set {recovery.dropped_bytes} "

@@ -37,7 +37,7 @@ def context(scopes: tuple[str, ...], max_bytes: int, max_tokens: int | None, rel
       pcmem context --scope project --relevant 0 --recent 10      # the start of a session
     """
     store = click.get_current_context().obj
-    runtime = store.open(shared=False, create=False, embeds=query is not None and mode != "fts")
+    runtime = store.open(create=False, embeds=query is not None and mode != "fts")
     block = runtime.memory.context(query, scopes=list(scopes), max_bytes=max_bytes, max_tokens=max_tokens,
                                    relevant=relevant, recent=recent, kinds=list(kinds) or None, mode=mode,
                                    explain=explain)

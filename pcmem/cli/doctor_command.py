@@ -16,8 +16,8 @@ def run_checks(target: Path | str, *, deep: bool) -> list[Finding]:
     """Every check, in the order they print. Nothing is created (but the private runtime folder every pcmem process
     makes), migrated or loaded; ``deep`` adds the full ``pcmem check`` and hashes every prepared model."""
     telemetry = doctor_offline.telemetry_state()  # first: before anything this command imports could load onnxruntime
-    path, which = doctor_store.store_path(target)
-    facts = doctor_store.StoreFacts(path=path)
+    facts, which = doctor_store.locate(target)
+    path = facts.path
     probe = doctor_owner.start_scrubbed_probe(path) if path is not None and path.exists() else None
     try:
         findings = [doctor_packages.versions(), doctor_packages.dependencies(), doctor_packages.duckdb_fts(), which]
@@ -39,20 +39,19 @@ def run_checks(target: Path | str, *, deep: bool) -> list[Finding]:
 
 def _store_and_owner(path: Path, facts: doctor_store.StoreFacts, probe: subprocess.Popen[str] | None, *,
                      deep: bool) -> list[Finding]:
-    from pcmem.store.duckdb.lock_probe import lock_holder
-
+    assert facts.engine is not None and facts.location is not None
     findings = doctor_store.file_findings(path, facts)
     if not facts.exists:
         return findings
-    facts.holder = lock_holder(path)
+    facts.holder = facts.engine.holder(facts.location)
     here = doctor_owner.reach_owner(path)
-    log = doctor_store.log_finding(path, facts)
+    log = doctor_store.log_finding(facts)
     if log is not None:
         findings.append(log)
     if log is None or log.status != "fail":
-        findings.append(doctor_store.health_finding(path, facts, here.pid))
+        findings.append(doctor_store.health_finding(facts, here.pid))
     if deep:
-        findings.append(doctor_store.deep_check_finding(path, facts))
+        findings.append(doctor_store.deep_check_finding(facts))
     findings += doctor_owner.owner_findings(path, facts.holder, here, doctor_owner.finish_probe(probe))
     return findings
 

@@ -105,9 +105,9 @@ def finish_probe(probe: subprocess.Popen[str] | None) -> OwnerReach | str:
 
 
 def owner_findings(path: Path, holder: int | None, here: OwnerReach, scrubbed: OwnerReach | str) -> list[Finding]:
-    from pcmem.store.duckdb.lock_probe import describe_process
+    from pcmem.owner.processes import describe
 
-    who = describe_process(holder) if holder else "another process"
+    who = describe(holder)
     data: dict[str, Any] = {"holder": holder, "socket": here.socket, "owner_pid": here.pid}
     if holder is None:
         found = ok("owner", "no process holds the store: the next pcmem process to open it serves the others", **data)

@@ -18,6 +18,7 @@ from pcmem.cli.doctor_findings import Finding, fail, info, ok, warn
 from pcmem.errors import PcmemError
 
 if TYPE_CHECKING:
+    from pcmem.store.engine import StorageEngine, StoreLocation
     from pcmem.types.embedding import EmbeddingProfile
 
 
@@ -25,27 +26,26 @@ if TYPE_CHECKING:
 class StoreFacts:
     """What the store checks learnt that later checks use."""
 
-    path: Path | None = None  # the DuckDB file (None: not a DuckDB file target, or an unusable one)
+    engine: StorageEngine | None = None  # the store's engine (None: an unusable target)
+    location: StoreLocation | None = None
+    path: Path | None = None  # the store file (None: not a single-file store, or an unusable target)
     exists: bool = False
-    holder: int | None = None  # the process holding DuckDB's lock on it
+    holder: int | None = None  # the process holding the file
     profile: EmbeddingProfile | None = None  # the embedding profile of its vectors, when read
 
 
-def store_path(target: Path | str) -> tuple[Path | None, Finding]:
-    """The DuckDB file ``target`` names, and the finding saying which store this is."""
-    if isinstance(target, str):
-        from urllib.parse import urlsplit
-
-        parts = urlsplit(target)
-        shown = target.replace(f":{parts.password}@", ":***@") if parts.password else target
-        return None, info("store", f"store {shown}: a seekdb database (doctor checks DuckDB store files)")
-    from pcmem.store.duckdb.files import store_path as resolved
+def locate(target: Path | str) -> tuple[StoreFacts, Finding]:
+    """What ``target`` names, and the finding saying which store this is (doctor looks into store files)."""
+    from pcmem.store import engines
 
     try:
-        path = resolved(target)
+        engine, location = engines.located(target)
     except PcmemError as refused:
-        return None, fail("store", f"store {target}: {refused}", "give --db (or $PCMEM_DB) a store file path")
-    return path, ok("store", f"store {path}", path=str(path))
+        return StoreFacts(), fail("store", f"store {target}: {refused}", "give --db (or $PCMEM_DB) a store file path")
+    if not engine.single_file:
+        return StoreFacts(engine, location), info(
+            "store", f"store {location}: a {engine.name} database (doctor checks store files)")
+    return StoreFacts(engine, location, location.path), ok("store", f"store {location}", path=str(location.path))
 
 
 def file_findings(path: Path, facts: StoreFacts) -> list[Finding]:
@@ -92,46 +92,33 @@ def _folder_finding(path: Path, *, exists: bool) -> Finding:
                 folder=str(folder), writable=False)
 
 
-def log_finding(path: Path, facts: StoreFacts) -> Finding | None:
+def log_finding(facts: StoreFacts) -> Finding | None:
     """A write-ahead log left next to a store nobody holds: a process stopped without closing it."""
-    from pcmem.store.duckdb import files, wal
-
-    if facts.holder is not None or not files.wal_path(path).exists():
+    assert facts.engine is not None and facts.location is not None
+    if facts.holder is not None:
         return None
-    try:
-        wal.prepare_leftover_wal(path, read_only=True)  # reads and checks the log; changes nothing
-    except PcmemError as refused:
-        return fail("store.log", str(refused).split(". ")[0], _after(str(refused)), log=str(files.wal_path(path)))
+    log = facts.engine.leftover_log(facts.location)  # reads and checks the log; changes nothing
+    if log is None:
+        return None
+    if log.refused is not None:
+        message = str(log.refused)
+        return fail("store.log", message.split(". ")[0], _after(message), log=str(log.path))
     return info("store.log", "a process stopped without closing the store: the next open replays its log (nothing "
-                             "acknowledged is lost)", None, log=str(files.wal_path(path)))
+                             "acknowledged is lost)", None, log=str(log.path))
 
 
-_COUNTED = (("scopes", "memories"), ("revisions", "revisions"), ("entry_versions", "entry_versions"))
-
-
-def health_finding(path: Path, facts: StoreFacts, owner_pid: int | None) -> Finding:
+def health_finding(facts: StoreFacts, owner_pid: int | None) -> Finding:
     """The store's health in one line, from the owner or a read-only look; nothing is written."""
+    assert facts.engine is not None and facts.location is not None and facts.path is not None
     if owner_pid is not None:
-        return _health_from_owner(path, owner_pid)
+        return _health_from_owner(facts, owner_pid)
     if facts.holder is not None:
         return info("store.health", "not read: another process holds the file (see the owner line)")
-    from pcmem.store.duckdb import check, connection, migrations, vectors
-
     try:
-        db = connection.connect(path, read_only=True)
+        health = facts.engine.health(facts.location)
     except PcmemError as refused:
         return fail("store.health", str(refused), _fix_for(refused))
-    try:
-        pending = migrations.pending(db)
-        initialised = len(pending) < len(migrations.MIGRATIONS)  # an empty file pcmem has not set up yet: nothing
-        counts = {name: db.execute(f"SELECT count(*) FROM {table}").fetchone()[0]  # type: ignore[index]
-                  for name, table in _COUNTED} if initialised else {}
-        missing = [] if pending else check.missing_structures(db)
-        facts.profile = None if pending else vectors.profile(db)
-    except PcmemError as refused:
-        return fail("store.health", str(refused), _fix_for(refused))
-    finally:
-        db.close()
+    counts, pending, missing, facts.profile = health.counts, health.pending_migrations, health.missing, health.profile
     shown = ", ".join(f"{value} {name.replace('_', ' ')}" for name, value in counts.items()) or "empty"
     data: dict[str, Any] = {**counts, "pending_migrations": pending, "missing": missing,
                             "embedding": facts.profile.model_id if facts.profile else None}
@@ -143,16 +130,17 @@ def health_finding(path: Path, facts: StoreFacts, owner_pid: int | None) -> Find
     return ok("store.health", f"{shown}; format current (`--deep` runs the full `pcmem check`)", **data)
 
 
-def deep_check_finding(path: Path, facts: StoreFacts) -> Finding:
+def deep_check_finding(facts: StoreFacts) -> Finding:
     """The full ``pcmem check`` (opens the file itself: refused while another process holds it)."""
     from pcmem.cli.check_command import require_file_maintenance
     from pcmem.compose.backends import open_backend
 
+    assert facts.location is not None
     if facts.holder is not None:
         return warn("store.check", "the full check needs the file itself, which another process holds",
                     "run `pcmem doctor --deep` when that process has exited")
     try:
-        backend = open_backend(path, create=False, lock_timeout=0.0)
+        backend = open_backend(facts.location, create=False, lock_timeout=0.0)
         try:
             report = require_file_maintenance(backend, "pcmem doctor --deep").check()
         finally:
@@ -167,11 +155,14 @@ def deep_check_finding(path: Path, facts: StoreFacts) -> Finding:
                              "verified)", **data)
 
 
-def _health_from_owner(path: Path, pid: int) -> Finding:
+def _health_from_owner(facts: StoreFacts, pid: int) -> Finding:
     from pcmem.owner.dial import NO_OWNER, ask_owner
+    from pcmem.store.engine import holder_of
 
+    assert facts.engine is not None and facts.location is not None and facts.path is not None
     try:
-        scopes = ask_owner(path, {"op": "store.scopes", "scope": None, "args": {}, "rerank": None})
+        scopes = ask_owner(facts.path, {"op": "store.scopes", "scope": None, "args": {}, "rerank": None},
+                           holder_of(facts.engine, facts.location))
     except PcmemError as refused:
         return fail("store.health", f"the owner (process {pid}) answered: {refused}", None)
     if scopes is NO_OWNER:

@@ -1,4 +1,4 @@
-"""``pcmem fusion``: the store's default fusion — shown, set, removed (issue #31).
+"""``pcmem fusion``: the store's default fusion — shown, set, removed.
 
 The default is kept in the store file, so every process and every surface (the CLI, the library, ``pcmem serve``,
 ``pcmem mcp``) searches with it unless the request chooses (``--fusion``) or the runtime does
@@ -65,7 +65,7 @@ def set_default(ctx: click.Context, name: str, as_json: bool) -> None:
     Example:
       pcmem fusion set convex
     """
-    store = ctx.find_root().obj.open(shared=True, create=False, embeds=False)
+    store = ctx.find_root().obj.open(create=False, embeds=False)
     _print(store.memory.set_search_fusion(name), as_json)
 
 
@@ -74,7 +74,7 @@ def set_default(ctx: click.Context, name: str, as_json: bool) -> None:
 @click.pass_context
 def unset_default(ctx: click.Context, as_json: bool) -> None:
     """Remove the store's default fusion: searches that do not choose use rrf, the contract's."""
-    store = ctx.find_root().obj.open(shared=True, create=False, embeds=False)
+    store = ctx.find_root().obj.open(create=False, embeds=False)
     _print(store.memory.set_search_fusion(None), as_json)
 
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 import click
 
 from pcmem.cli import render
-from pcmem.compose.backends import open_backend, remove_new_store, target_exists
+from pcmem.compose.backends import open_backend
 from pcmem.compose.embedders import resolve_embedder
 from pcmem.compose.runtime import SyncRuntime
 from pcmem.errors import InputError
+from pcmem.store import engines
 
 
 @click.command()
@@ -30,8 +31,9 @@ def init(embedder_choice: str | None, as_json: bool) -> None:
     """
     store = click.get_current_context().obj
     choice = embedder_choice or store.embedder or "auto"
-    existed = target_exists(store.path)
-    backend = open_backend(store.path)
+    engine, location = engines.located(store.path)
+    existed = engine.exists(location)
+    backend = open_backend(location)
     try:
         new = backend.embedding_profile() is None and not backend.scope_summaries()
         runtime = SyncRuntime(backend, embedder=resolve_embedder(choice, backend))
@@ -41,7 +43,7 @@ def init(embedder_choice: str | None, as_json: bool) -> None:
     except BaseException:
         backend.close()
         if existed is False:
-            remove_new_store(store.path)  # a failed init leaves nothing a later command could adopt
+            engine.remove_new(location)  # a failed init leaves nothing a later command could adopt
         raise
     backend.close()
     if wanted is not None and profile != wanted:

@@ -393,11 +393,12 @@ def scopes(as_json: bool) -> None:
 @render.json_option
 def where(as_json: bool) -> None:
     """Print the store file pcmem uses (from --db, $PCMEM_DB or the per-user default)."""
-    from pcmem.compose.backends import target_exists
+    from pcmem.store import engines
 
     path = click.get_current_context().obj.path
     if as_json:
-        render.emit_json({"db": str(path), "exists": target_exists(path)})
+        engine, location = engines.located(path)
+        render.emit_json({"db": str(path), "exists": engine.exists(location)})
     else:
         click.echo(str(path))
 

@@ -28,24 +28,25 @@ def migrate(source: str, destination: str, as_json: bool) -> None:
       pcmem migrate --from ~/.local/share/pcmem/memory.duckdb --to seekdb:///srv/pcmem-seekdb
       pcmem migrate --from memory.duckdb --to 'seekdb://pcmem:secret@ob.example:2881/pcmem?tenant=app' --json
     """
-    from pcmem.compose import staging
-    from pcmem.compose.backends import has_damaged_blocks, open_backend, target_exists
+    from pcmem.compose.backends import open_backend
     from pcmem.settings import resolve_db_path
+    from pcmem.store import engines
     from pcmem.store.migrate import migrate as copy_store
 
-    source_target, destination_target = resolve_db_path(source), resolve_db_path(destination)
-    if target_exists(source_target) is False:
+    source_engine, source_location = engines.located(resolve_db_path(source))
+    destination_engine, destination_location = engines.located(resolve_db_path(destination))
+    if source_engine.exists(source_location) is False:
         raise NotFoundError(f"the source store {source} does not exist")
-    if str(source_target) == str(destination_target):
+    if source_location == destination_location:
         raise InputError("--from and --to name the same store")
     # A source with damaged blocks (see `pcmem check`) is read without index lookups: a damaged index stops no read.
-    source_backend = open_backend(source_target, index_lookups=not has_damaged_blocks(source_target))
+    source_backend = open_backend(source_location, index_lookups=not source_engine.damaged(source_location))
     try:
-        staged = staging.stage(destination_target)  # a DuckDB file is written under a temporary name, renamed when done
+        staged = destination_engine.stage(destination_location)  # a file is written under a temporary name
         if staged is not None and staged.removed_leftover and not as_json:
             render.console.print(f"removed {staged.partial}: an incomplete copy left by an interrupted migrate")
         try:
-            destination_backend = open_backend(staged.partial if staged else destination_target)
+            destination_backend = open_backend(staged.partial if staged else destination_location)
             try:
                 with progress_bar("copying revisions", enabled=not as_json) as advance:
                     report = copy_store(source_backend, destination_backend, advance)
@@ -53,12 +54,12 @@ def migrate(source: str, destination: str, as_json: bool) -> None:
                 destination_backend.close()
         except BaseException:
             if staged is not None:
-                staging.discard(staged)
+                staged.discard()
             raise
     finally:
         source_backend.close()
     if staged is not None and report.verified:
-        staging.publish(staged)
+        staged.publish()
     result = {
         "from": str(source), "to": str(destination), "scopes": report.scopes, "revisions": report.revisions,
         "entry_versions": report.entry_versions, "vectors": report.vectors,

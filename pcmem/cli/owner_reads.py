@@ -4,7 +4,7 @@ the result's JSON back.
 Why: these are the commands agents run most, once per question, and beside a running owner (an agent's ``pcmem mcp``,
 the TUI, an app) the owner does all the work. The client runtime (:mod:`pcmem.owner.client`) is built from the
 library's pydantic models, and importing pydantic alone costs a cold call more than half of the Python + DuckDB floor
-it is measured against (issue #30). Here the command sends the frame the client would send
+it is measured against. Here the command sends the frame the client would send
 (:class:`pcmem.owner.client.Caller`: the arguments as the models dump them) and prints the owner's answer, which *is*
 the result as its model dumps it to JSON — so ``--json`` and the text print exactly what the full path prints.
 
@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from pathlib import Path
 from typing import Any, cast
 
 from pcmem.settings import lock_timeout, runtime_configured
@@ -48,19 +47,21 @@ def answered_by_owner(store: Any, frame: Callable[[], dict[str, Any]]) -> Any:
     or :data:`NOT_HERE` (the caller runs the command the full way). ``store``: the command's
     :class:`pcmem.cli.StoreContext`."""
     # the runtime settings are validated and applied by pcmem.config's models: such calls go the full way
-    if store.embedder is not None or not isinstance(store.path, Path) or runtime_configured():
+    if store.embedder is not None or runtime_configured():
         return NOT_HERE
     waited = lock_timeout()  # a bad $PCMEM_LOCK_TIMEOUT is refused here as on the full path
     from pcmem.errors import PcmemError
     from pcmem.owner.dial import NO_OWNER, ask_owner
-    from pcmem.store.duckdb.files import store_path
+    from pcmem.store.engine import holder_of
 
     request = frame()
     try:
-        path = store_path(store.path)
+        engine, location = store.located()
     except PcmemError:
-        return NOT_HERE  # the full path says what is wrong with the path
-    result = ask_owner(path, request, lock_timeout=waited)
+        return NOT_HERE  # the full path says what is wrong with the target
+    if not engine.single_file or location.path is None:
+        return NOT_HERE  # a database its engine serves: no owner to ask
+    result = ask_owner(location.path, request, holder_of(engine, location), lock_timeout=waited)
     return NOT_HERE if result is NO_OWNER else result
 
 

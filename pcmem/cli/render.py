@@ -11,7 +11,7 @@ import click
 if TYPE_CHECKING:
     from rich.console import Console
 
-    #: stdout and stderr consoles, made on first use (rich costs a ``--json`` call ~30 ms it does not need).
+    #: stdout and stderr consoles, made on first use (a ``--json`` call never imports rich).
     console: Console
     err_console: Console
 

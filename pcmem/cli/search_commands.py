@@ -135,7 +135,7 @@ def _search_here(store: Any, scopes: tuple[str, ...], kinds: tuple[str, ...], wh
         query=query, limit=limit, mode=mode, kinds=list(kinds) or None, metadata=_where(where),
         created_from=created_from, created_before=created_before, fusion=fusion)
     reranking = rerank is not None and rerank != "none"
-    runtime = store.open(shared=False, create=False, embeds=mode != "fts" or reranking)
+    runtime = store.open(create=False, embeds=mode != "fts" or reranking)
     # no --rerank: as the environment configures it; --rerank none: no rerank, whatever the environment says
     reranker: RerankerChoice = "none" if rerank == "none" else "default"
     if reranking:  # beside an owner this only names the reranker: the owning process loads and runs the model

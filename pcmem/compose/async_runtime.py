@@ -7,28 +7,26 @@ It adds no behaviour of its own: each method is the sync runtime's, awaited (``t
 two signatures together), so the sync module has room for what opening a store decides.
 
 This module is light to import: ``pcmem.open_async`` is looked up on the app's event loop, where importing the sync
-runtime (pydantic, the store's types: ~0.2 s) would stall the loop; the first ``await`` imports it in a worker.
+runtime (pydantic, the store's types) would stall the loop; the first ``await`` imports it in a worker.
 """
 
 from __future__ import annotations
 
 import asyncio
+import inspect
 import threading
 from collections.abc import Callable, Coroutine, Generator, Sequence
-from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from pcmem.compose import options
-from pcmem.memory.clock import utc_now
 
 if TYPE_CHECKING:
     from pcmem.compose.embedders import EmbedderChoice
     from pcmem.compose.runtime import SyncRuntime
-    from pcmem.config import InferenceConfig, RuntimeConfig
+    from pcmem.config import InferenceConfig
     from pcmem.decision.port import DecisionModel
     from pcmem.embedding.port import Embedder
-    from pcmem.memory.clock import Clock
     from pcmem.rerank.port import MemoryReranker
     from pcmem.search.reindex import ReindexReport
     from pcmem.types.progress import Progress
@@ -36,50 +34,70 @@ if TYPE_CHECKING:
     from pcmem.types.search import WarmReport
 
 T = TypeVar("T")
+P = ParamSpec("P")
 
 
 async def to_thread(function: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
     return await asyncio.to_thread(function, *args, **kwargs)
 
 
+class _Opener:
+    """``open_async`` (and ``Runtime.open``): :meth:`SyncRuntime.open <pcmem.compose.runtime.SyncRuntime.open>`'s
+    options — its signature, read when asked for (``help()``, ``inspect``): importing the sync runtime on the loop
+    is what this module avoids — and an unknown one refused at once; the store opens in a worker thread."""
+
+    def __init__(self, name: str) -> None:
+        self.__name__ = self.__qualname__ = name
+        self.__doc__ = (f"{name}(path, *, ...): open (creating if needed) the store at ``path`` for async use; the "
+                        "options and errors are those of :meth:`pcmem.SyncRuntime.open`. ``await`` it for a "
+                        ":class:`Runtime`, or use it with ``async with``. An unknown option raises right away; the "
+                        "rest when awaited.")
+
+    @property
+    def __signature__(self) -> inspect.Signature:
+        from pcmem.compose.runtime import SyncRuntime
+
+        return inspect.signature(SyncRuntime.open).replace(return_annotation="_OpenRuntime")
+
+    def __call__(self, *args: Any, **kwargs: Any) -> _OpenRuntime:
+        options.refuse_unknown(self.__name__, kwargs)
+
+        async def opening() -> Runtime:
+            def sync_open() -> SyncRuntime:
+                from pcmem.compose.runtime import SyncRuntime
+
+                return SyncRuntime.open(*args, **kwargs)
+
+            return Runtime(await to_thread(sync_open))
+
+        return _OpenRuntime(opening)
+
+
+def _awaitable(sync_open: Callable[P, SyncRuntime]) -> Callable[P, _OpenRuntime]:
+    """For type checkers: what ``open_async`` is — ``SyncRuntime.open``'s parameters, an awaitable runtime."""
+    raise NotImplementedError
+
+
+if TYPE_CHECKING:
+    from pcmem.compose.runtime import SyncRuntime as _Sync
+
+    open_async = _awaitable(_Sync.open)
+else:
+    #: ``pcmem.open_async(path, *, ...)``: as ``pcmem.open`` (the same options), for async use.
+    open_async = _Opener("open_async")
+
+
 class Runtime:
     """A store opened for async use: ``runtime.memory.for_scope(scope)`` gives the async Memory API."""
+
+    #: ``await Runtime.open(path, *, ...)``: :func:`open_async` itself.
+    open = staticmethod(open_async)
 
     def __init__(self, sync: SyncRuntime) -> None:
         from pcmem.memory.service import MemoryService  # loaded by now: the worker that opened ``sync`` imported it
 
         self.sync = sync
         self.memory = MemoryService(sync.memory)
-
-    @classmethod
-    @options.refuse_unknown("Runtime.open")
-    async def open(
-        cls,
-        path: str | Path,
-        *,
-        embedder: EmbedderChoice = "auto",
-        rerank_embedder: EmbedderChoice = "auto",
-        clock: Clock = utc_now,
-        config: RuntimeConfig | None = None,
-        inference: InferenceConfig | None = None,
-        reranker: MemoryReranker | None = None,
-        model_progress: Progress | None = None,
-        write_gate: DecisionModel | None = None,
-        shared: bool = False,
-        lock_timeout: float = 10.0,
-        create: bool = True,
-    ) -> Runtime:
-        """As :meth:`SyncRuntime.open` (same options, same errors); opening runs in a worker thread, and so does
-        importing the sync runtime the first time."""
-        def opening() -> SyncRuntime:
-            from pcmem.compose.runtime import SyncRuntime
-
-            return SyncRuntime.open(
-            path, embedder=embedder, rerank_embedder=rerank_embedder, clock=clock, config=config,
-            inference=inference, reranker=reranker, model_progress=model_progress, write_gate=write_gate,
-            shared=shared, lock_timeout=lock_timeout, create=create)
-
-        return cls(await to_thread(opening))
 
     async def reindex(
         self, progress: Progress | None = None, *, embedder: EmbedderChoice = None
@@ -166,33 +184,3 @@ class _OpenRuntime:
     async def __aexit__(self, *exc_info: object) -> None:
         if self._runtime is not None:
             await self._runtime.close()
-
-
-@options.refuse_unknown("open_async")
-def open_async(
-    path: str | Path,
-    *,
-    embedder: EmbedderChoice = "auto",
-    rerank_embedder: EmbedderChoice = "auto",
-    clock: Clock = utc_now,
-    config: RuntimeConfig | None = None,
-    inference: InferenceConfig | None = None,
-    reranker: MemoryReranker | None = None,
-    model_progress: Progress | None = None,
-    write_gate: DecisionModel | None = None,
-    shared: bool = False,
-    lock_timeout: float = 10.0,
-    create: bool = True,
-) -> _OpenRuntime:
-    """Open (creating if needed) the store at ``path`` for async use; options and errors as :meth:`SyncRuntime.open`.
-
-    ``await`` it for a :class:`Runtime`, or use it with ``async with``. An unknown option raises right away; the rest
-    when awaited."""
-    return _OpenRuntime(lambda: Runtime.open(
-        path, embedder=embedder, rerank_embedder=rerank_embedder, clock=clock, config=config, inference=inference,
-        reranker=reranker, model_progress=model_progress, write_gate=write_gate, shared=shared,
-        lock_timeout=lock_timeout, create=create))
-
-
-#: The name before ``open_async`` (the same object), kept as an alias for one release.
-open_runtime = open_async

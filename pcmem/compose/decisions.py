@@ -1,4 +1,4 @@
-"""Wiring decision backends to their consumer roles (RFC 1745): resolved once, at composition."""
+"""Wiring decision backends to their consumer roles: resolved once, at composition."""
 
 from __future__ import annotations
 

@@ -46,8 +46,9 @@ def close_stores_at_exit() -> None:
 
 
 def _at_exit() -> None:
-    from pcmem.compose import owned, registry
+    from pcmem.compose import owned
+    from pcmem.store import held
 
     owned.stop_serving()
     if native_calls.drain(DRAIN_WAIT):
-        registry.close_all()
+        held.close_all()

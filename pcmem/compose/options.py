@@ -1,8 +1,12 @@
 """The options of ``pcmem.open`` / ``pcmem.open_async`` / ``Runtime.open``, checked in one place before anything opens.
 
+Their one definition is the signature of :meth:`pcmem.SyncRuntime.open` (names, types, defaults, and its docstring
+for what each does); the async openers take that signature (:mod:`pcmem.compose.async_runtime`), and
+:data:`OPEN_OPTIONS` gives each name its check (a test holds the two to the same names).
+
 A wrong name or type is an :class:`~pcmem.errors.InputError` naming the option, raised before a file is created or a
 model loaded — not a ``TypeError`` from the call, nor an ``AttributeError`` from deep inside the first write
-(``embedder=42``), nor a truthy string read as a switch (``shared="yes"``).
+(``embedder=42``), nor a truthy string read as a switch (``create="yes"``).
 
 Light to import (the checks load their types when they run): ``pcmem.open_async`` is looked up on an app's asyncio
 loop, and its module must not make the loop import pydantic and the store's types; opening imports them in a worker.
@@ -11,6 +15,7 @@ loop, and its module must not make the loop import pydantic and the store's type
 from __future__ import annotations
 
 import functools
+import inspect
 import math
 import os
 from collections.abc import Callable, Mapping
@@ -75,7 +80,6 @@ OPEN_OPTIONS: dict[str, Callable[[object, str], None]] = {
     "reranker": _optional(_with_method("rerank", "a MemoryReranker")),
     "model_progress": _optional(_callable),
     "write_gate": _optional(_with_method("evaluate", "a DecisionModel")),
-    "shared": _flag,
     "lock_timeout": _lock_timeout,
     "create": _flag,
 }
@@ -85,25 +89,34 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 
-def refuse_unknown(caller: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
+def refuse_unknown(caller: str, options: Mapping[str, object]) -> None:
     """Make a misspelt option an InputError naming it rather than Python's TypeError: the explicit keywords let a
     type checker find it before the run; this keeps the one-line pcmem error for code that is not type-checked."""
-    def decorate(function: Callable[P, R]) -> Callable[P, R]:
-        @functools.wraps(function)
-        def checked(*args: P.args, **kwargs: P.kwargs) -> R:
-            unknown = sorted(set(kwargs) - OPEN_OPTIONS.keys() - {"path"})
-            if unknown:
-                raise InputError(f"{caller} got an unknown option {unknown[0]!r}; it takes {', '.join(OPEN_OPTIONS)}")
-            return function(*args, **kwargs)
-        return checked
-    return decorate
+    unknown = sorted(set(options) - OPEN_OPTIONS.keys() - {"path"})
+    if unknown:
+        raise InputError(f"{caller} got an unknown option {unknown[0]!r}; it takes {', '.join(OPEN_OPTIONS)}")
 
 
-def check_values(target: object, options: Mapping[str, Any]) -> None:
-    """Refuse a wrongly typed option, or a store target that cannot name a file (InputError naming it)."""
-    _check_target(target)
-    for name, value in options.items():
-        OPEN_OPTIONS[name](value, name)
+def checked(function: Callable[P, R]) -> Callable[P, R]:
+    """``SyncRuntime.open`` with every option checked before it runs: an unknown one, a wrongly typed one, a target
+    that cannot name a store (InputError naming it)."""
+    signature = inspect.signature(function)
+
+    @functools.wraps(function)
+    def opening(*args: P.args, **kwargs: P.kwargs) -> R:
+        refuse_unknown("open", kwargs)
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        _check_target(bound.arguments["path"])
+        for name, check in OPEN_OPTIONS.items():
+            check(bound.arguments[name], name)
+        return function(*args, **kwargs)
+    return opening
+
+
+def given(namespace: Mapping[str, Any]) -> dict[str, Any]:
+    """The open options among ``namespace`` (the opening call's ``locals()``), by name."""
+    return {name: namespace[name] for name in OPEN_OPTIONS}
 
 
 def _check_target(target: object) -> None:

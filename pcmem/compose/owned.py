@@ -1,9 +1,9 @@
-"""Who serves a DuckDB store file: this process (its owner) or the process that holds it already (this one is then
-its client). See :mod:`pcmem.owner` for the socket, the protocol and the client objects.
+"""Who serves a single-file store (a DuckDB file): this process (its owner) or the process that holds it already
+(this one is then its client). See :mod:`pcmem.owner` for the socket, the protocol and the client objects.
 
 Opening a store file: if this process holds it already, use that. Else ask the owner's socket first (a client
-never imports DuckDB or loads a model); nobody answers → open the file: the DuckDB lock decides who becomes the
-owner, and the owner starts listening at once. A file that is locked while no socket answers yet (its owner is
+never imports the storage engine or loads a model); nobody answers → open the file: the engine's lock on it decides
+who becomes the owner, and the owner starts listening at once. A file that is locked while no socket answers yet (its owner is
 starting up) is retried, socket then file, for up to ``lock_timeout`` seconds. The same loop runs when a client
 finds its owner gone (:class:`pcmem.compose.runtime.ClientRuntime`): it takes the file over, or connects to whoever did.
 """
@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from pcmem.config import InferenceConfig
-from pcmem.errors import StoreLockedError
+from pcmem.errors import StoreLockedError, UnsafeRuntimeFolderError
 from pcmem.lru import LRU
 from pcmem.owner import address, dial
 from pcmem.owner.client import SocketLink
@@ -32,7 +32,7 @@ from pcmem.owner.operations import Dispatcher
 from pcmem.owner.protocol import encode_error
 from pcmem.owner.rerank_spec import CANDIDATES, RerankSpec
 from pcmem.owner.transport import current
-from pcmem.store.port import FileMaintenance
+from pcmem.store.engine import StorageEngine, StoreLocation, holder_of
 
 if TYPE_CHECKING:
     from pcmem.memory.service import SyncMemoryService
@@ -55,30 +55,37 @@ class OwnedRuntime(Protocol):
 R = TypeVar("R", bound=OwnedRuntime)
 
 
-def open_owned(path: Path, opener: Callable[[float], R], make_client: Callable[[SocketLink], R], *,
-               lock_timeout: float) -> R:
-    """The store at ``path``: this process's own runtime (serving others from now on), or a client of its owner."""
-    from pcmem.compose import registry
+def open_owned(engine: StorageEngine, location: StoreLocation, opener: Callable[[float], R],
+               make_client: Callable[[SocketLink], R], *, lock_timeout: float) -> R:
+    """The single-file store at ``location``: this process's own runtime (serving others from now on), or a client
+    of its owner."""
+    if engine.held_here(location):
+        return serve_to_others(opener(lock_timeout), file_of(location))
+    found = reach_owner_or_open(engine, location, opener, lock_timeout)
+    return make_client(found) if isinstance(found, SocketLink) else serve_to_others(found, file_of(location))
 
-    if registry.holds(path):
-        return serve(opener(lock_timeout))
-    found = owner_or_file(path, opener, lock_timeout)
-    return make_client(found) if isinstance(found, SocketLink) else serve(found)
 
-
-def owner_or_file(path: Path, opener: Callable[[float], R], lock_timeout: float) -> SocketLink | R:
+def reach_owner_or_open(engine: StorageEngine, location: StoreLocation, opener: Callable[[float], R],
+                  lock_timeout: float) -> SocketLink | R:
     """A link to the file's owner, or the file opened by this process (which is then its owner). While another
     process holds the file without answering yet, this waits for it (:func:`pcmem.owner.dial.owner_or_free`): up to
     ``lock_timeout`` seconds, or not at all when it is stopped (OwnerStoppedError) or an older pcmem
     (StoreLockedError)."""
+    path, holder = file_of(location), holder_of(engine, location)
     deadline = time.monotonic() + lock_timeout
+    identity = address.FileIdentity.of(path)
+    if identity is not None and dial.found_free(identity):  # a command that asked for an owner a moment ago
+        try:
+            return opener(0.0)
+        except StoreLockedError:
+            pass  # someone took it since: look for them as usual
     while True:
         identity = address.FileIdentity.of(path)
         if identity is not None:
             remaining = max(0.0, deadline - time.monotonic())
             try:
-                found = dial.owner_or_free(path, identity, remaining)
-            except address.UnsafeRuntimeFolderError:
+                found = dial.owner_or_free(path, identity, holder, remaining)
+            except UnsafeRuntimeFolderError:
                 found = None  # nowhere to meet: this process uses the file alone, or waits its lock
             if found is not None:
                 return SocketLink(*found, identity.as_json())
@@ -86,14 +93,17 @@ def owner_or_file(path: Path, opener: Callable[[float], R], lock_timeout: float)
             return opener(0.0)
         except StoreLockedError:  # taken between the look and the open (or no way to look: no POSIX locks here)
             if time.monotonic() + dial.RETRY_PAUSE > deadline:
-                raise _locked(path, lock_timeout) from None
+                raise _locked(path, holder(), lock_timeout) from None
         time.sleep(dial.RETRY_PAUSE)
 
 
-def _locked(path: Path, waited: float) -> StoreLockedError:
-    from pcmem.store.duckdb.lock_probe import lock_holder
+def file_of(location: StoreLocation) -> Path:
+    """The store file of a single-file engine's location."""
+    assert location.path is not None  # a single-file engine's locations are files
+    return location.path
 
-    holder = lock_holder(path)
+
+def _locked(path: Path, holder: int | None, waited: float) -> StoreLockedError:
     identity = address.FileIdentity.of(path)
     if identity is None:
         return StoreLockedError(f"{path} is in use by another process (waited {waited:g} s)")
@@ -113,14 +123,14 @@ _serving: dict[int, _Serving] = {}
 _guard = threading.Lock()
 
 
-def serve(runtime: R) -> R:
-    """Make ``runtime``'s store file reachable by this user's other pcmem processes while any runtime of this process
-    holds it: the first starts the listener, the last one's close stops it (before the file closes)."""
+def serve_to_others(runtime: R, path: Path) -> R:
+    """Make ``runtime``'s store file (``path``) reachable by this user's other pcmem processes while any runtime of
+    this process holds it: the first starts the listener, the last one's close stops it (before the file closes)."""
     backend = runtime.backend
     with _guard:
         serving = _serving.get(id(backend))
         if serving is None:
-            serving = _serving[id(backend)] = _Serving(_start(runtime))
+            serving = _serving[id(backend)] = _Serving(_start(runtime, path))
         serving.users += 1
     runtime.before_close(lambda: _release(id(backend)))
     return runtime
@@ -146,12 +156,9 @@ def stop_serving() -> None:
         server.stop()
 
 
-def _start(runtime: OwnedRuntime) -> OwnerServer | None:
+def _start(runtime: OwnedRuntime, path: Path) -> OwnerServer | None:
     from pcmem.owner.server import OwnerServer
 
-    if not isinstance(runtime.backend, FileMaintenance):
-        return None  # a store that is not a file is no one's to own: its engine serves every process
-    path = Path(runtime.backend.path)
     identity = address.FileIdentity.of(path)
     if identity is None:
         return None
@@ -181,7 +188,7 @@ class ServedSettings:
     """The owner's request handler: each request runs on a Memory service built with its client's settings
     (:class:`~pcmem.owner.context.CallerSettings`: fusion, candidate limit, embedder choices), kept per distinct
     set and built when first asked for — a one-shot command that owns the store (a cold ``pcmem search``) never
-    pays for resolving embedders no client asks about (#30). A write's ``now`` (the client's clock) is what the
+    pays for resolving embedders no client asks about. A write's ``now`` (the client's clock) is what the
     service's clock reads during that call."""
 
     def __init__(self, memory_for: Callable[[CallerSettings], SyncMemoryService]) -> None:

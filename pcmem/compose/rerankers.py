@@ -1,4 +1,4 @@
-"""Composition of the rerank stage (RFC 0080 / RFC 1745): which reranker a runtime uses, decided at startup.
+"""Composition of the rerank stage: which reranker a runtime uses, decided at startup.
 
 - An injected ``MemoryReranker`` always applies, even when ``memory_rerank_enabled`` is false.
 - ``memory_rerank_enabled`` without an injected reranker needs ``generation_model``; it builds the listwise policy.

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from pcmem import settings
 from pcmem.compose import options, standby
-from pcmem.compose.backends import check_target, is_local_file, open_backend
+from pcmem.compose.backends import open_backend
 from pcmem.compose.embedders import (
     EmbedderChoice,
     profile_embedder,
@@ -28,12 +28,12 @@ from pcmem.compose.embedders import (
     resolve_rerank_embedder,
     sent_by_name,
 )
-from pcmem.compose.owned import ServedSettings, call_time, open_owned, owner_or_file, serve
+from pcmem.compose.owned import ServedSettings, call_time, file_of, open_owned, reach_owner_or_open, serve_to_others
 from pcmem.compose.runtime_parts import search_factory, write_gate_for
 from pcmem.config import InferenceConfig, RuntimeConfig
 from pcmem.embedding.port import Embedder, EmbeddingProfile
 from pcmem.errors import ConfigurationError, StoreLockedError
-from pcmem.memory.parts import Clock, MemoryParts, utc_now
+from pcmem.memory.parts import Clock, RuntimeShared, utc_now
 from pcmem.memory.service import SyncMemoryService
 from pcmem.owner.client import Caller, ClientMemoryService, Link, LocalLink, SocketLink
 from pcmem.owner.context import CallerSettings
@@ -42,6 +42,8 @@ from pcmem.owner.operations import WRITES
 from pcmem.owner.rerank_spec import RerankChoice, RerankSpec
 from pcmem.rerank.port import MemoryReranker, SecondEmbedderReranker, StoreBoundReranker
 from pcmem.search.reindex import ReindexReport, fill_secondary, reindex
+from pcmem.store import engines
+from pcmem.store.engine import StorageEngine, StoreLocation
 from pcmem.store.port import StorageBackend
 from pcmem.types.progress import Progress
 from pcmem.types.rerank import RerankPolicy
@@ -86,14 +88,14 @@ class SyncRuntime:
             rerank_embedder = reranker.second_embedder  # an injected reranker with its own embedder: writes keep its vectors
         search_for = search_factory(backend, lambda: self.reranker, self.config.memory_rerank_candidate_limit,
                                      self.config.memory_search_fusion)
-        parts = MemoryParts(backend, search_for, embedder=embedder, clock=clock,
+        parts = RuntimeShared(backend, search_for, embedder=embedder, clock=clock,
                             write_gate=write_gate_for(write_gate),
                             embedder_for=embedder_for, rerank_embedder=rerank_embedder,
                             rerank_embedder_for=rerank_embedder_for)
         self.memory = SyncMemoryService(parts)
 
     @classmethod
-    @options.refuse_unknown("open")
+    @options.checked
     def open(
         cls,
         path: str | Path,
@@ -106,63 +108,51 @@ class SyncRuntime:
         reranker: MemoryReranker | None = None,
         model_progress: Progress | None = None,
         write_gate: DecisionModel | None = None,
-        shared: bool = False,
         lock_timeout: float = 10.0,
         create: bool = True,
     ) -> SyncRuntime:
-        """Open (creating if needed) the store at ``path``.
+        """Open (creating if needed) the store at ``path``: a file path (a DuckDB file), or a store URL whose scheme
+        names its engine (``seekdb://...``, see :mod:`pcmem.store.engines`).
 
-        ``config``/``inference`` default to the environment (RFC 0080 names, see :mod:`pcmem.settings`); an injected
-        ``reranker`` applies even when rerank is disabled there (e.g. a ``DecisionReranker``). ``write_gate``: a
-        decision model that checks ``remember`` for duplicates (fail-open; off by default). ``create=False`` raises
-        StoreMissingError instead of creating a store. ``rerank_embedder``: the embedding reranker's second embedder
-        (``"auto"``: ``$PCMEM_RERANK_EMBEDDER``, else the store's secondary profile; ``"none"``); writes store its
-        vectors when it is the store's secondary profile. Every runtime of one path in a process shares one backend
-        (see :mod:`pcmem.compose.registry`). A wrongly typed or unknown option is an InputError naming it, raised
-        before anything is opened (see :mod:`pcmem.compose.options`).
+        ``config``/``inference`` default to the environment (PowerContext's variable names, see :mod:`pcmem.settings`);
+        an injected ``reranker`` applies even when rerank is disabled there (e.g. a ``DecisionReranker``).
+        ``write_gate``: a decision model that checks ``remember`` for duplicates (fail-open; off by default).
+        ``create=False`` raises StoreMissingError instead of creating a store. ``rerank_embedder``: the embedding
+        reranker's second embedder (``"auto"``: ``$PCMEM_RERANK_EMBEDDER``, else the store's secondary profile;
+        ``"none"``); writes store its vectors when it is the store's secondary profile. Every runtime of one path in a
+        process shares one backend (see :mod:`pcmem.store.held`). A wrongly typed or unknown option is an InputError
+        naming it, raised before anything is opened (see :mod:`pcmem.compose.options`).
 
         Several processes: when another pcmem process holds the DuckDB file, this returns a :class:`ClientRuntime`
         served by it (same API, results and errors; no model is loaded here); otherwise this process opens the file
         and serves it to the others until its last runtime of the file closes (see :mod:`pcmem.compose.owned`). A
         file held by something that does not serve it is retried for up to ``lock_timeout`` seconds, then
-        StoreLockedError. ``shared`` is accepted for compatibility and changes nothing: every process takes part.
+        StoreLockedError.
         """
-        options.check_values(path, {
-            "embedder": embedder, "rerank_embedder": rerank_embedder, "clock": clock, "config": config,
-            "inference": inference, "reranker": reranker, "model_progress": model_progress, "write_gate": write_gate,
-            "shared": shared, "lock_timeout": lock_timeout, "create": create,
-        })
-        check_target(path)
-        config = config or RuntimeConfig.from_env()
-        inference = inference or InferenceConfig.from_env()
-        opened_with: dict[str, Any] = dict(
-            embedder=embedder, rerank_embedder=rerank_embedder, clock=clock, config=config, inference=inference,
-            reranker=reranker, model_progress=model_progress, write_gate=write_gate, create=create)
-        if not is_local_file(path):  # embedded seekdb: one process per data directory; a server serves many (docs/guides/seekdb.md)
-            return cls._open_file(path, shared=shared, lock_timeout=lock_timeout, **opened_with)
-        from pcmem.store.duckdb.files import store_path  # no DuckDB import: a client never loads it
-
-        file = store_path(path)  # resolved once: every name of the file finds the one owner
+        opened_with = options.given(locals())  # every option, by name (checked by @options.checked)
+        opened_with.update(config=config or RuntimeConfig.from_env(), inference=inference or InferenceConfig.from_env())
+        location = engines.locate(path)  # resolved once: every name of a file finds the one owner
+        engine = engines.engine_for(location)
+        if not engine.single_file:  # a database its engine serves to every process (embedded seekdb: one process)
+            return cls._open_file(location, opened_with)
 
         def opener(timeout: float) -> SyncRuntime:
-            return cls._open_file(file, lock_timeout=timeout, **opened_with)
+            return cls._open_file(location, {**opened_with, "lock_timeout": timeout})
 
         def client(link: SocketLink) -> SyncRuntime:
-            return ClientRuntime(file, link, opener, lock_timeout=lock_timeout, opened_with=opened_with)
+            return ClientRuntime(engine, location, link, opener, lock_timeout=lock_timeout, opened_with=opened_with)
 
-        return open_owned(file, opener, client, lock_timeout=lock_timeout)
+        return open_owned(engine, location, opener, client, lock_timeout=lock_timeout)
 
     @classmethod
-    def _open_file(cls, path: str | Path, *, embedder: EmbedderChoice, rerank_embedder: EmbedderChoice, clock: Clock,
-                   config: RuntimeConfig, inference: InferenceConfig, reranker: MemoryReranker | None,
-                   model_progress: Progress | None, write_gate: DecisionModel | None, shared: bool = False,
-                   lock_timeout: float, create: bool) -> SyncRuntime:
-        """This process opens the store itself (no owner, no client): :meth:`open`'s last step."""
-        backend = open_backend(path, shared=shared, lock_timeout=lock_timeout, create=create)
+    def _open_file(cls, location: StoreLocation, opened_with: dict[str, Any]) -> SyncRuntime:
+        """This process opens the store itself (no owner, no client): :meth:`open`'s last step, with its options."""
+        given = dict(opened_with)
+        backend = open_backend(location, lock_timeout=given.pop("lock_timeout"), create=given.pop("create"))
         try:
-            second, second_for = resolve_rerank_embedder(rerank_embedder)
-            return cls(backend, embedder=resolve_embedder(embedder, backend), clock=clock, config=config,
-                       inference=inference, reranker=reranker, model_progress=model_progress, write_gate=write_gate,
+            embedder = given.pop("embedder")
+            second, second_for = resolve_rerank_embedder(given.pop("rerank_embedder"))
+            return cls(backend, embedder=resolve_embedder(embedder, backend), **given,
                        embedder_for=profile_embedder if isinstance(embedder, str) else None,
                        rerank_embedder=second, rerank_embedder_for=second_for)
         except BaseException:
@@ -310,7 +300,7 @@ class ClientRuntime(SyncRuntime):
     and errors of a :class:`SyncRuntime`'s (see :mod:`pcmem.owner.client`); nothing here loads a model unless the
     app gave this runtime one of its own (a reranker, a write gate's decision model), which runs here.
 
-    Every option it was opened with is honoured or refused at open (#39):
+    Every option it was opened with is honoured or refused at open:
 
     - carried with each call to the owner (:mod:`pcmem.owner.context`): ``config`` (fusion, candidate limit),
       ``embedder`` and ``rerank_embedder`` by name (``None``/``"none"``, ``"auto"``, a preset, a model directory, a
@@ -318,16 +308,17 @@ class ClientRuntime(SyncRuntime):
     - run here, on what the owner returns (:mod:`pcmem.owner.in_client`): a ``reranker`` object, a ``write_gate``;
     - refused with a one-line ConfigurationError: an Embedder object of no preset (it embeds only in this process),
       a reranker that reads the store's vectors and cannot be named (only the owning process reads them);
-    - nothing to do here: ``model_progress`` (a client loads no model), ``create`` (the store exists), ``shared``.
+    - nothing to do here: ``model_progress`` (a client loads no model), ``create`` (the store exists).
 
     When the owner goes away, the next call takes the file over (this process becomes the owner: it opens the file
     with the options it was opened with and serves the others) or connects to whichever process did. Maintenance
     that needs the file itself (``backend``, ``reindex``) raises StoreLockedError while another process owns it.
     """
 
-    def __init__(self, path: Path, link: SocketLink, opener: Callable[[float], SyncRuntime], *, lock_timeout: float,
-                 opened_with: dict[str, Any]) -> None:
-        self.path = path
+    def __init__(self, engine: StorageEngine, location: StoreLocation, link: SocketLink,
+                 opener: Callable[[float], SyncRuntime], *, lock_timeout: float, opened_with: dict[str, Any]) -> None:
+        self.path = file_of(location)
+        self._engine, self._location = engine, location
         self._opener, self._lock_timeout = opener, lock_timeout
         self._closed = False
         self._before_close = []
@@ -414,7 +405,8 @@ class ClientRuntime(SyncRuntime):
             if self._preparing:
                 return
             self._preparing = True
-        standby.start(self._closing, getattr(self._caller.link, "profile", None), self._settings.embedder)
+        standby.start(self._closing, self._engine.preload, getattr(self._caller.link, "profile", None),
+                      self._settings.embedder)
 
     @property
     def owner_pid(self) -> int | None:
@@ -432,11 +424,11 @@ class ClientRuntime(SyncRuntime):
         """The owner went away: take the file over, or connect to whoever did (StoreLockedError after
         ``lock_timeout`` seconds of neither). Either way the calls run as before: with this runtime's settings, its
         reranker and write gate here."""
-        found = owner_or_file(self.path, self._opener, self._lock_timeout)
+        found = reach_owner_or_open(self._engine, self._location, self._opener, self._lock_timeout)
         if isinstance(found, SocketLink):
             self._owner_pid = found.owner_pid
             return self._framed(found)
-        self._held = serve(found)
+        self._held = serve_to_others(found, self.path)
         self.embedder = found.embedder
         return self._framed(LocalLink(ServedSettings(found.for_clients), lambda: None))
 
@@ -483,7 +475,3 @@ class ClientRuntime(SyncRuntime):
 #: ``pcmem.open(path, *, ...)``: open (creating if needed) the store at ``path`` for blocking use — a
 #: :class:`SyncRuntime` (a context manager). It is :meth:`SyncRuntime.open` itself: the options and errors are its.
 open = SyncRuntime.open  # as gzip.open and shelve.open: the module's way in, not the builtin
-
-#: The name before ``open`` (the same object), kept as an alias for one release; ``open_runtime`` (before
-#: ``open_async``) is in :mod:`pcmem.compose.async_runtime`.
-open_sync = open

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from pcmem import native_calls
@@ -22,27 +23,26 @@ from pcmem.embedding.port import EmbeddingProfile
 PREPARE_AFTER = 3.0
 
 
-def start(closing: threading.Event, profile: dict[str, Any] | None, embedder: str | None) -> None:
-    """Prepare in a background thread (see the module docstring) until ``closing`` is set. ``profile``: the store's
-    embedding profile as the owner's greeting said (JSON); ``embedder``: the client's choice as it sends it."""
+def start(closing: threading.Event, preload: Callable[[], None], profile: dict[str, Any] | None,
+          embedder: str | None) -> None:
+    """Prepare in a background thread (see the module docstring) until ``closing`` is set. ``preload``: the storage
+    engine's (:meth:`pcmem.store.engine.StorageEngine.preload`); ``profile``: the store's embedding profile as the
+    owner's greeting said (JSON); ``embedder``: the client's choice as it sends it."""
     close_stores_at_exit()  # arms the exit's wait for the step under way
-    threading.Thread(target=_prepare, args=(closing, profile, embedder), name="pcmem-takeover-standby",
+    threading.Thread(target=_prepare, args=(closing, preload, profile, embedder), name="pcmem-takeover-standby",
                      daemon=True).start()
 
 
-def _prepare(closing: threading.Event, profile: dict[str, Any] | None, embedder: str | None) -> None:
+def _prepare(closing: threading.Event, preload: Callable[[], None], profile: dict[str, Any] | None,
+             embedder: str | None) -> None:
     if closing.wait(PREPARE_AFTER):
         return
     with contextlib.suppress(Exception):  # only a head start: the take-over loads whatever is missing
-        for step in (_import_engine, lambda: _warm_embedder(profile, embedder)):
+        for step in (preload, lambda: _warm_embedder(profile, embedder)):
             if closing.is_set() or native_calls.draining():
                 return
             with native_calls.native_call():
                 step()
-
-
-def _import_engine() -> None:
-    import pcmem.store.duckdb.backend  # noqa: F401 - DuckDB and the engine, imported once per process
 
 
 def _warm_embedder(profile: dict[str, Any] | None, choice: str | None) -> None:

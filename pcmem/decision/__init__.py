@@ -1,1 +1,1 @@
-"""The decision-model port (yes/no/abstain), the fail-open envelope and role failure policy (RFC 1745)."""
+"""The decision-model port (yes/no/abstain), the fail-open envelope and role failure policy."""

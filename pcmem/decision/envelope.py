@@ -9,7 +9,7 @@ from pcmem.types.decision import DecisionFailurePolicy, DecisionOutcome, Decisio
 
 log = logging.getLogger(__name__)
 
-#: Failure policy of each consumer role. Rerank must never pass a failure off as a keep (RFC 1745).
+#: Failure policy of each consumer role. Rerank must never pass a failure off as a keep.
 ROLE_POLICIES: dict[str, DecisionFailurePolicy] = {
     "memory.rerank": DecisionFailurePolicy.FAIL_CLOSED,
     "memory.write-gate": DecisionFailurePolicy.FAIL_OPEN,

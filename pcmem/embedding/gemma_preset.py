@@ -79,7 +79,7 @@ class GemmaEmbedder:
         self._n_threads = n_threads
         from pcmem.embedding.vector_lru import query_memo  # lazy: it loads numpy; the search's fusion reads PROFILE
 
-        self.query_prompt = query_prompt  # the model card's other query tasks are a benchmark's choice (#31)
+        self.query_prompt = query_prompt  # the model card's other query tasks are a benchmark's choice
         self._queries = query_memo()
         self._llm: Any = None
         self._lock = threading.Lock()
@@ -113,7 +113,7 @@ class GemmaEmbedder:
         return self._llm
 
     def _embed(self, prompt: str) -> np.ndarray:
-        import numpy as np  # lazy: numpy costs a cold CLI call that never embeds ~0.15 s
+        import numpy as np  # lazy: a cold CLI call that never embeds never imports numpy
 
         with self._lock:
             llm = self._model()

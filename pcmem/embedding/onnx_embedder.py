@@ -1,10 +1,10 @@
 """Sentence embeddings from ONNX models: one class for every preset, local directory and catalogue model.
 
 pcmem's own model directories (the presets) run on onnxruntime and tokenizers directly (:class:`SentenceSession`):
-importing fastembed costs a cold CLI call ~1 s (it pulls huggingface_hub and its image code) and the session is all a
-query needs. The session does exactly what fastembed 0.9 does for them — same tokenizer settings, session options,
-mean pooling and normalisation, in the same dtypes — so the vectors are bit-identical (tests/embedding/test_onnx_session.py
-checks it against fastembed). Local directories and ``fastembed:MODEL`` catalogue models still go through fastembed.
+importing fastembed would dominate a cold CLI call (it pulls huggingface_hub and its image code) and the session is all
+a query needs. The session does exactly what fastembed 0.9 does for them — same tokenizer settings, session options,
+mean pooling and normalisation, in the same dtypes — so the vectors are bit-identical (tests/embedding/test_onnx_session.py checks
+it against fastembed). Local directories and ``fastembed:MODEL`` catalogue models still go through fastembed.
 
 The model loads on the first embed call (so building an embedder, or importing pcmem, stays cheap) and texts are
 batched by similar length. Local directories (:meth:`OnnxEmbedder.from_directory`) never download anything.
@@ -222,7 +222,7 @@ class OnnxEmbedder:
 
     def embed_documents(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
         """Texts are batched by similar length (less padding, faster); rows come back in input order."""
-        import numpy as np  # lazy: numpy costs ~0.15-0.2 s of a cold CLI call that searches full text only
+        import numpy as np  # lazy: a cold CLI call that searches full text only never imports numpy
         total = len(texts)
         out = np.empty((total, self._profile.dimension), dtype=np.float32)
         order = sorted(range(total), key=lambda i: len(texts[i]))

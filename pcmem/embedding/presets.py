@@ -35,7 +35,7 @@ from pcmem.types.fusion import FusionDefaults, WeightedRrf
 DEFAULT_PRESET = "minilm-l6-int8"
 _MPNET = mpnet_preset.SOURCE
 
-# The fusion parameters are LoCoMo measurements (pcmem.search.fusion says the rule; README "Search" the figures):
+# The fusion parameters are LoCoMo measurements (pcmem.search.fusion says the rule; docs/benchmarks/retrieval.md has the figures):
 # MiniLM's are the shared values; mpnet fp32 was not measured.
 _BUILT_IN: tuple[EmbedderPreset, ...] = (
     MiniLMPreset(name=DEFAULT_PRESET, profile=minilm.PROFILE,

@@ -1,1 +1,1 @@
-"""Memory: scopes, revisions, entries (SPEC §1)."""
+"""Memory: scopes, revisions, entries."""

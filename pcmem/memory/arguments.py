@@ -207,7 +207,7 @@ def _context(given: Given) -> Given:
 
 
 def _search(given: Given) -> Given:
-    # ``rerank`` (deprecated) and the reranker are the caller's choice of reranker: pcmem.rerank.choice checks them
+    # the reranker is the caller's choice: pcmem.rerank.choice checks it
     return {"request": search_request(_request(given), _options(given, *SEARCH_OPTIONS))}
 
 

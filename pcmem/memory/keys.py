@@ -1,4 +1,4 @@
-"""Keys and entry identities: how a forgotten key is written again (issue 29).
+"""Keys and entry identities: how a forgotten key is written again.
 
 An entry id given by the caller is a *key*. The first entry under key ``K`` has the entry id ``K`` (so every store
 written before this rule reads the same). When that entry is forgotten, its id stays a tombstone forever — erased

@@ -8,7 +8,7 @@ cursor, the answer is a page or an :class:`~pcmem.errors.InvalidCursorError` (an
 decode, fails the tag, has another shape, or points past the scope's head revision (a store restored from an older
 copy) gets :data:`NOT_VALID`. Every revision stays readable, so a pinned cursor stays valid while the scope moves
 on — except after an erasure (``forget``), which rewrites past revisions: a cursor issued before it is a
-:class:`~pcmem.errors.StaleCursorError` (start again without a cursor). In the spirit of PowerContext's RFC 1656
+:class:`~pcmem.errors.StaleCursorError` (start again without a cursor). In the spirit of PowerContext's entries query
 ``entries/query``: ``limit`` 1..100, ``next_cursor`` until the last page.
 """
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from pcmem.embedding.port import Embedder
 from pcmem.memory.clock import Clock, utc_now
-from pcmem.memory.vectors import EmbedderFinder, Embedders, SearchFactory
+from pcmem.memory.vectors import EmbedderFinder, EmbedderRoles, SearchFactory
 from pcmem.store.port import Maintenance, RevisionLog, StoreSettings, VectorReads
 
 if TYPE_CHECKING:
@@ -33,7 +33,7 @@ class MemoryStore(RevisionLog, VectorReads, Maintenance, StoreSettings, Protocol
     search service the composition root builds."""
 
 
-class MemoryParts:
+class RuntimeShared:
     """What every scope handle of one runtime shares. ``search_for`` builds the search service for an embedder: the
     composition root passes it, so the reranker and candidate limit are decided there."""
 
@@ -54,7 +54,7 @@ class MemoryParts:
         self.clock = clock
         self.locks = locks or ScopeLocks()
         self.write_gate = write_gate
-        self.embedders = Embedders(backend, search_for, embedder, embedder_for=embedder_for,
+        self.embedders = EmbedderRoles(backend, search_for, embedder, embedder_for=embedder_for,
                                    rerank_embedder=rerank_embedder, rerank_embedder_for=rerank_embedder_for)
 
     @property
@@ -69,7 +69,7 @@ class MemoryParts:
 
     @property
     def rerank_embedder(self) -> Embedder | None:
-        """The embedding reranker's second embedder (see :class:`~pcmem.memory.vectors.Embedders`)."""
+        """The embedding reranker's second embedder (see :class:`~pcmem.memory.vectors.EmbedderRoles`)."""
         return self.embedders.rerank_embedder
 
     def use_embedder(self, embedder: Embedder | None) -> None:

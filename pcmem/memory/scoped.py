@@ -1,4 +1,4 @@
-"""The semantics of one scope's Memory (SPEC §1), synchronous.
+"""The semantics of one scope's Memory, synchronous.
 
 This is where remember/revise/retire/reactivate decide what a revision contains, where compare-and-swap is checked
 and where the per-scope mutation lock is held. Storage is delegated to a :class:`~pcmem.store.port.StorageBackend`.
@@ -8,7 +8,7 @@ The async API (:class:`pcmem.memory.service.ScopedMemory`) runs these methods in
 from __future__ import annotations
 
 import builtins
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pcmem.errors import (
@@ -20,7 +20,7 @@ from pcmem.errors import (
 from pcmem.ids import content_hash, new_id
 from pcmem.memory import arguments, write_records
 from pcmem.memory import write_rules as rules
-from pcmem.memory.parts import MemoryParts
+from pcmem.memory.parts import RuntimeShared
 from pcmem.memory.scoped_reads import ScopedReads
 from pcmem.memory.upsert import Identity, plan_upsert, same_content
 from pcmem.memory.vectors import NOTHING_PREPARED, Prepared
@@ -33,6 +33,8 @@ from pcmem.types.memory import (
     EntryState,
     EntryVersion,
     ForgetRequest,
+    MemoryEntry,
+    MemoryRef,
     NewEntry,
     Operation,
     ReactivateRequest,
@@ -54,7 +56,7 @@ class SyncScopedMemory(ScopedReads):
     """Blocking operations on one scope. Obtain it from ``SyncRuntime.memory.for_scope(scope)``. The reads are
     :class:`~pcmem.memory.scoped_reads.ScopedReads`; the writes, which decide what a revision contains, are here."""
 
-    def __init__(self, parts: MemoryParts, scope: str) -> None:
+    def __init__(self, parts: RuntimeShared, scope: str) -> None:
         super().__init__(parts, scope)
         self._vectors = parts.embedders
         self._lock = parts.locks(self.scope)
@@ -110,7 +112,7 @@ class SyncScopedMemory(ScopedReads):
         drafts = [rules.first_version(entry, 0, now) for entry in entries]
         # Embedding is the slow part of a write: do it before the write transaction.
         texts = {v.entry_version_id: v.text for v in drafts}
-        prepared = self._vectors.vectors_for(texts)
+        prepared = self._vectors.prepare_vectors(texts)
         secondary = self._vectors.secondary_for(texts)
 
         def write(tx: WriteTransaction) -> WriteResult:
@@ -122,10 +124,10 @@ class SyncScopedMemory(ScopedReads):
             plan = plan_upsert(self.scope, drafts, identities, request.upsert, revision)
             if not plan.events:
                 assert tx.memory is not None
-                return WriteResult(memory=tx.memory, citations=tuple(Citation.of(tx.memory, v) for v in plan.cited),
-                                   duplicates=duplicates, unchanged=True, unchanged_entry_ids=plan.unchanged)
+                return write_result(tx.memory, plan.cited, "active", duplicates=duplicates, unchanged=True,
+                               unchanged_entry_ids=plan.unchanged)
             written = {v.entry_version_id: v.text for v in plan.versions}
-            vectors = self._vectors.vectors_inside(
+            vectors = self._vectors.vectors_to_commit(
                 tx, written, Prepared(prepared.profile, {k: prepared.vectors[k] for k in written
                                                          if k in prepared.vectors}))
             vectors.update(self._revived_vectors(tx, plan.revived))
@@ -133,8 +135,7 @@ class SyncScopedMemory(ScopedReads):
             self._revived_secondary(tx, plan.revived)
             memory = tx.commit("remember" if plan.created else "revise", plan.versions, plan.events, now, vectors,
                                reason=request.reason)
-            return WriteResult(memory=memory, citations=tuple(Citation.of(memory, v) for v in plan.cited),
-                               duplicates=duplicates, unchanged_entry_ids=plan.unchanged)
+            return write_result(memory, plan.cited, "active", duplicates=duplicates, unchanged_entry_ids=plan.unchanged)
 
         return self._write(write, keyed, now)
 
@@ -149,8 +150,8 @@ class SyncScopedMemory(ScopedReads):
                now: datetime) -> WriteResult:
         """One write transaction of this scope running ``write`` (once per idempotency key: :mod:`.write_records`):
         grouped with other threads' writes where the backend commits them together (one COMMIT and fsync for the
-        group; issue #30), else under the scope lock."""
-        body = write_records.once(keyed, write, now)
+        group), else under the scope lock."""
+        body = write_records.once(keyed, write, now, self._backend.entry_versions)
         if isinstance(self._backend, GroupedWrites):
             return self._backend.write_grouped(self.scope, body)
         with self._lock, self._backend.write(self.scope) as tx:
@@ -160,7 +161,7 @@ class SyncScopedMemory(ScopedReads):
         """Vectors for versions made active again that were written unembedded (rare)."""
         missing = tx.missing_vectors([v.entry_version_id for v in revived]) if revived else set()
         texts = {v.entry_version_id: v.text for v in revived if v.entry_version_id in missing}
-        return self._vectors.vectors_inside(tx, texts, NOTHING_PREPARED) if texts else {}
+        return self._vectors.vectors_to_commit(tx, texts, NOTHING_PREPARED) if texts else {}
 
     def _revived_secondary(self, tx: WriteTransaction, revived: builtins.list[EntryVersion]) -> None:
         """Secondary vectors of versions made active again (rare; re-embedded, as a stored one may be missing)."""
@@ -201,7 +202,7 @@ class SyncScopedMemory(ScopedReads):
     def _revise(self, request: ReviseRequest, keyed: KeyedWrite | None) -> WriteResult:
         now = self._clock()
         version_id = new_id("ver")
-        prepared = self._vectors.vectors_for({version_id: request.text})
+        prepared = self._vectors.prepare_vectors({version_id: request.text})
         secondary = self._vectors.secondary_for({version_id: request.text})
         def write(tx: WriteTransaction) -> WriteResult:
             current = self._head_entry(tx, request)
@@ -215,8 +216,7 @@ class SyncScopedMemory(ScopedReads):
             # Canonical JSON keeps types apart: true/1 and 1.0/1 are different metadata (Python's == says equal).
             if same_content(request.text, kind, metadata, old):
                 assert tx.memory is not None
-                return WriteResult(memory=tx.memory, citations=(Citation.of(tx.memory, old),), unchanged=True,
-                                   unchanged_entry_ids=(old.entry_id,))
+                return write_result(tx.memory, [old], "active", unchanged=True, unchanged_entry_ids=(old.entry_id,))
             version = EntryVersion(
                 entry_id=old.entry_id,
                 entry_version_id=version_id,
@@ -229,10 +229,10 @@ class SyncScopedMemory(ScopedReads):
                 created_at=now,
             )
             event = EntryEvent(old.entry_id, version.entry_version_id, "active")
-            vectors = self._vectors.vectors_inside(tx, {version_id: request.text}, prepared)
+            vectors = self._vectors.vectors_to_commit(tx, {version_id: request.text}, prepared)
             self._vectors.store_secondary(tx, {version_id: request.text}, secondary)
             memory = tx.commit("revise", [version], [event], now, vectors, reason=request.reason)
-            return WriteResult(memory=memory, citations=(Citation.of(memory, version),))
+            return write_result(memory, [version], "active")
 
         return self._write(write, keyed, now)
 
@@ -293,7 +293,7 @@ class SyncScopedMemory(ScopedReads):
                 self._revived_secondary(tx, [version])
             event = EntryEvent(version.entry_id, version.entry_version_id, to_state)
             memory = tx.commit(operation, [], [event], now, vectors, reason=request.reason)
-            return WriteResult(memory=memory, citations=(Citation.of(memory, version),))
+            return write_result(memory, [version], to_state)
 
         return self._write(write, keyed, now)
 
@@ -377,3 +377,12 @@ class SyncScopedMemory(ScopedReads):
         erased.append(True)
         return WriteResult(memory=committed, citations=tuple(Citation.of(committed, v) for v in versions),
                            unchanged_entry_ids=tuple(gone))
+
+
+def write_result(memory: MemoryRef, versions: Sequence[EntryVersion], state: EntryState, **rest: Any) -> WriteResult:
+    """The result of a write that left ``versions`` in ``state`` at ``memory``: their citations, and the entries
+    themselves (a caller shows what it wrote without reading it back)."""
+    citations = tuple(Citation.of(memory, version) for version in versions)
+    entries = tuple(MemoryEntry(citation=citation, state=state, entry=version)
+                    for citation, version in zip(citations, versions, strict=True))
+    return WriteResult(memory=memory, citations=citations, entries=entries, **rest)

@@ -1,4 +1,4 @@
-"""The reads of one scope's Memory (SPEC §1), synchronous: the head, exact manifests of any revision, entries,
+"""The reads of one scope's Memory, synchronous: the head, exact manifests of any revision, entries,
 changes, histories, tombstones and search. :class:`~pcmem.memory.scoped.SyncScopedMemory` adds the writes.
 """
 
@@ -11,10 +11,10 @@ from typing import Any, Literal
 
 from pcmem.errors import EntryErasedError, EntryNotFoundError, RevisionNotFoundError
 from pcmem.memory import arguments, context_block, keys, paging
-from pcmem.memory.parts import MemoryParts
+from pcmem.memory.parts import RuntimeShared
 from pcmem.memory.recent import recent_page
 from pcmem.native_calls import entry_points
-from pcmem.rerank.choice import RerankerChoice, chosen_reranker
+from pcmem.rerank.choice import RerankerChoice, reranker_choice
 from pcmem.settings import SearchFusion
 from pcmem.types.context import ContextBlock, ContextRequest, RecentPage, RecentRequest
 from pcmem.types.memory import (
@@ -40,7 +40,7 @@ from pcmem.validation import validate_id, validate_revision, validate_scope
 class ScopedReads:
     """What one scope handle reads; every read sees one revision of the store."""
 
-    def __init__(self, parts: MemoryParts, scope: str) -> None:
+    def __init__(self, parts: RuntimeShared, scope: str) -> None:
         self.scope = validate_scope(scope)
         self._parts = parts
         self._backend = parts.backend
@@ -197,15 +197,13 @@ class ScopedReads:
         created_from: datetime | str | None = None,
         created_before: datetime | str | None = None,
         fusion: SearchFusion | None = None,
-        reranker: RerankerChoice | None = "default",
-        rerank: bool | None = None,
+        reranker: RerankerChoice = "default",
         progress: Progress | None = None,
     ) -> SearchPage:
-        """Hybrid retrieval over the head revision (SPEC §2), then the runtime's reranker if one is configured.
+        """Hybrid retrieval over the head revision, then the runtime's reranker if one is configured.
 
         ``reranker``: ``"default"`` (the runtime's, if any), ``"none"`` (the coarse page even when the runtime has a
-        reranker) or a reranker for this call (e.g. the CLI's ``--rerank``); ``reranker=None`` and ``rerank=`` are
-        the deprecated spellings (see :mod:`pcmem.rerank.choice`). ``progress`` receives (done, total) from
+        reranker) or a reranker for this call (e.g. the CLI's ``--rerank``). ``progress`` receives (done, total) from
         per-candidate rerankers. A query text takes the :class:`SearchMemoryRequest`'s other fields as keywords
         (``search("release day", mode="fts", limit=5)``).
 
@@ -217,7 +215,7 @@ class ScopedReads:
         request = arguments.search_request(request, {
             "limit": limit, "mode": mode, "kinds": kinds, "metadata": metadata, "created_from": created_from,
             "created_before": created_before, "fusion": fusion})
-        return self._parts.search.chosen((self.scope,), request, chosen_reranker(reranker, rerank), progress)
+        return self._parts.search.search_with_choice((self.scope,), request, reranker_choice(reranker), progress)
 
     def recent(self, request: RecentRequest | None = None, *, limit: int | None = None,
                since: datetime | str | None = None) -> RecentPage:
@@ -245,9 +243,9 @@ class ScopedReads:
         request = arguments.context_request(request, {"max_bytes": max_bytes, "max_tokens": max_tokens,
                                              "relevant": relevant, "recent": recent, "kinds": kinds, "mode": mode,
                                              "explain": explain})
-        choice = chosen_reranker(reranker, None)
+        choice = reranker_choice(reranker)
         return context_block.build(
-            request, search=lambda query: self._parts.search.chosen((self.scope,), query, choice, None),
+            request, search=lambda query: self._parts.search.search_with_choice((self.scope,), query, choice, None),
             recent=lambda n: recent_page(self._backend, [self.head()], n),
             versions=self._backend.entry_versions)
 

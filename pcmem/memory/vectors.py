@@ -1,6 +1,6 @@
 """The embedders of one runtime, and the vectors a write stores with them.
 
-The store's embedder and the search service built on it are one immutable :class:`Embedding`, replaced whole by one
+The store's embedder and the search service built on it are one immutable :class:`EmbedderAndSearch`, replaced whole by one
 assignment when the store switches vector space: a search running meanwhile uses the old pair or the new one, never
 one embedder with the other's search service. Every method reads that value once.
 """
@@ -38,14 +38,14 @@ NOTHING_PREPARED = Prepared(None, {})
 
 
 @dataclass(frozen=True)
-class Embedding:
+class EmbedderAndSearch:
     """The embedder this runtime writes and queries with, and the search service built on it."""
 
     embedder: Embedder | None
     search: SearchService
 
 
-class Embedders:
+class EmbedderRoles:
     """The store's embedder (with its search service) and the embedding reranker's second embedder, for every scope
     handle of one runtime."""
 
@@ -69,15 +69,11 @@ class Embedders:
         #: Finds the embedder of the store's secondary profile when this runtime has none for it (``"auto"``); looked
         #: up on first need (a write, an embedding rerank), never at open.
         self.rerank_embedder_for = rerank_embedder_for
-        self.current = Embedding(embedder, search_for(embedder, self.search_rerank_embedder))
-        #: The store's vector space as the last write transaction saw it: what :meth:`vectors_for` embeds for before
-        #: the next write, instead of a read transaction of its own per write (three statements, ~2 ms of CPU).
-        #: Only a hint: :meth:`vectors_inside` checks the space inside the transaction, as it always did.
-        self._seen_profile: tuple[EmbeddingProfile | None] | None = None
+        self.current = EmbedderAndSearch(embedder, search_for(embedder, self.search_rerank_embedder))
 
     def use_embedder(self, embedder: Embedder | None) -> None:
         """Switch every scope handle of this runtime to ``embedder`` (after the store switched vector space)."""
-        self.current = Embedding(embedder, self._search_for(embedder, self.search_rerank_embedder))  # one assignment
+        self.current = EmbedderAndSearch(embedder, self._search_for(embedder, self.search_rerank_embedder))  # one assignment
 
     def use_rerank_embedder(self, embedder: Embedder | None) -> None:
         """Fill (and rerank with) ``embedder``'s vectors from now on (after ``reindex --rerank-embedder``)."""
@@ -128,18 +124,16 @@ class Embedders:
             vectors.update(_embed(embedder, missing))
         tx.store_secondary_vectors(current, vectors)
 
-    def vectors_for(self, texts_by_version: dict[str, str]) -> Prepared:
+    def prepare_vectors(self, texts_by_version: dict[str, str]) -> Prepared:
         """Embed new versions when the store's vector space is the embedder's; else store none (reindex later).
 
-        Runs before the write transaction (embedding is the slow part); :meth:`vectors_inside` re-checks the store's
+        Runs before the write transaction (embedding is the slow part); :meth:`vectors_to_commit` re-checks the store's
         vector space inside it, because another runtime or process may have switched it meanwhile (so the space
-        this reads may be the one the last write saw).
+        this reads may be the one the last write saw: a held store answers from the memo of its write generation).
         """
-        seen = self._seen_profile
-        store_profile = self._backend.embedding_profile if seen is None else lambda: seen[0]
-        return _prepare(self.current.embedder, store_profile, texts_by_version)
+        return _prepare(self.current.embedder, self._backend.embedding_profile, texts_by_version)
 
-    def vectors_inside(self, tx: WriteTransaction, texts_by_version: dict[str, str],
+    def vectors_to_commit(self, tx: WriteTransaction, texts_by_version: dict[str, str],
                        prepared: Prepared) -> dict[str, np.ndarray]:
         """The vectors to commit, decided inside the write transaction against the store's current vector space.
 
@@ -148,7 +142,6 @@ class Embedders:
         error when this runtime has no embedder for the store's vectors.
         """
         current = tx.embedding_profile()
-        self._seen_profile = (current,)
         if current is None or not texts_by_version:
             return {}
         if prepared.profile == current and len(prepared.vectors) == len(texts_by_version):

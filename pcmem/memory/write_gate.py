@@ -1,4 +1,5 @@
-"""``memory.write-gate``: an advisory check before ``remember`` that an entry is not already stated (RFC 1745 role).
+"""``memory.write-gate``: an advisory check before ``remember`` that an entry is not already stated (a decision-model
+role).
 
 For each new entry the gate searches the scope for its nearest existing entries and asks the decision model whether
 one of them already states it. "yes" reports the entry as a duplicate of that citation instead of adding it (unless

@@ -24,14 +24,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from pcmem.errors import InputError
 from pcmem.store.port import WriteTransaction
-from pcmem.types.memory import RememberRequest, WriteResult
+from pcmem.types.memory import EntryState, EntryVersion, MemoryEntry, RememberRequest, WriteResult
 from pcmem.types.storage import WriteRecord
 from pcmem.validation import canonical_json
 
@@ -72,17 +72,23 @@ def of_head_write(key: str | None, scope: str, operation: str, entry_id: str, ex
                                          "expected_version": expected_version})
 
 
-def once(write: KeyedWrite | None, body: Callable[[WriteTransaction], WriteResult], now: datetime
-         ) -> Callable[[WriteTransaction], WriteResult]:
+#: Reads entry versions by id (the store's :meth:`~pcmem.store.port.RevisionLog.entry_versions`).
+VersionReader = Callable[[Sequence[str]], Mapping[str, EntryVersion]]
+
+
+def once(write: KeyedWrite | None, body: Callable[[WriteTransaction], WriteResult], now: datetime,
+         versions: VersionReader | None = None) -> Callable[[WriteTransaction], WriteResult]:
     """``body`` as a write that runs once per key: inside its transaction, the recorded outcome of an earlier run
-    with the same key, else ``body``'s own, recorded in the same transaction."""
+    with the same key (its entries read back with ``versions``), else ``body``'s own, recorded in the same
+    transaction."""
     if write is None:
         return body
 
     def run(tx: WriteTransaction) -> WriteResult:
         earlier = tx.recorded_write(write.key)
         if earlier is not None:
-            return replay(write, earlier)
+            result = replay(write, earlier)
+            return result if versions is None else with_entries(result, write.operation, versions)
         result = body(tx)
         tx.record_write(WriteRecord(key=write.key, scope=write.scope, operation=write.operation,
                                     fingerprint=write.fingerprint, outcome=outcome(result), recorded_at=now))
@@ -92,11 +98,23 @@ def once(write: KeyedWrite | None, body: Callable[[WriteTransaction], WriteResul
 
 
 def outcome(result: WriteResult) -> str:
-    """``result`` as the JSON a record keeps: every field but the duplicates' texts."""
-    data = result.model_dump(mode="json")
+    """``result`` as the JSON a record keeps: every field but the texts (the duplicates', the entries written)."""
+    data = result.model_dump(mode="json", exclude={"entries"})
     for duplicate in data["duplicates"]:
         duplicate.pop("text")
     return canonical_json(data)
+
+
+def with_entries(result: WriteResult, operation: str, versions: VersionReader) -> WriteResult:
+    """A replayed ``result`` with the entries its write left (versions are immutable: read by id; the state is the
+    one that operation leaves). A forget has none, and a version erased since is left out."""
+    if operation in ("forget", "forget_scope") or not result.citations:
+        return result
+    found = versions([citation.entry_version_id for citation in result.citations])
+    state: EntryState = "retired" if operation == "retire" else "active"
+    entries = tuple(MemoryEntry(citation=citation, state=state, entry=found[citation.entry_version_id])
+                    for citation in result.citations if citation.entry_version_id in found)
+    return result.model_copy(update={"entries": entries})
 
 
 def replay(write: KeyedWrite, earlier: WriteRecord) -> WriteResult:

@@ -42,17 +42,13 @@ try:
     import pwd
 except ImportError:  # Windows: no password database (its owners meet through named pipes: pcmem.owner.pipes)
     pwd = None  # type: ignore[assignment]
-from pcmem.errors import StorePermissionError
+from pcmem.errors import UnsafeRuntimeFolderError
 
 FOLDER_MODE = 0o700
 SOCKET_MODE = 0o600
 #: Below the account's home: beside pcmem's model cache when ``$XDG_CACHE_HOME`` is unset (the place does not follow
 #: that variable either: a process started without it must find the same folder).
 HOME_FOLDER = (".cache", "pcmem", "run")
-
-
-class UnsafeRuntimeFolderError(StorePermissionError):
-    """The runtime folder belongs to another user or others may enter it: pcmem neither listens nor connects there."""
 
 
 @dataclass(frozen=True)
@@ -222,8 +218,9 @@ def _home_of(uid: int) -> Path | None:
 
 
 def older_places(identity: FileIdentity) -> list[Path]:
-    """Where pcmem before #39 listened for this file: ``$XDG_RUNTIME_DIR/pcmem`` (as this process sees it, and the
-    usual ``/run/user/<uid>``), then ``<temporary folder>/pcmem-<uid>``. None on a system without user ids."""
+    """Where older pcmem releases (before owners listened in the account's own folder) listened for this file:
+    ``$XDG_RUNTIME_DIR/pcmem`` (as this process sees it, and the usual ``/run/user/<uid>``), then ``<temporary
+    folder>/pcmem-<uid>``. None on a system without user ids."""
     uid = system.user_id()
     if uid is None:
         return []

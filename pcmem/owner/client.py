@@ -32,7 +32,7 @@ from pcmem.owner.dial import WatchedConnection, handshake
 from pcmem.owner.in_client import LocalParts
 from pcmem.owner.operations import SCOPED_OPERATIONS, STORE_OPERATIONS, WRITES, operation
 from pcmem.owner.rerank_spec import RerankChoice
-from pcmem.rerank.choice import DEFAULT, chosen_reranker
+from pcmem.rerank.choice import DEFAULT, reranker_choice
 from pcmem.validation import validate_scope
 
 if TYPE_CHECKING:
@@ -146,7 +146,7 @@ class Caller:
         wire, local = op.encode(args, kwargs)  # the library's own check: a call it refuses is refused here
         if op.is_write and wire.get("idempotency_key") is None:
             wire["idempotency_key"] = uuid.uuid4().hex  # this write, on every resend: applied once, answered again
-        rerank = self._rerank(local.get("reranker", DEFAULT), local.get("rerank")) if op.takes_reranker else None
+        rerank = self._rerank(local.get("reranker", DEFAULT)) if op.takes_reranker else None
         request = {"op": key, "scope": scope, "args": wire, "rerank": rerank}
         for attempt in range(MAX_ATTEMPTS + 1):
             link = self.link
@@ -167,10 +167,10 @@ class Caller:
                 op.result.validate_python(result)
         raise AssertionError("unreachable")
 
-    def _rerank(self, reranker: Any, rerank: bool | None) -> dict[str, Any] | None:
+    def _rerank(self, reranker: Any) -> dict[str, Any] | None:
         """The reranker the owner builds and runs for this call, by name; ``None`` for none (the owner's service for
         clients has no reranker of its own: see :meth:`pcmem.SyncRuntime.for_clients`)."""
-        choice = chosen_reranker(reranker, rerank)
+        choice = reranker_choice(reranker)
         chosen = self.default_rerank if choice == DEFAULT else choice
         if chosen is None or chosen == "none":
             return None

@@ -1,8 +1,8 @@
 """A client's own settings, sent with each of its requests, so the owner runs the call as the client's runtime would.
 
 A client opened with ``RuntimeConfig(memory_search_fusion=...)`` (or ``$PCMEM_SEARCH_FUSION``), a candidate limit,
-``embedder=None`` (full text only), a preset, or ``clock=`` must get what it asked for, not the owner's settings
-(#39, item 4). Each request carries them as ``"context"``; the owner keeps one Memory service per distinct set
+``embedder=None`` (full text only), a preset, or ``clock=`` must get what it asked for, not the owner's settings.
+Each request carries them as ``"context"``; the owner keeps one Memory service per distinct set
 (:class:`pcmem.compose.owned.ServedSettings`). A custom clock's reading travels with each write as ``"now"``.
 
 What cannot cross — an object of the client's process — runs in the client (its reranker, its write gate:

@@ -3,7 +3,7 @@
 :mod:`pcmem.owner.client` builds the Memory API on :func:`dial`. :func:`ask_owner` is for a command that makes one
 read and exits (``pcmem search``): it needs neither the client objects nor the method table
 (:mod:`pcmem.owner.operations`), which are built from the library's pydantic types — importing pydantic alone cost a
-cold call more than half of the Python + DuckDB floor it is measured against (issue #30).
+cold call more than half of the Python + DuckDB floor it is measured against.
 
 **Bounds.** Every wait on the owner is bounded by what the owner is doing, not by a clock: a call waits as long as
 the owner runs (a decision rerank or an import may take minutes), and ends with :class:`~pcmem.errors.
@@ -22,14 +22,18 @@ that it does not answer.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pcmem.errors import OwnerStoppedError, StoreLockedError
+from pcmem.errors import OwnerStoppedError, StoreLockedError, UnsafeRuntimeFolderError
 from pcmem.owner import processes, protocol
-from pcmem.owner.address import FileIdentity, UnsafeRuntimeFolderError
+from pcmem.owner.address import FileIdentity
 from pcmem.owner.transport import Connection, NotYoursError, current
-from pcmem.store.duckdb.lock_probe import lock_holder
+
+#: Who holds a store file now: a pid (0: the system does not say which), or ``None`` when nobody does (the storage
+#: engine's :meth:`~pcmem.store.engine.StorageEngine.holder`, asked without taking or releasing anything).
+Holder = Callable[[], int | None]
 
 #: Seconds between two looks at a silent owner, and how long it must stay stopped before a call gives up on it (a
 #: debugger's breakpoint or a job control stop; a tracer's stop on every system call lasts microseconds).
@@ -157,29 +161,29 @@ def dial(identity: FileIdentity) -> tuple[WatchedConnection, int, Path] | None:
 OLDER_HELLO_TIMEOUT = 2.0
 
 
-def owner_or_free(path: Path, identity: FileIdentity,
+def owner_or_free(path: Path, identity: FileIdentity, holder: Holder,
                   lock_timeout: float) -> tuple[WatchedConnection, int, Path] | None:
     """A greeted connection to the owner of the store file at ``path`` (with its pid and address), or ``None`` when
-    nobody holds the file (the caller opens it and becomes the owner). Raises OwnerStoppedError, StoreLockedError
-    (see the module docstring), UnsafeRuntimeFolderError."""
+    nobody holds the file (``holder``: who does; the caller opens it and becomes the owner). Raises
+    OwnerStoppedError, StoreLockedError (see the module docstring), UnsafeRuntimeFolderError."""
     deadline = time.monotonic() + lock_timeout
     looked_at_older = False
     while True:
         found = dial(identity)
         if found is not None:
             return found
-        holder = lock_holder(path)
-        if holder is None:
+        pid = holder()
+        if pid is None:
             return None
-        check_holder(holder)
+        check_holder(pid)
         if not looked_at_older:
             looked_at_older = True
             older = older_owner(identity)
             if older is not None:
-                raise StoreLockedError(f"{path} is held by {processes.describe(holder)}, an older pcmem: {older}; "
+                raise StoreLockedError(f"{path} is held by {processes.describe(pid)}, an older pcmem: {older}; "
                                        "use one pcmem version for every process of a store (restart it with this one)")
         if time.monotonic() + RETRY_PAUSE > deadline:
-            raise nobody_answers(path, identity, holder, lock_timeout)
+            raise nobody_answers(path, identity, pid, lock_timeout)
         time.sleep(RETRY_PAUSE)
 
 
@@ -246,9 +250,10 @@ def older_owner(identity: FileIdentity) -> str | None:
     return None
 
 
-def ask_owner(path: Path, request: dict[str, Any], *, lock_timeout: float = 0.0) -> Any:
+def ask_owner(path: Path, request: dict[str, Any], holder: Holder, *, lock_timeout: float = 0.0) -> Any:
     """The owner's result for one read ``request`` (a frame as :class:`pcmem.owner.client.Caller` sends it), as JSON;
-    :data:`NO_OWNER` when nobody holds the store file at ``path`` (or the owner went away mid-call), and the caller
+    :data:`NO_OWNER` when nobody holds the store file at ``path`` (``holder``: who does, see :func:`owner_or_free`;
+    or the owner went away mid-call), and the caller
     opens it the full way (this process then owns it). While another process holds the file and does not answer
     yet (it is opening the store), this waits for it, without loading anything, for up to ``lock_timeout``
     seconds. An error the owner answers is raised as the same pcmem error class; a stopped owner is
@@ -257,10 +262,11 @@ def ask_owner(path: Path, request: dict[str, Any], *, lock_timeout: float = 0.0)
     if identity is None:
         return NO_OWNER
     try:
-        found = owner_or_free(path, identity, lock_timeout)
+        found = owner_or_free(path, identity, holder, lock_timeout)
     except UnsafeRuntimeFolderError:
         return NO_OWNER
     if found is None:
+        _found_free.add(identity)
         return NO_OWNER
     connection = found[0]
     try:
@@ -277,3 +283,16 @@ def ask_owner(path: Path, request: dict[str, Any], *, lock_timeout: float = 0.0)
 
 #: What :func:`ask_owner` returns when no owner answered (``None`` is a result some reads have).
 NO_OWNER: Any = object()
+
+#: Files :func:`ask_owner` just found nobody holding (see :func:`found_free`).
+_found_free: set[FileIdentity] = set()
+
+
+def found_free(identity: FileIdentity) -> bool:
+    """Whether :func:`ask_owner` found nobody holding this file just now, in this process (asked once: the answer is
+    forgotten). The command then opens the file the full way without looking for an owner again; the file's lock
+    still decides, so an owner that arrived meanwhile is found when the open is refused."""
+    if identity in _found_free:
+        _found_free.discard(identity)
+        return True
+    return False

@@ -1,4 +1,4 @@
-"""What a client of another process's owner runs in its own process: the objects its app gave it (#39, item 4).
+"""What a client of another process's owner runs in its own process: the objects its app gave it.
 
 A reranker object (``pcmem.open(reranker=...)``, ``use_reranker``, ``search(reranker=...)``) and a write gate's
 decision model live in this process and cannot cross a socket, so they run here, on what the owner returns:
@@ -24,7 +24,7 @@ from pcmem.memory import arguments
 from pcmem.memory import write_rules as rules
 from pcmem.owner.operations import operation
 from pcmem.owner.rerank_spec import CANDIDATES, RerankChoice, RerankSpec
-from pcmem.rerank.choice import DEFAULT, chosen_reranker
+from pcmem.rerank.choice import DEFAULT, reranker_choice
 from pcmem.rerank.port import StoreBoundReranker
 from pcmem.types.memory import RememberRequest, WriteResult
 from pcmem.types.search import SearchMemoryRequest, SearchPage
@@ -70,7 +70,7 @@ def search(caller: Calls, local: LocalParts, key: str, scope: str | None, args: 
            kwargs: dict[str, Any]) -> SearchPage:
     """``search`` of a client scope or service: by the owner, or reranked here (see the module docstring)."""
     kwargs = dict(kwargs)
-    choice = chosen_reranker(kwargs.pop("reranker", DEFAULT), kwargs.pop("rerank", None))
+    choice = reranker_choice(kwargs.pop("reranker", DEFAULT))
     chosen = caller.default_rerank if choice == DEFAULT else choice
     if isinstance(chosen, StoreBoundReranker):
         chosen = local.named(chosen)  # type: ignore[arg-type]  # a StoreBoundReranker is a MemoryReranker too

@@ -26,21 +26,20 @@ from pydantic import BaseModel, TypeAdapter
 
 from pcmem.errors import InputError
 from pcmem.memory.arguments import canonical
+from pcmem.memory.awaited import api_methods
 from pcmem.memory.scoped import SyncScopedMemory
 from pcmem.memory.service import SyncMemoryService
 from pcmem.owner.protocol import Encoded, encode_error
 from pcmem.owner.rerank_spec import RerankSpec
 from pcmem.rerank.port import MemoryReranker
 
-SCOPED_OPERATIONS = ("head", "list", "get", "get_entry", "changes", "history", "revisions", "tombstone", "search",
-                     "recent", "context", "remember", "revise", "retire", "reactivate", "forget", "forget_scope")
-STORE_OPERATIONS = ("scopes", "search", "recent", "context", "forget_scope", "search_fusion", "set_search_fusion",
-                    "warm")
+#: Every method of the Memory API crosses: a scope handle's (``scope.*``) and the whole store's (``store.*``).
+SCOPED_OPERATIONS = api_methods(SyncScopedMemory)
+STORE_OPERATIONS = api_methods(SyncMemoryService)
 #: Operations that change the store: each crosses with an idempotency key (see :class:`pcmem.owner.client.Caller`).
 WRITES = frozenset({"remember", "revise", "retire", "reactivate", "forget", "forget_scope"})
-#: Parameters that never cross the socket as arguments (see the module docstring; search's deprecated ``rerank``
-#: flag is folded into the reranker the caller names).
-LOCAL_PARAMETERS = frozenset({"reranker", "progress", "rerank"})
+#: Parameters that never cross the socket as arguments (see the module docstring).
+LOCAL_PARAMETERS = frozenset({"reranker", "progress"})
 
 
 @dataclass(frozen=True)

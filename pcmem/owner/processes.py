@@ -6,7 +6,8 @@ and its socket accepts connections, so without asking the system a client would 
 ``/proc/PID/stat``; macOS (and the other Unix systems) through ``ps -o stat= -p PID`` — the one program every one of
 them has, reading the state the kernel keeps (``sysctl`` KERN_PROC's ``struct kinfo_proc`` via ctypes would save a
 process start per look, at the price of a layout to keep per system). Windows has no stopped state to ask about
-(``"unknown"``): a client of an owner there waits as long as it takes.
+(``"unknown"``): there a client that waits for a held store names an owner that does not answer
+(:func:`pcmem.owner.dial.nobody_answers`).
 
 Standard library only: ``pcmem search`` beside an owner uses it without importing pydantic or DuckDB.
 """

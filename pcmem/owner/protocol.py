@@ -42,9 +42,9 @@ class ConnectionLost(Exception):
 class Encoded:
     """A result already encoded as JSON (UTF-8 bytes), which :func:`send_frame` puts in its frame as it is.
 
-    Why: the owner's answer is a pydantic value; its ``dump_json`` writes the JSON directly, where building the
-    Python values (``dump_python``) for ``json.dumps`` cost the owner ~7× the time, on every call it serves
-    (``pcmem bench clients``). The bytes are the same JSON the other way would send."""
+    Why: the owner's answer is a pydantic value; its ``dump_json`` writes the JSON directly, where building the Python
+    values (``dump_python``) for ``json.dumps`` cost the owner several times as long, on every call it serves (``pcmem
+    bench clients``; docs/benchmarks/serving.md). The bytes are the same JSON the other way would send."""
 
     __slots__ = ("data",)
 

@@ -1,1 +1,1 @@
-"""The rerank seam (RFC 0080) and its policies: one module per reranker."""
+"""The rerank seam (PowerContext's) and its policies: one module per reranker."""

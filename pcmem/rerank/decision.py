@@ -1,4 +1,4 @@
-"""The decision reranker (RFC 1745): one yes/no/abstain decision per coarse candidate, in coarse order."""
+"""The decision reranker: one yes/no/abstain decision per coarse candidate, in coarse order."""
 
 from __future__ import annotations
 

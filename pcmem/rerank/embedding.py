@@ -1,4 +1,5 @@
-"""The embedding reranker (pcmem policy, inside the RFC 0080 seam): order the coarse pool by cosine to the query.
+"""The embedding reranker (pcmem's policy, inside PowerContext's rerank seam): order the coarse pool by cosine to the
+query.
 
 It only selects positions: the coarse pool comes from the contract's retrieval, the reranker sorts it by cosine
 between the query and each candidate under one embedder and keeps the first ``limit`` ranks (never pads, never

@@ -1,4 +1,4 @@
-"""``powercontext.memory.rerank.listwise.v1``: one structured generation over the whole coarse pool (RFC 0080)."""
+"""``powercontext.memory.rerank.listwise.v1``: one structured generation over the whole coarse pool."""
 
 from __future__ import annotations
 
@@ -55,7 +55,7 @@ def build_prompt(query: str, candidates: Sequence[MemoryHit], limit: int) -> str
 
 
 class ListwiseReranker:
-    """One request per search; the model returns ranks, normalised exactly as SPEC §3."""
+    """One request per search; the model returns ranks, normalised by :func:`pcmem.rerank.port.normalize_ranks`."""
 
     policy_id = POLICY_ID
 

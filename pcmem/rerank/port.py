@@ -1,4 +1,4 @@
-"""The ``MemoryReranker`` port (RFC 0080): select positions from the coarse pool, never identities."""
+"""The ``MemoryReranker`` port (PowerContext's rerank seam): select positions from the coarse pool, never identities."""
 
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ def fallback_ranks(candidate_count: int, limit: int) -> tuple[int, ...]:
 
 
 def normalize_ranks(raw: Sequence[object], candidate_count: int, limit: int) -> tuple[tuple[int, ...], int, bool]:
-    """SPEC §3 normalisation of emitted ranks → (selected, discarded_count, used_fallback).
+    """The normalisation of emitted ranks → (selected, discarded_count, used_fallback).
 
     Keep the first occurrence of each in-range integer rank, drop duplicates and out-of-range ranks (counted as
     discarded), stop at ``limit`` valid ranks, never pad; only when no valid rank remains fall back to 1..limit.

@@ -1,1 +1,1 @@
-"""Hybrid search: text analysis, channels, admission and Reciprocal Rank Fusion (SPEC §2)."""
+"""Hybrid search: text analysis, channels, admission and Reciprocal Rank Fusion."""

@@ -1,4 +1,4 @@
-"""Admission and fusion: pure functions over channel results (SPEC §2, steps 5-6; RRF is the contract's)."""
+"""Admission and fusion: pure functions over channel results (RRF is the contract's)."""
 
 from __future__ import annotations
 
@@ -173,7 +173,7 @@ def fusion_parameters(name: SearchFusion, model_id: str | None = None) -> dict[s
 
 def fuse(name: SearchFusion, channels: Mapping[str, Sequence[Candidate]], limit: int,
          model_id: str | None = None) -> list[Fused]:
-    """The one place a fusion name becomes a function: ``rrf`` is the contract's (SPEC §2 step 6)."""
+    """The one place a fusion name becomes a function: ``rrf`` is the contract's."""
     if name == "convex":
         return convex_fuse(channels, limit, alpha=convex_alpha(model_id), normalisation=CONVEX_NORMALISATION)
     if name == "weighted-rrf":

@@ -1,9 +1,9 @@
-"""The coarse retrieval path of SPEC §2: mode by capability, channel candidates, admission, RRF.
+"""The coarse retrieval path: mode by capability, channel candidates, admission, RRF.
 
 Runs synchronously (the async API calls it from a worker thread). Reads one head snapshot per scope searched, so
 every hit of a scope cites the same revision of it.
 
-Filters and several scopes keep SPEC §2's rules and only change where candidates come from:
+Filters and several scopes keep the same rules and only change where candidates come from:
 
 - **Filters** (kinds, metadata, created-at) are applied to each channel's candidates *before* the channel is cut
   to ``max(4 · coarse_limit, 32)``: the backend is asked for 4x the channel count, the filter drops what does not
@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from pcmem.embedding.port import Embedder
-from pcmem.errors import CapabilityNotSupportedError, EmbeddingError, RerankError
+from pcmem.errors import CapabilityNotSupportedError, EmbeddingError, RerankError, SnapshotMoved
 from pcmem.rerank.choice import RerankerChoice, override
 from pcmem.rerank.port import StoreBoundReranker
 from pcmem.search.fusion import (
@@ -44,8 +44,8 @@ from pcmem.search.fusion import (
     fusion_parameters,
 )
 from pcmem.settings import FusionSource, SearchFusion
-from pcmem.store.port import RevisionLog, SearchIndex, SnapshotMoved, StoreSettings, VectorReads
-from pcmem.types.base import trusted
+from pcmem.store.port import RevisionLog, SearchIndex, StoreSettings, VectorReads
+from pcmem.types.base import without_validation
 from pcmem.types.memory import Citation, EntryVersion, MemoryRef
 from pcmem.types.search import Candidate, MemoryHit, RerankTrace, ResolvedMode, SearchMemoryRequest, SearchPage
 from pcmem.types.storage import ChannelCandidates, VectorStatus
@@ -61,7 +61,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-DEFAULT_CANDIDATE_LIMIT = 30  # RFC 0080: the reranker sees up to 30 coarse candidates by default
+DEFAULT_CANDIDATE_LIMIT = 30  # the reranker sees up to 30 coarse candidates by default (PowerContext's default)
 EVERY_CANDIDATE = 10_000_000  # the most a filtered search asks one channel for (in effect: all of them)
 
 
@@ -109,7 +109,7 @@ class SearchService:
         return choose_fusion(None, self.fusion, self._backend.search_fusion_default)
 
     def vector_available(self, status: VectorStatus) -> bool:
-        """SPEC §2: the store's profile equals the configured one and every active entry has a vector."""
+        """Vectors are usable: the store's profile equals the configured one and every active entry has a vector."""
         return self._embedder is not None and status.profile == self._embedder.profile and status.complete
 
     def resolve_mode(self, requested: str, scope: str | tuple[str, ...]) -> ResolvedMode:
@@ -155,7 +155,7 @@ class SearchService:
             return page.model_copy(update={"hits": page.hits[: request.limit]})
         return self._rerank(page, request, reranker, progress)
 
-    def chosen(self, scopes: tuple[str, ...], request: SearchMemoryRequest, choice: RerankerChoice,
+    def search_with_choice(self, scopes: tuple[str, ...], request: SearchMemoryRequest, choice: RerankerChoice,
                progress: Progress | None = None) -> SearchPage:
         """A search with the reranker its caller chose (:mod:`pcmem.rerank.choice`): ``"none"`` is the coarse page,
         ``"default"`` the runtime's reranker, a reranker that one."""
@@ -245,8 +245,8 @@ class SearchService:
                 log.warning("embedding the query failed (%s); auto mode searched full text only", error)
                 mode = "fts"
         terms = self._backend.analyzer.query_terms(request.query)
-        coarse_limit = max(request.limit, self.candidate_limit) if reranking else request.limit  # SPEC §2 step 3
-        channel_limit = channel_candidate_count(coarse_limit)  # SPEC §2 step 4
+        coarse_limit = max(request.limit, self.candidate_limit) if reranking else request.limit  # the reranker's pool
+        channel_limit = channel_candidate_count(coarse_limit)  # each channel's share
         memories: dict[str, MemoryRef] = {}
         versions: dict[str, EntryVersion] = {}
         fts: list[Candidate] = []
@@ -261,7 +261,7 @@ class SearchService:
             versions.update(found.versions)
             fts.extend(found.fts)
             vector.extend(found.vector)
-        if len(scopes) > 1:  # one channel list over the union, best first, ties bytewise (SPEC §2 step 6 order)
+        if len(scopes) > 1:  # one channel list over the union, best first, ties bytewise (the fusion's order)
             fts.sort(key=lambda c: (-c.score, c.key))
             vector.sort(key=lambda c: (-c.score, c.key))
         fts, vector = fts[:channel_limit], vector[:channel_limit]
@@ -292,7 +292,7 @@ class SearchService:
 
 @dataclass(frozen=True, slots=True)
 class AdmittedChannels:
-    """One search's channels after admission (SPEC §2 step 5), read from one snapshot, before any fusion."""
+    """One search's channels after admission, read from one snapshot, before any fusion."""
 
     mode: ResolvedMode
     coarse_limit: int
@@ -304,16 +304,16 @@ class AdmittedChannels:
 def _hit(memory: MemoryRef, version: EntryVersion, fused: Fused) -> MemoryHit:
     """A hit built without validating it again: every part comes from a stored version, validated when it was
     written, and from the fusion's own float and channel names (validating them was ~20 model builds per search)."""
-    citation = trusted(Citation, artifact_id=memory.artifact_id, revision=memory.revision,
+    citation = without_validation(Citation, artifact_id=memory.artifact_id, revision=memory.revision,
                        entry_id=version.entry_id, entry_version_id=version.entry_version_id)
-    return trusted(MemoryHit, citation=citation, text=version.text, kind=version.kind, score=fused.score,
+    return without_validation(MemoryHit, citation=citation, text=version.text, kind=version.kind, score=fused.score,
                    matched_by=fused.matched_by, metadata=dict(version.metadata), channels=fused.channels,
                    version=version.version, created_at=version.created_at)
 
 
 def rerank_page(page: SearchPage, request: SearchMemoryRequest, reranker: MemoryReranker,
                 progress: Progress | None) -> SearchPage:
-    """SPEC §2 steps 8-9 on a coarse page whose hits are the pool: the reranker selects positions, the page keeps the
+    """The rerank steps on a coarse page whose hits are the pool: the reranker selects positions, the page keeps the
     selected hit objects in its order, with the trace. Also what a client of another process's owner runs with a
     reranker of its own, on the pool the owner returned (:mod:`pcmem.owner.in_client`)."""
     # No lock is held here: a slow model never serialises other searches or writes of the scope.

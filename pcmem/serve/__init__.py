@@ -38,8 +38,9 @@ def open_for_serving(path: str | Path, *, embedder: str | None = None, model: st
     """Open the store once for a server and warm its models, so the first request is as fast as the rest.
 
     ``model`` (``provider:name``) with ``rerank`` (``listwise`` by default when a model is given; ``decision`` or
-    ``none``) reranks every search; ``rerank="embedding"`` needs no model (cosine under ``$PCMEM_RERANK_EMBEDDER``,
-    else the store's secondary profile, else the store's own embedder); the RFC 0080 environment applies otherwise.
+    ``none``) reranks every search; ``rerank="embedding"`` needs no model (cosine under ``$PCMEM_RERANK_EMBEDDER``, else
+    the store's secondary profile, else the store's own embedder); PowerContext's rerank environment variables apply
+    otherwise.
     """
     import pcmem
 
@@ -48,7 +49,7 @@ def open_for_serving(path: str | Path, *, embedder: str | None = None, model: st
     config = pcmem.RuntimeConfig.from_env(memory_rerank_enabled=False if policy == "none" else None)
     if policy and policy != "none":
         config = config.model_copy(update={"memory_rerank_enabled": False})  # the reranker below applies instead
-    runtime = pcmem.open_sync(path, embedder=embedder or "auto", inference=inference, config=config, **options)
+    runtime = pcmem.open(path, embedder=embedder or "auto", inference=inference, config=config, **options)
     try:
         if policy and policy != "none":
             # In the owner the model loads now; beside another owner it is only named, and that process runs it.

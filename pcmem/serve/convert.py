@@ -15,7 +15,7 @@ _OPERATION = {
     "revise": wire.EntryChangeOperation.revise,
     "retire": wire.EntryChangeOperation.deactivate,
     "reactivate": wire.EntryChangeOperation.reactivate,
-    # pcmem's erasure (issue 18) has no v1 operation; to a v1 client the entry leaves the active set.
+    # pcmem's erasure has no v1 operation; to a v1 client the entry leaves the active set.
     "forget": wire.EntryChangeOperation.deactivate,
 }
 

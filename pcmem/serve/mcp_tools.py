@@ -34,8 +34,8 @@ def tool_list() -> tuple[types.Tool, ...]:
 
 @functools.cache
 def _listed(tools: tuple[Tool, ...]) -> tuple[types.Tool, ...]:
-    """Built once per set of tools: the SDK lists the tools again on every call, and schema generation costs ~1 ms
-    a model."""
+    """Built once per set of tools: the SDK lists the tools again on every call, and generating a model's schema each
+    time would cost more than the call."""
     return tuple(_tool(tool) for tool in tools)
 
 

@@ -252,8 +252,9 @@ class MemoryApi:
 
     def _mutation(self, scoped: Any, result: pcmem.WriteResult) -> wire.MemoryMutationResponse:
         changed = not (result.unchanged or result.unchanged_entry_ids or result.duplicates)
-        return wire.MemoryMutationResponse(changed=changed,
-                                           records=[convert.record(scoped.get(c)) for c in result.citations])
+        written = {entry.citation: entry for entry in result.entries}  # as the write left them: no read back
+        return wire.MemoryMutationResponse(changed=changed, records=[
+            convert.record(written[c] if c in written else scoped.get(c)) for c in result.citations])
 
     # --- pcmem additions --------------------------------------------------------------------------------------
 

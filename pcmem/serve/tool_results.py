@@ -34,8 +34,11 @@ def time_text(value: datetime) -> str:
 
 
 def written(scoped: Any, result: pcmem.WriteResult) -> Json:
-    """``{changed, entry}``: whether the write changed anything, and the entry it wrote (or found unchanged)."""
+    """``{changed, entry}``: whether the write changed anything, and the entry as the write left it (carried by the
+    result; a duplicate the write gate found, or an entry of a resent write erased since, is read by citation)."""
     changed = not (result.unchanged or result.unchanged_entry_ids or result.duplicates)
+    if result.entries:
+        return {"changed": changed, "entry": entry_json(scoped.scope, result.entries[0])}
     cited = result.citations[0] if result.citations else (result.duplicates[0].existing if result.duplicates else None)
     return {"changed": changed, "entry": None if cited is None else entry_json(scoped.scope, scoped.get(cited))}
 

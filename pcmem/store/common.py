@@ -66,7 +66,7 @@ def page_of(entries: list[MemoryEntry], after: str, limit: int | None) -> list[M
 
 
 def check_dimension(profile: EmbeddingProfile, batch: Mapping[str, np.ndarray]) -> None:
-    import numpy as np  # lazy: numpy costs ~0.15-0.2 s of a cold CLI call that searches full text only
+    import numpy as np  # lazy: a cold CLI call that searches full text only never imports numpy
     for version_id, vector in batch.items():
         if np.asarray(vector).reshape(-1).shape[0] != profile.dimension:
             raise StoreError(f"vector for {version_id} has {np.asarray(vector).size} dimensions, "

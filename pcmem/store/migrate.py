@@ -18,16 +18,12 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from pcmem.errors import InputError, StoreError
+from pcmem.errors import DestinationNotEmptyError, StoreError
 from pcmem.store.port import StorageBackend
 from pcmem.types.embedding import EmbeddingProfile
 from pcmem.types.memory import Change, EntryVersion, MemoryRef, ScopeSummary
 from pcmem.types.progress import Progress
 from pcmem.types.storage import EntryEvent
-
-
-class DestinationNotEmptyError(InputError):
-    """``pcmem migrate`` copies into an empty store only."""
 
 
 @dataclass(frozen=True)

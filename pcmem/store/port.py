@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeVar, runtime_checkable
 
 from pcmem.analysis import Analyzer
-from pcmem.errors import StoreError
 from pcmem.settings import SearchFusion
 from pcmem.types.embedding import EmbeddingProfile
 from pcmem.types.memory import (
@@ -39,12 +38,10 @@ from pcmem.types.memory import (
     ScopeSummary,
     Tombstone,
 )
-from pcmem.types.storage import ChannelCandidates, EntryEvent, HeadEntry, VectorStatus, WriteRecord
+from pcmem.types.storage import ChannelCandidates, CheckReport, EntryEvent, HeadEntry, VectorStatus, WriteRecord
 
 if TYPE_CHECKING:
     import numpy as np
-
-    from pcmem.store.duckdb.check import CheckReport
 
 
 class WriteTransaction(Protocol):
@@ -129,11 +126,6 @@ class GroupedWrites(Protocol):
         """Run ``body`` in a write transaction of ``scope`` (possibly shared with other threads' writes, each on
         the state the earlier ones left) and return its result once that transaction committed, or raise its own
         error (nothing of it stays). Serialised with every other write of the backend: no scope lock is needed."""
-
-
-class SnapshotMoved(StoreError):
-    """A search served from a backend's memory needed the file after a write had begun since: nothing was read yet,
-    so the search runs again (see :meth:`Snapshots.reading`). Never reaches a user."""
 
 
 @runtime_checkable
@@ -342,7 +334,7 @@ class FileMaintenance(Protocol):
     other processes is found by it), and the check and repair of ``pcmem check`` and ``reindex --analyzer``; other
     engines keep their own integrity and do not offer it."""
 
-    #: The store file, resolved (see :func:`pcmem.store.duckdb.files.store_path`).
+    #: The store file, resolved once (see :meth:`pcmem.store.engine.StorageEngine.locate`).
     path: Path
 
     def check(self) -> CheckReport:

@@ -67,7 +67,7 @@ class Frozen(BaseModel):
     (a ``Citation`` built with an int id is bad input, not a pydantic error).
 
     ``defer_build``: a model's validator is built when it is first used, not at import, so a process pays only for
-    the models it uses (a cold ``pcmem search`` uses a handful of pcmem's ~30; issue #30). Every pcmem model sets it.
+    the models it uses (a cold ``pcmem search`` uses a handful of pcmem's ~30). Every pcmem model sets it.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
@@ -96,13 +96,13 @@ def _describe(error: ValidationError) -> str:
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
 
-def trusted(model: type[ModelT], **values: Any) -> ModelT:
+def without_validation(model: type[ModelT], **values: Any) -> ModelT:
     """A model built from values that were validated before (stored rows, another model's fields), without
     validating them again: every field must be given, with the type the field declares.
 
-    Why not ``model_construct``: it loops over the fields in Python and costs more than validation itself here
-    (~19 µs vs ~15 µs for a search hit), while a search builds ~20 such models; this costs ~3 µs. It sets exactly what
-    ``model_construct`` sets (the fields, the set of fields given, no extra and no private values)."""
+    Why not ``model_construct``: it loops over the fields in Python and costs more than validation itself, while a
+    search builds a model per hit; this writes the values at once. It sets exactly what ``model_construct`` sets (the
+    fields, the set of fields given, no extra and no private values)."""
     built = model.__new__(model)
     object.__setattr__(built, "__dict__", values)
     object.__setattr__(built, "__pydantic_fields_set__", set(values))

@@ -1,4 +1,5 @@
-"""Decision-model values (RFC 1745): one yes/no/abstain judgement, its request and its failure policies."""
+"""Decision-model values (PowerContext's decision-model contract): one yes/no/abstain judgement, its request and its
+failure policies."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ class DecisionOutcome(str, Enum):
 
 
 class DecisionFailurePolicy(str, Enum):
-    """Declared by the consumer role, resolved at composition (RFC 1745)."""
+    """Declared by the consumer role, resolved at composition."""
 
     FAIL_OPEN = "fail_open"  # advisory roles: a backend failure becomes abstain + used_fallback
     FAIL_CLOSED = "fail_closed"  # the rerank role: a backend failure raises

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True, slots=True)
 class EmbeddingProfile:
-    """Identifies a vector space. Vectors are only comparable when two profiles are equal (SPEC §2)."""
+    """Identifies a vector space. Vectors are only comparable when two profiles are equal."""
 
     model_id: str
     dimension: int

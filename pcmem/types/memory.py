@@ -1,4 +1,4 @@
-"""Request and response models of the Memory API (SPEC §1), as immutable pydantic models.
+"""Request and response models of the Memory API, as immutable pydantic models.
 
 Requests validate and normalise their own fields, so a request that exists is a request pcmem accepts; building one
 from bad input raises :class:`~pcmem.errors.InputError`.
@@ -32,7 +32,7 @@ EntryState = Literal["active", "retired", "erased"]
 Operation = Literal["remember", "revise", "retire", "reactivate", "forget"]
 
 MAX_ENTRIES_PER_WRITE = 100_000
-MAX_PAGE_LIMIT = 100  # RFC 1656 entries/query: a page holds 1..100 items
+MAX_PAGE_LIMIT = 100  # a page holds 1..100 items (PowerContext's entries query allows no more)
 
 
 # --- identity ---------------------------------------------------------------------------------------------------
@@ -243,6 +243,10 @@ class WriteResult(Frozen):
     #: Entries the write left as they were (an upsert or a revise that asked for what the entry already holds, a
     #: forget of an entry already erased); their citations are in ``citations`` too.
     unchanged_entry_ids: tuple[str, ...] = ()
+    #: The cited entries as the write left them, in the order of ``citations`` (its version, its state): what a caller
+    #: shows of its write without reading it back. Empty for a forget, and in the outcome a resent idempotency key
+    #: is answered with (a record keeps no text): read those by citation.
+    entries: tuple[MemoryEntry, ...] = ()
 
 
 # --- reads ------------------------------------------------------------------------------------------------------

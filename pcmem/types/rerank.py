@@ -1,4 +1,4 @@
-"""Rerank values (RFC 0080 / RFC 1745): the policy names and what a reranker decided."""
+"""Rerank values (PowerContext's rerank seam): the policy names and what a reranker decided."""
 
 from __future__ import annotations
 

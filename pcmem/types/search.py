@@ -1,4 +1,4 @@
-"""Search request and response models (SPEC §2)."""
+"""Search request and response models."""
 
 from __future__ import annotations
 

@@ -61,3 +61,21 @@ class WriteRecord:
     outcome: str
     #: When the write ran (the Memory's clock; UTC): records are kept for a while after it (see pcmem.store.common).
     recorded_at: datetime
+
+
+@dataclass
+class CheckReport:
+    """What a check of a store found (``pcmem check``): problems, counts, and notes that are not problems."""
+
+    problems: list[str] = field(default_factory=list)
+    scopes: int = 0
+    revisions: int = 0
+    entry_versions: int = 0
+    tombstones: int = 0  # forgotten entries (their ids remain, their content is erased)
+    notes: list[str] = field(default_factory=list)  # facts worth knowing that are not problems
+    damaged_blocks: list[int] = field(default_factory=list)  # storage blocks whose checksum fails
+    log_copies: dict[str, int] = field(default_factory=dict)  # copies of the log next to the store: path -> bytes
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems

@@ -148,8 +148,7 @@ def test_a_scope_with_no_memory_reads_as_empty_and_unknown_entries_are_not_found
 # --- erasure: the bytes leave the file ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("shared", [False, True], ids=["held", "shared"])
-def test_forgotten_text_is_no_longer_in_the_store_files(tmp_path, shared):
+def test_forgotten_text_is_no_longer_in_the_store_files(tmp_path):
     import secrets
 
     from fakes import HashEmbedder
@@ -158,21 +157,21 @@ def test_forgotten_text_is_no_longer_in_the_store_files(tmp_path, shared):
 
     marker = "ZQX" + secrets.token_hex(12)
     path = tmp_path / "erase.duckdb"
-    with pcmem.open_sync(path, embedder=HashEmbedder(), shared=shared) as runtime:
+    with pcmem.open(path, embedder=HashEmbedder()) as runtime:
         scope = runtime.memory.for_scope("user:ana")
         scope.remember(RememberRequest(entries=tuple(NewEntry(text=f"filler note number {i} about tea")
                                                      for i in range(300))))
         scope.remember(NewEntry(text=f"my password is {marker}", entry_id="secret", metadata={"pw": marker}))
         scope.revise(ReviseRequest(entry_id="secret", text=f"my new password is {marker}x", expected_version=1))
     assert _occurrences(path, marker) > 0  # the test can see the marker before it is forgotten
-    with pcmem.open_sync(path, embedder=HashEmbedder(), shared=shared) as runtime:
+    with pcmem.open(path, embedder=HashEmbedder()) as runtime:
         scope = runtime.memory.for_scope("user:ana")
         scope.forget("secret")
         assert _occurrences(path, marker) == 0  # already when forget returns
         assert len(scope.list().entries) == 300
     assert _occurrences(path, marker) == 0
     assert _occurrences(path, marker.lower()) == 0  # the analysed (casefolded) index term too
-    with pcmem.open_sync(path, embedder=HashEmbedder(), shared=shared) as runtime:
+    with pcmem.open(path, embedder=HashEmbedder()) as runtime:
         from pcmem.store.duckdb import DuckDBBackend
 
         assert isinstance(runtime.backend, DuckDBBackend)
@@ -225,7 +224,7 @@ def test_migrate_copies_a_store_with_forgotten_entries(tmp_path):
     from pcmem.store.duckdb import DuckDBBackend
     from pcmem.store.migrate import migrate
 
-    with pcmem.open_sync(tmp_path / "a.duckdb") as runtime:
+    with pcmem.open(tmp_path / "a.duckdb") as runtime:
         scope = runtime.memory.for_scope("user:ana")
         scope.remember(RememberRequest(entries=(NewEntry(text="secret one", entry_id="s"),
                                                 NewEntry(text="kept", entry_id="k"))))
@@ -276,7 +275,7 @@ async def test_a_cancelled_async_remember_may_still_commit(tmp_path):
         release.wait(10)
         return original(self, request, keyed)
 
-    async with pcmem.open_runtime(tmp_path / "c.duckdb", embedder=None) as runtime:
+    async with pcmem.open_async(tmp_path / "c.duckdb", embedder=None) as runtime:
         scope = runtime.memory.for_scope("chat")
         scoped.SyncScopedMemory._remember = slow
         try:

@@ -33,7 +33,9 @@ def _signature(member: object) -> list[tuple[str, object, object]] | str:
         return "property"
     function = member.__func__ if isinstance(member, classmethod | staticmethod) else member
     assert callable(function)
-    parameters = list(inspect.signature(function).parameters.values())[1:]
+    parameters = list(inspect.signature(function).parameters.values())
+    if not isinstance(member, staticmethod):
+        parameters = parameters[1:]
     return [(p.name, p.kind, p.default) for p in parameters]
 
 
@@ -52,6 +54,9 @@ def test_the_async_counterparts_are_awaited(sync_cls: type, async_cls: type):
     for name, member in _public(async_cls).items():
         if name in {"for_scope"} or isinstance(member, property):
             continue
+        if name == "open":  # awaitable, and an async context manager too: open_async itself
+            assert async_cls.open is pcmem.open_async
+            continue
         function = member.__func__ if isinstance(member, classmethod) else member
         assert inspect.iscoroutinefunction(inspect.unwrap(function)), name
 
@@ -69,8 +74,15 @@ def test_open_and_open_async_take_the_options_of_syncruntime_open_by_name():
         assert _keywords(function) == expected, function
 
 
-def test_the_old_names_are_the_new_functions():
-    assert pcmem.open_sync is pcmem.open and pcmem.open_runtime is pcmem.open_async
+def test_the_old_names_and_the_shared_option_are_gone(tmp_path):
+    """``open_sync``/``open_runtime`` were kept for one release, ``shared=`` changed nothing since every process takes
+    part in the owner model: none is left."""
+    assert not hasattr(pcmem, "open_sync") and not hasattr(pcmem, "open_runtime")
+    assert "shared" not in inspect.signature(SyncRuntime.open).parameters
+    for opener in (pcmem.open, pcmem.open_async):
+        with pytest.raises(pcmem.InputError, match="unknown option 'shared'"):
+            opener(tmp_path / "m.duckdb", shared=True)  # type: ignore[call-arg]
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_the_handle_types_are_exported_from_the_root():

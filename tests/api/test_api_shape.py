@@ -11,7 +11,7 @@ from pcmem import ListRequest, NewEntry, RememberRequest, RetireRequest
 
 
 async def test_async_api_in_the_rfc_shape(db_path):
-    async with pcmem.open_runtime(db_path) as runtime:
+    async with pcmem.open_async(db_path) as runtime:
         project = runtime.memory.for_scope("project")
         written = await project.remember(RememberRequest(entries=(NewEntry(text="async hello", kind="note"),)))
         await project.retire(RetireRequest(entry_id=written.citations[0].entry_id, expected_revision=1))
@@ -22,8 +22,8 @@ async def test_async_api_in_the_rfc_shape(db_path):
         assert len((await project.history(written.citations[0].entry_id)).events) == 2
 
 
-async def test_open_runtime_can_be_awaited(db_path):
-    runtime = await pcmem.open_runtime(db_path)
+async def test_open_async_can_be_awaited(db_path):
+    runtime = await pcmem.open_async(db_path)
     try:
         assert await runtime.memory.for_scope("x").head() is None
     finally:
@@ -66,13 +66,13 @@ def test_import_and_full_text_search_load_no_model_or_arrow_code(tmp_path):
     """Issue 20 (cold CLI): importing pcmem and its CLI, opening a store with vectors and searching full text
     loads none of fastembed, onnxruntime, pyarrow, textual, llama_cpp — each costs 0.1–1 s per CLI call."""
     path = tmp_path / "cold.duckdb"
-    with pcmem.open_sync(path) as runtime:
+    with pcmem.open(path) as runtime:
         runtime.memory.for_scope("s").remember("The team deploys on Fridays.")
     probe = (
         "import sys, pcmem, pcmem.cli\n"
         "heavy = ('fastembed', 'onnxruntime', 'pyarrow', 'textual', 'llama_cpp')\n"
         "print(','.join(m for m in heavy if m in sys.modules))\n"
-        "with pcmem.open_sync(sys.argv[1]) as runtime:\n"
+        "with pcmem.open(sys.argv[1]) as runtime:\n"
         "    hits = runtime.memory.for_scope('s').search(pcmem.SearchMemoryRequest(query='deploys', mode='fts')).hits\n"
         "print(len(hits), ','.join(m for m in heavy if m in sys.modules))\n"
     )
@@ -94,7 +94,7 @@ def test_cli_searches_load_only_what_their_mode_needs(tmp_path):
     either (a search made once scores its terms' postings in Python, issue #30); `--mode hybrid` with a preset
     embeds the query on onnxruntime directly, never importing fastembed."""
     path = tmp_path / "cold.duckdb"
-    with pcmem.open_sync(path) as runtime:  # the default preset: real vectors
+    with pcmem.open(path) as runtime:  # the default preset: real vectors
         runtime.memory.for_scope("s").remember("The team deploys on Fridays.")
     loaded = {}
     for mode in ("fts", "hybrid"):

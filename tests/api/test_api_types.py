@@ -1,6 +1,6 @@
 """Issue 26 item 10: a wrongly typed argument to the Python API is an InputError with one line naming it.
 
-Before: ``open_sync(lock_timeout="abc")`` raised TypeError, ``embedder=42`` AttributeError at the first write, a NUL
+Before: ``pcmem.open(lock_timeout="abc")`` raised TypeError, ``embedder=42`` AttributeError at the first write, a NUL
 in the path ValueError, an unknown keyword TypeError; and pydantic's lax mode read ``upsert="yes"`` as true,
 ``limit=True`` as 1, ``created_from=5`` as 1970 and let ``Citation(revision=-1)`` through.
 """
@@ -35,7 +35,6 @@ def _one_line_naming(error: pytest.ExceptionInfo[InputError], name: str) -> None
     ({"lock_timeout": -1}, "lock_timeout"),
     ({"embedder": 42}, "embedder"),
     ({"rerank_embedder": 42}, "rerank_embedder"),
-    ({"shared": "yes"}, "shared"),
     ({"create": "no"}, "create"),
     ({"config": {"memory_rerank_enabled": True}}, "config"),
     ({"reranker": "listwise"}, "reranker"),
@@ -46,18 +45,18 @@ def _one_line_naming(error: pytest.ExceptionInfo[InputError], name: str) -> None
 def test_a_wrong_option_is_refused_before_anything_is_opened(tmp_path, options, named):
     path = tmp_path / "new.duckdb"
     with pytest.raises(InputError) as refused:
-        pcmem.open_sync(path, **options)
+        pcmem.open(path, **options)
     _one_line_naming(refused, named)
     assert list(tmp_path.iterdir()) == []  # no store was created
 
 
-def test_open_runtime_refuses_the_same_options(tmp_path):
+def test_open_async_refuses_the_same_options(tmp_path):
     with pytest.raises(InputError) as refused:
-        pcmem.open_runtime(tmp_path / "a.duckdb", bogus=1)  # right away, before any await
+        pcmem.open_async(tmp_path / "a.duckdb", bogus=1)  # right away, before any await
     _one_line_naming(refused, "bogus")
 
     async def wrong_type() -> None:
-        async with pcmem.open_runtime(tmp_path / "a.duckdb", lock_timeout="abc"):
+        async with pcmem.open_async(tmp_path / "a.duckdb", lock_timeout="abc"):
             pass
 
     with pytest.raises(InputError) as refused:
@@ -71,23 +70,23 @@ def test_open_runtime_refuses_the_same_options(tmp_path):
 def test_a_path_that_names_no_file_is_an_input_error(tmp_path, monkeypatch, path):
     monkeypatch.chdir(tmp_path)
     with pytest.raises(InputError) as refused:
-        pcmem.open_sync(path, embedder=None)
+        pcmem.open(path, embedder=None)
     _one_line_naming(refused, "path")
 
 
 def test_reindex_with_a_wrong_embedder_is_an_input_error(tmp_path):
-    with pcmem.open_sync(tmp_path / "m.duckdb", embedder=None) as runtime:
+    with pcmem.open(tmp_path / "m.duckdb", embedder=None) as runtime:
         with pytest.raises(InputError) as refused:
             runtime.reindex(embedder=5)
         _one_line_naming(refused, "embedder")
 
 
 def test_valid_options_still_open(tmp_path):
-    with pcmem.open_sync(tmp_path / "m.duckdb", embedder=HashEmbedder(), shared=True, lock_timeout=0,
+    with pcmem.open(tmp_path / "m.duckdb", embedder=HashEmbedder(), lock_timeout=0,
                          create=True, config=pcmem.RuntimeConfig(), clock=lambda: datetime(2024, 1, 1, tzinfo=UTC),
                          model_progress=None, write_gate=None, reranker=None) as runtime:
         runtime.memory.for_scope("s").remember("kept")
-    with pcmem.open_sync(str(tmp_path / "m.duckdb"), embedder=None, lock_timeout=2.5) as runtime:
+    with pcmem.open(str(tmp_path / "m.duckdb"), embedder=None, lock_timeout=2.5) as runtime:
         assert [e.entry.text for e in runtime.memory.for_scope("s").list().entries] == ["kept"]
 
 
@@ -95,7 +94,7 @@ def test_valid_options_still_open(tmp_path):
 
 
 def test_switches_given_as_strings_are_refused(tmp_path):
-    with pcmem.open_sync(tmp_path / "m.duckdb", embedder=None) as runtime:
+    with pcmem.open(tmp_path / "m.duckdb", embedder=None) as runtime:
         scope = runtime.memory.for_scope("s")
         for call in (lambda: scope.remember("x", entry_id="k", upsert="yes"),
                      lambda: scope.remember(RememberRequest(entries=(NewEntry(text="x"),)), upsert="yes"),
@@ -103,11 +102,11 @@ def test_switches_given_as_strings_are_refused(tmp_path):
             with pytest.raises(InputError) as refused:
                 call()
             _one_line_naming(refused, "upsert")
-        for call in (lambda: scope.search("x", rerank="no"),  # the deprecated knob: warned, and still checked
-                     lambda: runtime.memory.search("x", scopes=["s"], rerank="no")):
-            with pytest.raises(InputError) as refused, pytest.warns(DeprecationWarning):
+        for call in (lambda: scope.search("x", reranker="no"),  # type: ignore[arg-type]
+                     lambda: runtime.memory.search("x", scopes=["s"], reranker="no")):  # type: ignore[arg-type]
+            with pytest.raises(InputError) as refused:
                 call()
-            _one_line_naming(refused, "rerank")
+            _one_line_naming(refused, "reranker")
         assert scope.head() is None  # nothing was written
 
 

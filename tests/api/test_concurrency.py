@@ -36,7 +36,7 @@ class SlowReranker:
 
 def test_searches_overlap_with_each_other_and_with_writes(db_path):
     reranker = SlowReranker()
-    with pcmem.open_sync(db_path, embedder=None, reranker=reranker) as runtime:
+    with pcmem.open(db_path, embedder=None, reranker=reranker) as runtime:
         memory = runtime.memory.for_scope("c")
         memory.remember(RememberRequest(entries=tuple(NewEntry(entry_id=f"e{i}", text=f"kiwi note {i}")
                                                       for i in range(10))))
@@ -72,7 +72,7 @@ def test_searches_overlap_with_each_other_and_with_writes(db_path):
 
 
 def test_stale_cas_from_parallel_writers_is_a_typed_conflict(db_path):
-    with pcmem.open_sync(db_path, embedder=None) as runtime:
+    with pcmem.open(db_path, embedder=None) as runtime:
         memory = runtime.memory.for_scope("c")
         memory.remember("first")
         barrier = threading.Barrier(6)

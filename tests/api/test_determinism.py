@@ -47,14 +47,14 @@ import pcmem
 from pcmem.testing import HashEmbedder as PrecomputedEmbedder
 sys.path.insert(0, sys.argv[2])
 from test_determinism import _searches
-with pcmem.open_sync(sys.argv[1], embedder=PrecomputedEmbedder()) as runtime:
+with pcmem.open(sys.argv[1], embedder=PrecomputedEmbedder()) as runtime:
     print(json.dumps(_searches(runtime)))
 """
 
 
 def test_equal_scores_rank_the_same_in_every_process(tmp_path):
     path = tmp_path / "ties.duckdb"
-    with pcmem.open_sync(path, embedder=PrecomputedEmbedder()) as runtime:
+    with pcmem.open(path, embedder=PrecomputedEmbedder()) as runtime:
         memory = runtime.memory.for_scope("s")
         # Every text six times (equal BM25 and equal vectors), ids deliberately not in insertion order.
         entries = [NewEntry(entry_id=f"e{(7 * i) % 60:02d}", text=TEXTS[i % len(TEXTS)]) for i in range(60)]

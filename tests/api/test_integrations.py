@@ -11,7 +11,7 @@ from pcmem import Citation, NewEntry, RememberRequest
 
 @pytest.fixture
 def runtime(tmp_path):
-    with pcmem.open_sync(tmp_path / "i.duckdb", embedder=HashEmbedder(), clock=TickingClock()) as opened:
+    with pcmem.open(tmp_path / "i.duckdb", embedder=HashEmbedder(), clock=TickingClock()) as opened:
         opened.memory.for_scope("user:ana").remember(RememberRequest(entries=(
             NewEntry(text="Ana deploys on Fridays", entry_id="deploy", metadata={"source": "chat"}),
             NewEntry(text="Ana likes green tea", entry_id="tea", kind="preference"))))
@@ -52,7 +52,7 @@ async def test_langchain_ainvoke_on_both_runtimes_and_a_typed_error_for_a_wrong_
 
     documents = await PcmemRetriever(memory=runtime.memory, scopes=["user:ana", "project"], mode="fts").ainvoke("deploy")
     assert {d.metadata["entry_id"] for d in documents} == {"deploy", "wiki"}
-    async with pcmem.open_runtime(tmp_path / "async.duckdb", embedder=HashEmbedder()) as opened:
+    async with pcmem.open_async(tmp_path / "async.duckdb", embedder=HashEmbedder()) as opened:
         await opened.memory.for_scope("user:ben").remember("Ben deploys on Mondays", entry_id="deploy")
         retriever = PcmemRetriever(memory=opened.memory, scopes=["user:ben"], mode="fts")
         assert [d.page_content for d in await retriever.ainvoke("deploy")] == ["Ben deploys on Mondays"]
@@ -66,7 +66,7 @@ async def test_llama_index_aretrieve_on_the_async_runtime(tmp_path):
     pytest.importorskip("llama_index.core")
     from pcmem.integrations.llama_index import PcmemLlamaRetriever
 
-    async with pcmem.open_runtime(tmp_path / "async.duckdb", embedder=HashEmbedder()) as opened:
+    async with pcmem.open_async(tmp_path / "async.duckdb", embedder=HashEmbedder()) as opened:
         await opened.memory.for_scope("user:ben").remember("Ben deploys on Mondays", entry_id="deploy")
         retriever = PcmemLlamaRetriever(opened.memory, ["user:ben"], mode="fts")
         assert [n.node.text for n in await retriever.aretrieve("deploy")] == ["Ben deploys on Mondays"]

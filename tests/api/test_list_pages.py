@@ -18,7 +18,7 @@ def scope(tmp_path_factory):
     """60 entries over three revisions (ids out of creation order), one revised and one retired: a head and two
     past revisions to page through."""
     path = tmp_path_factory.mktemp("pages") / "p.duckdb"
-    with pcmem.open_sync(path, embedder=None) as runtime:
+    with pcmem.open(path, embedder=None) as runtime:
         memory = runtime.memory.for_scope("s")
         for batch in range(3):
             memory.remember(RememberRequest(entries=tuple(

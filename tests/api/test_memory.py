@@ -195,9 +195,9 @@ def test_scopes_are_isolated_and_summarised(runtime):
 
 
 def test_store_survives_reopen(db_path):
-    with pcmem.open_sync(db_path) as first:
+    with pcmem.open(db_path) as first:
         citation = first.memory.for_scope("p").remember("persisted").citations[0]
-    with pcmem.open_sync(db_path) as second:
+    with pcmem.open(db_path) as second:
         assert second.memory.for_scope("p").get(citation).entry.text == "persisted"
 
 
@@ -215,7 +215,7 @@ operations = st.lists(
 @given(ops=operations)
 def test_every_past_revision_matches_a_reference_model(tmp_path_factory, ops):
     path = tmp_path_factory.mktemp("model") / "m.duckdb"
-    with pcmem.open_sync(path) as runtime:
+    with pcmem.open(path) as runtime:
         memory = runtime.memory.for_scope("model")
         state: dict[str, tuple[str, str]] = {}  # entry_id -> (text, state)
         expected_manifests: dict[int, dict[str, tuple[str, str]]] = {}

@@ -40,7 +40,7 @@ def _seed(scope, prefix: str, count: int) -> None:
 def two_scopes(tmp_path_factory):
     """Scope ``a`` (three revisions) and scope ``b``, with a list and a changes cursor of ``a``."""
     path = tmp_path_factory.mktemp("cursors") / "c.duckdb"
-    with pcmem.open_sync(path, embedder=None) as runtime:
+    with pcmem.open(path, embedder=None) as runtime:
         a, b = runtime.memory.for_scope("a"), runtime.memory.for_scope("b")
         for _ in range(3):
             _seed(a, f"r{a.head().revision + 1 if a.head() else 1}-", 3)
@@ -162,18 +162,18 @@ def test_a_cursor_of_another_scope_is_refused(two_scopes):
 def test_a_cursor_pinned_past_the_head_of_a_restored_copy_is_refused(tmp_path):
     """The store is put back from an older copy: the cursors a client still holds name revisions that are gone."""
     path, backup = tmp_path / "m.duckdb", tmp_path / "backup.duckdb"
-    with pcmem.open_sync(path, embedder=None) as runtime:
+    with pcmem.open(path, embedder=None) as runtime:
         scope = runtime.memory.for_scope("s")
         _seed(scope, "a", 5)
         assert scope.list(ListRequest(limit=2)).next_cursor  # the store has its secret from now on
     shutil.copy(path, backup)
-    with pcmem.open_sync(path, embedder=None) as runtime:
+    with pcmem.open(path, embedder=None) as runtime:
         scope = runtime.memory.for_scope("s")
         _seed(scope, "b", 5)
         _seed(scope, "c", 5)
         pinned = {"list": scope.list(ListRequest(limit=2)).next_cursor, "changes": scope.changes(0, limit=2).next_cursor}
     shutil.copy(backup, path)
-    with pcmem.open_sync(path, embedder=None) as runtime:
+    with pcmem.open(path, embedder=None) as runtime:
         scope = runtime.memory.for_scope("s")
         assert scope.head().revision == 1
         for kind, cursor in pinned.items():
@@ -184,7 +184,7 @@ def test_a_cursor_pinned_past_the_head_of_a_restored_copy_is_refused(tmp_path):
 
 def test_cursors_stay_valid_after_the_store_is_closed_and_opened_again(tmp_path):
     path = tmp_path / "m.duckdb"
-    with pcmem.open_sync(path, embedder=None) as runtime:
+    with pcmem.open(path, embedder=None) as runtime:
         scope = runtime.memory.for_scope("s")
         _seed(scope, "a", 5)
         cursor = scope.list(ListRequest(limit=2)).next_cursor
@@ -192,7 +192,7 @@ def test_cursors_stay_valid_after_the_store_is_closed_and_opened_again(tmp_path)
     (secret,) = connection.execute("SELECT value FROM pcmem_meta WHERE key = 'paging_secret'").fetchone()
     connection.close()
     assert len(secret) == 64 and secret not in cursor
-    with pcmem.open_sync(path, embedder=None) as runtime:
+    with pcmem.open(path, embedder=None) as runtime:
         page = runtime.memory.for_scope("s").list(ListRequest(limit=2, cursor=cursor))
         assert [e.entry.entry_id for e in page.entries] == ["a2", "a3"]
 
@@ -201,11 +201,11 @@ def test_a_read_only_store_without_a_secret_pages_within_the_process(tmp_path, m
     """A store made before cursors were keyed, opened read-only: it cannot keep a secret, so this process signs with
     one of its own (never an unkeyed cursor)."""
     path = tmp_path / "m.duckdb"
-    with pcmem.open_sync(path, embedder=None) as runtime:
+    with pcmem.open(path, embedder=None) as runtime:
         _seed(runtime.memory.for_scope("s"), "a", 5)
     with read_only_file(path, monkeypatch):
         before = path.read_bytes()
-        with pcmem.open_sync(path, embedder=None) as runtime:
+        with pcmem.open(path, embedder=None) as runtime:
             scope = runtime.memory.for_scope("s")
             pages = [scope.list(ListRequest(limit=2))]
             while pages[-1].next_cursor:

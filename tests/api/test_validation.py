@@ -71,7 +71,7 @@ def test_request_models_raise_input_errors_not_pydantic_errors():
 @pytest.fixture
 def light_project(tmp_path, fake_embedder):
     """A scope on a store with a hash embedder: the text rules are what these examples test, not the model."""
-    with pcmem.open_sync(tmp_path / "light.duckdb", embedder=fake_embedder) as runtime:
+    with pcmem.open(tmp_path / "light.duckdb", embedder=fake_embedder) as runtime:
         yield runtime.memory.for_scope("project")
 
 

@@ -193,7 +193,7 @@ def test_a_duckdb_store_from_before_recorded_writes_gets_them_on_open(tmp_path):
 
 
 def test_a_seekdb_store_of_schema_version_2_gets_recorded_writes_on_open(seekdb_url):
-    from pcmem.store.seekdb.engine import Connector, parse
+    from pcmem.store.seekdb.connector import Connector, parse
     from pcmem.store.seekdb.schema import SCHEMA_VERSION, meta
 
     with pcmem.open(seekdb_url, embedder=None) as opened:

@@ -50,7 +50,7 @@ def test_locomo_pool_reproduces_the_real_embedding_rerank_and_reuses_its_file(tm
         grid = offline["grid_by_half"]["rerank:pool=30"]
         assert (grid["frac@10"][0], grid["frac@30"][0]) == (searched["frac@10"], searched["frac@30"])
         assert offline["folds"][1]["rows"]["rerank:pool=100"]["n"] == 3
-    with pcmem.open_sync(store) as runtime:  # every position of the page, not only the fraction found
+    with pcmem.open(store) as runtime:  # every position of the page, not only the fraction found
         for item in load(tmp_path / "p.jsonl"):
             question = item.fetched.question
             page = runtime.memory.for_scope(f"locomo-{question.conversation}").search(

@@ -71,14 +71,14 @@ def test_the_owner_bench_processes_hold_and_load_a_store(tmp_path):
                                                  .splitlines()] if line.startswith("ack")]
     holder.communicate("", timeout=120)
     assert (loader.returncode, holder.returncode) == (0, 0)
-    with pcmem.open_sync(path, embedder=None) as runtime:
+    with pcmem.open(path, embedder=None) as runtime:
         stored = {e.entry.entry_id for e in runtime.memory.for_scope("load").list(pcmem.ListRequest()).entries}
     assert {"p0-0", *acknowledged} <= stored
 
 
 def test_the_startup_floors_run_and_the_import_probe_names_what_loaded(tmp_path):
     path = tmp_path / "s.duckdb"
-    with pcmem.open_sync(path, embedder=None) as runtime:
+    with pcmem.open(path, embedder=None) as runtime:
         runtime.memory.for_scope("bench").remember("Priya moved the Windows installer")
     subprocess.run(programs.command("duckdb_floor", str(path)), check=True, timeout=120)
     model = subprocess.run(programs.command("model_floor", str(prepare_preset("minilm-l6-int8")), "a query"),

@@ -84,7 +84,7 @@ def test_bench_perf_spreads_stores_over_scopes_and_compares_with_one_scope(tmp_p
 
 def test_bench_perf_measures_both_backends_side_by_side(tmp_path, seekdb_dir):
     # Embedded seekdb is one instance per process: the bench reuses the directory the test session opened.
-    from pcmem.store.seekdb.engine import Connector, parse
+    from pcmem.store.seekdb.connector import Connector, parse
 
     Connector(parse(f"seekdb://{seekdb_dir}?database=warm"))  # make sure the session's instance is open
     result = CliRunner().invoke(main, ["bench", "perf", "--sizes", "200", "--spread", "0", "--import-count", "0",
@@ -99,7 +99,7 @@ def test_bench_perf_measures_both_backends_side_by_side(tmp_path, seekdb_dir):
 
 
 def test_bench_locomo_compares_backends(tmp_path, seekdb_dir):
-    from pcmem.store.seekdb.engine import Connector, parse
+    from pcmem.store.seekdb.connector import Connector, parse
 
     Connector(parse(f"seekdb://{seekdb_dir}?database=warm"))
     data = _locomo_file(tmp_path / "locomo.json")
@@ -179,7 +179,7 @@ def test_bench_threads_alternates_rounds_on_one_store(tmp_path, capsys):
     assert result["ratio"] == result["mixed"]["ratio"] and result["ops_per_second_4"] > 0
     assert result["mode"] == "fts" and len(result["load_average"]) == 2
     assert result["cpu_ms_per_op_1"] > 0 and result["cpu_ms_per_op_4"] > 0
-    with pcmem.open_sync(path, embedder=None) as runtime:
+    with pcmem.open(path, embedder=None) as runtime:
         head = runtime.memory.for_scope("scaling").head()
     assert head is not None and head.revision > 1  # the seed, then the threads' remembers
     threads.main(["--seconds", "0.1", "--rounds", "1"])

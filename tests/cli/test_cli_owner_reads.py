@@ -27,7 +27,7 @@ from pcmem.types.search import SearchMemoryRequest
 #: An app that holds the store (its owner) until its stdin closes.
 _OWNER = """
 import sys, pcmem
-with pcmem.open_sync(sys.argv[1], embedder=None) as runtime:
+with pcmem.open(sys.argv[1], embedder=None) as runtime:
     print("ready", flush=True)
     sys.stdin.read()
 """
@@ -96,7 +96,7 @@ def stores(tmp_path_factory):
     for searches with no owner)."""
     folder = tmp_path_factory.mktemp("owner-search")
     alone = folder / "alone.duckdb"
-    with pcmem.open_sync(alone, embedder=None) as runtime:
+    with pcmem.open(alone, embedder=None) as runtime:
         notes = runtime.memory.for_scope("notes")
         notes.remember("Release day is Tuesday; the release train leaves at noon.", entry_id="release",
                        metadata={"source": "standup", "weight": 0.5, "tags": ["ops", "ünïcode"]})
@@ -251,7 +251,7 @@ def test_a_reranked_table_printed_from_the_pages_json_keeps_each_hits_coarse_ran
     """The table is printed from the page's JSON on both paths; a reranked hit's coarse rank is found by its citation
     in the trace's pool (it was found by object identity when the table was printed from the model)."""
     path = tmp_path / "rerank.duckdb"
-    with pcmem.open_sync(path) as runtime:  # the default preset: the embedding rerank needs vectors
+    with pcmem.open(path) as runtime:  # the default preset: the embedding rerank needs vectors
         scope = runtime.memory.for_scope("s")
         for number, text in enumerate(["The desktop app ships on Fridays.", "Mobile builds go out on Mondays.",
                                        "The desktop installer is signed before shipping.", "Lunch is at noon."]):

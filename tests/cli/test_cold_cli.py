@@ -35,7 +35,7 @@ finally:
 #: An app that holds the store (its owner) until its stdin closes.
 _OWNER = """
 import sys, pcmem
-with pcmem.open_sync(sys.argv[1]) as runtime:
+with pcmem.open(sys.argv[1]) as runtime:
     print("ready", runtime.owner_pid, flush=True)
     sys.stdin.read()
 """
@@ -50,7 +50,7 @@ def _probe(*args: str) -> tuple[str, list[str]]:
 
 def _seeded(tmp_path):
     path = tmp_path / "cold.duckdb"
-    with pcmem.open_sync(path) as runtime:  # the default preset: the store has vectors and an embedding profile
+    with pcmem.open(path) as runtime:  # the default preset: the store has vectors and an embedding profile
         runtime.memory.for_scope("s").remember("The team deploys on Fridays.", entry_id="deploys")
     return path
 

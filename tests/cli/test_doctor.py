@@ -24,7 +24,7 @@ import pcmem
 ROOT = Path(__file__).resolve().parents[2]
 HOLD_STORE = """
 import sys, pcmem
-runtime = pcmem.open_sync(sys.argv[1], embedder=None)
+runtime = pcmem.open(sys.argv[1], embedder=None)
 print("ready", flush=True)
 sys.stdin.read()
 runtime.close()
@@ -68,7 +68,7 @@ def checks(document: dict[str, Any]) -> dict[str, dict[str, Any]]:
 @pytest.fixture
 def store(tmp_path: Path) -> Path:
     path = tmp_path / "store" / "memory.duckdb"
-    with pcmem.open_sync(path) as runtime:
+    with pcmem.open(path) as runtime:
         runtime.memory.for_scope("project").remember("We deploy on Fridays.")
     return path
 

@@ -117,30 +117,30 @@ def test_a_new_store_takes_the_env_default_and_later_opens_follow_the_store(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_embedder
 ) -> None:
     path = tmp_path / "m.duckdb"
-    with pcmem.open_sync(path, embedder=fake_embedder) as runtime:
+    with pcmem.open(path, embedder=fake_embedder) as runtime:
         runtime.memory.for_scope("s").remember("Deploys happen on Thursdays.")
     monkeypatch.setattr(presets, "for_profile", lambda profile: fake_embedder if profile == fake_embedder.profile
                         else None)
-    with pcmem.open_sync(path) as runtime:  # "auto": the store's own embedder, not the default preset
+    with pcmem.open(path) as runtime:  # "auto": the store's own embedder, not the default preset
         assert runtime.embedder is fake_embedder
     monkeypatch.setenv("PCMEM_EMBEDDER", "minilm-l6-int8")
-    with pcmem.open_sync(tmp_path / "new.duckdb") as runtime:
+    with pcmem.open(tmp_path / "new.duckdb") as runtime:
         assert runtime.backend.embedding_profile() == minilm.PROFILE
 
 
 def test_an_unprepared_preset_is_refused_at_open_with_the_command_to_run(tmp_path: Path, empty_cache: Path) -> None:
     with pytest.raises(ConfigurationError, match=r"pcmem models prepare mpnet-base-int8"):
-        pcmem.open_sync(tmp_path / "m.duckdb", embedder="mpnet-base-int8")
-    with pcmem.open_sync(tmp_path / "m.duckdb", embedder=None) as runtime:
+        pcmem.open(tmp_path / "m.duckdb", embedder="mpnet-base-int8")
+    with pcmem.open(tmp_path / "m.duckdb", embedder=None) as runtime:
         assert runtime.backend.embedding_profile() is None  # nothing was adopted
 
 
 def test_a_store_whose_model_is_not_prepared_here_still_reads(tmp_path: Path, empty_cache: Path) -> None:
     path = tmp_path / "m.duckdb"
-    with pcmem.open_sync(path, embedder=None) as runtime:
+    with pcmem.open(path, embedder=None) as runtime:
         runtime.memory.for_scope("s").remember("We deploy on Thursdays.")
         runtime.backend.set_embedding_profile(presets.EMBEDDER_PRESETS["mpnet-base"].profile)
-    with pcmem.open_sync(path) as runtime:
+    with pcmem.open(path) as runtime:
         memory = runtime.memory.for_scope("s")
         assert [e.entry.text for e in memory.list().entries] == ["We deploy on Thursdays."]
         with pytest.raises(ConfigurationError, match=r"pcmem models prepare mpnet-base"):
@@ -255,6 +255,6 @@ def test_init_creates_a_store_with_its_embedder_and_is_idempotent(tmp_path: Path
     again = CliRunner().invoke(main, ["--db", str(path), "init", "--json"])
     assert json.loads(again.stdout)["created"] is False
     other = tmp_path / "other.duckdb"
-    pcmem.open_sync(other, embedder=fake_embedder).close()
+    pcmem.open(other, embedder=fake_embedder).close()
     refused = CliRunner().invoke(main, ["--db", str(other), "init", "--embedder", "minilm-l6-int8"])
     assert refused.exit_code == 2 and "reindex --embedder minilm-l6-int8" in refused.stderr

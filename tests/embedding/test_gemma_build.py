@@ -76,11 +76,11 @@ def test_embedder_is_normalised_batch_independent_and_prompted(cache: Path) -> N
 def test_store_init_search_and_reindex(cache: Path, tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("PCMEM_CACHE_DIR", str(cache))
     path = tmp_path / "g.duckdb"
-    with pcmem.open_sync(path, embedder="minilm-l6-int8") as runtime:
+    with pcmem.open(path, embedder="minilm-l6-int8") as runtime:
         memory = runtime.memory.for_scope("project")
         memory.remember(RememberRequest(entries=[NewEntry(kind="fact", text=t) for t in TEXTS]))
         runtime.reindex(embedder=gemma_preset.NAME)
-    with pcmem.open_sync(path) as runtime:  # "auto": the store's recorded profile brings EmbeddingGemma back
+    with pcmem.open(path) as runtime:  # "auto": the store's recorded profile brings EmbeddingGemma back
         assert runtime.backend.embedding_profile() == gemma_preset.PROFILE
         page = runtime.memory.for_scope("project").search(
             SearchMemoryRequest(query="a small cat on a carpet", limit=2, mode="vector"))

@@ -18,7 +18,7 @@ for name in (*presets.EMBEDDER_PRESETS, *presets.RETIRED_PRESETS):
     presets.preset_embedder(name, sys.argv[1])
     presets.preset_state(presets.preset_named(name), sys.argv[1])
 assert CliRunner().invoke(main, ["models", "--json"]).exit_code == 0
-with pcmem.open_sync(sys.argv[1] + "/m.duckdb", embedder=None) as runtime:
+with pcmem.open(sys.argv[1] + "/m.duckdb", embedder=None) as runtime:
     runtime.memory.for_scope("s").remember("The team deploys on Fridays.")
     runtime.memory.for_scope("s").search("deploys")
 print(" ".join(sorted(m for m in sys.modules if m.startswith("pcmem.embedding."))))

@@ -39,7 +39,7 @@ def new() -> HashEmbedder:
 @pytest.fixture
 def store(tmp_path: Path, old: HashEmbedder) -> Path:
     path = tmp_path / "m.duckdb"
-    with pcmem.open_sync(path, embedder=old) as runtime:
+    with pcmem.open(path, embedder=old) as runtime:
         memory = runtime.memory.for_scope("s")
         for text in NOTES:
             memory.remember(text)
@@ -66,7 +66,7 @@ class FailsAfter(HashEmbedder):
 
 
 def test_a_switch_replaces_the_vector_space_in_one_step(store: Path, old, new) -> None:
-    with pcmem.open_sync(store, embedder=old) as runtime:
+    with pcmem.open(store, embedder=old) as runtime:
         before = vector_hits(runtime)
         report = runtime.reindex(embedder=new)
         assert report.switched and report.previous_profile == old.profile and report.embedded == len(NOTES)
@@ -81,7 +81,7 @@ def test_a_switch_replaces_the_vector_space_in_one_step(store: Path, old, new) -
 
 
 def test_an_interrupted_switch_leaves_the_old_vectors_in_use_and_resumes(store: Path, old, new) -> None:
-    with pcmem.open_sync(store, embedder=old) as runtime:
+    with pcmem.open(store, embedder=old) as runtime:
         before = vector_hits(runtime)
         with pytest.raises(EmbeddingError):
             reindex(runtime.backend, FailsAfter(new.profile.model_id, new.profile.dimension, batches=2), batch_size=3)
@@ -92,7 +92,7 @@ def test_an_interrupted_switch_leaves_the_old_vectors_in_use_and_resumes(store: 
         runtime.memory.for_scope("s").remember("Note 99: a write during the switch.")  # lands in the old space
         report = runtime.backend.check()
         assert report.ok and any("test/new-space" in note and "in progress" in note for note in report.notes)
-    with pcmem.open_sync(store, embedder=old) as runtime:  # e.g. after a restart
+    with pcmem.open(store, embedder=old) as runtime:  # e.g. after a restart
         resumed = runtime.reindex(embedder=new)
         assert resumed.switched and resumed.embedded == len(NOTES) - 6 + 1  # only what was missing
         assert new.calls == len(NOTES) - 6 + 1
@@ -100,7 +100,7 @@ def test_an_interrupted_switch_leaves_the_old_vectors_in_use_and_resumes(store: 
 
 
 def test_the_switch_waits_for_writes_that_land_after_the_last_batch(store: Path, old, new) -> None:
-    with pcmem.open_sync(store, embedder=old) as runtime:
+    with pcmem.open(store, embedder=old) as runtime:
         backend = runtime.backend
         backend.begin_embedding_switch(new.profile)
         batch = backend.versions_missing_vectors(new.profile, 100)
@@ -113,7 +113,7 @@ def test_the_switch_waits_for_writes_that_land_after_the_last_batch(store: Path,
 
 
 def test_switch_calls_are_checked(store: Path, old, new) -> None:
-    with pcmem.open_sync(store, embedder=old) as runtime:
+    with pcmem.open(store, embedder=old) as runtime:
         with pytest.raises(StoreError, match="not the pending embedding profile"):
             runtime.backend.commit_embedding_switch(new.profile)
         with pytest.raises(StoreError, match="not the active, pending or secondary"):
@@ -137,7 +137,7 @@ _CHILD = textwrap.dedent("""
             time.sleep(0.05)
             return super().embed_documents(texts, progress)
 
-    with pcmem.open_sync(sys.argv[1], embedder=HashEmbedder("test/old-space", 32)) as runtime:
+    with pcmem.open(sys.argv[1], embedder=HashEmbedder("test/old-space", 32)) as runtime:
         reindex(runtime.backend, Slow("test/new-space", 48), batch_size=2,
                 progress=lambda done, total: print(done, flush=True))
     print("finished", flush=True)
@@ -153,7 +153,7 @@ def test_a_killed_reindex_leaves_a_usable_store_that_resumes(store: Path, old, n
             break
     child.wait()
     assert child.returncode == -signal.SIGKILL
-    with pcmem.open_sync(store, embedder=old) as runtime:
+    with pcmem.open(store, embedder=old) as runtime:
         assert runtime.backend.check().ok
         assert runtime.backend.embedding_profile() == old.profile
         assert runtime.backend.pending_embedding_profile() == new.profile
@@ -196,7 +196,7 @@ def test_a_switch_never_pairs_the_new_embedder_with_the_old_search_service(tmp_p
 
     for module in ("pcmem.compose.runtime_parts", "pcmem.compose.runtime", "pcmem.memory.scoped"):  # now, and before
         monkeypatch.setattr(f"{module}.SearchService", Watched, raising=False)
-    with pcmem.open_sync(tmp_path / "swap.duckdb", embedder=old) as runtime:
+    with pcmem.open(tmp_path / "swap.duckdb", embedder=old) as runtime:
         runtime.memory.for_scope("s").remember("We deploy on Fridays.")
         opened.append(runtime)
         runtime.reindex(embedder=new)

@@ -57,7 +57,7 @@ def second():
 
 
 def test_writes_store_the_secondary_vectors_in_their_transaction(db_path, primary, second):
-    with pcmem.open_sync(db_path, embedder=primary, rerank_embedder=second) as runtime:
+    with pcmem.open(db_path, embedder=primary, rerank_embedder=second) as runtime:
         report = runtime.reindex_secondary(embedder=second)
         assert report is not None and report.embedded == 0 and report.profile == second.profile
         ids = _remember(runtime)
@@ -71,14 +71,14 @@ def test_writes_store_the_secondary_vectors_in_their_transaction(db_path, primar
                                               expected_version=entry.version))
         assert revised.citations[0].entry_version_id in runtime.backend.stored_vectors(
             second.profile, [revised.citations[0].entry_version_id])
-    with pcmem.open_sync(db_path, embedder=primary) as reopened:  # survives reopening; the profile is recorded
+    with pcmem.open(db_path, embedder=primary) as reopened:  # survives reopening; the profile is recorded
         assert reopened.backend.secondary_embedding_profile() == second.profile
         assert reopened.backend.embedding_profile() == primary.profile
         assert reopened.backend.count_missing_vectors(second.profile) == 0
 
 
 def test_reindex_fills_what_other_runtimes_wrote_and_resumes(db_path, primary, second):
-    with pcmem.open_sync(db_path, embedder=primary, rerank_embedder="none") as runtime:
+    with pcmem.open(db_path, embedder=primary, rerank_embedder="none") as runtime:
         ids = _remember(runtime)
         assert runtime.backend.secondary_embedding_profile() is None
         calls = []
@@ -88,7 +88,7 @@ def test_reindex_fills_what_other_runtimes_wrote_and_resumes(db_path, primary, s
         assert runtime.reindex_secondary(embedder=second).embedded == 0  # nothing left: a rerun embeds nothing
         # the active profile is untouched: searches still use it
         assert runtime.backend.embedding_profile() == primary.profile
-    with pcmem.open_sync(db_path, embedder=primary, rerank_embedder="none") as other:  # writes without it
+    with pcmem.open(db_path, embedder=primary, rerank_embedder="none") as other:  # writes without it
         late = _remember(other, ["a late note about tomatoes"])
         assert other.backend.count_missing_vectors(second.profile) == 1
         notes = " ".join(other.backend.check().notes)
@@ -100,7 +100,7 @@ def test_reindex_fills_what_other_runtimes_wrote_and_resumes(db_path, primary, s
 
 def test_switching_the_secondary_profile_replaces_it_and_none_drops_it(db_path, primary, second):
     third = HashEmbedder("test/third", 24)
-    with pcmem.open_sync(db_path, embedder=primary) as runtime:
+    with pcmem.open(db_path, embedder=primary) as runtime:
         ids = _remember(runtime)
         runtime.reindex_secondary(embedder=second)
         report = runtime.reindex_secondary(embedder=third)
@@ -115,7 +115,7 @@ def test_switching_the_secondary_profile_replaces_it_and_none_drops_it(db_path, 
 
 
 def test_reranker_reads_stored_vectors_and_names_the_embedder(db_path, primary, second):
-    with pcmem.open_sync(db_path, embedder=primary, rerank_embedder=second) as runtime:
+    with pcmem.open(db_path, embedder=primary, rerank_embedder=second) as runtime:
         runtime.reindex_secondary(embedder=second)
         _remember(runtime)
         second.calls = 0
@@ -132,11 +132,11 @@ def test_reranker_reads_stored_vectors_and_names_the_embedder(db_path, primary, 
 
 
 def test_reranker_embeds_only_the_missing_ones_and_never_writes(db_path, primary, second):
-    with pcmem.open_sync(db_path, embedder=primary, rerank_embedder="none") as writer:
+    with pcmem.open(db_path, embedder=primary, rerank_embedder="none") as writer:
         writer.reindex_secondary(embedder=second)  # empty store: profile set, nothing to embed
-    with pcmem.open_sync(db_path, embedder=primary, rerank_embedder="none") as writer:
+    with pcmem.open(db_path, embedder=primary, rerank_embedder="none") as writer:
         _remember(writer, TEXTS[:2])  # this runtime has no rerank embedder: no secondary vectors
-    with pcmem.open_sync(db_path, embedder=primary, rerank_embedder=second) as runtime:
+    with pcmem.open(db_path, embedder=primary, rerank_embedder=second) as runtime:
         _remember(runtime, TEXTS[2:])
         second.calls = 0
         page = runtime.memory.for_scope("project").search(
@@ -149,12 +149,12 @@ def test_reranker_embeds_only_the_missing_ones_and_never_writes(db_path, primary
 
 
 def test_retire_and_reactivate_keep_the_secondary_vector(db_path, primary, second):
-    with pcmem.open_sync(db_path, embedder=primary, rerank_embedder="none") as runtime:
+    with pcmem.open(db_path, embedder=primary, rerank_embedder="none") as runtime:
         _remember(runtime, TEXTS[:1])
         runtime.reindex_secondary(embedder=second)
         runtime.backend.set_secondary_embedding_profile(None)
         runtime.backend.set_secondary_embedding_profile(second.profile)  # re-set: every vector is missing again
-    with pcmem.open_sync(db_path, embedder=primary, rerank_embedder=second) as runtime:
+    with pcmem.open(db_path, embedder=primary, rerank_embedder=second) as runtime:
         memory = runtime.memory.for_scope("project")
         entry = memory.list().entries[0].entry
         memory.retire(RetireRequest(entry_id=entry.entry_id, expected_version=entry.version))
@@ -164,17 +164,17 @@ def test_retire_and_reactivate_keep_the_secondary_vector(db_path, primary, secon
 
 
 def test_a_failing_secondary_embedder_fails_the_write(db_path, primary, second):
-    with pcmem.open_sync(db_path, embedder=primary) as runtime:
+    with pcmem.open(db_path, embedder=primary) as runtime:
         runtime.reindex_secondary(embedder=second)
     failing = FailingEmbedder("test/second", 32)  # same profile as the store's secondary one
-    with pcmem.open_sync(db_path, embedder=primary, rerank_embedder=failing) as runtime:
+    with pcmem.open(db_path, embedder=primary, rerank_embedder=failing) as runtime:
         with pytest.raises(EmbeddingError, match="crashed"):
             _remember(runtime)
         assert runtime.memory.for_scope("project").head() is None  # nothing acknowledged, nothing written
 
 
 def test_erasure_deletes_the_secondary_vectors(db_path, primary, second):
-    with pcmem.open_sync(db_path, embedder=primary, rerank_embedder=second) as runtime:
+    with pcmem.open(db_path, embedder=primary, rerank_embedder=second) as runtime:
         runtime.reindex_secondary(embedder=second)
         ids = _remember(runtime)
         _remember(runtime, ["a note in another scope"], scope="other")
@@ -190,7 +190,7 @@ def test_erasure_deletes_the_secondary_vectors(db_path, primary, second):
 
 
 def test_an_older_pcmem_cannot_open_a_store_with_a_secondary_profile(db_path, primary):
-    pcmem.open_sync(db_path, embedder=primary).close()
+    pcmem.open(db_path, embedder=primary).close()
     with duckdb.connect(str(db_path), read_only=True) as db:
         names = [n for (n,) in db.execute("SELECT name FROM pcmem_migrations ORDER BY seq").fetchall()]
     # the migration is what makes an older pcmem (which would not erase secondary vectors) refuse the file
@@ -198,7 +198,7 @@ def test_an_older_pcmem_cannot_open_a_store_with_a_secondary_profile(db_path, pr
 
 
 def test_seekdb_refuses_a_secondary_profile_with_a_typed_error(seekdb_url, primary, second):
-    with pcmem.open_sync(seekdb_url, embedder=primary) as runtime:
+    with pcmem.open(seekdb_url, embedder=primary) as runtime:
         assert runtime.backend.secondary_embedding_profile() is None
         with pytest.raises(CapabilityNotSupportedError, match="seekdb"):
             runtime.reindex_secondary(embedder=second)
@@ -206,7 +206,7 @@ def test_seekdb_refuses_a_secondary_profile_with_a_typed_error(seekdb_url, prima
 
 def test_cli_reindex_rerank_embedder_with_minilm(tmp_path):
     store = tmp_path / "cli.duckdb"
-    with pcmem.open_sync(store, embedder=HashEmbedder()) as runtime:  # a store whose own model is not MiniLM
+    with pcmem.open(store, embedder=HashEmbedder()) as runtime:  # a store whose own model is not MiniLM
         _remember(runtime)
     runner = CliRunner()
     result = runner.invoke(main, ["--db", str(store), "reindex", "--rerank-embedder", "minilm-l6-int8", "--json"])
@@ -227,28 +227,28 @@ def test_the_rerank_embedder_comes_from_the_environment_or_the_store(db_path, pr
     from pcmem.embedding.presets import EMBEDDER_PRESETS
 
     minilm = EMBEDDER_PRESETS["minilm-l6-int8"].profile
-    with pcmem.open_sync(db_path, embedder=primary) as runtime:
+    with pcmem.open(db_path, embedder=primary) as runtime:
         assert runtime.rerank_embedder is None  # no secondary profile, nothing configured
         runtime.backend.set_secondary_embedding_profile(minilm)
-    with pcmem.open_sync(db_path, embedder=primary) as runtime:
+    with pcmem.open(db_path, embedder=primary) as runtime:
         assert runtime.rerank_embedder is None  # nothing is read at open: found on first need
         ids = _remember(runtime, TEXTS[:1])
         assert runtime.rerank_embedder is not None and runtime.rerank_embedder.profile == minilm  # from the store
         assert set(runtime.backend.stored_vectors(minilm, ids)) == set(ids)  # and the write stored its vector
     monkeypatch.setenv("PCMEM_RERANK_EMBEDDER", "none")
-    with pcmem.open_sync(db_path, embedder=primary) as runtime:
+    with pcmem.open(db_path, embedder=primary) as runtime:
         _remember(runtime, TEXTS[1:2])
         assert runtime.rerank_embedder is None and runtime.backend.count_missing_vectors(minilm) == 1
     monkeypatch.setenv("PCMEM_RERANK_EMBEDDER", "no-such-preset")
     with pytest.raises(pcmem.PcmemError):
-        pcmem.open_sync(db_path, embedder=primary)
+        pcmem.open(db_path, embedder=primary)
 
 
 def test_the_server_reranks_by_embedding_with_the_secondary_vectors(tmp_path, primary):
     from pcmem.serve import open_for_serving
 
     store = tmp_path / "served.duckdb"
-    with pcmem.open_sync(store, embedder=primary) as runtime:
+    with pcmem.open(store, embedder=primary) as runtime:
         _remember(runtime)
         runtime.reindex_secondary(embedder="minilm-l6-int8")
     runtime = open_for_serving(store, embedder="auto", rerank="embedding")
@@ -262,12 +262,12 @@ def test_the_server_reranks_by_embedding_with_the_secondary_vectors(tmp_path, pr
 
 
 def test_check_reports_orphan_secondary_vectors_and_repair_removes_them(db_path, primary, second):
-    with pcmem.open_sync(db_path, embedder=primary) as runtime:
+    with pcmem.open(db_path, embedder=primary) as runtime:
         _remember(runtime)
         runtime.reindex_secondary(embedder=second)
     with duckdb.connect(str(db_path)) as db:
         db.execute("INSERT INTO embeddings_secondary SELECT 'ver_gone', vec FROM embeddings_secondary LIMIT 1")
-    with pcmem.open_sync(db_path, embedder=primary) as runtime:
+    with pcmem.open(db_path, embedder=primary) as runtime:
         assert any("embeddings_secondary belong to no entry version" in p for p in runtime.backend.check().problems)
         assert not runtime.backend.repair().problems
         assert runtime.backend.count_missing_vectors(second.profile) == 0  # repair keeps the live ones

@@ -28,7 +28,7 @@ from pcmem.serve.tool_results import entry_json  # noqa: E402
 
 OWNER_APP = r"""
 import sys, pcmem
-with pcmem.open_sync(sys.argv[1], embedder=None) as runtime:
+with pcmem.open(sys.argv[1], embedder=None) as runtime:
     scope = runtime.memory.for_scope("agent")
     for n in range(10):
         scope.remember(pcmem.NewEntry(text=f"kiwi note {n} about the orchard", entry_id=f"k{n}",
@@ -64,7 +64,7 @@ def test_an_mcp_search_through_a_client_is_one_call_to_the_owner(owner, monkeypa
         return original(self, key, scope, args, kwargs)
 
     monkeypatch.setattr(owner_client.Caller, "call", counted)
-    with pcmem.open_sync(owner, embedder=None) as runtime:
+    with pcmem.open(owner, embedder=None) as runtime:
         assert type(runtime).__name__ != "SyncRuntime", "this process must be the owner's client"
         sent.clear()  # what opening asked (the owner checks a client's settings then), not the search
         result = asyncio.run(call(MemoryApi(runtime, owner), "search_memory",
@@ -81,7 +81,7 @@ def test_an_mcp_search_through_a_client_is_one_call_to_the_owner(owner, monkeypa
 
 
 def test_a_hit_carries_its_version_and_date(tmp_path):
-    with pcmem.open_sync(tmp_path / "local.duckdb", embedder=None) as runtime:
+    with pcmem.open(tmp_path / "local.duckdb", embedder=None) as runtime:
         scope = runtime.memory.for_scope("s")
         scope.remember(pcmem.NewEntry(text="the kiwi orchard opens in May", entry_id="k"))
         scope.revise(pcmem.ReviseRequest(entry_id="k", text="the kiwi orchard opens in June", expected_version=1))
@@ -97,7 +97,7 @@ def test_a_v1_search_shows_each_hit_without_reading_it_back(tmp_path, monkeypatc
     from pcmem.memory.scoped_reads import ScopedReads
     from pcmem.serve import convert, wire
 
-    with pcmem.open_sync(tmp_path / "v1.duckdb", embedder=None) as runtime:
+    with pcmem.open(tmp_path / "v1.duckdb", embedder=None) as runtime:
         scope = runtime.memory.for_scope("agent")
         for n in range(6):
             scope.remember(pcmem.NewEntry(text=f"kiwi note {n} about the orchard", entry_id=f"k{n}",
@@ -131,7 +131,7 @@ def test_the_owner_answers_with_its_result_encoded_once_as_the_same_json(tmp_pat
     from pcmem.owner import protocol
     from pcmem.owner.operations import Dispatcher, operation
 
-    with pcmem.open_sync(tmp_path / "frames.duckdb", embedder=None) as runtime:
+    with pcmem.open(tmp_path / "frames.duckdb", embedder=None) as runtime:
         scope = runtime.memory.for_scope("s")
         scope.remember(pcmem.NewEntry(text="Die Kiwi-Ernte beginnt im Mai — 收获 🥝", metadata={"n": 1.5}))
         request = {"op": "scope.search", "scope": "s", "rerank": None,

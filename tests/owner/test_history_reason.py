@@ -80,7 +80,7 @@ async def test_the_http_route_and_the_mcp_tool_give_the_same_reasons(store):
     from pcmem.serve.live import LiveServer
     from pcmem.serve.operations import MemoryApi
 
-    runtime = pcmem.open_sync(store, embedder=None)
+    runtime = pcmem.open(store, embedder=None)
     api = MemoryApi(runtime, store)
     try:
         with LiveServer(create_app(api, ServeOptions(token=TOKEN))) as server:

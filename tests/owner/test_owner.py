@@ -19,13 +19,14 @@ from pathlib import Path
 import pytest
 
 import pcmem
+from pcmem.errors import UnsafeRuntimeFolderError
 from pcmem.owner import address, protocol
 
 #: An app that holds the store: writes one entry, says "ready", serves until its stdin closes, then prints the
 #: texts it sees (so the test knows the owner saw the clients' writes).
 OWNER_APP = r"""
 import sys, pcmem
-with pcmem.open_sync(sys.argv[1], embedder=None) as runtime:
+with pcmem.open(sys.argv[1], embedder=None) as runtime:
     scope = runtime.memory.for_scope("p")
     scope.remember("the owner wrote this kiwi note", entry_id="owner-note", upsert=True)
     print("ready", type(runtime).__name__, flush=True)
@@ -83,7 +84,7 @@ def test_the_cli_works_beside_a_running_owner(tmp_path):
 def test_a_client_takes_the_file_over_when_its_owner_is_killed(tmp_path):
     path = tmp_path / "store.duckdb"
     owner = start_owner(path)
-    runtime = pcmem.open_sync(path, embedder=None)
+    runtime = pcmem.open(path, embedder=None)
     try:
         assert isinstance(runtime, pcmem.SyncRuntime) and runtime.owner_pid == owner.pid
         scope = runtime.memory.for_scope("p")
@@ -102,7 +103,7 @@ def test_a_client_takes_the_file_over_when_its_owner_is_killed(tmp_path):
         assert revised.citations[0].revision == 8
         # A third process finds the new owner (this one) and sees the same store.
         third = subprocess.run([sys.executable, "-c", "import sys, pcmem\n"
-                                "with pcmem.open_sync(sys.argv[1], embedder=None) as r:\n"
+                                "with pcmem.open(sys.argv[1], embedder=None) as r:\n"
                                 "    print(type(r).__name__, r.owner_pid, r.memory.for_scope('p').head().revision)",
                                 str(path)], capture_output=True, text=True, timeout=120)
         assert third.returncode == 0, third.stderr
@@ -136,13 +137,13 @@ def _outcome(call) -> object:  # noqa: ANN001
 def test_a_write_in_flight_when_the_owner_dies_is_sent_again_and_applied_once(tmp_path):
     path = tmp_path / "store.duckdb"
     owner = start_owner(path)
-    with pcmem.open_sync(path, embedder=None) as runtime:
+    with pcmem.open(path, embedder=None) as runtime:
         scope = runtime.memory.for_scope("p")
         # A keyed upsert is sent again to the new owner (this process) and succeeds.
         result = _call_while_owner_dies(owner, lambda: scope.remember("keyed", entry_id="k1", upsert=True))
         assert isinstance(result, pcmem.WriteResult) and result.citations[0].entry_id == "k1"
     owner = start_owner(path)
-    with pcmem.open_sync(path, embedder=None) as runtime:
+    with pcmem.open(path, embedder=None) as runtime:
         scope = runtime.memory.for_scope("p")
         # So is a plain remember: it carries an idempotency key, so it cannot be applied twice (it was OwnerGoneError,
         # "may or may not have been applied", before every write had one). The store is usable at once.
@@ -159,7 +160,7 @@ def test_typed_errors_cross_the_socket(tmp_path):
     alias = tmp_path / "alias.duckdb"
     alias.symlink_to(path)
     try:
-        with pcmem.open_sync(alias, embedder=None) as runtime:  # another name of the file finds the same owner
+        with pcmem.open(alias, embedder=None) as runtime:  # another name of the file finds the same owner
             assert runtime.owner_pid == owner.pid
             scope = runtime.memory.for_scope("p")
             scope.remember("second")
@@ -193,7 +194,7 @@ def test_error_classes_and_their_fields_survive_the_wire():
 
 def test_the_socket_is_private_and_a_foreign_folder_is_refused(tmp_path):
     path = tmp_path / "store.duckdb"
-    with pcmem.open_sync(path, embedder=None):
+    with pcmem.open(path, embedder=None):
         identity = address.FileIdentity.of(path)
         assert identity is not None
         sock = address.places(identity, create=False).addresses[0]
@@ -204,14 +205,14 @@ def test_the_socket_is_private_and_a_foreign_folder_is_refused(tmp_path):
     folder = tmp_path / "run"
     folder.mkdir(mode=0o755)
     os.chmod(folder, 0o755)
-    with pytest.raises(address.UnsafeRuntimeFolderError, match="must be 700"):
+    with pytest.raises(UnsafeRuntimeFolderError, match="must be 700"):
         address.private_folder(folder, create=False)
     os.chmod(folder, 0o700)
     assert address.private_folder(folder, create=False) == folder
     if os.getuid() != 0:
         pytest.skip("giving the folder to another user needs root")
     os.chown(folder, 65534, 65534)
-    with pytest.raises(address.UnsafeRuntimeFolderError, match="belongs to uid 65534"):
+    with pytest.raises(UnsafeRuntimeFolderError, match="belongs to uid 65534"):
         address.private_folder(folder, create=False)
 
 
@@ -235,7 +236,7 @@ def test_a_process_that_finds_a_new_store_locked_leaves_it_alone(tmp_path, monke
 
 OWNER_WITH_EMBEDDER = r"""
 import sys, pcmem
-with pcmem.open_sync(sys.argv[1]) as runtime:  # the bundled embedder: hybrid search and the embedding rerank work
+with pcmem.open(sys.argv[1]) as runtime:  # the bundled embedder: hybrid search and the embedding rerank work
     scope = runtime.memory.for_scope("p")
     scope.remember("The release moves to Friday after the installer check.")
     scope.remember("Priya prefers tea in the afternoon.")
@@ -245,7 +246,7 @@ with pcmem.open_sync(sys.argv[1]) as runtime:  # the bundled embedder: hybrid se
 
 CLIENT_SEARCH = r"""
 import sys, pcmem
-with pcmem.open_sync(sys.argv[1]) as runtime:
+with pcmem.open(sys.argv[1]) as runtime:
     scope = runtime.memory.for_scope("p")
     page = scope.search("when does the release go out", reranker=runtime.build_reranker("embedding"))
     print(type(runtime).__name__, page.mode, page.rerank.policy_id, page.hits[0].text)
@@ -292,7 +293,7 @@ def test_an_owner_sweeps_sockets_that_killed_owners_left_behind(tmp_path):
     fresh, _ = bound(f"{tag}-2.sock", listening=False, age=0)
     live, live_sock = bound(f"{tag}-3.sock", listening=True, age=3600)
     try:
-        with pcmem.open_sync(tmp_path / "store.duckdb", embedder=None):
+        with pcmem.open(tmp_path / "store.duckdb", embedder=None):
             pass
         assert not stale.exists()
         assert fresh.exists() and live.exists()
@@ -304,20 +305,18 @@ def test_an_owner_sweeps_sockets_that_killed_owners_left_behind(tmp_path):
 
 def test_a_client_sends_the_owner_one_rerank_choice():
     """A client's search says default / none / this reranker with one parameter; the owner is sent a reranker by
-    name, or none (its service for clients has no reranker of its own). The old two knobs fold into it, warned."""
+    name, or none (its service for clients has no reranker of its own)."""
     from pcmem.owner.client import Caller, RerankChoice
     from pcmem.owner.rerank_spec import RerankSpec
 
     configured = RerankChoice(RerankSpec(policy="embedding"))
     named = RerankChoice(RerankSpec(policy="listwise"))
     caller = Caller(link=None, relink=lambda: None, default_rerank=configured)  # type: ignore[arg-type]
-    assert caller._rerank("default", None) == configured.spec.model_dump(mode="json")
-    assert caller._rerank("none", None) is None
-    assert caller._rerank(named, None) == named.spec.model_dump(mode="json")
-    with pytest.warns(DeprecationWarning):
-        assert caller._rerank("default", False) is None
-    with pytest.warns(DeprecationWarning):
-        assert caller._rerank(None, None) == configured.spec.model_dump(mode="json")
+    assert caller._rerank("default") == configured.spec.model_dump(mode="json")
+    assert caller._rerank("none") is None
+    assert caller._rerank(named) == named.spec.model_dump(mode="json")
+    with pytest.raises(pcmem.InputError, match="got None"):
+        caller._rerank(None)
 
 
 def test_a_client_takes_the_identity_and_keyword_calls_and_the_request_objects(tmp_path):

@@ -19,7 +19,7 @@ from pcmem.owner import address, protocol
 
 OWNER_APP = r"""
 import sys, pcmem
-with pcmem.open_sync(sys.argv[1], embedder=None) as runtime:
+with pcmem.open(sys.argv[1], embedder=None) as runtime:
     runtime.memory.for_scope("p").remember("written by the owner")
     print("ready", flush=True)
     sys.stdin.read()
@@ -53,7 +53,7 @@ def test_a_frame_that_is_not_json_is_refused_quietly_and_the_owner_keeps_serving
     try:
         assert owner.stdout is not None and owner.stdout.readline().strip() == "ready"
         assert _send_raw(path, payload) == b""
-        with pcmem.open_sync(path, embedder=None) as client:  # a client of that owner: it still answers
+        with pcmem.open(path, embedder=None) as client:  # a client of that owner: it still answers
             assert [e.entry.text for e in client.memory.for_scope("p").list().entries] == ["written by the owner"]
     finally:
         _, stderr = owner.communicate(timeout=60)
@@ -70,18 +70,19 @@ def test_the_decoder_turns_any_undecodable_frame_into_a_lost_connection():
             protocol.recv_frame(right)
 
 
-def test_a_deprecation_warning_through_the_owner_points_at_the_caller_not_at_pcmem_s_source(tmp_path):
-    """Issue #38 6f: through an owner's client the warning named a line of pcmem/owner/client.py."""
+def test_a_client_refuses_the_removed_rerank_knobs_as_the_library_does(tmp_path):
+    """Through an owner's client, the removed spellings are refused as in one process: before anything is sent."""
     path = tmp_path / "s.duckdb"
     owner = subprocess.Popen([sys.executable, "-c", OWNER_APP, str(path)], stdin=subprocess.PIPE,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert owner.stdout is not None and owner.stdout.readline().strip() == "ready"
-        with pcmem.open_sync(path, embedder=None) as client:
+        with pcmem.open(path, embedder=None) as client:
+            assert client.owner_pid is not None
             scope = client.memory.for_scope("p")
-            for knobs in ({"reranker": None}, {"rerank": False}):
-                with pytest.warns(DeprecationWarning) as caught:
-                    scope.search("owner", **knobs)
-                assert [warning.filename for warning in caught] == [__file__]
+            with pytest.raises(pcmem.InputError, match="got None"):
+                scope.search("owner", reranker=None)  # type: ignore[arg-type]
+            with pytest.raises(TypeError, match="rerank"):
+                scope.search("owner", rerank=False)  # type: ignore[call-arg]
     finally:
         owner.communicate(timeout=60)

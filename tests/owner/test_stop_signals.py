@@ -38,7 +38,7 @@ def _wal(db: Path) -> Path:
 
 
 def _texts(db: Path, scope: str) -> set[str]:
-    with pcmem.open_sync(db, embedder=None) as runtime:
+    with pcmem.open(db, embedder=None) as runtime:
         return {entry.entry.text for entry in runtime.memory.for_scope(scope).list().entries}
 
 
@@ -103,7 +103,7 @@ def test_serve_stopped_while_it_starts_closes_the_store(tmp_path):
         time.sleep(0.005)
     assert _stopped(process, signal.SIGTERM) == 0, process.stderr.read()
     assert not _wal(db).exists()
-    with pcmem.open_sync(db, embedder=None, create=False) as runtime:
+    with pcmem.open(db, embedder=None, create=False) as runtime:
         assert runtime.memory.scopes() == []
 
 
@@ -185,7 +185,7 @@ def test_mcp_stops_while_the_host_is_silent(tmp_path, number):
 def test_tui_quits_cleanly_on_a_stop_signal(tmp_path, number):
     pytest.importorskip("textual")
     db = tmp_path / "ui.duckdb"
-    with pcmem.open_sync(db, embedder=None) as runtime:
+    with pcmem.open(db, embedder=None) as runtime:
         runtime.memory.for_scope("signalscope").remember("seen in the terminal UI")
     controller, terminal = pty.openpty()
     process = subprocess.Popen([*PCMEM, "--db", str(db), "tui"], stdin=terminal,

@@ -1,4 +1,4 @@
-"""Two processes, one store: a long-lived shared-mode process and a second writer, each doing a few hundred mixed
+"""Two processes, one store: a long-lived owner process and a second writer, each doing a few hundred mixed
 operations. Nothing is lost, nobody sees "database is locked", every result cites a valid revision."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pcmem import NewEntry, RememberRequest, ReviseRequest, RevisionConflictErro
 from pcmem import SearchMemoryRequest
 path, name, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
 log = []
-with pcmem.open_sync(path, embedder=None, shared=True, lock_timeout=30) as runtime:
+with pcmem.open(path, embedder=None, lock_timeout=30) as runtime:
     memory = runtime.memory.for_scope("shared")
     mine = []
     for i in range(count):
@@ -43,7 +43,7 @@ print(json.dumps(log))
 
 def test_two_processes_share_one_store(tmp_path):
     path = tmp_path / "shared.duckdb"
-    pcmem.open_sync(path, embedder=None).close()
+    pcmem.open(path, embedder=None).close()
     workers = [subprocess.Popen([sys.executable, "-c", WORKER, str(path), name, str(OPERATIONS)],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for name in ("a", "b")]
     logs = []
@@ -52,7 +52,7 @@ def test_two_processes_share_one_store(tmp_path):
         assert worker.returncode == 0, err
         assert "locked" not in err.lower()
         logs.append(json.loads(out))
-    with pcmem.open_sync(path, embedder=None) as runtime:
+    with pcmem.open(path, embedder=None) as runtime:
         assert runtime.backend.check().ok
         memory = runtime.memory.for_scope("shared")
         writes = [entry for log in logs for entry in log if entry[0] == "write"]
@@ -70,7 +70,7 @@ def test_two_processes_share_one_store(tmp_path):
 
 HOLDER = r"""
 import sys, pcmem
-with pcmem.open_sync(sys.argv[1], embedder=None):
+with pcmem.open(sys.argv[1], embedder=None):
     print("holding", flush=True)
     sys.stdin.readline()
 """
@@ -79,7 +79,7 @@ with pcmem.open_sync(sys.argv[1], embedder=None):
 def _scope_of_six(path):
     from pcmem import NewEntry, RememberRequest, RetireRequest
 
-    with pcmem.open_sync(path, embedder=None) as runtime:
+    with pcmem.open(path, embedder=None) as runtime:
         memory = runtime.memory.for_scope("s")
         memory.remember(RememberRequest(entries=tuple(NewEntry(entry_id=f"e{i}", text=f"note {i}") for i in range(6))))
         for entry_id in ("e4", "e5"):
@@ -87,7 +87,7 @@ def _scope_of_six(path):
 
 
 def _states(path) -> dict:
-    with pcmem.open_sync(path, embedder=None) as runtime:
+    with pcmem.open(path, embedder=None) as runtime:
         entries = runtime.memory.for_scope("s").list(pcmem.ListRequest(state="all")).entries
         return {e.entry.entry_id: (e.state, e.entry.version) for e in entries}
 

@@ -445,7 +445,7 @@ QUERY = "deploy"
 
 
 def open_store(path: Path, **options):
-    return pcmem.open_sync(path, embedder=None, config=RuntimeConfig(),
+    return pcmem.open(path, embedder=None, config=RuntimeConfig(),
                            inference=InferenceConfig(), **options)
 
 
@@ -534,7 +534,7 @@ def test_search_raises_when_the_rerank_backend_is_wrongly_wrapped_fail_open(seed
 async def test_async_search_raises_too(seeded):
     path, _ = seeded
     model = ScriptedDecisionModel(rule=lambda _r: InferenceUnavailableError("provider down"))
-    async with pcmem.open_runtime(path, embedder=None, config=RuntimeConfig(), inference=InferenceConfig(),
+    async with pcmem.open_async(path, embedder=None, config=RuntimeConfig(), inference=InferenceConfig(),
                                   reranker=DecisionReranker(model)) as runtime:
         with pytest.raises(InferenceUnavailableError):
             await runtime.memory.for_scope("ops").search(SearchMemoryRequest(query=QUERY, limit=3))

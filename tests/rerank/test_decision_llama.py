@@ -192,7 +192,7 @@ def test_the_real_decision_reranker_over_a_real_store(db_path):
     counting = CountingDecisionModel(reranker.decision_model)
     reranker.decision_model = counting
     seen: list[tuple[int, int]] = []
-    with pcmem.open_sync(db_path, embedder=None, config=RuntimeConfig(), inference=InferenceConfig()) as runtime:
+    with pcmem.open(db_path, embedder=None, config=RuntimeConfig(), inference=InferenceConfig()) as runtime:
         memory = runtime.memory.for_scope("ops")
         memory.remember(RememberRequest(entries=tuple(NewEntry(text=text) for text in NOTES)))
         coarse = memory.search(SearchMemoryRequest(query="deploy", limit=30))
@@ -231,7 +231,7 @@ def test_the_cli_rerank_none_turns_off_a_rerank_the_environment_configures(tmp_p
     import sys
 
     path = tmp_path / "store.duckdb"
-    with pcmem.open_sync(path, embedder=None) as runtime:
+    with pcmem.open(path, embedder=None) as runtime:
         runtime.memory.for_scope("s").remember("the team deploys on tuesday")
     env = {**os.environ, ENV_RERANK_ENABLED: "true", ENV_GENERATION_MODEL: f"llama-cpp:{PRESET}"}
 

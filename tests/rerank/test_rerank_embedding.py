@@ -34,7 +34,7 @@ TEXTS = [
 
 
 def _seed(path, embedder):
-    runtime = pcmem.open_sync(path, embedder=embedder)
+    runtime = pcmem.open(path, embedder=embedder)
     memory = runtime.memory.for_scope("project")
     memory.remember(RememberRequest(entries=[NewEntry(kind="fact", text=t) for t in TEXTS]))
     return runtime, memory
@@ -141,7 +141,7 @@ def test_second_embedder_embeds_each_text_once_across_stores(tmp_path):
         assert second.calls == before + 1  # two new entries, one new text: one embedding
 
 def test_no_embedder_fails_closed(tmp_path):
-    with pcmem.open_sync(tmp_path / "s.duckdb", embedder=None) as runtime:
+    with pcmem.open(tmp_path / "s.duckdb", embedder=None) as runtime:
         memory = runtime.memory.for_scope("project")
         memory.remember(RememberRequest(entries=[NewEntry(kind="fact", text=t) for t in TEXTS]))
         with pytest.raises(RerankError, match="no embedder"):

@@ -72,7 +72,7 @@ def reranker(inference):
 def store(tmp_path_factory, reranker):
     path = tmp_path_factory.mktemp("llama") / "memory.duckdb"
     config = RuntimeConfig(memory_rerank_candidate_limit=12)
-    with pcmem.open_sync(path, embedder=None, config=config, inference=InferenceConfig(),
+    with pcmem.open(path, embedder=None, config=config, inference=InferenceConfig(),
                          reranker=reranker) as runtime:
         memory = runtime.memory.for_scope("team")
         memory.remember(RememberRequest(entries=tuple(NewEntry(entry_id=k, text=t) for k, t in ENTRIES.items())))

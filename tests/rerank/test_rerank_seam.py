@@ -308,7 +308,7 @@ def deploy_entries(count: int) -> RememberRequest:
 
 
 def open_store(path: Path, *, reranker=None, candidate_limit: int = 30, enabled: bool = False):
-    return pcmem.open_sync(
+    return pcmem.open(
         path,
         embedder=None,
         config=RuntimeConfig(memory_rerank_enabled=enabled, memory_rerank_candidate_limit=candidate_limit),
@@ -536,7 +536,7 @@ def test_writes_proceed_while_reranker_runs(tmp_path):
 def test_async_search_reranks(tmp_path):
     async def scenario():
         generator = ScriptedGenerator(ranks_json(3, 1))
-        async with pcmem.open_runtime(tmp_path / "a.duckdb", embedder=None, config=RuntimeConfig(),
+        async with pcmem.open_async(tmp_path / "a.duckdb", embedder=None, config=RuntimeConfig(),
                                       inference=InferenceConfig(), reranker=ListwiseReranker(generator)) as runtime:
             memory = runtime.memory.for_scope("ops")
             await memory.remember(deploy_entries(4))
@@ -559,7 +559,7 @@ def assert_store_reopenable(path: Path) -> None:
 def test_rerank_enabled_without_model_is_startup_error(tmp_path):
     path = tmp_path / "s.duckdb"
     with pytest.raises(ConfigurationError, match="no generation model"):
-        pcmem.open_sync(path, embedder=None, config=RuntimeConfig(memory_rerank_enabled=True),
+        pcmem.open(path, embedder=None, config=RuntimeConfig(memory_rerank_enabled=True),
                         inference=InferenceConfig())
     assert_store_reopenable(path)
 
@@ -567,13 +567,13 @@ def test_rerank_enabled_without_model_is_startup_error(tmp_path):
 def test_rerank_enabled_from_env_without_model_is_startup_error(tmp_path, monkeypatch):
     monkeypatch.setenv(RFC_ENV["enabled"], "true")
     with pytest.raises(ConfigurationError):
-        pcmem.open_sync(tmp_path / "s.duckdb", embedder=None)
+        pcmem.open(tmp_path / "s.duckdb", embedder=None)
 
 
 def test_explicit_config_beats_environment_at_open(tmp_path, monkeypatch):
     monkeypatch.setenv(RFC_ENV["enabled"], "true")
     monkeypatch.setenv(RFC_ENV["candidate_limit"], "not-a-number")
-    with pcmem.open_sync(tmp_path / "s.duckdb", embedder=None, config=RuntimeConfig(),
+    with pcmem.open(tmp_path / "s.duckdb", embedder=None, config=RuntimeConfig(),
                          inference=InferenceConfig()) as runtime:
         assert runtime.reranker is None
 
@@ -581,12 +581,12 @@ def test_explicit_config_beats_environment_at_open(tmp_path, monkeypatch):
 def test_bad_env_value_fails_at_open(tmp_path, monkeypatch):
     monkeypatch.setenv(RFC_ENV["candidate_limit"], "0")
     with pytest.raises(ConfigurationError, match="memory_rerank_candidate_limit"):
-        pcmem.open_sync(tmp_path / "s.duckdb", embedder=None)
+        pcmem.open(tmp_path / "s.duckdb", embedder=None)
 
 
 def test_flag_off_ignores_unusable_model(tmp_path):
     # Composition only builds a model when rerank is wanted; a bad model with rerank off is not an error.
-    with pcmem.open_sync(tmp_path / "s.duckdb", embedder=None, config=RuntimeConfig(),
+    with pcmem.open(tmp_path / "s.duckdb", embedder=None, config=RuntimeConfig(),
                          inference=InferenceConfig(generation_model="openai:gpt")) as runtime:
         assert runtime.reranker is None
 
@@ -594,7 +594,7 @@ def test_flag_off_ignores_unusable_model(tmp_path):
 def test_unknown_provider_is_startup_error(tmp_path):
     path = tmp_path / "s.duckdb"
     with pytest.raises(ConfigurationError, match="unknown inference provider 'openai'"):
-        pcmem.open_sync(path, embedder=None, config=RuntimeConfig(memory_rerank_enabled=True),
+        pcmem.open(path, embedder=None, config=RuntimeConfig(memory_rerank_enabled=True),
                         inference=InferenceConfig(generation_model="openai:gpt"))
     assert_store_reopenable(path)
 
@@ -602,7 +602,7 @@ def test_unknown_provider_is_startup_error(tmp_path):
 def model_file_error(tmp_path: Path, model: str) -> ConfigurationError:
     path = tmp_path / "s.duckdb"
     with pytest.raises(ConfigurationError) as raised:
-        pcmem.open_sync(path, embedder=None, config=RuntimeConfig(memory_rerank_enabled=True),
+        pcmem.open(path, embedder=None, config=RuntimeConfig(memory_rerank_enabled=True),
                         inference=InferenceConfig(generation_model=model))
     assert_store_reopenable(path)
     return raised.value
@@ -789,19 +789,21 @@ def test_reranker_none_returns_the_coarse_page_even_with_a_runtime_reranker(tmp_
         assert memory.search(request, reranker="default").rerank is not None and generator.calls == 2
 
 
-def test_the_two_old_rerank_knobs_still_work_for_one_release_with_a_deprecation_warning(tmp_path):
+def test_the_two_old_rerank_knobs_are_gone(tmp_path):
+    """``rerank=False`` and ``reranker=None`` were deprecated for a release: ``reranker="none"``/``"default"`` say it.
+    The first is an unknown keyword now, the second a one-line InputError; neither reranks nor searches."""
     generator = ScriptedGenerator(ranks_json(2))
     with open_store(tmp_path / "m.duckdb", reranker=ListwiseReranker(generator)) as runtime:
         memory = runtime.memory.for_scope("s")
         memory.remember(deploy_entries(5))
         request = SearchMemoryRequest(query="deploy", limit=3, mode="fts")
-        with pytest.warns(DeprecationWarning, match='reranker="none"') as caught:
-            page = memory.search(request, rerank=False)
-        assert page.rerank is None and generator.calls == 0
-        assert caught[0].filename == __file__  # the warning points at the caller's line
-        with pytest.warns(DeprecationWarning, match='reranker="default"'):
-            page = runtime.memory.search(request, scopes=["s"], reranker=None)
-        assert page.rerank is not None and generator.calls == 1
+        with pytest.raises(TypeError, match="rerank"):
+            memory.search(request, rerank=False)  # type: ignore[call-arg]
+        for call in (lambda: memory.search(request, reranker=None),  # type: ignore[arg-type]
+                     lambda: runtime.memory.search(request, scopes=["s"], reranker=None)):  # type: ignore[arg-type]
+            with pytest.raises(InputError, match='reranker must be "default", "none" or a MemoryReranker, got None'):
+                call()
+        assert generator.calls == 0
 
 
 def test_a_reranker_choice_that_is_neither_default_nor_none_is_a_one_line_input_error(tmp_path):

@@ -43,7 +43,7 @@ def test_a_query_is_embedded_once_by_the_search_and_the_reranker(tmp_path):
         return embed_documents(texts, progress)
 
     embedder.embed_documents = counting  # type: ignore[method-assign]
-    with pcmem.open_sync(tmp_path / "s.duckdb", embedder=embedder) as runtime:
+    with pcmem.open(tmp_path / "s.duckdb", embedder=embedder) as runtime:
         memory = runtime.memory.for_scope("project")
         memory.remember(RememberRequest(entries=[NewEntry(kind="fact", text=t) for t in (
             "the desktop app ships on thursday", "lunch is at noon", "release notes for the desktop app")]))

@@ -164,7 +164,7 @@ def test_vector_admission_drops_dissimilar_entries(notes):
 
 
 def test_auto_without_embedder_is_fts_and_explicit_vector_modes_fail(db_path):
-    with pcmem.open_sync(db_path, embedder=None) as runtime:
+    with pcmem.open(db_path, embedder=None) as runtime:
         memory = runtime.memory.for_scope("p")
         memory.remember("full-text only store")
         assert search(memory, "store").mode == "fts"
@@ -174,18 +174,18 @@ def test_auto_without_embedder_is_fts_and_explicit_vector_modes_fail(db_path):
 
 
 def test_entries_without_vectors_make_vector_unavailable_until_reindex(db_path):
-    with pcmem.open_sync(db_path) as runtime:
+    with pcmem.open(db_path) as runtime:
         runtime.memory.for_scope("p").remember("written with vectors")
-    with pcmem.open_sync(db_path, embedder=None) as runtime:  # issue 16: refused, it would leave a vector missing
+    with pcmem.open(db_path, embedder=None) as runtime:  # issue 16: refused, it would leave a vector missing
         with pytest.raises(ConfigurationError, match="embedder='auto'"):
             runtime.memory.for_scope("p").remember("refused without vectors")
-    with pcmem.open_sync(db_path) as runtime:
+    with pcmem.open(db_path) as runtime:
         runtime.memory.for_scope("p").remember("written without vectors")
     connection = duckdb.connect(str(db_path))  # a vector lost some other way (an older pcmem, a manual edit)
     connection.execute("DELETE FROM embeddings WHERE entry_version_id IN "
                        "(SELECT entry_version_id FROM entry_versions WHERE text = 'written without vectors')")
     connection.close()
-    with pcmem.open_sync(db_path) as runtime:
+    with pcmem.open(db_path) as runtime:
         memory = runtime.memory.for_scope("p")
         assert search(memory, "written").mode == "fts"
         with pytest.raises(CapabilityNotSupportedError, match="reindex"):
@@ -196,9 +196,9 @@ def test_entries_without_vectors_make_vector_unavailable_until_reindex(db_path):
 
 
 def test_profile_change_needs_reindex(db_path):
-    with pcmem.open_sync(db_path) as runtime:
+    with pcmem.open(db_path) as runtime:
         runtime.memory.for_scope("p").remember("a sentence about gardening")
-    with pcmem.open_sync(db_path, embedder=OtherSpaceEmbedder()) as runtime:
+    with pcmem.open(db_path, embedder=OtherSpaceEmbedder()) as runtime:
         memory = runtime.memory.for_scope("p")
         assert search(memory, "gardening").mode == "fts"
         with pytest.raises(CapabilityNotSupportedError, match="profile"):
@@ -209,9 +209,9 @@ def test_profile_change_needs_reindex(db_path):
 
 
 def test_auto_degrades_to_fts_only_when_query_embedding_fails(db_path):
-    with pcmem.open_sync(db_path) as runtime:
+    with pcmem.open(db_path) as runtime:
         runtime.memory.for_scope("p").remember("the cat sat on the mat")
-    with pcmem.open_sync(db_path, embedder=FailingQueryEmbedder()) as runtime:
+    with pcmem.open(db_path, embedder=FailingQueryEmbedder()) as runtime:
         memory = runtime.memory.for_scope("p")
         page = search(memory, "cat")
         assert page.mode == "fts" and ids(page)
@@ -248,7 +248,7 @@ def test_hostile_queries_are_answered_not_crashed(notes, query):
 
 
 async def test_async_search_in_the_rfc_shape(db_path):
-    async with pcmem.open_runtime(db_path) as runtime:
+    async with pcmem.open_async(db_path) as runtime:
         await runtime.memory.for_scope("project").remember("Which deployment decision is current? Thursdays.")
         page = await runtime.memory.for_scope("project").search(
             SearchMemoryRequest(query="Which deployment decision is current?", limit=10, mode="hybrid")

@@ -25,7 +25,7 @@ from pcmem import (
 
 @pytest.fixture
 def store(tmp_path, sequential_ids):
-    with pcmem.open_sync(tmp_path / "f.duckdb", embedder=HashEmbedder(), clock=TickingClock()) as runtime:
+    with pcmem.open(tmp_path / "f.duckdb", embedder=HashEmbedder(), clock=TickingClock()) as runtime:
         yield runtime
 
 
@@ -191,7 +191,7 @@ def test_the_rerank_pool_is_max_k_c_over_the_union_of_filtered_scopes(store, sna
             NewEntry(text=f"deploy note {name} {i}", entry_id=f"{name}-{i:02d}", kind="odd" if i % 2 else "even")
             for i in range(20))))
     reranker = _ReversingReranker()
-    with pcmem.open_sync(store.backend.path, embedder=store.embedder,
+    with pcmem.open(store.backend.path, embedder=store.embedder,
                          config=RuntimeConfig(memory_rerank_candidate_limit=12)) as pooled:  # a pool of 12
         page = pooled.memory.search(SearchMemoryRequest(query="deploy note", mode="fts", limit=4, kinds=["odd"]),
                                     scopes=["a", "b"], reranker=reranker)

@@ -37,7 +37,7 @@ QUERIES = ["Melanie painted sunrise lake", "Caroline support group community", "
 
 def open_store(path, fusion: str | None = None):
     config = RuntimeConfig() if fusion is None else RuntimeConfig(memory_search_fusion=fusion)
-    return pcmem.open_sync(path, embedder=HashEmbedder(), config=config)
+    return pcmem.open(path, embedder=HashEmbedder(), config=config)
 
 
 @pytest.fixture
@@ -148,7 +148,7 @@ def test_convex_weighs_an_embeddinggemma_stores_vectors_with_its_own_alpha(db_pa
     alpha = preset_named("embeddinggemma-300m").fusion.convex_alpha  # the preset declares it
     assert alpha == 0.70 != CONVEX_ALPHA
     gemma_like = HashEmbedder(model_id=PROFILE.model_id, dimension=PROFILE.dimension)
-    with pcmem.open_sync(db_path, embedder=gemma_like) as runtime:
+    with pcmem.open(db_path, embedder=gemma_like) as runtime:
         memory = runtime.memory.for_scope("s")
         memory.remember(RememberRequest(entries=tuple(NewEntry(entry_id=f"e{i:02}", text=text)
                                                       for i, text in enumerate(TEXTS))))

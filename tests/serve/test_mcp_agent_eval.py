@@ -63,7 +63,7 @@ class Agent:
 @pytest.fixture(scope="module")
 def server_url(tmp_path_factory):
     path = tmp_path_factory.mktemp("eval") / "eval.duckdb"
-    runtime = pcmem.open_sync(path, embedder=None)
+    runtime = pcmem.open(path, embedder=None)
     runtime.memory.for_scope("project:big").remember(pcmem.RememberRequest(entries=tuple(
         pcmem.NewEntry(text=f"Build note {i}: module m{i % 37} was refactored to use the shared cache layer.",
                        kind="note", entry_id=f"note-{i:04d}") for i in range(LARGE_SCOPE))))

@@ -97,7 +97,7 @@ def _installed(version: str) -> Path:
 @pytest.fixture(scope="module")
 def server(tmp_path_factory) -> Iterator[str]:
     path = tmp_path_factory.mktemp("inspector") / "inspector.duckdb"
-    runtime = pcmem.open_sync(path, embedder=None)
+    runtime = pcmem.open(path, embedder=None)
     api = MemoryApi(runtime, path)
     try:
         with LiveServer(create_app(api, ServeOptions())) as live:

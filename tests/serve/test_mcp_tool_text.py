@@ -64,7 +64,7 @@ CALLS: list[tuple[str, dict[str, Any]]] = [
 def results(tmp_path_factory) -> dict[str, dict[str, Any]]:
     """Every tool's real result on a real store (a tool's second call is under ``NAME#2``)."""
     path = tmp_path_factory.mktemp("text") / "text.duckdb"
-    runtime = pcmem.open_sync(path, embedder=None)
+    runtime = pcmem.open(path, embedder=None)
     api = MemoryApi(runtime, path)
 
     async def run_all() -> dict[str, dict[str, Any]]:

@@ -69,7 +69,7 @@ def _response_schema(operation: dict[str, Any]) -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def client(tmp_path_factory):
     path = tmp_path_factory.mktemp("conformance") / "pc.duckdb"
-    runtime = pcmem.open_sync(path, embedder=None)
+    runtime = pcmem.open(path, embedder=None)
     scope = runtime.memory.for_scope(KNOWN_SCOPE)
     scope.remember(pcmem.RememberRequest(entries=tuple(
         pcmem.NewEntry(text=f"note {i} about the deploy checklist", kind="note", metadata={"tags": ["Ops"]})

@@ -32,7 +32,7 @@ def _blocks(language: str, page: str = SERVING) -> list[str]:
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):  # noqa: ANN001, ANN201
     path = tmp_path_factory.mktemp("docs") / "memory.duckdb"
-    runtime = pcmem.open_sync(path, embedder=None)
+    runtime = pcmem.open(path, embedder=None)
     api = MemoryApi(runtime, path)
     with LiveServer(create_app(api, ServeOptions())) as live:
         yield live

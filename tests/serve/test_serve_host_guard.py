@@ -41,7 +41,7 @@ ROUTES = [
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):  # noqa: ANN201
     path = tmp_path_factory.mktemp("hosts") / "memory.duckdb"
-    runtime = pcmem.open_sync(path, embedder=None)
+    runtime = pcmem.open(path, embedder=None)
     runtime.memory.for_scope("vault").remember(SECRET)
     api = MemoryApi(runtime, path)
     live = LiveServer(create_app(api, ServeOptions(cors_origins=("http://app.example",)))).start()
@@ -114,7 +114,7 @@ def test_mcp_is_guarded_by_the_same_decision(served):
 
 
 def test_ipv6_loopback_is_allowed_and_the_bound_name_too(tmp_path):
-    runtime = pcmem.open_sync(tmp_path / "m.duckdb", embedder=None)
+    runtime = pcmem.open(tmp_path / "m.duckdb", embedder=None)
     api = MemoryApi(runtime, tmp_path / "m.duckdb")
     options = ServeOptions(allowed_hosts=("memory.internal", "Proxy.Example:8443", "::1"))
     try:

@@ -57,7 +57,7 @@ class ScriptedReranker:
 
 
 def _start(db_path, reranker=None, **options):  # noqa: ANN001, ANN202
-    runtime = pcmem.open_sync(db_path, embedder=None, reranker=reranker)
+    runtime = pcmem.open(db_path, embedder=None, reranker=reranker)
     api = MemoryApi(runtime, db_path)
     server = LiveServer(create_app(api, ServeOptions(**options))).start()
     return runtime, api, server
@@ -637,7 +637,7 @@ def test_without_the_serve_extra_the_commands_name_it_in_one_line(tmp_path, comm
     import subprocess
     import sys
 
-    pcmem.open_sync(tmp_path / "m.duckdb", embedder=None).close()
+    pcmem.open(tmp_path / "m.duckdb", embedder=None).close()
     done = subprocess.run([sys.executable, "-c", WITHOUT_SERVE_EXTRA, "--db", str(tmp_path / "m.duckdb"), *command],
                           capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
     assert done.returncode == pcmem.ConfigurationError.exit_code, done.stderr

@@ -121,7 +121,7 @@ async def test_tools_refuse_what_the_library_refuses(tmp_path, tool, arguments, 
     """One rule for every surface: a tool refuses a value the library's validators refuse (no coercion)."""
     from pcmem.serve.mcp_tools import call
 
-    runtime = pcmem.open_sync(tmp_path / "strict.duckdb", embedder=None)
+    runtime = pcmem.open(tmp_path / "strict.duckdb", embedder=None)
     api = MemoryApi(runtime, tmp_path / "strict.duckdb")
     try:
         result = await call(api, tool, {"scope_id": "s", **arguments})
@@ -136,7 +136,7 @@ async def test_without_the_token_an_mcp_client_is_told_what_to_send(tmp_path):
     """The SDK shows a 401's JSON-RPC error message (any other body reads "Server returned an error response")."""
     from mcp.shared.exceptions import MCPError
 
-    runtime = pcmem.open_sync(tmp_path / "guarded.duckdb", embedder=None)
+    runtime = pcmem.open(tmp_path / "guarded.duckdb", embedder=None)
     api = MemoryApi(runtime, tmp_path / "guarded.duckdb")
     try:
         with LiveServer(create_app(api, ServeOptions(token=TOKEN))) as server:
@@ -161,7 +161,7 @@ def test_mcp_json_lists_the_tools(tmp_path):
 
 
 async def test_the_same_tools_over_streamable_http_with_a_token(tmp_path):
-    runtime = pcmem.open_sync(tmp_path / "http.duckdb", embedder=None)
+    runtime = pcmem.open(tmp_path / "http.duckdb", embedder=None)
     api = MemoryApi(runtime, tmp_path / "http.duckdb")
     try:
         with LiveServer(create_app(api, ServeOptions(token=TOKEN))) as server:

@@ -404,7 +404,7 @@ def test_the_paging_secret_is_made_once_and_kept_in_the_store(backend, project):
 # --- end to end ---------------------------------------------------------------------------------------------------
 
 
-def test_search_through_open_sync_gives_the_same_hits_on_both_backends(tmp_path, seekdb_url):
+def test_search_through_open_gives_the_same_hits_on_both_backends(tmp_path, seekdb_url):
     texts = [
         ("deploy", "We deploy to production every Friday after the smoke test."),
         ("budget", "Lea owns the offsite budget and approves travel."),
@@ -414,7 +414,7 @@ def test_search_through_open_sync_gives_the_same_hits_on_both_backends(tmp_path,
     ]
     pages = {}
     for name, target in (("duckdb", tmp_path / "e2e.duckdb"), ("seekdb", seekdb_url)):
-        with pcmem.open_sync(target, embedder=TextHashEmbedder(), clock=TickingClock()) as runtime:
+        with pcmem.open(target, embedder=TextHashEmbedder(), clock=TickingClock()) as runtime:
             scope = runtime.memory.for_scope("team")
             scope.remember(RememberRequest(entries=tuple(NewEntry(text=t, entry_id=i) for i, t in texts)))
             scope.retire(RetireRequest(entry_id="lunch", expected_revision=1))
@@ -516,10 +516,10 @@ def test_forget_erases_the_reasons_of_every_revision_that_wrote_the_entry(projec
 def test_a_seekdb_store_of_schema_version_1_is_upgraded_and_keeps_its_revisions(seekdb_url):
     """Schema version 2 added revisions.reason: an older store gets the column on open, and its revisions stay."""
     from pcmem.store.seekdb import SeekdbBackend
-    from pcmem.store.seekdb.engine import Connector, parse
+    from pcmem.store.seekdb.connector import Connector, parse
     from pcmem.store.seekdb.schema import SCHEMA_VERSION, meta
 
-    with pcmem.open_sync(seekdb_url, embedder=None) as runtime:
+    with pcmem.open(seekdb_url, embedder=None) as runtime:
         runtime.memory.for_scope("p").remember(NewEntry(text="Deploys happen on Thursdays.", entry_id="d"))
     db = Connector(parse(seekdb_url)).connect()
     try:  # rewind the store to schema version 1

@@ -16,7 +16,7 @@ from pcmem.types.search import SearchMemoryRequest
 
 
 def _seed(path):
-    with pcmem.open_sync(path, embedder=None) as runtime:
+    with pcmem.open(path, embedder=None) as runtime:
         memory = runtime.memory.for_scope("p")
         memory.remember(RememberRequest(entries=tuple(NewEntry(entry_id=f"e{i}", text=f"note {i} about tea")
                                                       for i in range(5))))
@@ -49,7 +49,7 @@ def test_damaged_projections_are_reported_then_repaired(db_path):
     assert db_path.read_bytes() == before, "check must not change the file"
     code, report = _check(db_path, "--repair")
     assert code == 0 and report["ok"], report["problems"]
-    with pcmem.open_sync(db_path, embedder=None) as runtime:
+    with pcmem.open(db_path, embedder=None) as runtime:
         hits = runtime.memory.for_scope("p").search(SearchMemoryRequest(query="tea", mode="fts")).hits
         assert sorted(h.citation.entry_id for h in hits) == ["e0", "e3", "e4"]
 
@@ -79,7 +79,7 @@ def test_forget_keeps_every_lookup_index(db_path):
     without fts_dict_by_term every later write scanned the whole dictionary (issue 26)."""
     _seed(db_path)
     assert _index_names(db_path) >= LOOKUP_INDEXES
-    with pcmem.open_sync(db_path, embedder=None) as runtime:
+    with pcmem.open(db_path, embedder=None) as runtime:
         runtime.memory.for_scope("p").forget("e3")
     assert _index_names(db_path) >= LOOKUP_INDEXES
     assert _check(db_path)[0] == 0
@@ -130,7 +130,7 @@ def _flip_bit(path, block: int, at: int = 1000) -> None:
 
 
 def _entries(path) -> list:
-    with pcmem.open_sync(path, embedder=None) as runtime:
+    with pcmem.open(path, embedder=None) as runtime:
         return runtime.memory.for_scope("p").list(pcmem.ListRequest(state="all")).entries
 
 
@@ -141,7 +141,7 @@ def test_one_flipped_bit_in_an_index_block_is_reported_not_ok(db_path):
     _, layout = _block_layout(db_path)
     _flip_bit(db_path, min(block for block, owners in layout.items() if not owners))
     with pytest.raises(pcmem.StoreError, match="Corrupt database file"):
-        with pcmem.open_sync(db_path, embedder=None) as runtime:
+        with pcmem.open(db_path, embedder=None) as runtime:
             runtime.memory.for_scope("p").remember("one more")
     code, report = _check(db_path)
     assert code == 1 and not report["ok"]
@@ -158,7 +158,7 @@ def test_damaged_index_and_search_blocks_are_found_and_a_copy_rescues_every_entr
     for block in [*index_blocks, search_block]:
         _flip_bit(db_path, block)
     with pytest.raises(pcmem.StoreError, match="Corrupt database file"):  # what every write now meets
-        with pcmem.open_sync(db_path, embedder=None) as runtime:
+        with pcmem.open(db_path, embedder=None) as runtime:
             runtime.memory.for_scope("p").revise(ReviseRequest(entry_id="e0", text="changed", expected_version=1))
     before = db_path.read_bytes()
     code, report = _check(db_path)
@@ -194,7 +194,7 @@ def test_a_flipped_bit_in_a_free_block_is_no_damage(db_path):
     from pcmem.store.duckdb import blocks
 
     _seed(db_path)
-    with pcmem.open_sync(db_path, embedder=None) as runtime:
+    with pcmem.open(db_path, embedder=None) as runtime:
         runtime.memory.for_scope("p").forget("e3")  # rewrites tables: their old blocks go on the free list
     scan = blocks.scan(db_path)
     with duckdb.connect(str(db_path), read_only=True) as db:
@@ -214,7 +214,7 @@ def test_checking_a_held_store_keeps_it_held(db_path):
     # a raw DuckDB open, not pcmem: a pcmem process would become a client of this one instead of opening the file
     probe = "import sys, duckdb\ntry:\n    duckdb.connect(sys.argv[1]).close()\n" \
             "    print('opened')\nexcept duckdb.IOException:\n    print('locked')"
-    with pcmem.open_sync(db_path, embedder=None) as runtime:
+    with pcmem.open(db_path, embedder=None) as runtime:
         assert runtime.backend.check().ok
         done = subprocess.run([sys.executable, "-c", probe, str(db_path)], capture_output=True, text=True, timeout=120)
         assert done.stdout.strip() == "locked", done.stderr

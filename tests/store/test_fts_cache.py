@@ -42,7 +42,7 @@ def _same_as_sql(runtime, scope: str, limit: int = 500) -> int:
 
 
 def test_scores_and_order_are_bit_identical_through_writes(db_path):
-    with pcmem.open_sync(db_path, embedder=None) as runtime:
+    with pcmem.open(db_path, embedder=None) as runtime:
         memory = runtime.memory.for_scope("s")
         texts = sentences(600) + EXTRA
         memory.remember(RememberRequest(entries=tuple(NewEntry(entry_id=f"e{i}", text=t)
@@ -66,36 +66,32 @@ def _in_other_process(path, code: str) -> None:
     script = textwrap.dedent(f"""
         import pcmem
         from pcmem import NewEntry, RememberRequest
-        with pcmem.open_sync({str(path)!r}, embedder=None, shared=True) as runtime:
+        with pcmem.open({str(path)!r}, embedder=None) as runtime:
     """) + textwrap.indent(textwrap.dedent(code), "    ")
     subprocess.run([sys.executable, "-c", script], check=True, timeout=120)
 
 
-def test_writes_and_a_rebuild_in_another_process_are_seen(db_path):
-    # A backend that opens the file per transaction, so the other process can open it in between (open_sync no
-    # longer does this since #28: it serves other processes instead; the backend's shared mode remains).
-    from pcmem.store.duckdb import DuckDBBackend
-
-    with pcmem.SyncRuntime(DuckDBBackend(db_path, shared=True)) as runtime:
+def test_writes_of_another_process_and_a_rebuild_are_seen(db_path):
+    """Another process writes through this one (its owner); a rebuild renumbers documents and terms: the loaded view
+    follows both."""
+    with pcmem.open(db_path, embedder=None) as runtime:
         memory = runtime.memory.for_scope("s")
         memory.remember(RememberRequest(entries=tuple(NewEntry(text=t) for t in sentences(200) + EXTRA)))
         _same_as_sql(runtime, "s")  # the view is loaded now
         _in_other_process(db_path, """
+            assert runtime.owner_pid is not None  # a client: the write runs in the owner
             runtime.memory.for_scope("s").remember("a zanzibar quokka joined the release team")
         """)
         hits = runtime.backend.candidates("s", fts_terms=["zanzibar"], query_vector=None, limit=5).fts
         assert len(hits) == 1
         _same_as_sql(runtime, "s")
-        # A rebuild with another analyzer renumbers documents and terms: the view must be read again.
-        _in_other_process(db_path, """
-            runtime.backend.repair(analyzer="v1")
-        """)
+        runtime.backend.repair(analyzer="v1")  # the view must be read again
         _same_as_sql(runtime, "s")
 
 
 def test_many_scopes_stay_within_the_budget(db_path, monkeypatch):
     monkeypatch.setattr("pcmem.store.duckdb.scope_views.DEFAULT_BUDGET", 250)
-    with pcmem.open_sync(db_path, embedder=None) as runtime:
+    with pcmem.open(db_path, embedder=None) as runtime:
         for n in range(6):
             runtime.memory.for_scope(f"s{n}").remember(RememberRequest(entries=tuple(
                 NewEntry(text=t) for t in sentences(100, seed=n))))
@@ -119,7 +115,7 @@ def test_the_lru_evicts_least_recently_used_first():
 
 @pytest.mark.parametrize("limit", [1, 3, 10])
 def test_ties_at_the_cut_break_on_identity(db_path, limit):
-    with pcmem.open_sync(db_path, embedder=None) as runtime:
+    with pcmem.open(db_path, embedder=None) as runtime:
         memory = runtime.memory.for_scope("s")
         # identical texts: identical scores; the ids decide, bytewise
         memory.remember(RememberRequest(entries=tuple(NewEntry(entry_id=f"id-{n:02d}", text="same words here")

@@ -38,7 +38,7 @@ def _both(runtime, scope: str, limit: int) -> int:
 
 @pytest.mark.parametrize("limit", [1, 3, 50])
 def test_a_search_made_once_ranks_exactly_as_the_view(db_path, limit):
-    with pcmem.open_sync(db_path, embedder=None) as runtime:
+    with pcmem.open(db_path, embedder=None) as runtime:
         memory = runtime.memory.for_scope("s")
         texts = sentences(400) + EXTRA
         memory.remember(RememberRequest(entries=tuple(NewEntry(entry_id=f"e{i}", text=t)
@@ -57,7 +57,7 @@ def test_a_search_made_once_ranks_exactly_as_the_view(db_path, limit):
 
 
 def test_a_search_made_once_builds_no_view_and_the_flag_ends_with_the_block(db_path):
-    with pcmem.open_sync(db_path, embedder=None) as runtime:
+    with pcmem.open(db_path, embedder=None) as runtime:
         runtime.memory.for_scope("s").remember("The team deploys on Fridays.", entry_id="deploys")
         views = runtime.backend._fts_cache._scopes
         with searching_once():
@@ -73,7 +73,7 @@ def test_the_cli_search_ranks_as_a_process_that_keeps_its_view(tmp_path):
     """End to end: ``pcmem search --json`` in its own process (scored once, from the tables) and the library's warm
     search (through its view) return the same hits, scores and channels, for one scope and for two."""
     path = tmp_path / "both.duckdb"
-    with pcmem.open_sync(path, embedder=None) as runtime:
+    with pcmem.open(path, embedder=None) as runtime:
         runtime.memory.for_scope("s").remember(RememberRequest(entries=tuple(
             NewEntry(entry_id=f"e{i}", text=t) for i, t in enumerate(sentences(150) + EXTRA))))
         runtime.memory.for_scope("t").remember(RememberRequest(entries=tuple(
@@ -86,7 +86,7 @@ def test_the_cli_search_ranks_as_a_process_that_keeps_its_view(tmp_path):
                               capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stderr
         cli.append([(h["citation"]["entry_id"], h["score"], h["matched_by"]) for h in json.loads(done.stdout)["hits"]])
-    with pcmem.open_sync(path, embedder=None) as runtime:
+    with pcmem.open(path, embedder=None) as runtime:
         for (scopes, query), expected in zip(searches, cli, strict=True):
             request = SearchMemoryRequest(query=query, mode="fts", limit=20)
             for _ in range(2):  # the first search loads the view, the second reads it

@@ -20,7 +20,7 @@ TEXTS = [
 
 @pytest.fixture
 def store(db_path):
-    with pcmem.open_sync(db_path, embedder=None) as runtime:
+    with pcmem.open(db_path, embedder=None) as runtime:
         memory = runtime.memory.for_scope("s")
         memory.remember(RememberRequest(entries=tuple(NewEntry(entry_id=f"e{i}", text=t) for i, t in enumerate(TEXTS))))
         runtime.memory.for_scope("other").remember("tea in another scope must not change this scope's ranking")

@@ -2,7 +2,7 @@
 
 A held store — the file is this process's alone — takes its next ids from the floor the last write left, without
 reading the index; every other way ids can be taken (another backend of the file in this process, an import that
-numbers its own, another process of a shared store, a write that rolled back) must leave them unique. ``pcmem check``
+numbers its own, another process writing through this one, a write that rolled back) must leave them unique. ``pcmem check``
 reports an id used twice.
 """
 
@@ -39,7 +39,7 @@ def _healthy(runtime: pcmem.SyncRuntime, scope: str, words: list[str]) -> None:
 
 def test_a_held_store_takes_its_next_ids_without_reading_the_index(db_path, monkeypatch):
     lookups = _lookups(monkeypatch)
-    with pcmem.open_sync(db_path, embedder=HashEmbedder(dimension=8)) as runtime:
+    with pcmem.open(db_path, embedder=HashEmbedder(dimension=8)) as runtime:
         memory = runtime.memory.for_scope("s")
         memory.remember("a note about otters")
         memory.remember("a note about badgers")
@@ -61,7 +61,7 @@ def test_two_backends_of_one_file_never_take_the_same_ids(db_path):
 
 def test_an_import_between_point_writes_leaves_the_ids_unique(db_path):
     bulk = tuple(NewEntry(text=f"bulk entry {n} word{n}") for n in range(fts_index.POINT_WRITES + 10))
-    with pcmem.open_sync(db_path, embedder=HashEmbedder(dimension=8)) as runtime:
+    with pcmem.open(db_path, embedder=HashEmbedder(dimension=8)) as runtime:
         memory = runtime.memory.for_scope("s")
         memory.remember("a note about otters")
         memory.remember(RememberRequest(entries=bulk))  # numbers its own ids, past the floor
@@ -70,7 +70,7 @@ def test_an_import_between_point_writes_leaves_the_ids_unique(db_path):
 
 
 def test_a_write_that_rolled_back_costs_a_gap_at_most(db_path, monkeypatch):
-    with pcmem.open_sync(db_path, embedder=HashEmbedder(dimension=8)) as runtime:
+    with pcmem.open(db_path, embedder=HashEmbedder(dimension=8)) as runtime:
         memory = runtime.memory.for_scope("s")
         memory.remember("a note about otters")
         took = fts_index.IdFloor.took
@@ -88,16 +88,15 @@ def test_a_write_that_rolled_back_costs_a_gap_at_most(db_path, monkeypatch):
         assert not [hit for hit in memory.search(pcmem.SearchMemoryRequest(query="kept", mode="fts")).hits]
 
 
-def test_a_shared_store_reads_its_ids_after_another_process_wrote(db_path):
-    with pcmem.SyncRuntime(DuckDBBackend(db_path, shared=True), embedder=HashEmbedder(dimension=8)) as runtime:
+def test_the_ids_stay_right_when_another_process_writes_through_this_one(db_path):
+    """Another process writes through this process (its owner): the write takes its ids from this backend's floor."""
+    with pcmem.open(db_path, embedder=None) as runtime:
         memory = runtime.memory.for_scope("s")
         memory.remember("a note about otters")
         program = textwrap.dedent(f"""
             import pcmem
-            from pcmem.store.duckdb import DuckDBBackend
-            from pcmem.testing import HashEmbedder
-            backend = DuckDBBackend({str(db_path)!r}, shared=True)
-            with pcmem.SyncRuntime(backend, embedder=HashEmbedder(dimension=8)) as runtime:
+            with pcmem.open({str(db_path)!r}, embedder=None) as runtime:
+                assert runtime.owner_pid is not None  # a client: the write runs in the owner
                 runtime.memory.for_scope("s").remember("a note about herons")
         """)
         subprocess.run([sys.executable, "-c", program], check=True, timeout=120)
@@ -106,13 +105,13 @@ def test_a_shared_store_reads_its_ids_after_another_process_wrote(db_path):
 
 
 def test_check_reports_a_document_id_used_twice(db_path):
-    with pcmem.open_sync(db_path, embedder=HashEmbedder(dimension=8)) as runtime:
+    with pcmem.open(db_path, embedder=HashEmbedder(dimension=8)) as runtime:
         memory = runtime.memory.for_scope("s")
         memory.remember("a note about otters")
         memory.remember("a note about badgers")
         assert not runtime.backend.check().problems
     with duckdb.connect(str(db_path)) as db:
         db.execute(f"UPDATE {fts_index.SCHEMA}.docs SET docid = (SELECT min(docid) FROM {fts_index.SCHEMA}.docs)")
-    with pcmem.open_sync(db_path, embedder=HashEmbedder(dimension=8)) as runtime:
+    with pcmem.open(db_path, embedder=HashEmbedder(dimension=8)) as runtime:
         problems = runtime.backend.check().problems
     assert [p for p in problems if "ids are used twice" in p], problems

@@ -12,14 +12,15 @@ import pcmem
 from pcmem import ListRequest, NewEntry, ReactivateRequest, RememberRequest, RetireRequest, ReviseRequest
 from pcmem.cli import main
 from pcmem.compose.backends import open_backend
-from pcmem.store.migrate import DestinationNotEmptyError, migrate
+from pcmem.errors import DestinationNotEmptyError
+from pcmem.store.migrate import migrate
 from pcmem.store.migrate import verify as migrate_verify
 from pcmem.types.search import SearchMemoryRequest
 
 
 def _seed(target) -> dict:
     """Two scopes with every kind of revision; returns what to check the copy against."""
-    with pcmem.open_sync(target, embedder=TextHashEmbedder(), clock=TickingClock()) as runtime:
+    with pcmem.open(target, embedder=TextHashEmbedder(), clock=TickingClock()) as runtime:
         team = runtime.memory.for_scope("team")
         first = team.remember(RememberRequest(entries=(
             NewEntry(text="We deploy on Fridays.", entry_id="deploy", metadata={"source": "standup"}),
@@ -47,7 +48,7 @@ def test_duckdb_store_migrates_to_seekdb_with_every_revision(tmp_path, seekdb_ur
     assert report.verified, report.problems
     assert (report.scopes, report.revisions, report.entry_versions, report.vectors) == (2, 6, 5, 5)
     assert ticks[-1] == (6, 6)
-    with pcmem.open_sync(seekdb_url, embedder=TextHashEmbedder()) as copy:
+    with pcmem.open(seekdb_url, embedder=TextHashEmbedder()) as copy:
         team = copy.memory.for_scope("team")
         assert team.get(seeded["citation"]).entry.text == "We deploy on Fridays."  # an old citation still reads back
         for revision, entries in seeded["manifests"].items():
@@ -67,7 +68,7 @@ def test_seekdb_store_migrates_back_to_a_duckdb_file(tmp_path, seekdb_url):
 
 def test_a_non_empty_destination_is_refused_untouched(tmp_path, seekdb_url):
     _seed(tmp_path / "source.duckdb")
-    with pcmem.open_sync(seekdb_url, embedder=None) as runtime:
+    with pcmem.open(seekdb_url, embedder=None) as runtime:
         runtime.memory.for_scope("already").remember("Something is here.")
     with _opened(tmp_path / "source.duckdb") as src, _opened(seekdb_url) as dst:
         with pytest.raises(DestinationNotEmptyError, match="empty store only"):
@@ -105,7 +106,7 @@ class _opened:
 
 
 def _notes(path, count: int) -> None:
-    with pcmem.open_sync(path, embedder=None) as runtime:
+    with pcmem.open(path, embedder=None) as runtime:
         memory = runtime.memory.for_scope("s")
         for i in range(count):
             memory.remember(NewEntry(entry_id=f"e{i}", text=f"note {i} about the copy"))
@@ -148,7 +149,7 @@ def test_a_killed_migrate_leaves_no_destination_and_a_rerun_completes(tmp_path):
 def test_an_existing_empty_destination_is_replaced_whole_and_a_full_one_is_left_alone(tmp_path):
     source, empty, full = tmp_path / "source.duckdb", tmp_path / "empty.duckdb", tmp_path / "full.duckdb"
     _notes(source, 3)
-    pcmem.open_sync(empty, embedder=None).close()
+    pcmem.open(empty, embedder=None).close()
     _notes(full, 1)
     before = full.read_bytes()
     runner = CliRunner()

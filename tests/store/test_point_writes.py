@@ -24,7 +24,7 @@ from pcmem.testing import HashEmbedder
 
 #: Statements of a remember of one new entry (with terms new to the index) in a scope this process wrote last, BEGIN
 #: to COMMIT (about 25 in two transactions in session 6; 16 in session 7; 15 in session 8, with the opening read of
-#: the scope's head and profiles that a held store now keeps from its last write: store/duckdb/write_opening.py).
+#: the scope's head and profiles that a held store now keeps from its last write: store/duckdb/generation_memo.py).
 POINT_REMEMBER_STATEMENTS = 14
 #: Calls into DuckDB that run them: BEGIN, the revision's rows with the index lookup, the index, vector and head rows,
 #: COMMIT (a call costs DuckDB's client ~0.1 ms: store/duckdb/rows.py run_together).
@@ -69,7 +69,7 @@ class _Counting:
 def test_a_point_remember_runs_few_statements_and_registers_no_arrow_table(db_path, monkeypatch):
     embedder = HashEmbedder(dimension=16)
     log = _logging_statements(monkeypatch)
-    with pcmem.open_sync(db_path, embedder=embedder) as runtime:
+    with pcmem.open(db_path, embedder=embedder) as runtime:
         memory = runtime.memory.for_scope("s")
         memory.remember(RememberRequest(entries=tuple(NewEntry(text=f"seed note {i}") for i in range(3))))
         log.clear()
@@ -94,7 +94,7 @@ def test_an_id_pcmem_generates_is_never_looked_up(db_path, monkeypatch):
     """An entry without a caller's id gets a new one (pcmem.ids.new_id): nothing in the store can hold it yet, so a
     remember reads no head row for it. An id the caller names is still looked up (it may exist: upsert, revise)."""
     log = _logging_statements(monkeypatch)
-    with pcmem.open_sync(db_path, embedder=HashEmbedder(dimension=16)) as runtime:
+    with pcmem.open(db_path, embedder=HashEmbedder(dimension=16)) as runtime:
         memory = runtime.memory.for_scope("s")
         memory.remember("seed note", entry_id="k")
         log.clear()
@@ -157,7 +157,7 @@ def test_a_stale_id_floor_never_reuses_an_id(tmp_path, floor, expected):
 
 def test_a_vector_written_as_a_literal_reads_back_bit_for_bit(db_path):
     embedder = HashEmbedder(dimension=384, by="text")
-    with pcmem.open_sync(db_path, embedder=embedder) as runtime:
+    with pcmem.open(db_path, embedder=embedder) as runtime:
         written = runtime.memory.for_scope("s").remember("Priya moved the standup to 9:30.")
         version_id = written.citations[0].entry_version_id
         stored = runtime.backend.stored_vectors(embedder.profile, [version_id])[version_id]
@@ -187,7 +187,7 @@ def test_a_point_write_does_not_import_pyarrow(db_path):
 import sys
 import pcmem
 from pcmem.testing import HashEmbedder
-with pcmem.open_sync({str(db_path)!r}, embedder=HashEmbedder()) as runtime:
+with pcmem.open({str(db_path)!r}, embedder=HashEmbedder()) as runtime:
     memory = runtime.memory.for_scope("s")
     memory.remember("first note", entry_id="k")
     memory.remember("second note")
@@ -202,7 +202,7 @@ print("pyarrow" in sys.modules)
 def test_a_transaction_that_cannot_begin_is_a_store_error(db_path, monkeypatch):
     """BEGIN runs in one call with the write's first read, inside the transaction's error handling: a DuckDB that
     refuses it (a database invalidated by an earlier fatal error) surfaces as a StoreError, not a driver error."""
-    with pcmem.open_sync(db_path, embedder=HashEmbedder(dimension=16)) as runtime:
+    with pcmem.open(db_path, embedder=HashEmbedder(dimension=16)) as runtime:
         runtime.memory.for_scope("s").remember("a first note")
 
     invalidated = False
@@ -219,7 +219,7 @@ def test_a_transaction_that_cannot_begin_is_a_store_error(db_path, monkeypatch):
     quiet = connection.quiet
     monkeypatch.setattr(connection, "quiet", lambda opened: quiet(Refusing(opened, []))
                         if not isinstance(opened, _Counting) else opened)
-    with pcmem.open_sync(db_path, embedder=HashEmbedder(dimension=16)) as runtime:
+    with pcmem.open(db_path, embedder=HashEmbedder(dimension=16)) as runtime:
         memory = runtime.memory.for_scope("s")
         assert memory.head() is not None
         invalidated = True
@@ -232,7 +232,7 @@ def test_a_store_keeps_its_vectors_uncompressed(db_path):
     """DuckDB 1.5.5 logs a commit's new rows by scanning back the whole 2,048-row vector they joined, and the
     embeddings (a primary key) append into their last checkpointed row group: stored as ALP-RD, every remember decoded
     up to 2,047 vectors again (~0.6-1 ms). connection.DISABLED_COMPRESSION keeps floats plain (ALP-RD saved ~2 %)."""
-    with pcmem.open_sync(db_path, embedder=HashEmbedder(dimension=64)) as runtime:
+    with pcmem.open(db_path, embedder=HashEmbedder(dimension=64)) as runtime:
         runtime.memory.for_scope("s").remember(RememberRequest(
             entries=tuple(NewEntry(text=f"note {i} about otters and rivers") for i in range(300))))
     db = connection.connect(db_path, read_only=True)

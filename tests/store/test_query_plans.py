@@ -40,14 +40,14 @@ class _Recording:
 
 def test_point_lookups_of_searches_and_writes_scan_the_index(tmp_path, monkeypatch, fake_embedder):
     db = tmp_path / "plans.duckdb"
-    with pcmem.open_sync(db, embedder=fake_embedder) as runtime:
+    with pcmem.open(db, embedder=fake_embedder) as runtime:
         runtime.memory.for_scope("big").remember(RememberRequest(entries=tuple(
             NewEntry(entry_id=f"e{i}", text=f"note {i} on subject s{i} with word w{i % 500}") for i in range(5000))))
     statements: list[str] = []
     quiet = connection.quiet
     monkeypatch.setattr(connection, "quiet", lambda opened: quiet(_Recording(opened, statements))
                         if not isinstance(opened, _Recording) else opened)
-    with pcmem.open_sync(db, embedder=fake_embedder) as runtime:
+    with pcmem.open(db, embedder=fake_embedder) as runtime:
         memory = runtime.memory.for_scope("big")
         memory.search(SearchMemoryRequest(query="subject s42 w17", mode="hybrid", limit=10))
         memory.remember(RememberRequest(entries=(NewEntry(entry_id="new", text="note about subject s42"),)))

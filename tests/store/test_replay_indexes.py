@@ -16,7 +16,6 @@ import sys
 from pathlib import Path
 
 import duckdb
-import pytest
 
 import pcmem
 from pcmem import NewEntry, RememberRequest, ReviseRequest
@@ -25,10 +24,10 @@ from pcmem.store.duckdb import indexes
 WRITE_THEN_EXIT = r"""
 import os, sys, pcmem
 from pcmem import NewEntry, RememberRequest
-runtime = pcmem.open_sync(sys.argv[1], embedder=None, shared=sys.argv[2] == "shared")
+runtime = pcmem.open(sys.argv[1], embedder=None)
 memory = runtime.memory.for_scope("s")
 memory.remember(RememberRequest(entries=tuple(
-    NewEntry(entry_id=entry_id, text=f"{entry_id} was written before the crash") for entry_id in sys.argv[3:])))
+    NewEntry(entry_id=entry_id, text=f"{entry_id} was written before the crash") for entry_id in sys.argv[2:])))
 os._exit(0)   # no close: whatever the store has not checkpointed stays in its write-ahead log
 """
 
@@ -36,8 +35,8 @@ ENTRIES = ("city", "pet", "job", "tea")
 PCMEM = str(Path(sys.executable).with_name("pcmem"))
 
 
-def _crash_after_writing(path: Path, mode: str) -> None:
-    subprocess.run([sys.executable, "-c", WRITE_THEN_EXIT, str(path), mode, *ENTRIES], check=True, timeout=60)
+def _crash_after_writing(path: Path) -> None:
+    subprocess.run([sys.executable, "-c", WRITE_THEN_EXIT, str(path), *ENTRIES], check=True, timeout=60)
 
 
 def _cli(path: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -46,13 +45,12 @@ def _cli(path: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 def _open_and_close_untouched(path: Path) -> None:
     """What a CLI read or a short-lived app does: open the store (replaying its log) and close it again."""
-    pcmem.open_sync(path, embedder=None).close()
+    pcmem.open(path, embedder=None).close()
 
 
-@pytest.mark.parametrize("mode", ["exclusive", "shared"])
-def test_every_pre_crash_entry_stays_writable_from_the_cli(tmp_path, mode):
+def test_every_pre_crash_entry_stays_writable_from_the_cli(tmp_path):
     db = tmp_path / "memory.duckdb"
-    _crash_after_writing(db, mode)
+    _crash_after_writing(db)
     _open_and_close_untouched(db)
     assert _cli(db, "revise", "--scope", "s", "--expected-version", "1", "city", "Berlin now").returncode == 0
     assert _cli(db, "retire", "--scope", "s", "--expected-version", "1", "pet").returncode == 0
@@ -64,12 +62,11 @@ def test_every_pre_crash_entry_stays_writable_from_the_cli(tmp_path, mode):
     assert check.returncode == 0 and json.loads(check.stdout)["ok"], check.stdout
 
 
-@pytest.mark.parametrize("mode", ["exclusive", "shared"])
-def test_every_pre_crash_entry_stays_writable_from_the_library(tmp_path, mode):
+def test_every_pre_crash_entry_stays_writable_from_the_library(tmp_path):
     db = tmp_path / "memory.duckdb"
-    _crash_after_writing(db, mode)
+    _crash_after_writing(db)
     _open_and_close_untouched(db)
-    with pcmem.open_sync(db, embedder=None, shared=mode == "shared") as runtime:
+    with pcmem.open(db, embedder=None) as runtime:
         memory = runtime.memory.for_scope("s")
         memory.revise(ReviseRequest(entry_id="city", text="Berlin now", expected_version=1))
         memory.remember(RememberRequest(upsert=True, entries=(NewEntry(entry_id="job", text="changed"),)))
@@ -81,7 +78,7 @@ def test_every_pre_crash_entry_stays_writable_from_the_library(tmp_path, mode):
 def _damage_like_duckdb_1_5_5(db: Path) -> None:
     """Crash with a log, then let a plain DuckDB client replay it and close without touching an index — what
     pcmem did before the fix, and what any other DuckDB 1.5.5 client still does."""
-    _crash_after_writing(db, "exclusive")
+    _crash_after_writing(db)
     duckdb.connect(str(db)).close()
 
 
@@ -105,7 +102,7 @@ def test_the_upgrade_to_migration_0007_cures_a_damaged_file(tmp_path):
         raw.execute("ALTER TABLE revisions DROP COLUMN reason")  # added by 0008
         raw.execute("CREATE INDEX entry_events_by_revision ON entry_events (artifact_id, revision)")
         assert indexes.verify(raw.cursor())[0], "the file must be damaged before the upgrade, or this proves nothing"
-    with pcmem.open_sync(db, embedder=None) as runtime:
+    with pcmem.open(db, embedder=None) as runtime:
         runtime.memory.for_scope("s").revise(ReviseRequest(entry_id="city", text="Berlin now", expected_version=1))
     with duckdb.connect(str(db), read_only=True) as raw:
         assert indexes.verify(raw.cursor())[0] == []
@@ -115,7 +112,7 @@ def test_the_upgrade_to_migration_0007_cures_a_damaged_file(tmp_path):
 
 def test_a_sound_store_verifies_every_index(tmp_path):
     db = tmp_path / "memory.duckdb"
-    with pcmem.open_sync(db, embedder=None) as runtime:
+    with pcmem.open(db, embedder=None) as runtime:
         runtime.memory.for_scope("s").remember(RememberRequest(entries=tuple(
             NewEntry(entry_id=f"e{i}", text=f"entry number {i} about topic {i % 7}") for i in range(3000))))
     with duckdb.connect(str(db), read_only=True) as raw:
@@ -129,7 +126,7 @@ def test_opening_looks_at_a_leftover_log_once(tmp_path, monkeypatch):
     from pcmem.store.duckdb import connection, files
 
     db = tmp_path / "looked.duckdb"
-    _crash_after_writing(db, "exclusive")
+    _crash_after_writing(db)
     log = str(files.wal_path(db))
     assert Path(log).stat().st_size > 0
     looks: list[str] = []

@@ -69,7 +69,7 @@ def test_a_damaged_store_is_refused_before_any_write_and_left_byte_identical(sou
 def test_a_sound_store_is_written_as_before(sound_store, tmp_path):
     path = tmp_path / "m.duckdb"
     path.write_bytes(sound_store.read_bytes())
-    with pcmem.open_sync(path) as runtime:
+    with pcmem.open(path) as runtime:
         scope = runtime.memory.for_scope("s")
         assert scope.remember("a third entry").memory.revision == 3
         assert runtime.memory.for_scope("new").remember("a new scope").memory.revision == 1

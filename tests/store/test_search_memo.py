@@ -12,8 +12,8 @@ from fakes import TextHashEmbedder
 
 import pcmem
 from pcmem import NewEntry, RememberRequest, SearchMemoryRequest
+from pcmem.errors import SnapshotMoved
 from pcmem.store.duckdb import DuckDBBackend
-from pcmem.store.port import SnapshotMoved
 from pcmem_bench.perf import sentences
 
 
@@ -52,7 +52,7 @@ def _search(memory, query: str, mode: str = "hybrid"):
 
 @pytest.mark.parametrize("mode", ["fts", "vector", "hybrid"])
 def test_a_warm_search_runs_no_statement(db_path, monkeypatch, mode):
-    with pcmem.open_sync(db_path, embedder=TextHashEmbedder()) as runtime:
+    with pcmem.open(db_path, embedder=TextHashEmbedder()) as runtime:
         memory = runtime.memory.for_scope("s")
         memory.remember(RememberRequest(entries=tuple(NewEntry(text=t) for t in sentences(200))))
         first = _search(memory, "Priya moved the Windows installer", mode)
@@ -98,7 +98,7 @@ class _WritesWhileEmbedding:
 
 def test_a_write_under_a_search_makes_it_read_one_newer_snapshot(db_path):
     embedder = _WritesWhileEmbedding(None)
-    with pcmem.open_sync(db_path, embedder=embedder) as runtime:
+    with pcmem.open(db_path, embedder=embedder) as runtime:
         memory = runtime.memory.for_scope("s")
         memory.remember(RememberRequest(entries=tuple(NewEntry(text=t) for t in sentences(50))))
         _search(memory, "Priya moved the Windows installer")  # the memo knows the head and these terms
@@ -112,7 +112,7 @@ def test_a_write_under_a_search_makes_it_read_one_newer_snapshot(db_path):
 
 
 def test_the_lazy_snapshot_refuses_to_read_after_a_write_began(db_path):
-    with pcmem.open_sync(db_path, embedder=None) as runtime:
+    with pcmem.open(db_path, embedder=None) as runtime:
         memory = runtime.memory.for_scope("s")
         memory.remember("alpha beta")
         backend = runtime.backend
@@ -132,7 +132,7 @@ def test_hits_built_without_validation_equal_validated_ones(db_path):
     from pcmem.types.memory import Citation
     from pcmem.types.search import MemoryHit
 
-    with pcmem.open_sync(db_path, embedder=TextHashEmbedder()) as runtime:
+    with pcmem.open(db_path, embedder=TextHashEmbedder()) as runtime:
         memory = runtime.memory.for_scope("s")
         memory.remember(RememberRequest(entries=(NewEntry(text="Priya moved the installer", metadata={"a": [1]}),
                                                  NewEntry(text="Priya reviewed the budget"))))
@@ -146,7 +146,7 @@ def test_hits_built_without_validation_equal_validated_ones(db_path):
 
 
 def test_a_cold_search_reads_what_the_memo_lacks_in_one_statement(db_path, monkeypatch):
-    with pcmem.open_sync(db_path, embedder=TextHashEmbedder()) as runtime:
+    with pcmem.open(db_path, embedder=TextHashEmbedder()) as runtime:
         memory = runtime.memory.for_scope("s")
         memory.remember(RememberRequest(entries=tuple(NewEntry(text=t) for t in sentences(200))))
         _search(memory, "Priya moved the Windows installer")  # the scope's views are loaded
@@ -173,7 +173,7 @@ def test_a_search_beside_an_uncommitted_write_is_answered_from_the_memo(db_path,
     # threads, one of them writing, must not all fall back to plain snapshots), and the commit is seen right after.
     import threading
 
-    with pcmem.open_sync(db_path, embedder=None) as runtime:
+    with pcmem.open(db_path, embedder=None) as runtime:
         memory = runtime.memory.for_scope("s")
         memory.remember(RememberRequest(entries=tuple(NewEntry(text=t) for t in sentences(50))))
         before = _search(memory, "Priya moved the Windows installer", "fts")
@@ -204,7 +204,7 @@ def test_a_search_after_a_write_brings_its_views_up_without_a_transaction(db_pat
     # What a search reads after a write (the new head, the terms' statistics, the entry events since its views'
     # revision, the new documents' postings, the page's versions) are single statements, each checked against the
     # write clock: no BEGIN / pin / COMMIT round trips around them (issue #30: the search after every write).
-    with pcmem.open_sync(db_path, embedder=TextHashEmbedder()) as runtime:
+    with pcmem.open(db_path, embedder=TextHashEmbedder()) as runtime:
         memory = runtime.memory.for_scope("s")
         memory.remember(RememberRequest(entries=tuple(NewEntry(text=t) for t in sentences(200))))
         _search(memory, "Priya moved the Windows installer")  # both views loaded
@@ -230,7 +230,7 @@ def test_an_unfiltered_search_reads_only_its_pages_versions(db_path, monkeypatch
         requested.extend(ids)
         return read(cursor, ids)
 
-    with pcmem.open_sync(db_path, embedder=TextHashEmbedder()) as runtime:
+    with pcmem.open(db_path, embedder=TextHashEmbedder()) as runtime:
         memory = runtime.memory.for_scope("s")
         memory.remember(RememberRequest(entries=tuple(NewEntry(text=t, metadata={"n": i % 2})
                                                       for i, t in enumerate(sentences(200)))))
@@ -249,7 +249,7 @@ def test_terms_new_to_the_memo_are_read_without_the_totals_it_knows(db_path, mon
     # Within one write generation the index totals (documents, average length, index generation) stand still: a
     # search with new terms reads only those terms' ids and frequencies, one statement over the dictionary, not the
     # totals again (issue #30: the full-text search with terms new to the memo).
-    with pcmem.open_sync(db_path, embedder=None) as runtime:
+    with pcmem.open(db_path, embedder=None) as runtime:
         memory = runtime.memory.for_scope("s")
         memory.remember(RememberRequest(entries=tuple(NewEntry(text=t) for t in sentences(200))))
         first = _search(memory, "Priya moved the Windows installer", "fts")
@@ -274,23 +274,22 @@ def test_terms_new_to_the_memo_are_read_without_the_totals_it_knows(db_path, mon
 
 
 def test_threads_behind_one_write_read_the_new_head_and_totals_once(db_path, monkeypatch):
-    # After a write the memo is empty: every searching thread's next search misses the scope's head and the index
-    # totals. One thread reads each; the others wait for it (issue #30). Deterministic: the first reader holds on
-    # until a second thread reads the same, or 1 s passed.
+    # After a write of another scope the memo knows only that scope's head: every searching thread's next search
+    # misses this scope's head and the index totals. One thread reads each; the others wait for it. Deterministic:
+    # the first reader holds on until a second thread reads the same, or 1 s passed.
     import threading
 
     from thread_probes import count_reads_held_open
 
-    from pcmem.store.duckdb import backend as backend_module
-    from pcmem.store.duckdb import reads
+    from pcmem.store.duckdb import reads, search_reads
 
-    with pcmem.open_sync(db_path, embedder=None) as runtime:
+    with pcmem.open(db_path, embedder=None) as runtime:
         memory = runtime.memory.for_scope("s")
         memory.remember(RememberRequest(entries=tuple(NewEntry(text=t) for t in sentences(50))))
         _search(memory, "Priya moved the Windows installer", "fts")
-        memory.remember("Priya moved the zanzibar installer")
+        runtime.memory.for_scope("t").remember("Priya moved the zanzibar installer")
         calls = count_reads_held_open(monkeypatch,
-                                      ((reads, "head_and_profile"), (backend_module, "read_index_terms")))
+                                      ((reads, "head_and_profile"), (search_reads, "read_index_terms")))
         pages = []
         threads = [threading.Thread(target=lambda: pages.append(_search(memory, "Priya installer", "fts")))
                    for _ in range(2)]

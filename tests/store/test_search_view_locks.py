@@ -32,7 +32,7 @@ class _Watching:
 
 
 def test_a_fulltext_search_reads_the_store_without_holding_the_views_lock(db_path):
-    with pcmem.open_sync(db_path, embedder=None) as runtime:
+    with pcmem.open(db_path, embedder=None) as runtime:
         memory = runtime.memory.for_scope("s")
         memory.remember(RememberRequest(entries=(NewEntry(text="kiwis and tea"), NewEntry(text="tea only"))))
         backend = runtime.backend
@@ -59,7 +59,7 @@ def test_a_vector_search_reads_the_store_without_holding_the_views_lock(db_path)
     from pcmem.testing import HashEmbedder
 
     embedder = HashEmbedder(dimension=16)
-    with pcmem.open_sync(db_path, embedder=embedder) as runtime:
+    with pcmem.open(db_path, embedder=embedder) as runtime:
         memory = runtime.memory.for_scope("s")
         memory.remember(RememberRequest(entries=(NewEntry(text="kiwis and tea"), NewEntry(text="tea only"))))
         backend = runtime.backend
@@ -90,7 +90,7 @@ def test_threads_behind_one_write_bring_a_scope_view_up_once(db_path, monkeypatc
     from pcmem import SearchMemoryRequest
     from pcmem.store.duckdb import fts_cache, vector_cache
 
-    with pcmem.open_sync(db_path, embedder=TextHashEmbedder()) as runtime:
+    with pcmem.open(db_path, embedder=TextHashEmbedder()) as runtime:
         memory = runtime.memory.for_scope("s")
         memory.remember(RememberRequest(entries=tuple(NewEntry(text=f"kiwi note {i}") for i in range(30))))
         memory.search(SearchMemoryRequest(query="kiwi note", mode="hybrid"))  # both views loaded

@@ -73,8 +73,8 @@ def test_the_port_is_the_composition_of_its_roles_and_nothing_else():
     ("pcmem.search.reindex:fill_secondary", "backend", "VectorProfiles"),
     ("pcmem.memory.paging:list_page", "backend", "RevisionLog"),
     ("pcmem.memory.paging:changes_page", "backend", "RevisionLog"),
-    ("pcmem.memory.vectors:Embedders.__init__", "backend", "VectorReads"),
-    ("pcmem.memory.parts:MemoryParts.__init__", "backend", "MemoryStore"),
+    ("pcmem.memory.vectors:EmbedderRoles.__init__", "backend", "VectorReads"),
+    ("pcmem.memory.parts:RuntimeShared.__init__", "backend", "MemoryStore"),
     ("pcmem.compose.embedders:resolve_embedder", "backend", "VectorReads"),
     ("pcmem.compose.runtime_parts:search_factory", "backend", "SearchedStore"),
 ])

@@ -12,7 +12,7 @@ from pcmem.types.search import SearchMemoryRequest
 
 
 def test_new_file_records_every_migration_in_order(db_path):
-    pcmem.open_sync(db_path).close()
+    pcmem.open(db_path).close()
     with duckdb.connect(str(db_path)) as db:
         rows = db.execute("SELECT seq, name FROM pcmem_migrations ORDER BY seq").fetchall()
         marker = db.execute("SELECT value FROM pcmem_meta WHERE key = 'format'").fetchone()
@@ -21,18 +21,18 @@ def test_new_file_records_every_migration_in_order(db_path):
 
 
 def test_reopening_applies_nothing_twice(db_path):
-    pcmem.open_sync(db_path).close()
-    pcmem.open_sync(db_path).close()
+    pcmem.open(db_path).close()
+    pcmem.open(db_path).close()
     with duckdb.connect(str(db_path)) as db:
         assert db.execute("SELECT count(*) FROM pcmem_migrations").fetchone() == (len(MIGRATIONS),)
 
 
 def test_file_from_a_newer_pcmem_is_refused_untouched(db_path):
-    pcmem.open_sync(db_path).close()
+    pcmem.open(db_path).close()
     with duckdb.connect(str(db_path)) as db:
         db.execute("INSERT INTO pcmem_migrations VALUES (999, '9999_from_the_future', now()::TIMESTAMP)")
     with pytest.raises(StoreVersionError, match="newer pcmem"):
-        pcmem.open_sync(db_path)
+        pcmem.open(db_path)
     with duckdb.connect(str(db_path)) as db:
         assert db.execute("SELECT max(seq) FROM pcmem_migrations").fetchone() == (999,)
 
@@ -41,7 +41,7 @@ def test_foreign_duckdb_file_is_refused_untouched(db_path):
     with duckdb.connect(str(db_path)) as db:
         db.execute("CREATE TABLE invoices (id INTEGER)")
     with pytest.raises(StoreFormatError, match="belongs to something else"):
-        pcmem.open_sync(db_path)
+        pcmem.open(db_path)
     with duckdb.connect(str(db_path)) as db:
         tables = {name for (name,) in db.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
     assert tables == {"invoices"}
@@ -50,13 +50,13 @@ def test_foreign_duckdb_file_is_refused_untouched(db_path):
 def test_non_duckdb_file_is_a_format_error(db_path):
     db_path.write_text("this is not a database\n" * 100)
     with pytest.raises(StoreFormatError, match="not a DuckDB database"):
-        pcmem.open_sync(db_path)
+        pcmem.open(db_path)
     assert db_path.read_text().startswith("this is not a database")
 
 
 def test_directory_is_refused(tmp_path):
     with pytest.raises(pcmem.StoreError, match="directory"):
-        pcmem.open_sync(tmp_path)
+        pcmem.open(tmp_path)
 
 
 def _all_rows(db_path) -> dict[str, set[tuple]]:
@@ -68,13 +68,13 @@ def _all_rows(db_path) -> dict[str, set[tuple]]:
 
 
 def _rows_touched_by_one_revise(db_path, size: int) -> tuple[int, set[str]]:
-    with pcmem.open_sync(db_path) as runtime:
+    with pcmem.open(db_path) as runtime:
         memory = runtime.memory.for_scope("big")
         entries = tuple(NewEntry(text=f"entry number {i} about topic {i % 7}") for i in range(size))
         written = memory.remember(RememberRequest(entries=entries))
         target = written.citations[size // 2]
     before = _all_rows(db_path)
-    with pcmem.open_sync(db_path) as runtime:
+    with pcmem.open(db_path) as runtime:
         runtime.memory.for_scope("big").revise(
             ReviseRequest(entry_id=target.entry_id, text="a revised entry", expected_revision=1))
     after = _all_rows(db_path)
@@ -99,7 +99,7 @@ def test_a_write_costs_o_change_not_o_scope(tmp_path):
 def test_new_stores_record_analyzer_v2_and_repair_can_switch(db_path):
     from pcmem.types.search import SearchMemoryRequest
 
-    with pcmem.open_sync(db_path, embedder=None) as runtime:
+    with pcmem.open(db_path, embedder=None) as runtime:
         assert runtime.backend.analyzer.name == "v2"
         memory = runtime.memory.for_scope("p")
         memory.remember("The team deploys on Thursdays.")
@@ -107,28 +107,28 @@ def test_new_stores_record_analyzer_v2_and_repair_can_switch(db_path):
         assert runtime.backend.repair(analyzer="v1").ok
         assert runtime.backend.analyzer.name == "v1"
         assert memory.search(SearchMemoryRequest(query="deploy", mode="fts")).hits == ()
-    with pcmem.open_sync(db_path, embedder=None) as runtime:
+    with pcmem.open(db_path, embedder=None) as runtime:
         assert runtime.backend.analyzer.name == "v1"  # recorded in the file
 
 
 def test_a_store_indexed_before_analyzers_were_recorded_keeps_v1(db_path):
-    with pcmem.open_sync(db_path, embedder=None) as runtime:
+    with pcmem.open(db_path, embedder=None) as runtime:
         runtime.memory.for_scope("p").remember("Deploys happen on Thursdays.")
     with duckdb.connect(str(db_path)) as db:  # rewind the file to before migration 0003
         db.execute("DELETE FROM pcmem_meta WHERE key = 'fts_analyzer'")
         db.execute("DELETE FROM pcmem_migrations WHERE name >= '0003'")
         db.execute("ALTER TABLE embedding_profile DROP COLUMN role")
-    with pcmem.open_sync(db_path, embedder=None) as runtime:
+    with pcmem.open(db_path, embedder=None) as runtime:
         assert runtime.backend.analyzer.name == "v1"
 
 
 def test_a_store_from_before_embedder_switches_keeps_its_vectors(db_path, fake_embedder):
-    with pcmem.open_sync(db_path, embedder=fake_embedder) as runtime:
+    with pcmem.open(db_path, embedder=fake_embedder) as runtime:
         runtime.memory.for_scope("p").remember("Deploys happen on Thursdays.")
     with duckdb.connect(str(db_path)) as db:  # rewind the file to before migration 0004
         db.execute("DELETE FROM pcmem_migrations WHERE name >= '0004'")
         db.execute("ALTER TABLE embedding_profile DROP COLUMN role")
-    with pcmem.open_sync(db_path, embedder=fake_embedder) as runtime:
+    with pcmem.open(db_path, embedder=fake_embedder) as runtime:
         assert runtime.backend.embedding_profile() == fake_embedder.profile
         assert runtime.backend.pending_embedding_profile() is None
         page = runtime.memory.for_scope("p").search(SearchMemoryRequest(query="deploys happen", mode="vector"))
@@ -137,7 +137,7 @@ def test_a_store_from_before_embedder_switches_keeps_its_vectors(db_path, fake_e
 
 def test_new_store_files_are_owner_only(tmp_path):
     path = tmp_path / "private" / "memory.duckdb"
-    pcmem.open_sync(path, embedder=None).close()
+    pcmem.open(path, embedder=None).close()
     assert path.stat().st_mode & 0o777 == 0o600
     assert path.parent.stat().st_mode & 0o777 == 0o700
 
@@ -156,12 +156,12 @@ def test_duckdb_never_prints_a_progress_bar_to_the_hosts_stdout(tmp_path):
 
 
 def test_a_store_from_before_revision_reasons_keeps_its_revisions_and_records_new_reasons(db_path):
-    with pcmem.open_sync(db_path, embedder=None) as runtime:
+    with pcmem.open(db_path, embedder=None) as runtime:
         runtime.memory.for_scope("p").remember(pcmem.NewEntry(text="Deploys happen on Thursdays.", entry_id="d"))
     with duckdb.connect(str(db_path)) as db:  # rewind the file to before migration 0008
         db.execute("DELETE FROM pcmem_migrations WHERE name >= '0008'")
         db.execute("ALTER TABLE revisions DROP COLUMN reason")
-    with pcmem.open_sync(db_path, embedder=None) as runtime:
+    with pcmem.open(db_path, embedder=None) as runtime:
         memory = runtime.memory.for_scope("p")
         memory.retire(pcmem.RetireRequest(entry_id="d", expected_revision=1, reason="moved to Fridays"))
         assert [(r.revision, r.reason) for r in memory.revisions()] == [(1, None), (2, "moved to Fridays")]

@@ -41,7 +41,7 @@ def runtime_dir(monkeypatch):
 
 
 def open_store(path, fusion: str | None = None):
-    return pcmem.open_sync(path, embedder=HashEmbedder(), config=RuntimeConfig(memory_search_fusion=fusion))
+    return pcmem.open(path, embedder=HashEmbedder(), config=RuntimeConfig(memory_search_fusion=fusion))
 
 
 def seeded(path):

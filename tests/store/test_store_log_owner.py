@@ -39,7 +39,7 @@ def _kill(command: list[str]) -> None:
 
 
 def _store(path: Path) -> Path:
-    with pcmem.open_sync(path, embedder=None) as runtime:
+    with pcmem.open(path, embedder=None) as runtime:
         runtime.memory.for_scope("mine").remember("my own note")
     return path
 
@@ -48,7 +48,7 @@ def _refused_untouched(path: Path, match: str) -> None:
     wal = files.wal_path(path)
     before = (path.read_bytes(), wal.read_bytes())
     with pytest.raises(StoreWALError, match=match) as raised:
-        pcmem.open_sync(path, embedder=None)
+        pcmem.open(path, embedder=None)
     message = str(raised.value)
     assert str(wal) in message and "\n" not in message
     assert f"mv '{wal}'" in message  # what to do: set the log aside
@@ -58,7 +58,7 @@ def _refused_untouched(path: Path, match: str) -> None:
 def _scopes_after_setting_the_log_aside(path: Path) -> list[str]:
     wal = files.wal_path(path)
     wal.rename(wal.with_name(wal.name + ".aside"))
-    with pcmem.open_sync(path, embedder=None) as runtime:
+    with pcmem.open(path, embedder=None) as runtime:
         assert runtime.backend.check().ok
         return [summary.scope for summary in runtime.backend.scope_summaries()]
 
@@ -92,7 +92,7 @@ def test_a_stale_log_of_this_store_is_refused_naming_the_log(tmp_path, checkpoin
     written_at = read_wal_header(stale).checkpoint_iteration
     later = 0
     while read_store_header(path).checkpoint_iteration < written_at + checkpoints_since:
-        with pcmem.open_sync(path, embedder=None) as runtime:  # the first replays the log; each close checkpoints
+        with pcmem.open(path, embedder=None) as runtime:  # the first replays the log; each close checkpoints
             runtime.memory.for_scope("later").remember(f"written later {later}")
             later += 1
     behind = read_store_header(path).checkpoint_iteration - written_at
@@ -101,7 +101,7 @@ def test_a_stale_log_of_this_store_is_refused_naming_the_log(tmp_path, checkpoin
     files.wal_path(path).write_bytes(stale)  # a backup copy of the old log put back
     _refused_untouched(path, says)
     files.wal_path(path).unlink()
-    with pcmem.open_sync(path, embedder=None) as runtime:
+    with pcmem.open(path, embedder=None) as runtime:
         assert len(runtime.memory.for_scope("s").list().entries) == 3
         assert len(runtime.memory.for_scope("later").list().entries) == later
 
@@ -109,7 +109,7 @@ def test_a_stale_log_of_this_store_is_refused_naming_the_log(tmp_path, checkpoin
 def test_a_store_file_restored_from_a_backup_refuses_its_newer_log(tmp_path):
     path = _store(tmp_path / "m.duckdb")
     backup = path.read_bytes()
-    with pcmem.open_sync(path, embedder=None) as runtime:  # one more checkpoint after the backup
+    with pcmem.open(path, embedder=None) as runtime:  # one more checkpoint after the backup
         runtime.memory.for_scope("s").remember("after the backup")
     _kill(programs.command("killed_writer", str(path), "s"))
     path.write_bytes(backup)
@@ -122,7 +122,7 @@ def test_a_log_next_to_a_missing_store_is_refused(tmp_path):
     path = tmp_path / "m.duckdb"
     shutil.copy(files.wal_path(theirs), files.wal_path(path))
     with pytest.raises(StoreWALError, match=r"m\.duckdb\.wal.*no store file"):
-        pcmem.open_sync(path, embedder=None)
+        pcmem.open(path, embedder=None)
     assert not path.exists()
 
 
@@ -150,7 +150,7 @@ def test_an_empty_duckdb_file_made_elsewhere_becomes_private_when_adopted(tmp_pa
     path = tmp_path / "made-elsewhere.duckdb"
     duckdb.connect(str(path)).close()
     os.chmod(path, 0o644)
-    with pcmem.open_sync(path, embedder=None) as runtime:
+    with pcmem.open(path, embedder=None) as runtime:
         assert stat.S_IMODE(path.stat().st_mode) == 0o600
         runtime.memory.for_scope("s").remember("secret text")
         assert stat.S_IMODE(files.wal_path(path).stat().st_mode) == 0o600
@@ -191,4 +191,4 @@ def test_creating_a_folder_on_a_read_only_file_system_is_a_read_only_error(tmp_p
 
     monkeypatch.setattr(os, "mkdir", read_only)
     with pytest.raises(StoreReadOnlyError, match="read-only file system"):
-        pcmem.open_sync(tmp_path / "sub" / "m.duckdb", embedder=None)
+        pcmem.open(tmp_path / "sub" / "m.duckdb", embedder=None)

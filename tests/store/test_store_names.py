@@ -30,7 +30,7 @@ def _cli(*args: str, timeout: float = 60, cwd: Path = ROOT) -> subprocess.Comple
 
 def test_a_hard_link_is_the_same_store_to_the_registry(tmp_path):
     path = tmp_path / "a.duckdb"
-    pcmem.open_sync(path, embedder=None).close()
+    pcmem.open(path, embedder=None).close()
     os.link(path, tmp_path / "b.duckdb")
     first, second = open_backend(path), open_backend(tmp_path / "b.duckdb")
     try:
@@ -40,15 +40,14 @@ def test_a_hard_link_is_the_same_store_to_the_registry(tmp_path):
         second.close()
 
 
-@pytest.mark.parametrize("shared", [False, True])
-def test_writes_through_two_names_of_one_file_are_all_kept(tmp_path, shared):
+def test_writes_through_two_names_of_one_file_are_all_kept(tmp_path):
     """Two DuckDB instances on one inode, each with its own write lock and log, lost half the acknowledged writes."""
     path = tmp_path / "a.duckdb"
-    pcmem.open_sync(path, embedder=None).close()
+    pcmem.open(path, embedder=None).close()
     other_name = tmp_path / "b.duckdb"
     os.link(path, other_name)
-    first = pcmem.open_sync(path, embedder=None, shared=shared)
-    second = pcmem.open_sync(other_name, embedder=None, shared=shared)
+    first = pcmem.open(path, embedder=None)
+    second = pcmem.open(other_name, embedder=None)
     try:
         for i in range(15):
             first.memory.for_scope("one").remember(f"through the first name {i}")
@@ -57,7 +56,7 @@ def test_writes_through_two_names_of_one_file_are_all_kept(tmp_path, shared):
         first.close()
         second.close()
     for name in (path, other_name):
-        with pcmem.open_sync(name, embedder=None) as runtime:
+        with pcmem.open(name, embedder=None) as runtime:
             assert [len(runtime.memory.for_scope(scope).list().entries) for scope in ("one", "two")] == [15, 15]
             assert runtime.backend.check().ok
 
@@ -80,7 +79,7 @@ def test_a_new_store_under_two_names_is_one_backend_once_created(tmp_path):
 
 def _linked_store(tmp_path: Path) -> tuple[Path, Path]:
     target = tmp_path / "real" / "m.duckdb"
-    pcmem.open_sync(target, embedder=None).close()
+    pcmem.open(target, embedder=None).close()
     link = tmp_path / "elsewhere" / "link.duckdb"
     link.parent.mkdir()
     link.symlink_to(target)
@@ -89,7 +88,7 @@ def _linked_store(tmp_path: Path) -> tuple[Path, Path]:
 
 def test_through_a_symlink_the_log_is_private_and_next_to_the_target(tmp_path):
     target, link = _linked_store(tmp_path)
-    with pcmem.open_sync(link, embedder=None) as runtime:
+    with pcmem.open(link, embedder=None) as runtime:
         runtime.memory.for_scope("s").remember("secret text")
         wal = files.wal_path(target)
         assert wal.exists() and stat.S_IMODE(wal.stat().st_mode) == 0o600
@@ -105,7 +104,7 @@ def test_through_a_symlink_a_cut_log_next_to_the_target_is_set_aside_next_to_the
     wal = files.wal_path(target)
     cut = wal.read_bytes()[:-7]  # the last transaction cut short, as a kill inside its commit leaves it
     wal.write_bytes(cut)
-    with pcmem.open_sync(link, embedder=None) as runtime:
+    with pcmem.open(link, embedder=None) as runtime:
         assert runtime.memory.for_scope("s").head().revision == 2 and runtime.backend.check().ok
     assert wal.with_name(wal.name + ".damaged").read_bytes() == cut
     assert not files.wal_path(link).exists() and not link.with_name(link.name + ".wal.damaged").exists()
@@ -118,11 +117,11 @@ def test_through_a_symlink_a_cut_log_next_to_the_target_is_set_aside_next_to_the
 def test_a_file_uri_is_refused_naming_the_plain_path(tmp_path, monkeypatch, spelling):
     monkeypatch.chdir(tmp_path)
     path = tmp_path / "real.duckdb"
-    pcmem.open_sync(path, embedder=None).close()
+    pcmem.open(path, embedder=None).close()
     before = sorted(tmp_path.iterdir())
     for target in (spelling.format(path=path), Path(spelling.format(path=path))):
         with pytest.raises(InputError, match=f"plain path.*{path}"):
-            pcmem.open_sync(target, embedder=None)
+            pcmem.open(target, embedder=None)
     assert sorted(tmp_path.iterdir()) == before  # no ./file:/… folder
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
 
@@ -133,13 +132,13 @@ def test_anything_with_a_scheme_is_a_typed_refusal_for_path_objects_too(tmp_path
     monkeypatch.chdir(tmp_path)
     for spelled in (target, Path(target)):
         with pytest.raises(InputError):
-            pcmem.open_sync(spelled, embedder=None)
+            pcmem.open(spelled, embedder=None)
     assert list(tmp_path.iterdir()) == []
 
 
 def test_a_name_with_a_colon_opens_when_written_as_a_relative_path(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    with pcmem.open_sync("./notes:v2.duckdb", embedder=None) as runtime:
+    with pcmem.open("./notes:v2.duckdb", embedder=None) as runtime:
         runtime.memory.for_scope("s").remember("kept")
     assert (tmp_path / "notes:v2.duckdb").is_file()
 
@@ -158,7 +157,7 @@ def test_the_cli_refuses_a_file_uri_in_one_line(tmp_path):
 def test_a_nul_in_the_path_is_an_input_error(tmp_path, monkeypatch, target):
     monkeypatch.chdir(tmp_path)
     with pytest.raises(InputError, match="NUL"):
-        pcmem.open_sync(target, embedder=None)
+        pcmem.open(target, embedder=None)
     with pytest.raises(InputError, match="NUL"):
         open_backend(target)
 
@@ -168,17 +167,17 @@ def test_a_nul_in_the_path_is_an_input_error(tmp_path, monkeypatch, target):
 
 def test_a_log_that_is_a_directory_is_a_typed_refusal(tmp_path):
     path = tmp_path / "m.duckdb"
-    pcmem.open_sync(path, embedder=None).close()
+    pcmem.open(path, embedder=None).close()
     files.wal_path(path).mkdir()
     with pytest.raises(StoreWALError, match=r"is a directory, not a write-ahead log.*mv "):
-        pcmem.open_sync(path, embedder=None)
+        pcmem.open(path, embedder=None)
     done = _cli("--db", str(path), "list", "--scope", "s")
     assert done.returncode == 14 and done.stderr.count("\n") == 1, done.stderr
 
 
 def test_a_log_that_is_a_fifo_is_refused_without_hanging(tmp_path):
     path = tmp_path / "m.duckdb"
-    pcmem.open_sync(path, embedder=None).close()
+    pcmem.open(path, embedder=None).close()
     os.mkfifo(files.wal_path(path))
     for command in (["list", "--scope", "s"], ["remember", "--scope", "s", "x"]):
         done = _cli("--db", str(path), *command, timeout=30)

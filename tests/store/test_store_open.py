@@ -14,7 +14,7 @@ from pcmem.cli import main
 from pcmem.compose.backends import open_backend
 from pcmem.errors import ConfigurationError, InputError
 from pcmem.store.duckdb import DuckDBBackend
-from pcmem.store.seekdb.engine import SeekdbTarget, parse
+from pcmem.store.seekdb.connector import SeekdbTarget, parse
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -96,12 +96,15 @@ def test_the_cli_works_on_a_seekdb_store(seekdb_url):
 # --- the backend registry: one table of URL schemes, one engine per name ------------------------------------------
 
 
-def test_every_scheme_names_a_registered_engine():
-    from pcmem.compose.backends import ENGINES
-    from pcmem.settings import STORE_SCHEMES
+def test_every_scheme_names_an_engine_that_claims_it():
+    from pcmem.store.engine import StorageEngine
+    from pcmem.store.engines import BUILT_IN, DEFAULT_SCHEME, engine_for, engine_named
 
-    assert set(STORE_SCHEMES.values()) == set(ENGINES)
-    assert {name: engine.name for name, engine in ENGINES.items()} == {name: name for name in ENGINES}
+    for scheme in BUILT_IN:
+        engine = engine_for(f"{scheme}x")
+        assert isinstance(engine, StorageEngine) and scheme in engine.schemes
+        assert engine_named(engine.name) is engine
+    assert engine_for("plain/path.duckdb") is engine_for(f"{DEFAULT_SCHEME}x")
 
 
 @pytest.mark.parametrize("spelling", ["duckdb:{path}", "duckdb://{path}", "DuckDB:{path}", "duckdb://localhost{path}"])
@@ -132,9 +135,9 @@ def test_a_duckdb_url_that_names_no_local_file_is_refused(tmp_path, monkeypatch,
 
 @pytest.mark.parametrize("url", ["oceanbase://app:pw@ob.example:2881/memory?tenant=prod", "OceanBase:///data/ob"])
 def test_an_oceanbase_url_is_a_seekdb_target(url):
-    from pcmem.compose.backends import engine_for
+    from pcmem.store.engines import engine_for
 
-    assert engine_for(url).name == "seekdb" and not engine_for(url).local_file
+    assert engine_for(url).name == "seekdb" and not engine_for(url).single_file
     assert parse(url) == parse("seekdb" + url[len("oceanbase"):])
 
 

@@ -33,7 +33,7 @@ def _primary_keys(path) -> set[str]:
 
 
 def _write_some(path) -> None:
-    with pcmem.open_sync(path, embedder=HashEmbedder(dimension=16)) as runtime:
+    with pcmem.open(path, embedder=HashEmbedder(dimension=16)) as runtime:
         memory = runtime.memory.for_scope("s")
         memory.remember(RememberRequest(entries=(NewEntry(entry_id="city", text="Lives in Lisbon."),
                                                  NewEntry(entry_id="pet", text="Has a cat named Miso."))))
@@ -46,7 +46,7 @@ def _contents(path) -> dict[str, list[tuple]]:
 
 
 def _check(path):
-    with pcmem.open_sync(path, embedder=None) as runtime:
+    with pcmem.open(path, embedder=None) as runtime:
         return runtime.backend.check()
 
 
@@ -75,11 +75,11 @@ def test_an_older_store_loses_those_keys_when_opened_and_keeps_every_row(db_path
     _as_before_migration_0010(db_path)
     before = _contents(db_path)
     assert set(unkeyed.KEYS) <= _primary_keys(db_path), "the store must have the old keys, or this proves nothing"
-    with pcmem.open_sync(db_path, embedder=HashEmbedder(dimension=16)):
+    with pcmem.open(db_path, embedder=HashEmbedder(dimension=16)):
         pass
     assert not _primary_keys(db_path) & set(unkeyed.KEYS)
     assert _contents(db_path) == before
-    with pcmem.open_sync(db_path, embedder=HashEmbedder(dimension=16)) as runtime:
+    with pcmem.open(db_path, embedder=HashEmbedder(dimension=16)) as runtime:
         memory = runtime.memory.for_scope("s")
         memory.revise(ReviseRequest(entry_id="pet", text="Has two cats.", expected_version=1))
         assert memory.get_entry("pet").entry.text == "Has two cats."
@@ -124,7 +124,7 @@ def test_the_rows_a_write_appends_to_keep_their_strings_uncompressed(db_path):
     index appends into its last checkpointed row group: with dictionary + FSST strings (DuckDB's choice once a table
     is large enough) every write decoded up to 2,047 stored rows of each such table again, so a remember cost more
     as the store grew."""
-    with pcmem.open_sync(db_path, embedder=HashEmbedder(dimension=16)) as runtime:
+    with pcmem.open(db_path, embedder=HashEmbedder(dimension=16)) as runtime:
         runtime.memory.for_scope("s").remember(RememberRequest(entries=tuple(
             NewEntry(text=f"note {i} about otters, rivers and the {i % 13}th bridge") for i in range(3000))))
     with duckdb.connect(str(db_path), read_only=True) as db:

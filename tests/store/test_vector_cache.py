@@ -29,7 +29,7 @@ def _same(cached, exact):
 
 
 def test_matrix_matches_exact_scan_through_every_kind_of_write(db_path):
-    with pcmem.open_sync(db_path) as runtime:
+    with pcmem.open(db_path) as runtime:
         memory = runtime.memory.for_scope("s")
         memory.remember(RememberRequest(entries=tuple(NewEntry(entry_id=f"e{i}", text=t)
                                                       for i, t in enumerate(SENTENCES))))
@@ -43,11 +43,11 @@ def test_matrix_matches_exact_scan_through_every_kind_of_write(db_path):
 
 
 def test_writes_through_another_handle_are_picked_up_by_events(db_path):
-    with pcmem.open_sync(db_path) as reader:
+    with pcmem.open(db_path) as reader:
         memory = reader.memory.for_scope("s")
         memory.remember(RememberRequest(entries=tuple(NewEntry(text=t) for t in SENTENCES[:10])))
         _same(*_both(reader, "s", "topic 3"))
-        with pcmem.open_sync(db_path) as writer:  # a second backend, as another process would be
+        with pcmem.open(db_path) as writer:  # a second backend, as another process would be
             writer.memory.for_scope("s").remember("Topic three was closed by Marco on Friday.")
         cached, exact = _both(reader, "s", "topic three closed")
         _same(cached, exact)
@@ -88,13 +88,13 @@ def test_a_scope_loads_its_own_vectors_not_the_whole_table(tmp_path):
     from pcmem.testing import HashEmbedder
 
     path, embedder, bulk = tmp_path / "spread.duckdb", HashEmbedder(dimension=384, by="text"), 8000
-    with pcmem.open_sync(path, embedder=embedder) as runtime:
+    with pcmem.open(path, embedder=embedder) as runtime:
         small = runtime.memory.for_scope("small")
         small.remember(RememberRequest(entries=tuple(NewEntry(text=f"Early note {i} on the garden.") for i in range(150))))
         runtime.memory.for_scope("big").remember(RememberRequest(entries=tuple(
             NewEntry(text=f"Bulk note {i} about the harbour.") for i in range(bulk))))
         small.remember(RememberRequest(entries=tuple(NewEntry(text=f"Late note {i} on the garden.") for i in range(150))))
-    with pcmem.open_sync(path, embedder=embedder) as runtime:
+    with pcmem.open(path, embedder=embedder) as runtime:
         hits = runtime.memory.for_scope("small").search("Late note 7 on the garden.", mode="vector").hits
         with runtime.backend._transaction() as cursor:
             (buffered,) = cursor.execute(

@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[2]
 WRITER = textwrap.dedent("""
     import sys, pcmem
     from pcmem import NewEntry, RememberRequest
-    memory = pcmem.open_sync(sys.argv[1], embedder=None).memory.for_scope("s")
+    memory = pcmem.open(sys.argv[1], embedder=None).memory.for_scope("s")
     memory.remember("the acknowledged note")
     print("acknowledged", flush=True)
     memory.remember(RememberRequest(entries=tuple(NewEntry(text=f"part {j} of a big write " + "x" * 300)
@@ -38,7 +38,7 @@ def _killed_inside_a_commit(path: Path) -> bytes:
     strace = shutil.which("strace")
     if strace is None:
         pytest.skip("strace places the kill inside the commit; it is not installed")
-    pcmem.open_sync(path, embedder=None).close()
+    pcmem.open(path, embedder=None).close()
     done = subprocess.run(
         [strace, "-f", "-qq", "-o", "/dev/null", "-P", str(files.wal_path(path)), "-e", "trace=write",
          "-e", "inject=write:error=EIO:signal=KILL:when=3", sys.executable, "-c", WRITER, str(path)],
@@ -55,7 +55,7 @@ def _killed_inside_a_commit(path: Path) -> bytes:
 def test_the_store_opens_after_a_kill_inside_a_commit(tmp_path):
     path = tmp_path / "m.duckdb"
     log = _killed_inside_a_commit(path)
-    with pcmem.open_sync(path, embedder=None) as runtime:
+    with pcmem.open(path, embedder=None) as runtime:
         memory = runtime.memory.for_scope("s")
         assert [e.entry.text for e in memory.list().entries] == ["the acknowledged note"]
         assert memory.head().revision == 1

@@ -29,7 +29,7 @@ from pcmem_bench import programs
 
 @pytest.fixture
 def runtime(tmp_path: Path) -> Iterator[pcmem.SyncRuntime]:
-    with pcmem.open_sync(tmp_path / "groups.duckdb", embedder=None) as opened:
+    with pcmem.open(tmp_path / "groups.duckdb", embedder=None) as opened:
         yield opened
 
 
@@ -158,7 +158,7 @@ def test_every_write_acknowledged_before_a_kill_inside_the_groups_is_there_after
         os.kill(process.pid, signal.SIGKILL)  # while the four threads are still writing
         process.wait()
     acknowledged += [line.split()[0] for line in process.stdout.read().splitlines() if len(line.split()) == 2]
-    with pcmem.open_sync(path, embedder=None) as runtime:
+    with pcmem.open(path, embedder=None) as runtime:
         assert _backend(runtime).check().ok
         memory = runtime.memory.for_scope("groups")
         stored = {entry.entry.entry_id for entry in memory.list().entries}

@@ -1,6 +1,6 @@
 """A write's opening read — the scope's head and the embedding profiles — kept from the last write of a held store
-(store/duckdb/write_opening.py, issue #30), and read again whenever anything else may have changed them: another
-backend of the file in this process, a vector-space change, a write that failed, another process of a shared store.
+(the memo of the write generation, store/duckdb/generation_memo.py), and read again whenever anything else may have
+changed them: another backend of the file in this process, a vector-space change, a write that failed.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def _revisions(runtime: pcmem.SyncRuntime, scope: str) -> list[int]:
 
 def test_a_held_store_reads_a_scopes_head_once_for_many_writes(db_path, monkeypatch):
     log = _openings(monkeypatch)
-    with pcmem.open_sync(db_path, embedder=HashEmbedder(dimension=8)) as runtime:
+    with pcmem.open(db_path, embedder=HashEmbedder(dimension=8)) as runtime:
         memory = runtime.memory.for_scope("s")
         memory.remember("the first note")
         log.clear()
@@ -63,7 +63,7 @@ def test_another_backend_of_the_file_makes_the_next_write_read_again(db_path, mo
 
 
 def test_a_vector_space_change_makes_the_next_write_read_the_profiles_again(db_path):
-    with pcmem.open_sync(db_path, embedder=HashEmbedder(dimension=8)) as runtime:
+    with pcmem.open(db_path, embedder=HashEmbedder(dimension=8)) as runtime:
         memory = runtime.memory.for_scope("s")
         memory.remember("a note before the secondary space")
         secondary = EmbeddingProfile(model_id="second-model", dimension=4, normalized=True)
@@ -72,35 +72,36 @@ def test_a_vector_space_change_makes_the_next_write_read_the_profiles_again(db_p
             assert write.secondary_embedding_profile() == secondary
 
 
-def test_a_write_that_fails_leaves_nothing_kept(db_path, monkeypatch):
+def test_a_write_that_fails_rolls_back_and_the_next_still_opens_from_the_memo(db_path, monkeypatch):
+    """A failed write rolled back: the file is as the last COMMIT left it, which is what the memo holds (a failed
+    COMMIT moves the write clock, and the memo is stale then)."""
     log = _openings(monkeypatch)
-    with pcmem.open_sync(db_path, embedder=HashEmbedder(dimension=8)) as runtime:
+    with pcmem.open(db_path, embedder=HashEmbedder(dimension=8)) as runtime:
         memory = runtime.memory.for_scope("s")
         memory.remember("a kept note")
         with pytest.raises(RuntimeError), runtime.backend.write("s"):
             raise RuntimeError("the caller gave up")
         log.clear()
         memory.remember("after the failed write")
-        assert len(log) == 1
+        assert log == []
         assert _revisions(runtime, "s") == [1, 2]
 
 
-def test_a_shared_store_reads_the_head_at_every_write(db_path, monkeypatch):
-    """Another process may write a shared store between two writes of this one: nothing is kept."""
+def test_a_write_another_process_sends_through_this_one_leaves_the_opening_of_the_next(db_path, monkeypatch):
+    """Another process writes through this process (its owner), on this backend: its write leaves the scope's
+    opening, so the next write here reads nothing again and lands on the head that write made."""
     log = _openings(monkeypatch)
-    with pcmem.SyncRuntime(DuckDBBackend(db_path, shared=True), embedder=HashEmbedder(dimension=8)) as runtime:
+    with pcmem.open(db_path, embedder=None) as runtime:
         memory = runtime.memory.for_scope("s")
         memory.remember("written here")
         subprocess.run([sys.executable, "-c", textwrap.dedent(f"""
             import pcmem
-            from pcmem.store.duckdb import DuckDBBackend
-            from pcmem.testing import HashEmbedder
-            with pcmem.SyncRuntime(DuckDBBackend({str(db_path)!r}, shared=True),
-                                   embedder=HashEmbedder(dimension=8)) as runtime:
+            with pcmem.open({str(db_path)!r}, embedder=None) as runtime:
+                assert runtime.owner_pid is not None  # a client: the write runs in the owner
                 runtime.memory.for_scope("s").remember("written by another process")
         """)], check=True, timeout=120)
         log.clear()
         memory.remember("written here again")
-        assert len(log) == 1
+        assert log == []
         assert _revisions(runtime, "s") == [1, 2, 3]
 

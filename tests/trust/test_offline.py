@@ -168,7 +168,7 @@ def _writable(path: str, home: Home, *, passing: bool) -> bool:
 
 LIBRARY = """
 import sys, time, pcmem
-with pcmem.open_sync(sys.argv[1]) as runtime:
+with pcmem.open(sys.argv[1]) as runtime:
     scope = runtime.memory.for_scope("s")
     scope.remember("kiwis grow on vines in the library's store")
     assert scope.search("kiwi").hits

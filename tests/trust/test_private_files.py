@@ -19,7 +19,7 @@ from other_user import Probe, shared_folder
 
 PCMEM = [sys.executable, "-m", "pcmem"]
 LIBRARY_WRITE = ("import sys, pcmem\n"
-                 "with pcmem.open_sync(sys.argv[1], embedder=None) as runtime:\n"
+                 "with pcmem.open(sys.argv[1], embedder=None) as runtime:\n"
                  "    runtime.memory.for_scope('s').remember('a secret written through the library')\n")
 
 

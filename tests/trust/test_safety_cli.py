@@ -80,7 +80,7 @@ def test_a_store_held_by_another_process_exits_10_and_names_it(tmp_path):
     path = tmp_path / "m.duckdb"
     holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent("""
         import sys, time, duckdb, pcmem
-        pcmem.open_sync(sys.argv[1], embedder=None).close()
+        pcmem.open(sys.argv[1], embedder=None).close()
         connection = duckdb.connect(sys.argv[1])  # holds the file without serving it (a pcmem owner would serve)
         print("holding", flush=True)
         time.sleep(60)
@@ -118,7 +118,7 @@ class WritesFromAnotherProcessWhileEmbedding:
         if len(texts) > 1:  # the import, not the query
             script = textwrap.dedent("""
                 import sys, pcmem
-                with pcmem.open_sync(sys.argv[1], embedder=None, shared=True, lock_timeout=1) as runtime:
+                with pcmem.open(sys.argv[1], embedder=None, lock_timeout=1) as runtime:
                     print(runtime.memory.for_scope("other").head())
             """)
             done = subprocess.run([sys.executable, "-c", script, str(self.path)], capture_output=True, text=True,

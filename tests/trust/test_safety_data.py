@@ -18,7 +18,7 @@ from pcmem.types.memory import NewEntry, RememberRequest, ReviseRequest
 
 
 def test_revise_with_metadata_of_other_json_types_is_written(db_path):
-    with pcmem.open_sync(db_path, embedder=None) as runtime:
+    with pcmem.open(db_path, embedder=None) as runtime:
         memory = runtime.memory.for_scope("s")
         memory.remember(NewEntry(entry_id="e", text="t", metadata={"flag": True, "n": 1.0}))
         result = memory.revise(ReviseRequest(entry_id="e", text="t", metadata={"flag": 1, "n": 1}, expected_revision=1))
@@ -50,7 +50,7 @@ class SwitchesStoreWhileEmbedding(HashEmbedder):
         vectors = super().embed_documents(texts, progress)
         if self.armed:
             self.armed = False
-            with pcmem.open_sync(self.path, embedder=self.other) as runtime:
+            with pcmem.open(self.path, embedder=self.other) as runtime:
                 reindex(runtime.backend, self.other)
         return vectors
 
@@ -59,7 +59,7 @@ class SwitchesStoreWhileEmbedding(HashEmbedder):
 def test_remember_racing_an_embedder_switch_stores_the_new_models_vector(db_path, dimension):
     new = HashEmbedder("test/new-space", dimension)
     old = SwitchesStoreWhileEmbedding(new, db_path)
-    with pcmem.open_sync(db_path, embedder=old) as runtime:
+    with pcmem.open(db_path, embedder=old) as runtime:
         memory = runtime.memory.for_scope("s")
         memory.remember("first note")
         old.armed = True
@@ -74,7 +74,7 @@ def test_remember_racing_an_embedder_switch_stores_the_new_models_vector(db_path
 def test_remember_racing_a_switch_without_the_new_embedder_is_refused(db_path):
     new = HashEmbedder("test/new-space", 32)
     old = SwitchesStoreWhileEmbedding(new, db_path)
-    with pcmem.open_sync(db_path, embedder=old) as runtime:
+    with pcmem.open(db_path, embedder=old) as runtime:
         memory = runtime.memory.for_scope("s")
         memory.remember("first note")
         old.armed = True
@@ -84,9 +84,9 @@ def test_remember_racing_a_switch_without_the_new_embedder_is_refused(db_path):
 
 
 def test_runtime_without_embedder_refuses_to_write_into_a_store_with_vectors(db_path):
-    with pcmem.open_sync(db_path, embedder=HashEmbedder()) as runtime:
+    with pcmem.open(db_path, embedder=HashEmbedder()) as runtime:
         runtime.memory.for_scope("s").remember("with a vector")
-    with pcmem.open_sync(db_path, embedder=None) as runtime:
+    with pcmem.open(db_path, embedder=None) as runtime:
         with pytest.raises(ConfigurationError, match="embedder='auto'"):
             runtime.memory.for_scope("s").remember(RememberRequest(entries=(NewEntry(text="no vector"),)))
         assert runtime.memory.for_scope("s").head().revision == 1

@@ -76,7 +76,7 @@ def test_dash_means_standard_input(tmp_path):
 
 
 def test_public_api_wrong_types_are_pcmem_errors(db_path):
-    with pcmem.open_sync(db_path, embedder=None) as runtime:
+    with pcmem.open(db_path, embedder=None) as runtime:
         memory = runtime.memory.for_scope("s")
         memory.remember(NewEntry(entry_id="e1", text="x"))
         calls = [
@@ -119,7 +119,7 @@ class FailingQueries:
 
 
 def test_auto_mode_with_a_failing_embedder_warns_in_one_line(db_path, caplog):
-    with pcmem.open_sync(db_path, embedder=FailingQueries()) as runtime:
+    with pcmem.open(db_path, embedder=FailingQueries()) as runtime:
         memory = runtime.memory.for_scope("s")
         memory.remember("kiwis grow on vines")
         page = memory.search("kiwis")

@@ -45,14 +45,14 @@ def test_a_duckdb_file_with_only_views_sequences_or_macros_is_someone_elses(tmp_
     connection.close()
     before = path.read_bytes()
     with pytest.raises(StoreFormatError, match="belongs to something else"):
-        pcmem.open_sync(path, embedder=None)
+        pcmem.open(path, embedder=None)
     assert path.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["theirs.duckdb"]
 
 
 KILLED_AFTER_IMPORT = textwrap.dedent("""
     import os, sys, pcmem
-    with_runtime = pcmem.open_sync(sys.argv[1], embedder=None)
+    with_runtime = pcmem.open(sys.argv[1], embedder=None)
     memory = with_runtime.memory.for_scope("s")
     for i in range(3):
         memory.remember(f"acknowledged note {i} " + "x" * 200)
@@ -63,7 +63,7 @@ KILLED_AFTER_IMPORT = textwrap.dedent("""
 
 def _killed_store(tmp_path: Path) -> Path:
     path = tmp_path / "m.duckdb"
-    pcmem.open_sync(path, embedder=None).close()
+    pcmem.open(path, embedder=None).close()
     done = subprocess.run([sys.executable, "-c", KILLED_AFTER_IMPORT, str(path)], capture_output=True, text=True,
                           timeout=120, cwd=ROOT)
     assert done.returncode == -signal.SIGKILL and "acknowledged" in done.stdout, done.stderr
@@ -73,7 +73,7 @@ def _killed_store(tmp_path: Path) -> Path:
 
 def test_an_intact_leftover_log_is_replayed(tmp_path):
     path = _killed_store(tmp_path)
-    with pcmem.open_sync(path, embedder=None) as runtime:
+    with pcmem.open(path, embedder=None) as runtime:
         assert runtime.memory.for_scope("s").head().revision == 3
         assert runtime.backend.check().ok
 
@@ -84,10 +84,10 @@ def test_a_leftover_log_with_a_damaged_header_is_refused_and_left_alone(tmp_path
     wal.write_bytes(b"\0" * 16 + wal.read_bytes()[16:])
     before = (path.read_bytes(), wal.read_bytes())
     with pytest.raises(StoreWALError, match=r"mv .*\.wal.*\.wal\.damaged"):
-        pcmem.open_sync(path, embedder=None)
+        pcmem.open(path, embedder=None)
     assert (path.read_bytes(), wal.read_bytes()) == before
     wal.rename(wal.with_name(wal.name + ".damaged"))  # what the message says to do
-    with pcmem.open_sync(path, embedder=None) as runtime:
+    with pcmem.open(path, embedder=None) as runtime:
         assert runtime.backend.check().ok
 
 
@@ -104,7 +104,7 @@ def test_a_log_ending_inside_a_transaction_is_set_aside_and_its_complete_transac
     wal.write_bytes(damaged)
     complete = scan_wal(damaged).transactions
     assert kept is None or complete == kept
-    with caplog.at_level(logging.WARNING), pcmem.open_sync(path, embedder=None) as runtime:
+    with caplog.at_level(logging.WARNING), pcmem.open(path, embedder=None) as runtime:
         memory = runtime.memory.for_scope("s")
         head = memory.head()
         assert (0 if head is None else head.revision) == complete  # one remember per transaction after the store's
@@ -121,7 +121,7 @@ def test_a_read_only_store_with_a_log_cut_short_is_refused_and_recovered_on_requ
     wal.write_bytes(damaged)
     with read_only_file(path, monkeypatch):
         with pytest.raises(StoreWALError, match=r"2 complete transaction\(s\).*check --recover-wal"):
-            pcmem.open_sync(path, embedder=None)
+            pcmem.open(path, embedder=None)
         assert wal.read_bytes() == damaged
     done = subprocess.run([sys.executable, "-m", "pcmem", "--db", str(path), "check", "--recover-wal", "--json"],
                           capture_output=True, text=True, timeout=120, cwd=ROOT)
@@ -129,7 +129,7 @@ def test_a_read_only_store_with_a_log_cut_short_is_refused_and_recovered_on_requ
     recovered = json.loads(done.stdout)["recovered_wal"]
     assert recovered["kept_transactions"] == 2 and recovered["dropped_bytes"] > 0
     assert Path(recovered["copy"]).read_bytes() == damaged  # the whole log is kept for whoever wants to look
-    with pcmem.open_sync(path, embedder=None) as runtime:
+    with pcmem.open(path, embedder=None) as runtime:
         memory = runtime.memory.for_scope("s")
         assert memory.head().revision == 2
         assert [e.entry.text[:20] for e in memory.list().entries] == sorted(
@@ -142,16 +142,16 @@ def test_a_log_with_a_damaged_header_has_nothing_to_recover_and_is_set_aside(tmp
     wal = files.wal_path(path)
     wal.write_bytes(b"\0" * 16 + wal.read_bytes()[16:])
     with pytest.raises(StoreWALError, match="Nothing in it can be replayed"):
-        pcmem.open_sync(path, embedder=None)
+        pcmem.open(path, embedder=None)
     recovery = recover_wal(path)
     assert (recovery.kept_transactions, wal.exists(), recovery.copy.exists()) == (0, False, True)
     assert recover_wal(path).copy is None  # nothing left to do: absent log
-    with pcmem.open_sync(path, embedder=None) as runtime:
+    with pcmem.open(path, embedder=None) as runtime:
         assert runtime.memory.for_scope("s").head() is None  # the log held every write; a backup copy keeps it
 
 
 def _store_with_entries(path: Path) -> None:
-    with pcmem.open_sync(path, embedder=HashEmbedder()) as runtime:
+    with pcmem.open(path, embedder=HashEmbedder()) as runtime:
         memory = runtime.memory.for_scope("s")
         memory.remember("kiwis grow on vines")
         memory.remember("the team deploys on fridays")
@@ -168,7 +168,7 @@ def test_check_sees_damage_and_repair_rebuilds_everything(db_path, damage, expec
     connection = duckdb.connect(str(db_path))
     connection.execute(damage)
     connection.close()
-    with pcmem.open_sync(db_path, embedder=HashEmbedder()) as runtime:
+    with pcmem.open(db_path, embedder=HashEmbedder()) as runtime:
         report = runtime.backend.check()
         assert not report.ok and any(expected in problem for problem in report.problems), report.problems
         assert runtime.backend.repair().ok
@@ -179,7 +179,7 @@ def test_check_sees_damage_and_repair_rebuilds_everything(db_path, damage, expec
 
 def test_every_created_file_is_private_and_every_created_folder_too(tmp_path):
     path = tmp_path / "a" / "b" / "m.duckdb"
-    with pcmem.open_sync(path, embedder=None) as runtime:
+    with pcmem.open(path, embedder=None) as runtime:
         runtime.memory.for_scope("s").remember("secret text")
         wal = files.wal_path(path)
         assert wal.exists() and stat.S_IMODE(wal.stat().st_mode) == 0o600
@@ -188,9 +188,9 @@ def test_every_created_file_is_private_and_every_created_folder_too(tmp_path):
         assert stat.S_IMODE(folder.stat().st_mode) == 0o700
 
 
-def test_shared_mode_on_a_new_path_creates_the_store(tmp_path):
+def test_a_new_path_in_a_new_folder_creates_the_store(tmp_path):
     path = tmp_path / "new" / "m.duckdb"
-    with pcmem.open_sync(path, embedder=None, shared=True) as runtime:
+    with pcmem.open(path, embedder=None) as runtime:
         runtime.memory.for_scope("s").remember("x")
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
 
@@ -200,7 +200,7 @@ def test_shared_mode_on_a_new_path_creates_the_store(tmp_path):
 def test_targets_that_are_not_local_files_are_refused(tmp_path, monkeypatch, target):
     monkeypatch.chdir(tmp_path)
     with pytest.raises(InputError):
-        pcmem.open_sync(target, embedder=None)
+        pcmem.open(target, embedder=None)
     assert list(tmp_path.iterdir()) == []
 
 
@@ -208,7 +208,7 @@ def test_a_fifo_is_refused_without_hanging(tmp_path):
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
     with pytest.raises(InputError, match="not a regular file"):
-        pcmem.open_sync(fifo, embedder=None)
+        pcmem.open(fifo, embedder=None)
 
 
 def test_create_false_refuses_a_missing_store_and_creates_nothing(tmp_path):
@@ -225,21 +225,21 @@ def test_create_false_refuses_a_missing_store_and_creates_nothing(tmp_path):
     "INSERT INTO pcmem_meta VALUES ('fts_analyzer', 'no-such-analyzer') ON CONFLICT DO UPDATE SET value = 'x'",
 ])
 def test_damaged_pcmem_metadata_is_a_typed_error(db_path, damage):
-    pcmem.open_sync(db_path, embedder=None).close()
+    pcmem.open(db_path, embedder=None).close()
     connection = duckdb.connect(str(db_path))
     connection.execute(damage)
     connection.close()
     with pytest.raises(pcmem.StoreError):
-        pcmem.open_sync(db_path, embedder=None)
+        pcmem.open(db_path, embedder=None)
 
 
 def test_a_read_only_store_reads_and_refuses_writes(tmp_path, monkeypatch):
     path = tmp_path / "m.duckdb"
-    with pcmem.open_sync(path, embedder=None) as runtime:
+    with pcmem.open(path, embedder=None) as runtime:
         runtime.memory.for_scope("s").remember("kept")
     with read_only_file(path, monkeypatch):
         before = path.read_bytes()
-        with pcmem.open_sync(path, embedder=None) as runtime:
+        with pcmem.open(path, embedder=None) as runtime:
             memory = runtime.memory.for_scope("s")
             assert [e.entry.text for e in memory.list().entries] == ["kept"]
             with pytest.raises(StoreReadOnlyError, match="read-only"):
@@ -251,7 +251,7 @@ def test_a_read_only_store_reads_and_refuses_writes(tmp_path, monkeypatch):
 #: #28 a pcmem process holding the file serves the others instead (tests/owner/test_owner.py).
 HOLDER = textwrap.dedent("""
     import sys, time, duckdb, pcmem
-    pcmem.open_sync(sys.argv[1], embedder=None).close()
+    pcmem.open(sys.argv[1], embedder=None).close()
     connection = duckdb.connect(sys.argv[1])
     print("holding", flush=True)
     time.sleep(60)
@@ -265,7 +265,7 @@ def test_a_store_held_by_another_process_names_it(tmp_path):
         assert holder.stdout.readline().strip() == "holding"
         named = f"process {holder.pid}.*does not answer where pcmem owners listen.*without serving it"
         with pytest.raises(StoreLockedError, match=named):
-            pcmem.open_sync(path, embedder=None, lock_timeout=0.2)
+            pcmem.open(path, embedder=None, lock_timeout=0.2)
     finally:
         holder.kill()
         holder.wait()
@@ -283,7 +283,7 @@ def test_forget_erases_the_set_aside_copies_of_a_damaged_log(tmp_path):
     copy = Path(json.loads(done.stdout)["recovered_wal"]["copy"])
     by_hand = wal.with_name(wal.name + ".damaged.7")
     by_hand.write_bytes(copy.read_bytes())
-    with pcmem.open_sync(path, embedder=None) as runtime:
+    with pcmem.open(path, embedder=None) as runtime:
         memory = runtime.memory.for_scope("s")
         first = next(e for e in memory.list().entries if e.entry.text.startswith("acknowledged note 0"))
         memory.forget(first.entry.entry_id)

@@ -6,10 +6,8 @@ import asyncio
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
-import pytest
-
 import pcmem
-from pcmem.compose import registry
+from pcmem.store import held
 from pcmem.types.memory import NewEntry, ReviseRequest
 from pcmem.types.search import SearchMemoryRequest
 
@@ -39,12 +37,11 @@ def _mixed(memory, worker: int, count: int) -> list[int]:
     return written
 
 
-@pytest.mark.parametrize("shared", [False, True])
-def test_threads_on_one_runtime_lose_nothing(db_path, shared):
-    with pcmem.open_sync(db_path, embedder=None, shared=shared) as runtime:
+def test_threads_on_one_runtime_lose_nothing(db_path):
+    with pcmem.open(db_path, embedder=None) as runtime:
         memory = runtime.memory.for_scope("s")
         with ThreadPoolExecutor(6) as pool:
-            workers, count = (4, 9) if shared else (6, 12)
+            workers, count = 6, 12
             revisions = [r for rs in pool.map(lambda w: _mixed(memory, w, count), range(workers)) for r in rs]
         assert sorted(revisions) == list(range(1, len(revisions) + 1))
         assert memory.head().revision == len(revisions)
@@ -52,10 +49,10 @@ def test_threads_on_one_runtime_lose_nothing(db_path, shared):
 
 
 def test_two_runtimes_on_one_path_share_one_backend(db_path):
-    first = pcmem.open_sync(db_path, embedder=None)
-    second = pcmem.open_sync(db_path, embedder=None)
+    first = pcmem.open(db_path, embedder=None)
+    second = pcmem.open(db_path, embedder=None)
     try:
-        assert first.backend is second.backend and registry.open_count() == 1
+        assert first.backend is second.backend and held.open_count() == 1
         with ThreadPoolExecutor(4) as pool:
             runs = [pool.submit(_mixed, runtime.memory.for_scope("s"), w, 15)
                     for w, runtime in enumerate([first, second, first, second])]
@@ -65,11 +62,11 @@ def test_two_runtimes_on_one_path_share_one_backend(db_path):
         first.close()
         assert second.memory.for_scope("s").head().revision == len(revisions)  # still open for the other one
         second.close()
-    assert registry.open_count() == 0
+    assert held.open_count() == 0
 
 
 def test_short_lived_threads_leave_no_cursors_behind(db_path):
-    with pcmem.open_sync(db_path, embedder=None) as runtime:
+    with pcmem.open(db_path, embedder=None) as runtime:
         memory = runtime.memory.for_scope("s")
         memory.remember("x")
         for _ in range(10):
@@ -84,7 +81,7 @@ def test_short_lived_threads_leave_no_cursors_behind(db_path):
 
 def test_async_tasks_share_one_runtime(db_path):
     async def main() -> list[int]:
-        async with pcmem.open_runtime(db_path, embedder=None, shared=True) as runtime:
+        async with pcmem.open_async(db_path, embedder=None) as runtime:
             memory = runtime.memory.for_scope("s")
             results = await asyncio.gather(*(memory.remember(f"task {i} note") for i in range(20)),
                                            *(memory.search(SearchMemoryRequest(query="note", mode="fts"))

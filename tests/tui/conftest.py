@@ -39,7 +39,7 @@ def _status_bar_clock(monkeypatch):
 def seeded_template(tmp_path_factory) -> Path:
     """The demo scope (3 revisions: remember 18, revise release-day, retire sync-later) plus a small 'notes' scope."""
     path = tmp_path_factory.mktemp("template") / "memory.duckdb"
-    with pcmem.open_sync(path, embedder=None, clock=FrozenClock()) as runtime:
+    with pcmem.open(path, embedder=None, clock=FrozenClock()) as runtime:
         seed_demo(runtime.memory.for_scope("pcmem-demo"))
         runtime.memory.for_scope("notes").remember(RememberRequest(entries=(
             NewEntry(entry_id="n1", text="Buy oolong tea for Marco."),

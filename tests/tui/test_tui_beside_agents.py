@@ -45,7 +45,7 @@ from pcmem_tui.widgets import StoreBar, short_id
 
 WRITE = """
 import sys, pcmem
-with pcmem.open_sync(sys.argv[1], embedder=None, shared=True) as runtime:
+with pcmem.open(sys.argv[1], embedder=None) as runtime:
     runtime.memory.for_scope(sys.argv[2]).remember(sys.argv[3])
 """
 
@@ -194,7 +194,7 @@ async def test_a_retire_carries_its_reason_and_the_history_shows_it(app, runtime
 
 OWNER = """
 import sys, pcmem
-runtime = pcmem.open_sync(sys.argv[1], embedder=None)  # the owner: it serves every other pcmem process
+runtime = pcmem.open(sys.argv[1], embedder=None)  # the owner: it serves every other pcmem process
 print("owner", flush=True)
 sys.stdin.readline()
 """
@@ -242,7 +242,7 @@ make_app(sys.argv[1], embedder=None, lock_timeout=5).run()
 
 CLAIM = """
 import sys, pcmem
-runtime = pcmem.open_sync(sys.argv[1], embedder=None, lock_timeout=5)
+runtime = pcmem.open(sys.argv[1], embedder=None, lock_timeout=5)
 runtime.memory.for_scope("notes").remember("Written while the TUI was stopped.")
 print("owner" if runtime.owner_pid is None else f"client of {runtime.owner_pid}", flush=True)
 sys.stdin.readline()
@@ -326,7 +326,7 @@ def test_suspended_as_owner_the_tui_hands_the_store_on_and_comes_back_as_a_clien
 
 WRITE_WITH_REASON = """
 import sys, pcmem
-with pcmem.open_sync(sys.argv[1], embedder=None, shared=True) as runtime:
+with pcmem.open(sys.argv[1], embedder=None) as runtime:
     notes = runtime.memory.for_scope("notes")
     notes.remember(pcmem.RememberRequest(entries=(pcmem.NewEntry(text="An agent's new note."),), reason="agent A"))
     notes.retire(pcmem.RetireRequest(entry_id="n2", expected_version=1, reason="agent B: booked"))

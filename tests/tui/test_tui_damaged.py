@@ -30,7 +30,7 @@ def _reads(path: Path) -> tuple[bool, bool]:
     """Whether the scopes and the scope's list can be read."""
     def works(read: Callable[[pcmem.SyncRuntime], object]) -> bool:
         try:
-            with pcmem.open_sync(path, embedder=None) as runtime:
+            with pcmem.open(path, embedder=None) as runtime:
                 read(runtime)
         except PcmemError:
             return False
@@ -45,7 +45,7 @@ def damaged_template(tmp_path_factory) -> Path:
     """A store whose scopes read well and whose "notes" list fails its checksum: one data block overwritten."""
     folder = tmp_path_factory.mktemp("damaged")
     good = folder / "good.duckdb"
-    with pcmem.open_sync(good, embedder=None) as runtime:
+    with pcmem.open(good, embedder=None) as runtime:
         runtime.memory.for_scope("notes").remember(RememberRequest(entries=tuple(
             NewEntry(text=f"Note {n}: " + "the text of a long note " * 80) for n in range(300))))
     damaged = folder / "damaged.duckdb"

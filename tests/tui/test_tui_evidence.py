@@ -26,7 +26,7 @@ TEXTS = ("Marco drinks oolong tea.", "Marco books the Porto venue.", "Priya drin
 
 
 def seeded(path) -> pcmem.SyncRuntime:  # noqa: ANN001
-    runtime = pcmem.open_sync(path, embedder=HashEmbedder(), clock=FrozenClock())
+    runtime = pcmem.open(path, embedder=HashEmbedder(), clock=FrozenClock())
     runtime.memory.for_scope("notes").remember(pcmem.RememberRequest(entries=tuple(
         pcmem.NewEntry(entry_id=f"proj-lumen-notes-{n:03}", text=text) for n, text in enumerate(TEXTS, 1))))
     return runtime

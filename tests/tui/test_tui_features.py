@@ -83,7 +83,7 @@ def bar(app) -> str:  # noqa: ANN001
 
 async def test_the_embedder_loads_in_the_background_at_start_up_and_the_status_bar_says_so(tmp_path):
     embedder = GatedEmbedder()
-    with pcmem.open_sync(tmp_path / "m.duckdb", embedder=embedder, clock=FrozenClock()) as runtime:
+    with pcmem.open(tmp_path / "m.duckdb", embedder=embedder, clock=FrozenClock()) as runtime:
         runtime.memory.for_scope("notes").remember("Buy oolong tea for Marco.")
         app = make_app(runtime)
         async with app.run_test(size=SIZE) as pilot:
@@ -100,7 +100,7 @@ async def test_the_embedder_loads_in_the_background_at_start_up_and_the_status_b
 
 async def test_a_search_started_while_the_embedder_loads_says_it_waits_for_it(tmp_path):
     embedder = GatedEmbedder()
-    with pcmem.open_sync(tmp_path / "m.duckdb", embedder=embedder, clock=FrozenClock()) as runtime:
+    with pcmem.open(tmp_path / "m.duckdb", embedder=embedder, clock=FrozenClock()) as runtime:
         runtime.memory.for_scope("notes").remember("Buy oolong tea for Marco.")
         app = make_app(runtime)
         async with app.run_test(size=SIZE) as pilot:
@@ -124,7 +124,7 @@ class BrokenEmbedder(HashEmbedder):
 
 
 async def test_an_embedder_that_cannot_load_is_said_once_in_the_status_bar(tmp_path):
-    with pcmem.open_sync(tmp_path / "m.duckdb", embedder=BrokenEmbedder(), clock=FrozenClock()) as runtime:
+    with pcmem.open(tmp_path / "m.duckdb", embedder=BrokenEmbedder(), clock=FrozenClock()) as runtime:
         app = make_app(runtime)
         async with app.run_test(size=(160, 30)) as pilot:
             await until(pilot, lambda: "⚠ embedder not loaded (cannot load the embedding model from /nowhere)"
@@ -624,7 +624,7 @@ def test_pcmem_tui_gives_the_app_visual_else_editor(monkeypatch, environment, ex
 
 
 async def test_the_embedding_rerank_trace_shows_each_candidates_cosine(tmp_path):
-    with pcmem.open_sync(tmp_path / "m.duckdb", embedder=HashEmbedder(), clock=FrozenClock()) as runtime:
+    with pcmem.open(tmp_path / "m.duckdb", embedder=HashEmbedder(), clock=FrozenClock()) as runtime:
         runtime.memory.for_scope("notes").remember(pcmem.RememberRequest(entries=tuple(pcmem.NewEntry(text=text) for text in (
             "Marco drinks oolong tea.", "Marco books the Porto venue.", "Priya drinks coffee with Marco."))))
         app = make_app(runtime)
@@ -648,9 +648,9 @@ async def test_a_log_set_aside_while_the_tui_opens_the_store_is_said_on_screen(t
     """A kill inside a commit leaves a log cut short; the open copies it aside and warns through :mod:`logging`. The
     CLI prints that on stderr — inside the TUI the line was lost, and the user never learnt a copy was kept."""
     path = tmp_path / "m.duckdb"
-    pcmem.open_sync(path, embedder=None).close()
+    pcmem.open(path, embedder=None).close()
     writer = ("import os, sys, pcmem\n"
-              "memory = pcmem.open_sync(sys.argv[1], embedder=None).memory.for_scope('notes')\n"
+              "memory = pcmem.open(sys.argv[1], embedder=None).memory.for_scope('notes')\n"
               "for i in range(3):\n    memory.remember(f'note {i} ' + 'x' * 200)\n"
               "os.kill(os.getpid(), 9)\n")
     done = subprocess.run([sys.executable, "-c", writer, str(path)], capture_output=True, text=True, timeout=120)

@@ -173,7 +173,7 @@ async def test_n_on_the_scopes_screen_fills_in_the_scope_under_the_cursor(app):
 
 
 async def test_sort_cycles_both_ways_and_the_scopes_list_sorts_too(store_path):
-    with pcmem.open_sync(store_path, embedder=None) as runtime:  # the real clock: after the template's frozen one
+    with pcmem.open(store_path, embedder=None) as runtime:  # the real clock: after the template's frozen one
         runtime.memory.for_scope("notes").remember(NewEntry(text="Notes change last."))
     app = make_app(store_path, embedder=None)
     async with app.run_test(size=SIZE) as pilot:

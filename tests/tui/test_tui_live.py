@@ -117,7 +117,7 @@ async def test_the_busy_strip_goes_away_after_picking_a_revision_stepping_and_fi
 
 OWNER = """
 import sys, pcmem
-runtime = pcmem.open_sync(sys.argv[1], embedder=None)  # the owner: it serves every other pcmem process
+runtime = pcmem.open(sys.argv[1], embedder=None)  # the owner: it serves every other pcmem process
 print("owner", flush=True)
 sys.stdin.readline()
 """

@@ -27,7 +27,7 @@ FIRST_PAGE = 100  # the most one page of pcmem's list holds
 @pytest.fixture
 def runtime(tmp_path):
     """Scope ``big``: 150 entries remembered in two revisions (100, then 50); scope ``small``: 3."""
-    with pcmem.open_sync(tmp_path / "open.duckdb", embedder=None) as runtime:
+    with pcmem.open(tmp_path / "open.duckdb", embedder=None) as runtime:
         big = runtime.memory.for_scope("big")
         for start, stop in ((0, 100), (100, BIG)):
             big.remember(RememberRequest(entries=tuple(NewEntry(text=f"big note #{i}") for i in range(start, stop))))

@@ -79,7 +79,7 @@ class ScriptedReranker:
 
 
 def open_store(path: Path, **options) -> pcmem.SyncRuntime:
-    return pcmem.open_sync(path, embedder=None, clock=FrozenClock(), **options)
+    return pcmem.open(path, embedder=None, clock=FrozenClock(), **options)
 
 
 async def settle(pilot: Pilot) -> None:

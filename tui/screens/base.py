@@ -70,7 +70,7 @@ class StoreScreen(Screen):
         self.post_message(StoreStateChanged())
 
     def _store_failure(self, error: StoreError) -> str:
-        """pcmem's advice for a held file is for programs ("open it with shared=True"); here it is what the user
+        """pcmem's advice for a held file is for programs ("open it with pcmem.open"); here it is what the user
         sees and what happens next."""
         if isinstance(error, StoreLockedError):
             fresh = self.session.freshness

@@ -10,9 +10,9 @@ Variants:
 
 * ``fp32`` — the exported graph as is (cos ≥ 0.9999 to torch).
 * ``int8`` — dynamic int8, one scale per weight tensor, on every weight MatMul except the 12 feed-forward output
-  projections (``/encoder/layer.N/output/dense``): quantising those breaks the model (RECIPES.md). 1.9× faster, 268 MB.
-  Per-tensor, not per-channel: the per-channel graph came out at cos -0.07 to torch on a fresh machine with the
-  same toolchain that builds it correctly here (cos 0.978), so per-channel depends on something outside the pinned
+  projections (``/encoder/layer.N/output/dense``): quantising those breaks the model. Faster than fp32 and about 60% of
+  its size. Per-tensor, not per-channel: the per-channel graph came out at cos -0.07 to torch on a fresh machine with
+  the same toolchain that builds it correctly here (cos 0.978), so per-channel depends on something outside the pinned
   versions; per-tensor was correct on both (cos 0.965-0.985 here).
 * ``int8-per-channel`` — what pcmem built as ``int8`` before that finding: retired, never built again; a cache that
   holds it still serves the stores whose vectors it made (their profile names it), so they keep working.
@@ -265,7 +265,7 @@ def quantize_int8(fp32: Path, target: Path) -> int:
 
 def torch_reference(loaded: TorchModel, sentences: Sequence[str]) -> np.ndarray:
     """sentence-transformers' own computation: mean of the last hidden state over real tokens, normalised."""
-    import numpy as np  # lazy: numpy costs ~0.15-0.2 s of a cold CLI call that searches full text only
+    import numpy as np  # lazy: a cold CLI call that searches full text only never imports numpy
     torch, model, tokenizer = loaded.torch, loaded.model, loaded.tokenizer
     rows = []
     with torch.no_grad():
@@ -344,7 +344,7 @@ def _build(variant: Variant, source: Path, work: Path, toolchain: dict[str, str]
 
 def _verify(variant: Variant, loaded: TorchModel, staged: Path, embed: Embed, progress: StageProgress | None) -> float:
     """The lowest cosine between the staged model's vectors and torch's; raises EmbeddingError below the bar."""
-    import numpy as np  # lazy: numpy costs ~0.15-0.2 s of a cold CLI call that searches full text only
+    import numpy as np  # lazy: a cold CLI call that searches full text only never imports numpy
     if progress:
         progress("verifying against torch", 0, 1)
     reference = torch_reference(loaded, REFERENCE_SENTENCES)

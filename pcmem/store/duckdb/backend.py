@@ -4,41 +4,39 @@ The class composes the parts: transactions on a cursor pool (:mod:`.transactions
 (:mod:`.write`), read SQL as functions over a cursor (:mod:`.reads`, :mod:`.vectors`, :mod:`.erasure`) and the
 per-process caches a search reads through. Writes are serialised by one lock per backend (DuckDB allows a single
 writer per file anyway); reads run concurrently under DuckDB's MVCC and never wait for a write to finish. One process
-should have one backend per file: the composition root (:mod:`pcmem.compose.registry`) hands every runtime of a path
-the same one.
+should have one backend per file: its engine (:mod:`pcmem.store.held`) hands every runtime of a file the same one.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar, cast
+from typing import TYPE_CHECKING, TypeVar
 
 import duckdb
 
 from pcmem.errors import StoreError, StoreFormatError, StoreLockedError
 from pcmem.store import common
-from pcmem.store.common import CompletenessMemo, VersionCache, assemble_candidates, check_candidate_limit
+from pcmem.store.common import CompletenessMemo, VersionCache
 from pcmem.store.duckdb import check as check_module
-from pcmem.store.duckdb import erasure, files, fts_direct, fts_index, indexes, migrations, reads, vectors, wal
+from pcmem.store.duckdb import erasure, files, fts_index, indexes, migrations, reads, vectors, wal
 from pcmem.store.duckdb.connection import create_database
 from pcmem.store.duckdb.files import remove_store_files
-from pcmem.store.duckdb.fts_cache import FtsCache, IndexStats, IndexTotals, read_index_terms, read_terms
+from pcmem.store.duckdb.fts_cache import FtsCache
+from pcmem.store.duckdb.generation_memo import GenerationMemo
 from pcmem.store.duckdb.meta_settings import MetaSettings
 from pcmem.store.duckdb.schema_check import verify_head, verify_schema
-from pcmem.store.duckdb.search_memo import LazySnapshot, SearchMemo
+from pcmem.store.duckdb.search_reads import SearchReads
 from pcmem.store.duckdb.transactions import CursorPool, Transactions, first_line, translate
 from pcmem.store.duckdb.vector_cache import VectorCache
 from pcmem.store.duckdb.write import DuckDBWrite, opening_sql
 from pcmem.store.duckdb.write_groups import TrackedWrite, WriteGroups, WritesInOneTransaction
-from pcmem.store.duckdb.write_opening import OpeningMemo
-from pcmem.store.port import SnapshotMoved, WriteTransaction, is_searching_once
+from pcmem.store.port import WriteTransaction
 from pcmem.types.embedding import EmbeddingProfile
 from pcmem.types.memory import (
     Change,
-    EntryVersion,
     HistoryEvent,
     MemoryEntry,
     MemoryRef,
@@ -46,7 +44,6 @@ from pcmem.types.memory import (
     ScopeSummary,
     Tombstone,
 )
-from pcmem.types.storage import ChannelCandidates, VectorStatus
 
 if TYPE_CHECKING:
     import numpy as np
@@ -58,13 +55,12 @@ __all__ = ["DuckDBBackend", "remove_store_files"]
 T = TypeVar("T")
 
 
-class DuckDBBackend:
+class DuckDBBackend(SearchReads):
     """A :class:`~pcmem.store.port.StorageBackend` on one DuckDB file.
 
-    DuckDB lets one process at a time open a file. By default the backend holds the file for its lifetime (fastest:
-    ~0.5 ms per statement). With ``shared=True`` it opens the file per transaction and closes it right after
-    (~60 ms each), so several processes — the TUI, an agent, the CLI — can use one store; a process that finds the
-    file busy retries for up to ``lock_timeout`` seconds before raising StoreError.
+    DuckDB lets one process at a time open a file: the backend holds it for its lifetime, and other processes reach
+    the store through this one (its owner: :mod:`pcmem.owner`). A file another process holds is retried for up to
+    ``lock_timeout`` seconds before StoreLockedError.
 
     ``index_lookups=False`` reads a file whose index blocks are damaged: DuckDB looks the keys of a filter that
     reaches a table scan up in the column's index before it decides to scan (even with index scans turned off), and
@@ -73,10 +69,11 @@ class DuckDBBackend:
     damaged file).
     """
 
-    def __init__(self, path: str | Path, *, shared: bool = False, lock_timeout: float = 10.0,
-                 create: bool = True, index_lookups: bool = True) -> None:
+    def __init__(self, path: str | Path, *, lock_timeout: float = 10.0, create: bool = True,
+                 index_lookups: bool = True, resolved: bool = False) -> None:
         #: The store file, resolved once (symlinks followed): DuckDB, its log and every check use this one path.
-        self.path = files.store_path(path)
+        #: ``resolved``: ``path`` is that already (the engine located it).
+        self.path = Path(path) if resolved else files.store_path(path)
         existed = files.check_path(self.path, create=create)
         if existed:
             files.check_readable(self.path)
@@ -86,7 +83,6 @@ class DuckDBBackend:
             existed = not files.create_store_file(self.path, create_database)  # else: theirs
         #: A store whose file or folder is not writable opens read-only: reads work, writes raise StoreReadOnlyError.
         self.read_only = existed and not files.writable(self.path)
-        self.shared = shared
         self._write_lock = threading.Lock()
         self._snapshot = threading.local()  # the reading() block open on this thread, if any
         self._users = 1
@@ -101,15 +97,13 @@ class DuckDBBackend:
         self._pruning = common.RecordPruning()  # when a recording write drops old idempotency keys
         pool: CursorPool | None = None
         try:
-            pool = self._connections = CursorPool(self.path, lock_timeout, shared=shared, read_only=self.read_only,
+            pool = self._connections = CursorPool(self.path, lock_timeout, read_only=self.read_only,
                                                  index_lookups=index_lookups)
             self._transactions = Transactions(self.path, pool, read_only=self.read_only)
             self._transaction = self._transactions.open
-            self._settings = MetaSettings(self._transaction, self._write_lock, read_only=self.read_only,
-                                          shared=shared)
-            self._memo = SearchMemo(self._transactions.clock)
+            self._settings = MetaSettings(self._transaction, self._write_lock, read_only=self.read_only)
+            self._memo = GenerationMemo(self._transactions.clock)  # what is known as of the last write
             self.write_groups = WriteGroups(self._write_transaction)
-            self._openings = OpeningMemo(self._transactions.clock, sole_writer=not shared)  # under _write_lock
             with pool.cursor() as db:
                 self._prepare(db)
                 unreclaimed = not self.read_only and erasure.pending(db)
@@ -138,6 +132,10 @@ class DuckDBBackend:
                 migrations.migrate(db)
                 db.execute("CHECKPOINT")  # schema changes never wait in the log for a replay (see indexes.py)
             self.analyzer = fts_index.stored_analyzer(db)
+            self._settings.load(db)  # read with the open: no transaction of their own at the first search
+            generation = self._memo.open()
+            if generation is not None:
+                self._memo.remember_profile(generation, vectors.profile(db))
         except duckdb.Error as error:
             raise StoreFormatError(f"{self.path}: pcmem's own tables are damaged ({first_line(error)}); "
                                    "restore a backup or copy the entries out with an older pcmem") from error
@@ -155,7 +153,7 @@ class DuckDBBackend:
     # --- users ------------------------------------------------------------------------------------------------
 
     def share(self) -> bool:
-        """One more runtime uses this backend (see :mod:`pcmem.compose.registry`); False once it is closed."""
+        """One more runtime uses this backend (see :mod:`pcmem.store.held`); False once it is closed."""
         with self._users_lock:
             if self._transactions.closed:
                 return False
@@ -209,26 +207,24 @@ class DuckDBBackend:
     @contextmanager
     def _write_transaction(self, scope: str) -> Iterator[WritesInOneTransaction]:
         """One write transaction, for a point write (:meth:`write`) or a group of them (:mod:`.write_groups`), first
-        of ``scope``. It opens with the last write's scope head and profiles when nothing came after it
-        (:mod:`.write_opening`), else reads them with its BEGIN, and leaves the opening of its last write."""
+        of ``scope``. It opens with the scope's head and the profiles when the memo of the write generation knows
+        them (:mod:`.generation_memo`), else reads them with its BEGIN, and leaves its last write's in the memo."""
         with self._write_lock:
             if scope not in self._sound_scopes:  # verified before this write's transaction: a refusal writes nothing
                 with self._transaction() as cursor:
                     self._sound(cursor, reads.find_memory(cursor, scope), scope)
             nested, before = self._transactions.in_transaction(), self._transactions.clock.begun()
-            known = self._openings.known(scope, nested=nested)
-            try:
-                with self._transaction(write=True, first=None if known else opening_sql(scope)) as cursor:
-                    # held, the file is this process's alone: no other process takes full-text ids between two writes
-                    self._id_floor.begin_write(self._transactions.clock.begun(), sole_writer=not self.shared)
-                    writes = WritesInOneTransaction(cursor, scope, known, lambda scope, memory, profiles: TrackedWrite(
-                        cursor, scope, self._sound(cursor, memory, scope), self.analyzer, self._versions.clear,
-                        profiles, self._id_floor, self._pruning))
-                    yield writes
-            except BaseException:
-                self._openings.forget()
-                raise
-            self._openings.committed(*writes.left(), before, nested=nested)
+            known = None if nested else self._memo.opening(scope)
+            with self._transaction(write=True, first=None if known else opening_sql(scope)) as cursor:
+                # held, the file is this process's alone: no other process takes full-text ids between two writes
+                self._id_floor.begin_write(self._transactions.clock.begun())
+                writes = WritesInOneTransaction(cursor, scope, known, lambda scope, memory, profiles: TrackedWrite(
+                    cursor, scope, self._sound(cursor, memory, scope), self.analyzer, self._versions.clear,
+                    profiles, self._id_floor, self._pruning))
+                yield writes
+            if not nested:  # what a search or the next write reads first: known at the generation this COMMIT made
+                scope_left, (memory, profiles) = writes.left()
+                self._memo.after_write(before + 1, scope_left, memory, profiles)
 
     def _sound(self, cursor: duckdb.DuckDBPyConnection, memory: MemoryRef | None, scope: str) -> MemoryRef | None:
         """``memory``, the head of ``scope``, once verified (before the first write to each scope in this backend,
@@ -278,7 +274,7 @@ class DuckDBBackend:
         return self._settings.paging_secret()
 
     def search_fusion_default(self) -> SearchFusion | None:
-        """Read once, then kept (a ``shared`` backend reads it each time): :mod:`.meta_settings`."""
+        """Read once, then kept: :mod:`.meta_settings`."""
         return self._settings.search_fusion_default()
 
     def set_search_fusion_default(self, fusion: SearchFusion | None) -> None:
@@ -342,8 +338,17 @@ class DuckDBBackend:
     # --- vector spaces ----------------------------------------------------------------------------------------
 
     def embedding_profile(self) -> EmbeddingProfile | None:
+        """From the memo of the current write generation (:mod:`.generation_memo`) when it knows it, else read (inside a
+        transaction of this thread: as that transaction sees it)."""
+        generation = None if self._transactions.in_transaction() else self._memo.open()
+        known = None if generation is None else self._memo.profile(generation)
+        if known is not None:
+            return known[0]
         with self._transaction() as cursor:
-            return vectors.profile(cursor)
+            profile = vectors.profile(cursor)
+        if generation is not None:
+            self._memo.remember_profile(generation, profile)
+        return profile
 
     def set_embedding_profile(self, profile: EmbeddingProfile) -> None:
         with self._write_lock, self._transaction(write=True) as cursor:
@@ -391,167 +396,3 @@ class DuckDBBackend:
             return {}
         with self._transaction() as cursor:
             return reads.stored_vectors(cursor, profile, entry_version_ids)
-
-    # --- search -----------------------------------------------------------------------------------------------
-
-    @contextmanager
-    def reading(self) -> Iterator[None]:
-        """One read snapshot for everything this thread reads inside the block (a search: mode check, candidates
-        of every scope, their versions).
-
-        Held file: the block reads what it can from the memo of the store's last write (:mod:`.search_memo`; a
-        warm search runs no statement) and opens a snapshot only for what the memo lacks; that may raise
-        SnapshotMoved, and the thread's next block is a plain snapshot. A write of another thread under way does not
-        stop it (only its COMMIT moves the memo's clock). Shared file (other processes write between our
-        transactions), a write committing, a transaction open on this thread (its own writes must be seen), or that
-        retry: one transaction, heads and profile read once."""
-        local = self._snapshot
-        if getattr(local, "active", False):
-            yield
-            return
-        if self._transactions.closed:  # the memo would still answer: a closed store answers nothing
-            raise StoreError("the store is closed")
-        plain = self.shared or getattr(local, "plain", False) or self._transactions.in_transaction()
-        generation = None if plain else self._memo.open()
-        local.plain = False
-        local.active = True
-        try:
-            if generation is None:
-                with self._transaction():
-                    local.heads = {}
-                    yield
-                return
-            local.lazy = lazy = LazySnapshot(self._connections.cursor, self._transactions.clock,
-                                             generation)
-            try:
-                yield
-            except BaseException as error:
-                if isinstance(error, SnapshotMoved):
-                    local.plain = True
-                lazy.close(error)
-                raise
-            lazy.close(None)
-        finally:
-            local.active, local.lazy, local.heads = False, None, None
-
-    def _reader(self) -> AbstractContextManager[duckdb.DuckDBPyConnection]:
-        """Where a search's reads go: the open lazy snapshot (see :meth:`reading`), else a transaction."""
-        lazy = getattr(self._snapshot, "lazy", None)
-        return nullcontext(cast(duckdb.DuckDBPyConnection, lazy)) if lazy is not None else self._transaction()
-
-    def _head_and_profile(self, cursor: duckdb.DuckDBPyConnection, scope: str
-                          ) -> tuple[MemoryRef | None, EmbeddingProfile | None]:
-        """The scope's head and the active profile (one statement), once per snapshot or per write generation."""
-        lazy: LazySnapshot | None = getattr(self._snapshot, "lazy", None)
-        if lazy is not None:
-            found = self._memo.head(lazy.generation, scope)
-            if found is None:  # after a write each searching thread misses it: one reads it, the others wait
-                with self._memo.fills.lead_or_wait(f"head {scope}") as leading:
-                    found = None if leading else self._memo.head(lazy.generation, scope)
-                    if found is None:
-                        found = lazy.read(lambda fresh: reads.head_and_profile(fresh, scope))
-                        self._memo.remember_head(lazy.generation, scope, found)
-            return found
-        heads: dict | None = getattr(self._snapshot, "heads", None)
-        if heads is not None and scope in heads:
-            return heads[scope]
-        found = reads.head_and_profile(cursor, scope)
-        if heads is not None:
-            heads[scope] = found
-        return found
-
-    def _index_stats(self, cursor: duckdb.DuckDBPyConnection, terms: Sequence[str]) -> IndexStats | None:
-        """BM25's statistics for ``terms``; the terms a memo of this write generation knows are not read again."""
-        return IndexStats.of(*self._index_terms(cursor, terms))
-
-    def _index_terms(self, cursor: duckdb.DuckDBPyConnection, terms: Sequence[str]
-                     ) -> tuple[IndexTotals, Iterable[tuple[int, int] | None]]:
-        """The index totals and each of ``terms``' (termid, df) or None (see :meth:`_index_stats`)."""
-        lazy: LazySnapshot | None = getattr(self._snapshot, "lazy", None)
-        distinct = list(dict.fromkeys(terms))
-        if lazy is None:
-            totals, found = read_index_terms(cursor, distinct)
-            return totals, found.values()
-        known, found, missing = self._memo.index_terms(lazy.generation, distinct)
-        if known is None:  # the first search of a generation reads the totals; the others wait for them
-            with self._memo.fills.lead_or_wait("totals") as leading:
-                if not leading:
-                    known, found, missing = self._memo.index_terms(lazy.generation, distinct)
-                if known is None:
-                    known, read = lazy.read(lambda fresh: read_index_terms(fresh, missing))
-                    self._memo.remember_index_terms(lazy.generation, known, read)
-                    found.update(read)
-                    missing = []
-        if missing:  # the totals stand still within a generation: only the new terms
-            read = lazy.read(lambda fresh: read_terms(fresh, missing))
-            self._memo.remember_index_terms(lazy.generation, known, read)
-            found.update(read)
-        return known, found.values()
-
-    def vector_status(self, scope: str) -> VectorStatus:
-        with self._reader() as cursor:
-            memory, profile = self._head_and_profile(cursor, scope)
-            if profile is None or memory is None:
-                return VectorStatus(memory=memory, profile=profile, complete=profile is not None)
-            key = (memory.artifact_id, memory.revision, profile)
-            complete = self._complete.known_complete(key)
-            if not complete:
-                complete = vectors.complete(cursor, memory.artifact_id)
-                if complete:
-                    self._complete.remember_complete(key)
-        return VectorStatus(memory=memory, profile=profile, complete=complete)
-
-    def warm(self, scope: str, *, vectors: bool = True) -> bool:
-        with self.reading(), self._reader() as cursor:
-            memory, profile = self._head_and_profile(cursor, scope)
-            if memory is None:
-                return False
-            self._fts_cache.load(cursor, memory, self._index_terms(cursor, ())[0][2])  # [2]: the index generation
-            if vectors and profile is not None:
-                self._vector_cache.load(cursor, memory, profile)
-        return True
-
-    def candidates(
-        self, scope: str, *, fts_terms: Sequence[str] | None, query_vector: np.ndarray | None, limit: int,
-        with_versions: bool = True,
-    ) -> ChannelCandidates:
-        check_candidate_limit(limit)
-        with self._reader() as cursor:
-            memory, profile = self._head_and_profile(cursor, scope)
-            if memory is None:
-                return ChannelCandidates(memory=None, fts=[], vector=[])
-            fts = []
-            if fts_terms:
-                stats = self._index_stats(cursor, fts_terms)
-                fts = [] if stats is None else (
-                    fts_direct.search(cursor, memory, stats, limit) if is_searching_once()
-                    else self._fts_cache.search(cursor, memory, stats, limit))
-            vector = (
-                self._vector_cache.search(cursor, memory, profile, query_vector, limit)
-                if profile is not None and query_vector is not None else []
-            )
-            if not with_versions:
-                return ChannelCandidates(memory=memory, fts=fts, vector=vector)
-            return assemble_candidates(memory, fts, vector, lambda ids: self._page_versions(cursor, ids))
-
-    def _page_versions(self, cursor: duckdb.DuckDBPyConnection, entry_version_ids: Sequence[str]
-                       ) -> dict[str, EntryVersion]:
-        """A search page's versions: cached ones from memory, the rest read in the search's snapshot."""
-        found, missing = self._versions.split(entry_version_ids)
-        if missing:
-            lazy: LazySnapshot | None = getattr(self._snapshot, "lazy", None)
-            # Versions are immutable (an erasure is a write, which moves the clock): one statement of its own will do
-            read = (lazy.read(lambda fresh: reads.entry_versions(fresh, missing)) if lazy is not None
-                    else reads.entry_versions(cursor, missing))
-            self._versions.add(read)
-            found.update(read)
-        return found
-
-    def entry_versions(self, entry_version_ids: Sequence[str]) -> dict[str, EntryVersion]:
-        if not entry_version_ids:
-            return {}
-        if getattr(self._snapshot, "active", False):  # a search's page, in its reading() block: the search's reads
-            with self._reader() as cursor:
-                return self._page_versions(cursor, entry_version_ids)
-        with self._transaction() as cursor:
-            return reads.entry_versions(cursor, entry_version_ids)

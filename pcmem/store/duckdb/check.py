@@ -7,29 +7,15 @@ problems without changing anything; ``repair`` rebuilds the derived data inside 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import duckdb
 
 from pcmem.ids import content_hash
 from pcmem.store.duckdb import blocks, connection, fts_index, indexes, migrations, unkeyed, vectors
+from pcmem.types.storage import CheckReport
 
-
-@dataclass
-class CheckReport:
-    problems: list[str] = field(default_factory=list)
-    scopes: int = 0
-    revisions: int = 0
-    entry_versions: int = 0
-    tombstones: int = 0  # forgotten entries (their ids remain, their content is erased)
-    notes: list[str] = field(default_factory=list)  # facts worth knowing that are not problems
-    damaged_blocks: list[int] = field(default_factory=list)  # storage blocks whose checksum fails (see blocks.py)
-    log_copies: dict[str, int] = field(default_factory=dict)  # copies of the log next to the store: path -> bytes
-
-    @property
-    def ok(self) -> bool:
-        return not self.problems
+__all__ = ["CheckReport", "check", "missing_structures", "note_log_copies", "repair"]
 
 
 def note_log_copies(report: CheckReport, copies: list[Path]) -> CheckReport:

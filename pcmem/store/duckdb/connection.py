@@ -23,10 +23,10 @@ from pcmem.errors import (
 from pcmem.store.duckdb import files, lock_probe, wal
 from pcmem.store.duckdb.fts_extension import fts_extension_path
 
-#: DuckDB worker threads per store instance. DuckDB defaults to one per core, so even a small search fans out:
-#: ~114% of a core per search, and 2-core-machine searches measured 10.8-15.7 ms of CPU with 2 threads vs 8.3-9.3 ms
-#: with 1 (fts, 500 entries; hybrid 21.5-23.1 vs 16.7-18.2 ms). Parallelism comes from the application instead:
-#: each thread's cursor runs its own query on the calling thread, so concurrent searches still use every core.
+#: DuckDB worker threads per store instance. DuckDB defaults to one per core, so even a small search fans out and costs
+#: more CPU than on one thread, for no gain at pcmem's scope sizes (docs/benchmarks/speed.md). Parallelism comes from
+#: the application instead: each thread's cursor runs its own query on the calling thread, so concurrent searches still
+#: use every core.
 DUCKDB_THREADS: int | None = 1
 
 #: The DuckDB storage format of a store pcmem creates. From the v1.4 format on, DuckDB writes the file's identifier and
@@ -49,10 +49,10 @@ DISABLED_COMPRESSION = "alp,alprd,dict_fsst,fsst,dictionary"
 def in_list(values: Iterable[str]) -> str:
     """``('a', 'b', …)``: a list of identifiers or analysed terms as SQL string literals, for ``column IN …``.
 
-    Why literals: DuckDB answers ``IN`` over constants with an index scan of the column's ART index (1.6 ms for 80
-    of 1,000,000 entry versions), where a list parameter or a subquery becomes a join that scans the whole column
-    (22 ms) — and binding a Python list costs its client two failed ``import pandas`` per element. Quotes are
-    doubled, so any string is a well-formed literal; ids and terms never contain NUL, which is refused.
+    Why literals: DuckDB answers ``IN`` over constants with an index scan of the column's ART index, where a list
+    parameter or a subquery becomes a join that scans the whole column (an order of magnitude slower) — and binding a
+    Python list costs its client two failed ``import pandas`` per element. Quotes are doubled, so any string is a
+    well-formed literal; ids and terms never contain NUL, which is refused.
     """
     return "(" + (", ".join(literal(value) for value in values) or "NULL") + ")"
 
@@ -126,9 +126,9 @@ def connect(path: Path, *, lock_timeout: float = 0.0, read_only: bool = False) -
                     continue
         if time.monotonic() + delay > deadline:
             raise StoreLockedError(f"{path} is in use by {lock_probe.describe_process(holder)} (waited {lock_timeout:g} s); "
-                                   "close it there, or open the store with pcmem.open_sync (it then serves this one)")
+                                   "close it there, or open the store with pcmem.open (it then serves this one)")
         time.sleep(delay + random.random() * delay)  # jitter: two waiting processes should not collide again
-        delay = min(delay * 2, 0.02)  # poll often: a busy shared-mode process leaves short gaps (see backend)
+        delay = min(delay * 2, 0.02)  # poll often: a process that opened the store briefly may let it go soon
     return quiet(connection)
 
 
@@ -174,8 +174,8 @@ def checkpoint_replayed(connection: duckdb.DuckDBPyConnection, path: Path) -> No
 def load_fts(db: duckdb.DuckDBPyConnection) -> None:
     """Load the FTS extension into ``db``'s database (idempotent). Only building the index needs it
     (``PRAGMA create_fts_index``: a new store, ``pcmem check --repair``) and the extension's own ``match_bm25``
-    macro: pcmem reads and maintains the index tables with plain SQL, so opening a store does not load it (that
-    cost a cold CLI call ~30-90 ms)."""
+    macro: pcmem reads and maintains the index tables with plain SQL, so opening a store does not load it (a cold
+    CLI call need not pay for loading it)."""
     try:
         db.execute(f"LOAD '{fts_extension_path()}'")
     except duckdb.Error as error:

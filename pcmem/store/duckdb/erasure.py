@@ -36,7 +36,7 @@ def erase(db: duckdb.DuckDBPyConnection, artifact_id: str, entry_ids: Sequence[s
     """Delete every version's text and metadata, and every vector, of these entries, and the reasons of the revisions
     that wrote them; drop index terms no document uses any more (the commit already removed their full-text
     documents). Runs inside the write transaction."""
-    import pyarrow as pa  # lazy: importing pyarrow costs ~100 ms, a search never needs it
+    import pyarrow as pa  # lazy: pyarrow is slow to import, and a search never needs it
     wanted = pa.table({"entry_id": pa.array(list(entry_ids), pa.string())})
     with registered(db, "pcmem_erased", wanted):
         versions = [v for (v,) in db.execute(
@@ -117,7 +117,7 @@ def _checkpoint(db: duckdb.DuckDBPyConnection) -> None:
 
 def reclaim(db: duckdb.DuckDBPyConnection) -> None:
     """Rewrite the tables erased rows lived in, checkpoint, and overwrite the free blocks with random bytes."""
-    import pyarrow as pa  # lazy: importing pyarrow costs ~100 ms, a search never needs it
+    import pyarrow as pa  # lazy: pyarrow is slow to import, and a search never needs it
     db.execute(f"DROP TABLE IF EXISTS {_SCRATCH}")  # left over by an interrupted reclaim
     db.execute("BEGIN TRANSACTION")
     try:

@@ -23,7 +23,7 @@ from pcmem.errors import (
     StoreReadOnlyError,
     StoreWALError,
 )
-from pcmem.settings import expand_user, local_path_text
+from pcmem.settings import expand_user, store_scheme
 
 NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # POSIX: open a FIFO without waiting for its other end
 # No O_CLOEXEC in pcmem's os.open calls: Python makes every descriptor non-inheritable already (PEP 446), and
@@ -48,6 +48,32 @@ def store_path(target: str | os.PathLike[str]) -> Path:
     if "\x00" in text:
         raise InputError("the store path contains a NUL character")
     return Path(os.path.realpath(expand_user(local_path_text(text))))
+
+
+def local_path_text(target: str) -> str:
+    """The file path a DuckDB target names: itself, or what follows ``duckdb:`` (``duckdb:notes.duckdb``,
+    ``duckdb:///abs/notes.duckdb``). DuckDB reads a scheme-like prefix as a scheme or an extension to load (``md:``,
+    ``s3:``; ``notes:v2.duckdb`` asked for a ``notes`` extension), and ``:memory:`` as no file at all: pcmem refuses
+    them rather than guess (a file whose name has a colon is written ``./notes:v2.duckdb``)."""
+    if store_scheme(target) == "duckdb:":
+        target = target[len("duckdb:"):]
+        if target.startswith("//"):
+            from urllib.parse import unquote, urlsplit
+
+            parts = urlsplit("duckdb:" + target)
+            if parts.netloc not in ("", "localhost") or parts.query or parts.fragment:
+                raise InputError(f"'duckdb:{target}' names a host or options; a DuckDB store is a local file: "
+                                 "duckdb:///abs/path or duckdb:relative/path")
+            target = unquote(parts.path)
+        if not target.strip():
+            raise InputError("'duckdb:' names no file: give duckdb:PATH or the plain path")
+    if target.startswith(":memory:"):
+        raise InputError("':memory:' is not a store file: pcmem keeps memory in a file (use a temporary file for a "
+                         "throwaway store)")
+    if store_scheme(target) is not None or "://" in target:
+        raise InputError(f"{target!r} is a URL, not a local file path (a file whose name has a colon is written "
+                         "./NAME)")
+    return target
 
 
 def wal_path(path: Path) -> Path:

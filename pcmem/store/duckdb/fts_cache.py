@@ -1,8 +1,8 @@
 """An in-process copy of each scope's full-text postings, kept current by the event log (as the vector matrix is).
 
 Why: the persisted index (:mod:`~pcmem.store.duckdb.fts_index`, DuckDB's FTS extension tables) is one index for the
-whole store, so a query that joins its terms against the ``terms`` table pays for every scope's documents — 150 ms
-for one scope of 1,000 entries in a store of 100,000. The DuckDB file stays the only source of truth: this view
+whole store, so a query that joins its terms against the ``terms`` table pays for every scope's documents: a small
+scope in a large store searches as slowly as the whole store. The DuckDB file stays the only source of truth: this view
 holds, per scope, each active head document's length and term frequencies (read from those tables), stamped with
 the head revision it reflects; a search at a newer head applies only the entry events since (O(change), writes of
 other processes included), inside the search's own snapshot. Store-wide statistics — document count, average length
@@ -146,7 +146,7 @@ class _ScopePostings:
 
     def compact(self) -> None:
         """Rebuild the CSR from live postings, renumbering slots densely (O(scope postings))."""
-        import numpy as np  # lazy: numpy costs ~0.15-0.2 s of a cold CLI call that never searches
+        import numpy as np  # lazy: a cold CLI call that does not search never imports numpy
 
         triples_term, triples_slot, triples_tf = [], [], []
         if self.slots is not None and self.term_ids is not None and self.offsets is not None and self.tfs is not None:
@@ -177,7 +177,7 @@ class _ScopePostings:
 
     def build(self, terms: np.ndarray, slots: np.ndarray, tfs: np.ndarray) -> None:
         """Make these live postings the CSR (the delta must be empty)."""
-        import numpy as np  # lazy: numpy costs ~0.15-0.2 s of a cold CLI call that never searches
+        import numpy as np  # lazy: a cold CLI call that does not search never imports numpy
 
         order = np.lexsort((slots, terms))
         terms, slots, tfs = terms[order], slots[order], tfs[order]
@@ -189,7 +189,7 @@ class _ScopePostings:
 
     def postings(self, termid: int) -> tuple[np.ndarray, np.ndarray]:
         """Live (slots, tfs) of one term."""
-        import numpy as np  # lazy: numpy costs ~0.15-0.2 s of a cold CLI call that never searches
+        import numpy as np  # lazy: a cold CLI call that does not search never imports numpy
 
         parts_slots, parts_tfs = [], []
         if self.term_ids is not None and self.offsets is not None and self.slots is not None and self.tfs is not None:
@@ -213,7 +213,7 @@ class _ScopePostings:
         return slots, tfs
 
     def alive(self) -> np.ndarray:
-        import numpy as np  # lazy: numpy costs ~0.15-0.2 s of a cold CLI call that never searches
+        import numpy as np  # lazy: a cold CLI call that does not search never imports numpy
 
         if self._alive is None:
             alive = np.ones(len(self.entries), dtype=bool)
@@ -223,7 +223,7 @@ class _ScopePostings:
         return self._alive
 
     def length_array(self) -> np.ndarray:
-        import numpy as np  # lazy: numpy costs ~0.15-0.2 s of a cold CLI call that never searches
+        import numpy as np  # lazy: a cold CLI call that does not search never imports numpy
 
         if self._length_array is None:
             self._length_array = np.asarray(self.lengths, dtype=np.int64)
@@ -239,7 +239,7 @@ def score(state: _ScopePostings, stats: IndexStats) -> tuple[np.ndarray, np.ndar
     ((22 · tf) / 10). A document's parts are summed in ascending order, one at a time (``list_sum(list_sort(...))``):
     the same parts always give the same double, so ties are exact and break on identity.
     """
-    import numpy as np  # lazy: numpy costs ~0.15-0.2 s of a cold CLI call that never searches
+    import numpy as np  # lazy: a cold CLI call that does not search never imports numpy
 
     lengths = state.length_array()
     columns: list[tuple[np.ndarray, np.ndarray]] = []
@@ -268,9 +268,9 @@ def _parts_by_document(columns: list[tuple[np.ndarray, np.ndarray]], slot_count:
 
     Where the postings cover a good share of the scope's slots, the parts are scattered into a row per slot and the
     empty rows dropped (a few vectorised passes); otherwise the documents are found by ``np.unique``, which sorts the
-    postings (~0.3 ms of a warm search when every document holds a term: issue #30). Both give the same documents in
+    postings (a sizeable part of a warm search when every document holds a term). Both give the same documents in
     the same order and the same parts (a part is never 0.0: idf > 0 and tf ≥ 1)."""
-    import numpy as np  # lazy: numpy costs ~0.15-0.2 s of a cold CLI call that never searches
+    import numpy as np  # lazy: a cold CLI call that does not search never imports numpy
 
     postings = sum(len(slots) for slots, _ in columns)
     if slot_count <= 4 * postings:
@@ -390,7 +390,7 @@ class _Documents:
     @classmethod
     def of(cls, rows: list[tuple[int, int, str, str]]) -> _Documents:
         """From ``(docid, len, entry_id, entry_version_id)`` rows in docid order."""
-        import numpy as np  # lazy: numpy costs ~0.15-0.2 s of a cold CLI call that never searches
+        import numpy as np  # lazy: a cold CLI call that does not search never imports numpy
 
         return cls(np.asarray([row[0] for row in rows], dtype=np.int64), [row[1] for row in rows],
                    [row[2] for row in rows], [row[3] for row in rows])
@@ -431,7 +431,7 @@ def _read_postings(db: duckdb.DuckDBPyConnection, documents: _Documents, wanted:
                    parameters: dict) -> dict[str, np.ndarray]:
     """The postings ``(docid, termid, tf)`` of ``documents`` from the index's ``terms`` table; ``wanted`` is SQL for
     their docids (a literal list for a few, a subquery for a whole scope)."""
-    import numpy as np  # lazy: numpy costs ~0.15-0.2 s of a cold CLI call that never searches
+    import numpy as np  # lazy: a cold CLI call that does not search never imports numpy
 
     if not documents.entry_ids:
         return {"docid": np.empty(0, np.int64), "termid": np.empty(0, np.int64), "tf": np.empty(0, np.int64)}
@@ -446,7 +446,7 @@ def _read_postings(db: duckdb.DuckDBPyConnection, documents: _Documents, wanted:
 def _append(state: _ScopePostings, documents: _Documents, postings: dict[str, np.ndarray],
             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Append the documents to ``state``'s slots; their postings as (termids, slots, tfs) arrays."""
-    import numpy as np  # lazy: numpy costs ~0.15-0.2 s of a cold CLI call that never searches
+    import numpy as np  # lazy: a cold CLI call that does not search never imports numpy
 
     first = len(state.entries)
     state.extend(documents.entry_ids, documents.version_ids, documents.lengths)

@@ -1,11 +1,11 @@
 """A scope's full-text candidates scored straight from the index tables in plain Python, for a search that is the
 only one its process makes (a ``pcmem search`` call; see :func:`pcmem.store.port.searching_once`).
 
-Why: the in-process view (:mod:`~pcmem.store.duckdb.fts_cache`) reads every posting of the scope and scores with
-numpy, an investment that a second search repays. A process that searches once and exits never sees that second
-search, and importing numpy alone cost a cold CLI call ~0.1 s of CPU — about the whole DuckDB floor it is measured
-against (issue #30). Here one statement reads only the postings of the query's terms in the scope's active head
-documents, and Python scores them.
+Why: the in-process view (:mod:`~pcmem.store.duckdb.fts_cache`) reads every posting of the scope and scores with numpy,
+an investment that a second search repays. A process that searches once and exits never sees that second search, and
+importing numpy alone cost a cold CLI call about as much CPU as the whole DuckDB floor it is measured against (``pcmem
+bench startup``). Here one statement reads only the postings of the query's terms in the scope's active head documents,
+and Python scores them.
 
 The scores are bit-identical to the view's (:func:`fts_cache.score`, hence to the extension's ``match_bm25``): the
 same IEEE operations in the same order on doubles — numpy's int64 → float64 steps are Python's int/float steps for

@@ -2,7 +2,7 @@
 
 Freshness design: ``PRAGMA create_fts_index`` builds a static index (its own tables ``docs``, ``terms``, ``dict`` and
 ``stats`` in schema ``fts_main_fts_docs``), and the extension's ``match_bm25`` macro scores queries by reading those
-tables at query time. So instead of rebuilding the index after writes (≈ 4.5 s at 100k documents), every write
+tables at query time. So instead of rebuilding the index after writes (O(index), seconds for a large store), every write
 transaction updates exactly those tables for the documents it adds or removes — new rows in docs/terms, df counts in
 dict, and the stats row — in the same transaction as the revision: the next search sees the write, a superseded or
 retired version disappears at once, and a write costs O(its own terms), not O(index).
@@ -65,14 +65,14 @@ POINT_WRITES = 64
 class IdFloor:
     """Lower bounds of the next free document id and term id, kept by a backend from one write to the next.
 
-    Why: the next id is one more than the largest in use, and ``max(docid)`` over the store-wide table is a scan
-    (7.7 ms at 1,000,000 documents, growing with the store). With a floor, DuckDB reads only the row groups whose id
-    range reaches it (ids grow as rows are appended, so that is the table's tail) and skips the rest by their zone
-    maps. Read, it is only ever a lower bound: the next id is the largest id at or above the floor plus one, so a floor
-    that fell behind (another process wrote, a rebuild renumbered the index, a write rolled back) costs a gap in the
-    ids at most, never a duplicate. A new floor (0) reads the whole table once.
+    Why: the next id is one more than the largest in use, and ``max(docid)`` over the store-wide table is a scan that
+    grows with the store. With a floor, DuckDB reads only the row groups whose id range reaches it (ids grow as rows are
+    appended, so that is the table's tail) and skips the rest by their zone maps. Read, it is only ever a lower bound:
+    the next id is the largest id at or above the floor plus one, so a floor that fell behind (another backend of the
+    file wrote, a rebuild renumbered the index, a write rolled back) costs a gap in the ids at most, never a duplicate.
+    A new floor (0) reads the whole table once.
 
-    Exact, it is not read at all (~0.6 ms of a ~10 ms write): after a point write took its ids, the floor holds the
+    Exact, it is not read at all (one statement less per write): after a point write took its ids, the floor holds the
     next free ones for as long as nobody else can have taken any — see :meth:`begin_write`. Exact and too high is
     harmless (a gap: a write rolled back, an erasure or a rebuild lowered the largest id); too low never happens,
     because every way ids are taken outside this floor breaks the chain of writes it is exact for."""
@@ -87,12 +87,12 @@ class IdFloor:
     #: The write under way.
     write: int = 0
 
-    def begin_write(self, write: int, sole_writer: bool) -> None:
-        """Write number ``write`` of the file in this process begins. The floor stays exact only when no other
-        process can write the file (``sole_writer``: this process holds it) and the last write of the file in this
-        process was the one it was exact in: any other write in between — another backend of the same file, a
-        repair, a change outside a write transaction — moves the count past it, and the ids are read again."""
-        self.exact = sole_writer and self.known_in is not None and self.known_in == write - 1
+    def begin_write(self, write: int) -> None:
+        """Write number ``write`` of the file in this process begins. The floor stays exact only when the last write
+        of the file in this process was the one it was exact in (no other process writes a file this one holds): any
+        other write in between — another backend of the same file, a repair, a change outside a write transaction —
+        moves the count past it, and the ids are read again."""
+        self.exact = self.known_in is not None and self.known_in == write - 1
         self.known_in = write if self.exact else None
         self.write = write
 
@@ -115,7 +115,7 @@ def add_documents(db: duckdb.DuckDBPyConnection, documents: Sequence[tuple[str, 
     if len(documents) <= POINT_WRITES:
         rows.run_together(db, point_additions(db, documents, analyzer, floor or IdFloor()))
         return
-    import pyarrow as pa  # lazy: importing pyarrow costs ~100 ms, a search or a point write never needs it
+    import pyarrow as pa  # lazy: pyarrow is slow to import, and a search or a point write never needs it
     if floor is not None:
         floor.lost()
     analysed = [(version_id, analyzer.analyze(text)) for version_id, text in documents]
@@ -163,7 +163,7 @@ def point_additions(db: duckdb.DuckDBPyConnection, documents: Sequence[tuple[str
     first, next_termid = (next(int(value) for kind, _, value in found if kind == wanted) for wanted in (1, 2))
     statements = []
     if termids:
-        # one document (a remember of one entry) adds 1 to every term: a constant, ~0.1-0.3 ms cheaper than a CASE
+        # one document (a remember of one entry) adds 1 to every term: a constant, cheaper than a CASE
         increments = {doc_frequency[t] for t in termids}
         added = (str(next(iter(increments))) if len(increments) == 1 else
                  "CASE term " + " ".join(f"WHEN {connection.literal(t)} THEN {doc_frequency[t]}" for t in termids) + " END")
@@ -184,7 +184,7 @@ def point_additions(db: duckdb.DuckDBPyConnection, documents: Sequence[tuple[str
 
 
 def _add_terms_by_joins(db: duckdb.DuckDBPyConnection, analysed: list[tuple[str, list[str]]], first: int) -> None:
-    import pyarrow as pa  # lazy: importing pyarrow costs ~100 ms, a search never needs it
+    import pyarrow as pa  # lazy: pyarrow is slow to import, and a search never needs it
 
     occurrences = pa.table(
         {
@@ -237,7 +237,7 @@ def remove_documents(db: duckdb.DuckDBPyConnection, entry_version_ids: Sequence[
 
 
 def _remove_by_joins(db: duckdb.DuckDBPyConnection, entry_version_ids: Sequence[str]) -> None:
-    import pyarrow as pa  # lazy: importing pyarrow costs ~100 ms, a search never needs it
+    import pyarrow as pa  # lazy: pyarrow is slow to import, and a search never needs it
 
     gone = pa.table({"name": pa.array(list(entry_version_ids), pa.string())})
     with registered(db, "pcmem_gone", gone):
@@ -263,7 +263,7 @@ def _remove_by_joins(db: duckdb.DuckDBPyConnection, entry_version_ids: Sequence[
 def _shift_stats(db: duckdb.DuckDBPyConnection, documents: int, length: int) -> None:
     """Move num_docs and avgdl by a change of ``documents`` documents totalling ``length`` terms: O(1), where a
     recount would scan every document of every scope (``pcmem check`` verifies them against a recount). The counts
-    are integer literals: bound parameters cost this statement ~0.1 ms more (see :mod:`.rows`)."""
+    are integer literals: bound parameters cost more (see :mod:`.rows`)."""
     if documents != 0:
         db.execute(_stats_sql(documents, length))
 

@@ -1,9 +1,8 @@
 """What a DuckDB store keeps in ``pcmem_meta`` for every process that opens it: the secret its paging cursors are
-signed with, and its default fusion (issue #31).
+signed with, and its default fusion.
 
 Both are read once and kept: a held file changes only through the process that holds it (every other process reaches
-it through that owner, :mod:`pcmem.owner`). A ``shared`` backend opens the file per transaction, so other processes
-may change the default fusion between two searches: it reads that each time. The secret never changes once made.
+it through that owner, :mod:`pcmem.owner`). The secret never changes once made.
 """
 
 from __future__ import annotations
@@ -30,12 +29,19 @@ Transaction = Callable[..., AbstractContextManager[duckdb.DuckDBPyConnection]]
 class MetaSettings:
     """The paging secret and the default fusion of one backend's store file."""
 
-    def __init__(self, transaction: Transaction, write_lock: threading.Lock, *, read_only: bool,
-                 shared: bool) -> None:
+    def __init__(self, transaction: Transaction, write_lock: threading.Lock, *, read_only: bool) -> None:
         self._transaction, self._write_lock = transaction, write_lock
-        self._read_only, self._shared = read_only, shared
+        self._read_only = read_only
         self._paging_secret = PagingSecret()
-        self._search_fusion: list[SearchFusion | None] = []  # the default fusion once read: [value]
+        self._search_fusion: list[str | None] = []  # the default fusion as kept, once read: [value]
+
+    def load(self, cursor: duckdb.DuckDBPyConnection) -> None:
+        """Read both with the store's open (one statement on its cursor), before any transaction."""
+        rows = dict(cursor.execute("SELECT key, value FROM pcmem_meta WHERE key IN (?, ?)",
+                                   [PAGING_SECRET_KEY, SEARCH_FUSION_KEY]).fetchall())
+        self._search_fusion[:] = [rows.get(SEARCH_FUSION_KEY)]
+        if rows.get(PAGING_SECRET_KEY) is not None:
+            self._paging_secret.get(lambda: rows[PAGING_SECRET_KEY])
 
     def paging_secret(self) -> bytes:
         return self._paging_secret.get(self._stored_paging_secret)
@@ -46,17 +52,18 @@ class MetaSettings:
         if secret is not None or self._read_only:
             return secret
         with self._write_lock, self._transaction(write=True) as cursor:
-            # NOT EXISTS rather than a conflict clause: another process (shared mode) may have made it meanwhile
             cursor.execute("INSERT INTO pcmem_meta SELECT $key, $value WHERE NOT EXISTS "
                            "(SELECT 1 FROM pcmem_meta WHERE key = $key)",
                            {"key": PAGING_SECRET_KEY, "value": new_paging_secret()})
             return reads.meta(cursor, PAGING_SECRET_KEY)
 
     def search_fusion_default(self) -> SearchFusion | None:
-        if self._shared or not self._search_fusion:
+        """The store's default fusion (StoreFormatError for a name this pcmem does not know, at each search that
+        needs it: the store opens and writes as before)."""
+        if not self._search_fusion:
             with self._transaction() as cursor:
-                self._search_fusion[:] = [stored_search_fusion(reads.meta(cursor, SEARCH_FUSION_KEY))]
-        return self._search_fusion[0]
+                self._search_fusion[:] = [reads.meta(cursor, SEARCH_FUSION_KEY)]
+        return stored_search_fusion(self._search_fusion[0])
 
     def set_search_fusion_default(self, fusion: SearchFusion | None) -> None:
         with self._write_lock, self._transaction(write=True) as cursor:

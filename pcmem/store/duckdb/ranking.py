@@ -1,11 +1,11 @@
 """The best ``limit`` of a channel's scored documents in the contract's order: score descending, ties bytewise on the
 ids (see Candidate.key) — with the ordering done by numpy and Python's own sort, not a Python function per document.
 
-Why (issue #30): a query whose terms every document shares ("kiwis note 7" in a scope of notes about kiwis) ties
-hundreds of documents at the cut, and every one of them competes on the tie-break. Building a (score, ids, count)
-tuple per document and sorting them with a key function cost ~0.5 ms of a ~0.9 ms warm search, all of it holding the
-GIL, so searches on four threads ran no faster than on one. Here the scores are ordered in one numpy call; only runs
-of equal scores are ordered by their ids, by a sort that compares the id tuples in C.
+Why: a query whose terms every document shares ("kiwis note 7" in a scope of notes about kiwis) ties hundreds of
+documents at the cut, and every one of them competes on the tie-break. Building a (score, ids, count) tuple per document
+and sorting them with a key function cost more than half of a warm search, all of it holding the GIL, so searches on
+four threads ran no faster than on one. Here the scores are ordered in one numpy call; only runs of equal scores are
+ordered by their ids, by a sort that compares the id tuples in C.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ def best_positions(scores: np.ndarray, limit: int, ids_at: IdsAt) -> list[int]:
 
     Only the documents above the cut (fewer than ``limit``) are ordered by score; of those tied with the cut, only
     as many as are still wanted are taken, by their ids."""
-    import numpy as np  # lazy: numpy costs ~0.15-0.2 s of a cold CLI call that never searches
+    import numpy as np  # lazy: a cold CLI call that does not search never imports numpy
 
     count = len(scores)
     if count <= limit:
@@ -39,7 +39,7 @@ def best_positions(scores: np.ndarray, limit: int, ids_at: IdsAt) -> list[int]:
 
 def _in_order(scores: np.ndarray, positions: np.ndarray, limit: int, ids_at: IdsAt) -> list[int]:
     """``positions`` by score descending, runs of equal scores by ids; the first ``limit``."""
-    import numpy as np  # lazy: numpy costs ~0.15-0.2 s of a cold CLI call that never searches
+    import numpy as np  # lazy: a cold CLI call that does not search never imports numpy
 
     positions = positions[np.argsort(-scores[positions], kind="stable")]
     values = scores[positions]

@@ -199,7 +199,7 @@ def versions_missing_vectors(cursor: Cursor, profile: EmbeddingProfile, limit: i
 def stored_vectors(cursor: Cursor, profile: EmbeddingProfile,
                    entry_version_ids: Sequence[str]) -> dict[str, np.ndarray]:
     """The stored vectors of ``profile`` for these versions (none when it is not a profile the store keeps)."""
-    import numpy as np  # lazy: numpy costs ~0.15-0.2 s of a cold CLI call that searches full text only
+    import numpy as np  # lazy: a cold CLI call that searches full text only never imports numpy
     if (table := vectors.table_for(cursor, profile)) is None:
         return {}
     rows = cursor.execute(

@@ -1,9 +1,9 @@
 """The few rows one point write inserts, as SQL ``VALUES`` literals.
 
 Why literals: a remember of one entry inserts one row into each of several tables. Through a registered Arrow table
-each insert cost ~1-2.5 ms here (``register``/``unregister`` change the connection's catalog), a bound parameter
-~0.6 ms (DuckDB's Python client looks for pandas per parameter), a statement of literals ~0.25 ms. A large batch
-(an import) still goes through Arrow, which costs ~1 µs a row once registered (see :mod:`.arrow`).
+each insert costs most (``register``/``unregister`` change the connection's catalog), a bound parameter less
+(DuckDB's Python client looks for pandas per parameter), a statement of literals least. A large batch (an import)
+still goes through Arrow, which is cheapest per row once registered (see :mod:`.arrow`).
 
 Every value is rendered here, exactly: strings with their quotes doubled (:func:`connection.literal`, which refuses
 NUL), integers and booleans as themselves, datetimes as naive ``TIMESTAMP`` literals to the microsecond, vectors as
@@ -52,9 +52,9 @@ def values(rows: Iterable[Sequence[Value]]) -> str:
 
 
 def run_together(db: duckdb.DuckDBPyConnection, statements: Sequence[str]) -> None:
-    """Statements whose results nobody reads, in order, as one call into DuckDB: each call costs its client ~0.1 ms
-    over the statement itself, ~9 % of a remember run one by one. An error stops the rest, and the write transaction
-    they belong to rolls back as with any failed statement."""
+    """Statements whose results nobody reads, in order, as one call into DuckDB: each call has a fixed cost in its
+    client over the statement itself, a noticeable share of a remember run one statement at a time. An error stops the
+    rest, and the write transaction they belong to rolls back as with any failed statement."""
     if statements:
         db.execute(";\n".join(statements))
 
@@ -63,9 +63,9 @@ def vector_value(vector: np.ndarray) -> str:
     """A vector as a ``FLOAT[n]`` literal. Each float32 is written with 9 significant digits, which always name it
     exactly (a float32 has at most 9 round-trip digits); DuckDB reads them back as the same bits, whether it parses to
     float32 directly or through float64 (the decimal lies far closer to the float32 than half its spacing), and
-    ``nan``/``inf``/``-0`` as it spells them. Why not ``repr``: the shortest float64 form costs ~0.6 ms per 384
-    dimensions here, ``.9g`` ~0.28 ms."""
-    import numpy as np  # lazy: numpy costs ~0.15-0.2 s of a cold CLI call that searches full text only
+    ``nan``/``inf``/``-0`` as it spells them. Why not ``repr``: the shortest float64 form takes about twice as long
+    as ``.9g``."""
+    import numpy as np  # lazy: a cold CLI call that searches full text only never imports numpy
 
     floats = np.asarray(vector, dtype=np.float32)
     if floats.ndim != 1:

@@ -58,7 +58,7 @@ def expected_columns(applied: list[str]) -> dict[str, frozenset[str]]:
 
 def _columns(db: duckdb.DuckDBPyConnection) -> dict[str, set[str]]:
     """Every table's column names, read from the ``CREATE TABLE`` statements DuckDB keeps for them: ``duckdb_tables()``
-    answers in a fraction of what ``duckdb_columns()`` costs on a store's first query (~10 ms more per open)."""
+    answers in a fraction of what ``duckdb_columns()`` costs on a store's first query (paid at every open)."""
     return {f"{schema}.{table}": set(column_names(sql)) for schema, table, sql in db.execute(
         "SELECT schema_name, table_name, sql FROM duckdb_tables() WHERE database_name = current_database()").fetchall()}
 

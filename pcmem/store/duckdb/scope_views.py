@@ -109,8 +109,7 @@ class CatchUps:
     """One thread at a time reads what several threads miss at once; the others wait for it instead of reading the
     same rows again. After each write every searching thread's next search finds a scope's view behind its head
     (and the search memo without the head and the index totals): with four threads each read the events, the
-    documents and their postings since (~5 ms of DuckDB work each at 500 entries), so a write cost its catch-up
-    four times over (issue #30)."""
+    documents and their postings since, so a write cost its catch-up four times over."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -23,40 +22,24 @@ from pcmem.store.duckdb import blocks, connection, files
 from pcmem.store.duckdb.write_clock import WriteClock, clock_for
 
 _IDLE_CURSORS = 8  # cursors kept for reuse; beyond that a returned cursor is closed
-_TURN_GAP = 0.01  # seconds a shared-mode process leaves the file free between back-to-back transactions
 
 
 class CursorPool:
     """Cursors on the one DuckDB instance of a store, lent per transaction and returned afterwards (never one per
-    thread for the thread's lifetime: 600 short-lived threads must not leave 600 cursors behind).
+    thread for the thread's lifetime: 600 short-lived threads must not leave 600 cursors behind). The instance stays
+    open for the backend's lifetime."""
 
-    Held (default): the instance stays open for the backend's lifetime. Shared: the instance is opened when the
-    first transaction of this process starts and closed when the last one ends, so other processes get the file
-    in between, while every thread of this process uses the same instance (two instances of one file in one
-    process conflict: "Unique file handle conflict").
-    """
-
-    def __init__(self, path: Path, lock_timeout: float, *, shared: bool, read_only: bool,
-                 index_lookups: bool = True) -> None:
-        self._path, self._lock_timeout, self._shared, self._read_only = path, lock_timeout, shared, read_only
+    def __init__(self, path: Path, lock_timeout: float, *, read_only: bool, index_lookups: bool = True) -> None:
+        self._path, self._lock_timeout, self._read_only = path, lock_timeout, read_only
         self._index_lookups = index_lookups
         self._lock = threading.Lock()
         self._idle: list[duckdb.DuckDBPyConnection] = []
         self._users = 0
         self._closing = False
-        self._db: duckdb.DuckDBPyConnection | None = None
         self._descriptor: int | None = None  # the file, for scan_blocks; closed only after DuckDB closed it
-        self._released_at = 0.0
-        if not shared:
-            self._db = self._connect()
+        self._db: duckdb.DuckDBPyConnection | None = self._connect()
 
     def _connect(self) -> duckdb.DuckDBPyConnection:
-        if self._shared:
-            # Fairness between processes: right after closing the file, wait a moment before taking it again, so a
-            # process polling for it (every ≤ 20 ms) gets its turn instead of starving behind a busy one.
-            pause = _TURN_GAP - (time.monotonic() - self._released_at)
-            if pause > 0:
-                time.sleep(pause)
         with native_call():
             db = connection.connect(self._path, lock_timeout=self._lock_timeout, read_only=self._read_only)
         if not self._index_lookups:
@@ -73,11 +56,9 @@ class CursorPool:
     @contextmanager
     def _borrowed(self) -> Iterator[duckdb.DuckDBPyConnection]:
         with self._lock:
-            if self._closing:
+            if self._closing or self._db is None:
                 hold_back_while_exiting()
                 raise StoreError("the store is closed")
-            if self._db is None:
-                self._db = self._connect()
             cursor = self._idle.pop() if self._idle else connection.quiet(self._db.cursor())
             self._users += 1
         reusable = False
@@ -90,7 +71,7 @@ class CursorPool:
     def _give_back(self, cursor: duckdb.DuckDBPyConnection, reusable: bool) -> None:
         with self._lock:
             self._users -= 1
-            last = self._users == 0 and (self._shared or self._closing)
+            last = self._users == 0 and self._closing
             if reusable and not last and len(self._idle) < _IDLE_CURSORS:
                 self._idle.append(cursor)
             else:
@@ -120,7 +101,6 @@ class CursorPool:
                 _checkpoint_before_close(self._db)
             self._db.close()
             self._db = None
-            self._released_at = time.monotonic()
         if self._descriptor is not None:  # after DuckDB let the file go (see scan_blocks)
             os.close(self._descriptor)
             self._descriptor = None
@@ -160,8 +140,8 @@ class Transactions:
         """One DuckDB transaction on this thread; driver errors become StoreError. Nested use on the same thread
         joins the open transaction (one snapshot). The cursor goes back to the pool afterwards.
 
-        ``first``: a statement the transaction starts with, run in the same call into DuckDB as its ``BEGIN`` (a
-        call costs DuckDB's client ~0.1-0.2 ms: a point write's first read); its result waits on the cursor."""
+        ``first``: a statement the transaction starts with, run in the same call into DuckDB as its ``BEGIN`` (each
+        call into DuckDB's client has a fixed cost: a point write's first read); its result waits on the cursor."""
         if self.closed:
             hold_back_while_exiting()
             raise StoreError("the store is closed")
@@ -204,7 +184,7 @@ class Transactions:
     def _commit(self, cursor: duckdb.DuckDBPyConnection, *, moves_clock: bool) -> None:
         """COMMIT; a write's COMMIT between two moves of the clock. Only the COMMIT moves it: until then no other
         transaction sees the write (MVCC), so what a search remembered of the last commit stays true while a write
-        is under way, and searches beside a writer stay warm (issue #30)."""
+        is under way, and searches beside a writer stay warm."""
         if moves_clock:
             self.clock.begin()
         try:

@@ -1,7 +1,7 @@
 """An in-process copy of each scope's head vectors as one numpy matrix, kept current by the event log.
 
-DuckDB's exact ``array_cosine_distance`` scan costs ~115-170 ms at 100k vectors; a float32 matrix-vector product
-over the same vectors costs ~17 ms (RECIPES.md). So the vector channel reads a per-scope matrix of the active head
+DuckDB's exact ``array_cosine_distance`` scan is several times slower than a float32 matrix-vector product over the
+same vectors (docs/benchmarks/speed.md). So the vector channel reads a per-scope matrix of the active head
 versions. The matrix is stamped with the revision it reflects; a search at a newer head applies only the entry
 events since that revision (O(change), also for writes made by other processes), inside the search's own
 snapshot, so hits never mix revisions. Rows are unit-normalised, so a dot product is the cosine similarity.
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 
 def _unit(rows: np.ndarray) -> np.ndarray:
-    import numpy as np  # lazy: numpy costs ~0.15-0.2 s of a cold CLI call that searches full text only
+    import numpy as np  # lazy: a cold CLI call that searches full text only never imports numpy
     norms = np.linalg.norm(rows, axis=1, keepdims=True)
     return rows / np.where(norms == 0, 1, norms)
 
@@ -42,7 +42,7 @@ def _similarities(matrix: np.ndarray, unit_query: np.ndarray) -> np.ndarray:
     between a freshly loaded matrix and one kept current by swap-removes, i.e. between processes. ``einsum``'s
     plain loop computes every row alike: equal vectors get equal scores, and the identity tie-break decides.
     """
-    import numpy as np  # lazy: numpy costs ~0.15-0.2 s of a cold CLI call that searches full text only
+    import numpy as np  # lazy: a cold CLI call that searches full text only never imports numpy
     return np.einsum("ij,j->i", matrix, unit_query)
 
 
@@ -54,7 +54,7 @@ def _rows_that_can_rank(matrix: np.ndarray, unit_query: np.ndarray, limit: int) 
     A row in einsum's top ``limit`` therefore scores at least (BLAS cut − 2δ) under BLAS, so keeping every row above
     the cut minus a margin of 4 · dimension · ε keeps all of them; their exact scores are computed afterwards.
     """
-    import numpy as np  # lazy: numpy costs ~0.15-0.2 s of a cold CLI call that searches full text only
+    import numpy as np  # lazy: a cold CLI call that searches full text only never imports numpy
     if len(matrix) <= limit:
         return np.arange(len(matrix))
     rough = matrix @ unit_query
@@ -74,7 +74,7 @@ class _ScopeMatrix:
     missing: dict[str, str] = field(default_factory=dict)  # entry_id → version id whose vector was not stored yet
 
     def put(self, entry_id: str, version_id: str, vector: np.ndarray) -> None:
-        import numpy as np  # lazy: numpy costs ~0.15-0.2 s of a cold CLI call that searches full text only
+        import numpy as np  # lazy: a cold CLI call that searches full text only never imports numpy
         self.drop(entry_id)
         if self.size == len(self.matrix):
             grown = np.empty((max(16, 2 * len(self.matrix)), self.matrix.shape[1]), dtype=np.float32)
@@ -117,7 +117,7 @@ class VectorCache:
         limit: int,
     ) -> list[Candidate]:
         """The ``limit`` most similar active head versions, ties bytewise on (artifact, entry, version)."""
-        import numpy as np  # lazy: numpy costs ~0.15-0.2 s of a cold CLI call that searches full text only
+        import numpy as np  # lazy: a cold CLI call that searches full text only never imports numpy
         while True:
             state = self._view_at(db, memory, profile)
             with self._lock:  # matrices change in place: scored while no other thread can move this one
@@ -204,9 +204,9 @@ def _load(db: duckdb.DuckDBPyConnection, memory: MemoryRef, profile: EmbeddingPr
 
     A scope of up to ``_INDEX_SCAN_KEYS`` entries reads its vectors by key, through the primary key's index. A join
     scanned the whole embeddings table: DuckDB skips blocks by min/max statistics, which keep 8 bytes of a string,
-    and every id written within days starts alike (``ver_01m8``), so nothing was skipped — a 1,000-entry scope of a
-    1,000,000-entry store read ~1.4 GB of vectors into DuckDB's buffers (an owner grew to 1.8 GB). A larger scope
-    is a sizeable part of the table anyway, and a long key list is slower than the scan (~60-100 µs a key).
+    and every id written within days starts alike (``ver_01m8``), so nothing was skipped — a small scope of a large
+    store read most of the table's vectors into DuckDB's buffers. A larger scope is a sizeable part of the table
+    anyway, and a long key list is slower than the scan.
     """
     heads = db.execute(
         "SELECT entry_id, entry_version_id FROM head_entries WHERE artifact_id = ? AND state = 'active' "
@@ -241,7 +241,7 @@ def _load(db: duckdb.DuckDBPyConnection, memory: MemoryRef, profile: EmbeddingPr
 
 
 def _empty(rows: int, profile: EmbeddingProfile) -> np.ndarray:
-    import numpy as np  # lazy: numpy costs ~0.15-0.2 s of a cold CLI call that searches full text only
+    import numpy as np  # lazy: a cold CLI call that searches full text only never imports numpy
     return np.empty((max(16, rows), profile.dimension), np.float32)
 
 
@@ -250,7 +250,7 @@ def _fill(state: _ScopeMatrix, present: RowIds, vectors: Sequence[np.ndarray] | 
 
     Copied ``_COPY_ROWS`` rows per numpy call: each call holds the GIL while it runs, and the interpreter lets other
     threads in only between calls."""
-    import numpy as np  # lazy: numpy costs ~0.15-0.2 s of a cold CLI call that searches full text only
+    import numpy as np  # lazy: a cold CLI call that searches full text only never imports numpy
     for start in range(0, len(present), _COPY_ROWS):
         block = vectors[start:start + _COPY_ROWS]
         state.matrix[start:start + len(block)] = _unit(np.stack(list(block)).astype(np.float32, copy=False))

@@ -6,8 +6,8 @@ models, one *pending* profile (table ``embeddings_pending``) filled next to it. 
 (drop the old table, rename the pending one), so a crash at any point leaves the old vectors usable and the new ones
 resumable. A store may also keep one *secondary* profile (table ``embeddings_secondary``): a second, stronger
 embedder's vectors that searches never use, only the embedding reranker (``pcmem reindex --rerank-embedder``).
-The query vector reaches DuckDB as a one-row Arrow table: binding a 384-float list as a ``?`` parameter costs ~35 ms
-in the Python client (RECIPES.md).
+The query vector reaches DuckDB as a one-row Arrow table: binding a 384-float list as a ``?`` parameter is slow in
+the Python client (it inspects each element).
 """
 
 from __future__ import annotations
@@ -147,8 +147,8 @@ def commit_switch(db: duckdb.DuckDBPyConnection, new: EmbeddingProfile) -> bool:
 
 
 def _vector_column(vectors: np.ndarray) -> pa.FixedSizeListArray:
-    import numpy as np  # lazy: numpy costs ~0.15-0.2 s of a cold CLI call that searches full text only
-    import pyarrow as pa  # lazy: importing pyarrow costs ~100 ms, a search never needs it
+    import numpy as np  # lazy: a cold CLI call that searches full text only never imports numpy
+    import pyarrow as pa  # lazy: pyarrow is slow to import, and a search never needs it
     matrix = np.ascontiguousarray(vectors, dtype=np.float32)
     return pa.FixedSizeListArray.from_arrays(pa.array(matrix.reshape(-1)), matrix.shape[1])
 
@@ -156,7 +156,7 @@ def _vector_column(vectors: np.ndarray) -> pa.FixedSizeListArray:
 def store(db: duckdb.DuckDBPyConnection, vectors: Mapping[str, np.ndarray], table: str = TABLES["active"], *,
           replace: bool = True) -> None:
     """Store vectors by entry version id; ``replace=False`` when none of them can be stored yet (a write's new
-    versions): a plain insert costs ~0.8 ms where ``INSERT OR REPLACE`` costs 2.4-5.8 ms for one row here."""
+    versions): a plain insert costs a fraction of what ``INSERT OR REPLACE`` costs for one row."""
     if not vectors:
         return
     ids = list(vectors)
@@ -164,8 +164,8 @@ def store(db: duckdb.DuckDBPyConnection, vectors: Mapping[str, np.ndarray], tabl
     if len(ids) <= POINT_WRITES:  # a point write: literals (see rows.py), and no pyarrow import for a cold CLI write
         db.execute(point_insert(vectors, table, replace=replace))
         return
-    import numpy as np  # lazy: numpy costs ~0.15-0.2 s of a cold CLI call that searches full text only
-    import pyarrow as pa  # lazy: importing pyarrow costs ~100 ms, a search never needs it
+    import numpy as np  # lazy: a cold CLI call that searches full text only never imports numpy
+    import pyarrow as pa  # lazy: pyarrow is slow to import, and a search never needs it
     batch = pa.table({"entry_version_id": pa.array(ids, pa.string()),
                       "vec": _vector_column(np.stack([vectors[i] for i in ids]))})
     with registered(db, "pcmem_vectors", batch):
@@ -181,7 +181,7 @@ def point_insert(vectors: Mapping[str, np.ndarray], table: str = TABLES["active"
 
 def missing(db: duckdb.DuckDBPyConnection, entry_version_ids: Sequence[str]) -> set[str]:
     """The ids among ``entry_version_ids`` that have no vector."""
-    import pyarrow as pa  # lazy: importing pyarrow costs ~100 ms, a search never needs it
+    import pyarrow as pa  # lazy: pyarrow is slow to import, and a search never needs it
     if not entry_version_ids:
         return set()
     wanted = pa.table({"entry_version_id": pa.array(list(entry_version_ids), pa.string())})
@@ -193,7 +193,7 @@ def missing(db: duckdb.DuckDBPyConnection, entry_version_ids: Sequence[str]) -> 
 
 
 def complete(db: duckdb.DuckDBPyConnection, artifact_id: str) -> bool:
-    """Whether every active head entry of the memory has a vector (SPEC §2: vector availability)."""
+    """Whether every active head entry of the memory has a vector (what vector search needs)."""
     row = db.execute(
         "SELECT count(*) FROM head_entries h ANTI JOIN embeddings e USING (entry_version_id) "
         "WHERE h.artifact_id = ? AND h.state = 'active'",

@@ -34,8 +34,8 @@ def opening_sql(scope: str) -> str:
     """The scope's head and every embedding profile by role, in one statement: what a write transaction reads first
     (run with its ``BEGIN``, see Transactions.open; :func:`opened` reads the answer).
 
-    A ``UNION ALL`` of two index-free reads with the scope as a literal: ~0.4 ms where the same rows as one outer
-    join with a bound parameter cost ~0.55-0.6 ms (DuckDB plans the join; the client binds the parameter)."""
+    A ``UNION ALL`` of two index-free reads with the scope as a literal: cheaper than the same rows as one outer
+    join with a bound parameter (DuckDB plans the join; the client binds the parameter)."""
     return ("SELECT true, artifact_id, head_revision, NULL, NULL, NULL, NULL FROM memories "
             f"WHERE scope = {connection.literal(scope)} "
             "UNION ALL SELECT false, NULL, NULL, role, model_id, dimension, normalized FROM embedding_profile")
@@ -133,7 +133,7 @@ class DuckDBWrite:
             return set()
         if len(entry_ids) <= fts_index.POINT_WRITES:
             return set(self._head_rows(self.memory.artifact_id, entry_ids))
-        import pyarrow as pa  # lazy: importing pyarrow costs ~100 ms, a search never needs it
+        import pyarrow as pa  # lazy: pyarrow is slow to import, and a search never needs it
         wanted = pa.table({"entry_id": pa.array(list(entry_ids), pa.string())})
         with registered(self._cursor, "pcmem_wanted", wanted):
             rows = self._cursor.execute(
@@ -207,7 +207,7 @@ class DuckDBWrite:
         return self.memory
 
     def _stored_version_ids(self, entry_version_ids: Sequence[str]) -> set[str]:
-        import pyarrow as pa  # lazy: importing pyarrow costs ~100 ms, a search never needs it
+        import pyarrow as pa  # lazy: pyarrow is slow to import, and a search never needs it
         wanted = pa.table({"entry_version_id": pa.array(list(entry_version_ids), pa.string())})
         with registered(self._cursor, "pcmem_wanted_versions", wanted):
             rows = self._cursor.execute(
@@ -232,7 +232,7 @@ class DuckDBWrite:
                  canonical_json(v.metadata), revision, _naive_utc(v.created_at)) for v in new_versions))
             return
         self._flush()
-        import pyarrow as pa  # lazy: importing pyarrow costs ~100 ms, a search never needs it
+        import pyarrow as pa  # lazy: pyarrow is slow to import, and a search never needs it
         versions = pa.table(
             {
                 "entry_version_id": [v.entry_version_id for v in new_versions],
@@ -265,7 +265,7 @@ class DuckDBWrite:
             self._move_heads_by_lookups(artifact_id, events, vectors_by_version, texts, started)
             return
         self._flush()
-        import pyarrow as pa  # lazy: importing pyarrow costs ~100 ms, a search never needs it
+        import pyarrow as pa  # lazy: pyarrow is slow to import, and a search never needs it
         changed = pa.table(
             {
                 "artifact_id": pa.array([artifact_id] * len(events), pa.string()),

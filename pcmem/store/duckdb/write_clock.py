@@ -2,7 +2,7 @@
 
 Every write transaction of the file moves it just before its COMMIT and just after it (:mod:`.transactions`): until
 it commits, no other transaction sees what it wrote (DuckDB's MVCC), so a write under way leaves what searches read
-unchanged. A change made outside a transaction (a reclaim, an index rebuild) ticks it. :mod:`.search_memo` says why
+unchanged. A change made outside a transaction (a reclaim, an index rebuild) ticks it. :mod:`.generation_memo` says why
 that is enough.
 """
 

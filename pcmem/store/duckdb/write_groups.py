@@ -1,5 +1,5 @@
 """Group commit: point writes that arrive on other threads while one write transaction runs go, in arrival order,
-into the next transaction together — one BEGIN, one COMMIT, one fsync of DuckDB's log for the group (issue #30).
+into the next transaction together — one BEGIN, one COMMIT, one fsync of DuckDB's log for the group.
 
 Why: the store has one writer. Four threads that remember took turns at the write lock, and each paid a whole
 transaction (its first reads, the COMMIT and the log's fsync) alone, so four threads wrote no faster than one. Now a
@@ -34,8 +34,8 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 import duckdb
 
 from pcmem.errors import PcmemError, StoreError
+from pcmem.store.duckdb.generation_memo import Opening
 from pcmem.store.duckdb.write import DuckDBWrite, opened, opening_sql
-from pcmem.store.duckdb.write_opening import Opening
 from pcmem.types.embedding import EmbeddingProfile
 from pcmem.types.memory import EntryVersion, MemoryRef, Operation
 from pcmem.types.storage import EntryEvent, WriteRecord
@@ -219,7 +219,7 @@ class WritesInOneTransaction:
     """The maker of the writes of one group on ``cursor`` (scope → write). Each write starts from the head the
     group's earlier writes left in its scope (read in the transaction once per scope, then carried from write to
     write); the profiles are read once. ``opening``: the first scope's head and the profiles when already known
-    (:mod:`.write_opening`), else :func:`opening_sql` of ``first_scope`` waits on ``cursor`` for them."""
+    (:mod:`.generation_memo`), else :func:`opening_sql` of ``first_scope`` waits on ``cursor`` for them."""
 
     def __init__(self, cursor: Any, first_scope: str, opening: Opening | None,
                  make: Callable[[str, MemoryRef | None, dict[str, EmbeddingProfile]], TrackedWrite]) -> None:

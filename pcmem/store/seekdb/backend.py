@@ -37,7 +37,7 @@ from pcmem.store.common import (
     version_from_row,
 )
 from pcmem.store.seekdb import fulltext, schema, vectors
-from pcmem.store.seekdb.engine import Connector, SeekdbTarget, parse
+from pcmem.store.seekdb.connector import Connector, SeekdbTarget, parse
 from pcmem.store.seekdb.sql import Connection, chunks, in_list, quote, render, row
 from pcmem.store.seekdb.write import SeekdbWrite
 from pcmem.types.embedding import EmbeddingProfile
@@ -57,14 +57,12 @@ from pcmem.types.storage import ChannelCandidates, VectorStatus
 class SeekdbBackend:
     """A :class:`~pcmem.store.port.StorageBackend` on seekdb. ``target``: a ``seekdb:`` URL or a parsed target.
 
-    ``shared`` exists for signature parity with the DuckDB backend: a server is multi-process by nature, and an
-    embedded data directory belongs to one process: another process waits up to ``lock_timeout`` seconds for it,
-    then gets a StoreError.
+    A server serves every process; an embedded data directory belongs to one process: another process waits up to
+    ``lock_timeout`` seconds for it, then gets a StoreError.
     """
 
-    def __init__(self, target: str | SeekdbTarget, *, shared: bool = False, lock_timeout: float = 10.0) -> None:
+    def __init__(self, target: str | SeekdbTarget, *, lock_timeout: float = 10.0) -> None:
         self.target = parse(target) if isinstance(target, str) else target
-        self.shared = shared
         self._connector = Connector(self.target, lock_timeout)
         self._local = threading.local()
         self._connections: list[Connection] = []

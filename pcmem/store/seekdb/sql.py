@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from pcmem.errors import StoreError
+from pcmem.errors import DuplicateKeyError, StoreError
 
 _QUERY = re.compile(r"^\s*(SELECT|SHOW|WITH|DESC|DESCRIBE|EXPLAIN)\b", re.IGNORECASE)
 # Multi-row INSERTs are cut at about this many characters of SQL (a LoCoMo conversation is ~700 rows).
@@ -149,10 +149,6 @@ class ServerConnection:
 
     def close(self) -> None:
         self._raw.close()
-
-
-class DuplicateKeyError(StoreError):
-    """A unique key was violated (MySQL error 1062)."""
 
 
 def engine_error(error: Exception) -> StoreError:

@@ -13,7 +13,7 @@ from datetime import datetime
 import numpy as np
 
 from pcmem.analysis import Analyzer
-from pcmem.errors import ConcurrentWriteError, StoreError
+from pcmem.errors import ConcurrentWriteError, DuplicateKeyError, StoreError
 from pcmem.store import common
 from pcmem.store.common import (
     V_COLUMNS,
@@ -25,7 +25,7 @@ from pcmem.store.common import (
     version_from_row,
 )
 from pcmem.store.seekdb import fulltext, schema, vectors
-from pcmem.store.seekdb.sql import Connection, DuplicateKeyError, chunks, in_list, insert_rows, quote, render, row
+from pcmem.store.seekdb.sql import Connection, chunks, in_list, insert_rows, quote, render, row
 from pcmem.types.embedding import EmbeddingProfile
 from pcmem.types.memory import EntryVersion, MemoryRef, Operation
 from pcmem.types.storage import EntryEvent, HeadEntry, WriteRecord

@@ -1,19 +1,30 @@
-"""What a warm search takes from memory instead of the file: scope heads, the embedding profile, the full-text
-index's totals and the query terms' ids and document frequencies, as of the last write this process made.
+"""What this process knows of its store file as of one write generation: scope heads, the embedding profiles, the
+full-text index's totals and the query terms' ids and document frequencies. The one memo of the write generation:
+searches read from it instead of the file, a write opens with the head and profiles it holds, and the profile lookup
+before a write (which vectors to compute) answers from it. Each value is kept with the generation it was true at, and
+nothing else decides when it goes stale.
 
-Why this is safe: a backend that holds its file (not ``shared``) is the only process that can change it: DuckDB lets
+Why this is safe: a backend holds its file, so its process is the only one that can change it: DuckDB lets
 one process at a time open a file for writing, and a read-only opener shares its lock with readers only. Every write
 of this process is a write transaction (:mod:`.transactions`), which moves the file's :class:`WriteClock` just before
-and just after its COMMIT; until it commits, no other transaction sees it. So whatever was read while the clock stood
-still at ``g`` stays true until it moves — also while a write of another thread is under way — and a
-search that finds everything it needs in the memo of ``g`` reads no statement at all (a warm search cost four:
-BEGIN, head and profile, the index statistics, COMMIT — ~3 ms of ~3.4 at 1,000 entries, for 0.4 ms of index work).
+and just after its COMMIT (a failed COMMIT too); until it commits, no other transaction sees it. So whatever was read
+while the clock stood still at ``g`` stays true until it moves — also while a write of another thread is under way —
+and a search that finds everything it needs in the memo of ``g`` runs no statement at all (a warm search would
+otherwise pay for a BEGIN, the head and profile, the index statistics and a COMMIT, far more than its index work).
+The write that made ``g`` leaves what it wrote (:meth:`GenerationMemo.after_write`): an agent that writes one scope
+over and over opens each write without reading the head first, and the search after a write starts warm.
 
 What the memo lacks is read then, each statement alone and checked against the clock once it ran
 (:class:`LazySnapshot`): a head or terms' statistics, what brings a scope's view up to its head, a version not
 cached. If a write began to commit since ``g``, the search raises
-:class:`~pcmem.store.port.SnapshotMoved` before it uses what it read, and the caller runs it again in a plain
+:class:`~pcmem.errors.SnapshotMoved` before it uses what it read, and the caller runs it again in a plain
 snapshot. Hits never mix what the memo said with a newer state of the file.
+
+Two caches of the backend are not kept by generation, on purpose: entry versions are immutable (the
+:class:`~pcmem.store.common.VersionCache` is cleared by an erasure, the one change to a version), and a scope's
+vector completeness is keyed by its revision (:class:`~pcmem.store.common.CompletenessMemo`), which outlives writes
+to other scopes. The full-text id floor (:class:`~pcmem.store.duckdb.fts_index.IdFloor`) is exact along the same
+chain of commits, counted by the same clock.
 """
 
 from __future__ import annotations
@@ -26,11 +37,11 @@ from typing import Any, TypeVar
 
 import duckdb
 
+from pcmem.errors import SnapshotMoved
 from pcmem.store.duckdb.fts_cache import IndexTotals
 from pcmem.store.duckdb.scope_views import CatchUps
 from pcmem.store.duckdb.transactions import translate
 from pcmem.store.duckdb.write_clock import WriteClock
-from pcmem.store.port import SnapshotMoved
 from pcmem.types.embedding import EmbeddingProfile
 from pcmem.types.memory import MemoryRef
 
@@ -41,9 +52,13 @@ MEMO_CAPACITY = 100_000
 
 HeadAndProfile = tuple[MemoryRef | None, EmbeddingProfile | None]
 
+#: A scope's head (None: no memory yet) and the embedding profiles by role, as a write transaction opens with them.
+Opening = tuple[MemoryRef | None, dict[str, EmbeddingProfile]]
 
-class SearchMemo:
-    """The values a search reads, for one generation of the write clock; a new generation starts empty."""
+
+class GenerationMemo:
+    """The values a search or a write reads first, for one generation of the write clock; a new generation starts
+    empty."""
 
     def __init__(self, clock: WriteClock) -> None:
         self._clock = clock
@@ -52,6 +67,8 @@ class SearchMemo:
         self._heads: dict[str, HeadAndProfile] = {}
         self._totals: IndexTotals | None = None
         self._terms: dict[str, tuple[int, int] | None] = {}
+        self._profile: tuple[EmbeddingProfile | None] | None = None  # the active profile, once known: (value,)
+        self._profiles: dict[str, EmbeddingProfile] | None = None  # every role's profile, as the last write left them
         #: One thread at a time reads what every thread's next search misses after a write (a head, the totals).
         self.fills = CatchUps()
 
@@ -61,9 +78,46 @@ class SearchMemo:
         if generation is None:
             return None
         with self._lock:
-            if generation != self._generation or len(self._terms) + len(self._heads) > MEMO_CAPACITY:
-                self._generation, self._heads, self._totals, self._terms = generation, {}, None, {}
+            self._start(generation)
         return generation
+
+    def _start(self, generation: int) -> None:
+        """Forget what an older generation knew (under the lock)."""
+        if generation != self._generation or len(self._terms) + len(self._heads) > MEMO_CAPACITY:
+            self._generation, self._heads, self._totals, self._terms = generation, {}, None, {}
+            self._profile = self._profiles = None
+
+    def profile(self, generation: int) -> tuple[EmbeddingProfile | None] | None:
+        """The store's active embedding profile at ``generation``, as ``(profile,)``, when known."""
+        with self._lock:
+            return self._profile if generation == self._generation else None
+
+    def remember_profile(self, generation: int, profile: EmbeddingProfile | None) -> None:
+        with self._lock:
+            if generation == self._generation:
+                self._profile = (profile,)
+
+    def after_write(self, generation: int, scope: str, memory: MemoryRef | None,
+                    profiles: dict[str, EmbeddingProfile]) -> None:
+        """The write whose COMMIT made ``generation`` left ``scope`` at ``memory`` with ``profiles`` (by role): what
+        the next search, write or profile lookup would read first, known without a statement (kept only while the
+        clock still stands there: a write joined to an outer transaction, or another write committing since, is not
+        this generation's)."""
+        with self._lock:
+            if self._clock.standing() != generation:
+                return
+            self._start(generation)
+            self._heads[scope] = (memory, profiles.get("active"))
+            self._profile, self._profiles = (profiles.get("active"),), dict(profiles)
+
+    def opening(self, scope: str) -> Opening | None:
+        """The head of ``scope`` and the profiles by role, when the memo of the generation the clock stands at knows
+        both; None when a write must read them (never ask from inside an open transaction: its own writes are not
+        committed, so the clock does not show them)."""
+        with self._lock:
+            if self._profiles is None or self._clock.standing() != self._generation or scope not in self._heads:
+                return None
+            return self._heads[scope][0], dict(self._profiles)
 
     def head(self, generation: int, scope: str) -> HeadAndProfile | None:
         with self._lock:
