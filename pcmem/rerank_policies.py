@@ -67,6 +67,12 @@ RERANK_POLICIES: tuple[RerankPolicy, ...] = tuple(policy.name for policy in _BUI
 MODEL_RERANK_POLICIES: tuple[RerankPolicy, ...] = tuple(policy.name for policy in _BUILT_IN if policy.needs_model)
 
 
+def builder_modules() -> tuple[str, ...]:
+    """The modules the shipped policies' builders are declared in: imported by name when a reranker is built, so a
+    bundler (pcmem's PyInstaller hook) must be told to include them."""
+    return tuple(sorted({policy.build.partition(":")[0] for policy in _BUILT_IN if isinstance(policy.build, str)}))
+
+
 def register(policy: RerankPolicyDeclaration) -> None:
     """Offer ``policy`` everywhere a policy can be named, from now on in this process. InputError when its name is
     taken (by another policy, or by ``none``)."""

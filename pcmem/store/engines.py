@@ -24,7 +24,7 @@ import importlib
 import os
 import threading
 
-from pcmem.errors import InputError, StoreSchemeError
+from pcmem.errors import ConfigurationError, InputError, StoreSchemeError
 from pcmem.settings import store_scheme
 from pcmem.store.engine import StorageEngine, StoreLocation, StoreTarget
 
@@ -114,7 +114,11 @@ def _engine(scheme: str) -> StorageEngine | None:
 
 def _load(spec: str, scheme: str) -> StorageEngine:
     module, _, attribute = spec.partition(":")
-    found = getattr(importlib.import_module(module), attribute)
+    try:
+        found = getattr(importlib.import_module(module), attribute)
+    except (ImportError, AttributeError) as error:  # a bundle that left it out, a plugin that moved it
+        raise ConfigurationError(f"the storage engine registered for {scheme!r} cannot be loaded from {spec}: "
+                                 f"{error}") from None
     engine = found() if isinstance(found, type) else found
     if not isinstance(engine, StorageEngine):
         raise InputError(f"the storage engine registered for {scheme!r} ({spec}) is not a pcmem StorageEngine")

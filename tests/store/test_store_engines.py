@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import pcmem
-from pcmem.errors import CapabilityNotSupportedError, StoreLockedError, StoreSchemeError
+from pcmem.errors import CapabilityNotSupportedError, ConfigurationError, StoreLockedError, StoreSchemeError
 from pcmem.store import engines
 from pcmem.store.engine import StorageEngine, StoreLocation
 
@@ -132,3 +132,11 @@ def test_a_password_never_shows_in_a_location(tmp_path):
     location = engines.locate("seekdb://app:s3cret@ob.example:2881/memory")
     assert "s3cret" not in location.shown and "s3cret" not in repr(location)
     assert "s3cret" in os.fspath(location)  # what names the store again, for a later open
+
+
+def test_an_engine_that_cannot_be_imported_is_a_one_line_configuration_error(monkeypatch, tmp_path):
+    """A bundle that left an engine's module out (PyInstaller sees no import statement for it), or a plugin whose
+    module moved: a typed error naming the scheme and the module, not a ModuleNotFoundError traceback."""
+    monkeypatch.setitem(engines.BUILT_IN, "nowhere:", "pcmem.store.nowhere.engine:ENGINE")
+    with pytest.raises(ConfigurationError, match=r"'nowhere:' cannot be loaded from pcmem.store.nowhere.engine:ENGINE"):
+        pcmem.open(f"nowhere:{tmp_path / 'x'}")
