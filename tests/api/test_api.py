@@ -195,7 +195,7 @@ def _occurrences(path, marker: str) -> int:
 
 
 def test_cli_upsert_forget_paging_and_several_scopes(tmp_path):
-    from test_cli import invoke, ok, run, run_json, store_path
+    from cli_runner import invoke, ok, run, run_json, store_path
 
     created = run_json(tmp_path, "remember", "--scope", "user:ana", "--id", "city", "--upsert", "Ana lives in Porto.")
     assert created["memory"]["revision"] == 1

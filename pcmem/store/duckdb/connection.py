@@ -42,7 +42,7 @@ NEW_STORE_STORAGE = "v1.5.0"
 #: so every write decoded again up to 2,047 stored rows of each table it appends to: the vectors, and the strings of
 #: the entries, events and postings. Compressed strings are what made a remember cost more as a store grew (DuckDB
 #: picks dictionary + FSST for them once a table is large enough); uncompressed, the same scan is a copy. What it costs
-#: in file size (the vectors, which do not compress, are most of a store) is in the README's Benchmarks.
+#: in file size (the vectors, which do not compress, are most of a store) is in docs/benchmarks/speed.md.
 DISABLED_COMPRESSION = "alp,alprd,dict_fsst,fsst,dictionary"
 
 
