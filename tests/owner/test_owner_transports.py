@@ -18,6 +18,7 @@ from multiprocessing.connection import Client, Listener
 from pathlib import Path
 
 import pytest
+from store_processes import HOLDER
 
 from pcmem.owner import pipes, protocol
 from pcmem.owner.address import FileIdentity
@@ -186,15 +187,6 @@ def test_the_key_is_made_once_for_every_process_and_only_the_user_reads_it(tmp_p
     assert oct(key.stat().st_mode & 0o777) == "0o600"
     assert sorted(path.name for path in folder.iterdir()) == [pipes.KEY_NAME], "no staged key left behind"
 
-
-#: Holds the store until stdin closes; says "ready" once it owns it.
-HOLDER = r"""
-import sys, pcmem
-with pcmem.open(sys.argv[1], embedder=None) as runtime:
-    runtime.memory.for_scope("p").remember("held")
-    print("ready", flush=True)
-    sys.stdin.read()
-"""
 
 #: A client that writes, waits for a line (the test kills the owner meanwhile), then writes again: it takes over.
 CLIENT = r"""

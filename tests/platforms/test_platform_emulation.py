@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 from docs_pages import Block, blocks
+from store_processes import HOLDER
 
 from pcmem.private_files import STAGING_SUFFIX
 
@@ -186,15 +187,6 @@ def test_the_tui_runs_headless(system: str, tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.splitlines() == ["ScopesScreen", "EntriesScreen release-day"]
 
-
-#: Holds the store until stdin closes; says "ready" once it owns it.
-HOLDER = r"""
-import sys, pcmem
-with pcmem.open(sys.argv[1], embedder=None) as runtime:
-    runtime.memory.for_scope("p").remember("held")
-    print("ready", flush=True)
-    sys.stdin.read()
-"""
 
 #: Opens the store beside the holder and says what it became: "ClientRuntime <owner pid> <head revision>".
 PROBE = r"""
