@@ -116,7 +116,16 @@ def fsync_folder(folder: Path) -> None:
     to sync it, and NTFS journals a folder's entries itself: nothing to do there. Raises OSError."""
     if system.KIND == "windows":
         return
-    descriptor = os.open(folder, os.O_RDONLY)
+    _fsync(folder, os.O_RDONLY)
+
+
+def fsync_file(path: Path) -> None:
+    """Make an existing file's contents durable, through a descriptor each system can flush. Raises OSError."""
+    _fsync(path, system.fsync_flags())
+
+
+def _fsync(path: Path, flags: int) -> None:
+    descriptor = os.open(path, flags)
     try:
         os.fsync(descriptor)
     finally:

@@ -11,11 +11,11 @@
 from PyInstaller.utils.hooks import collect_data_files
 
 from pcmem.rerank_policies import builder_modules
-from pcmem.store.engines import BUILT_IN
+from pcmem.store.engines import builtin_modules
 
 hiddenimports = [
     "duckdb_extension_fts",
-    *sorted({spec.partition(":")[0] for spec in BUILT_IN.values()}),
+    *builtin_modules(),
     *builder_modules(),
 ]
 datas = [

@@ -95,6 +95,12 @@ def _builtin(scheme: str) -> StorageEngine:
     return engine
 
 
+def builtin_modules() -> tuple[str, ...]:
+    """The modules pcmem's own engines are declared in: imported by name when a target first names one, so a
+    bundler (pcmem's PyInstaller hook) must be told to include them."""
+    return tuple(sorted({_module_of(spec) for spec in BUILT_IN.values()}))
+
+
 def known_schemes() -> list[str]:
     """Every scheme an engine is registered for: pcmem's own, then installed packages' (for messages)."""
     return [*BUILT_IN, *(scheme for scheme in _entry_points() if scheme not in BUILT_IN)]
@@ -112,8 +118,12 @@ def _engine(scheme: str) -> StorageEngine | None:
         return found
 
 
+def _module_of(spec: str) -> str:
+    return spec.partition(":")[0]
+
+
 def _load(spec: str, scheme: str) -> StorageEngine:
-    module, _, attribute = spec.partition(":")
+    module, attribute = _module_of(spec), spec.partition(":")[2]
     try:
         found = getattr(importlib.import_module(module), attribute)
     except (ImportError, AttributeError) as error:  # a bundle that left it out, a plugin that moved it

@@ -14,7 +14,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from pcmem import private_files, system
+from pcmem import private_files
 from pcmem.errors import InputError, StoreError, StoreLockedError
 from pcmem.store import held
 from pcmem.store.duckdb import files, lock_probe
@@ -77,7 +77,7 @@ def publish(staged: StagedFile) -> None:
     if now != staged.replaces:
         raise StoreError(f"{staged.final} was {'changed' if staged.replaces else 'created'} by someone else during "
                          f"the copy; the copy is left at {partial}")
-    _fsync(partial)
+    private_files.fsync_file(partial)
     os.replace(partial, staged.final)
     private_files.fsync_folder(staged.final.parent)
 
@@ -115,11 +115,3 @@ def _remove_leftover(partial: Path) -> bool:
 def _identity(path: Path) -> tuple[int, int, int]:
     info = path.stat()
     return info.st_ino, info.st_size, info.st_mtime_ns
-
-
-def _fsync(path: Path) -> None:
-    descriptor = os.open(path, system.fsync_flags())
-    try:
-        os.fsync(descriptor)
-    finally:
-        os.close(descriptor)
